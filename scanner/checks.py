@@ -1,0 +1,124 @@
+"""Pure functions: a resolved `ApiCall` and its mapping entry -> one `Diagnostic`."""
+
+from __future__ import annotations
+
+from .codes import CODES
+from .mappings import MappingTable, doc_url
+from .model import ApiCall, Arg, Category, Confidence, Diagnostic, MappingEntry, ParamFact, Target
+
+_CODE_BY_CATEGORY = {
+    Category.EQUIVALENT: "TMS101",
+    Category.DIFF_PARAMS: "TMS102",
+    Category.MISSING: "TMS103",
+}
+
+
+def _version_text(version: tuple[int, ...]) -> str:
+    return ".".join(str(v) for v in version)
+
+
+def _arg_for(call: ApiCall, name: str | None, position: int | None) -> Arg | None:
+    """The argument passed for parameter `name` (by keyword) or at `position`."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword == name:
+            return arg
+    if position is not None:
+        positional = [a for a in call.args if a.keyword is None]
+        if any(a.starred for a in positional[: position + 1]):
+            return None
+        if position < len(positional):
+            return positional[position]
+    return None
+
+
+def relevant_params(call: ApiCall, target: Target) -> list[ParamFact]:
+    """The parameter facts that matter for this call: the ones it passes, and defaults it relies on."""
+    used = {a.keyword for a in call.args if a.keyword}
+    out = []
+    for fact in target.params:
+        if fact.kind in ("renamed", "dropped", "unsupported_values"):
+            if fact.torch in used:
+                out.append(fact)
+        elif fact.kind == "default_differs":
+            if fact.torch not in used:
+                out.append(fact)
+        else:
+            out.append(fact)
+    return out
+
+
+def _message(call: ApiCall, entry: MappingEntry, category: Category, target: Target | None,
+             version: tuple[int, ...]) -> str:
+    api = call.api
+    if category is Category.MISSING:
+        text = f"{api} has no MindSpore {_version_text(version)} equivalent"
+        return f"{text}: {entry.note}" if entry.note else text
+    assert target is not None
+    if category is Category.EQUIVALENT:
+        return f"{api} -> {target.api}"
+    facts = relevant_params(call, target) or list(target.params)
+    details = "; ".join(f.describe() for f in facts)
+    text = f"{api} -> {target.api} with different parameters"
+    if details:
+        text += f": {details}"
+    if entry.note and not details:
+        text += f" ({entry.note})"
+    return text
+
+
+def _dynamic_reason(call: ApiCall, entry: MappingEntry) -> str | None:
+    """Why this call makes a dynamic shape, or None when it does not."""
+    dyn = entry.dynamic_shape
+    if dyn is None:
+        return None
+    if dyn.always:
+        return "its output shape depends on the input's values"
+    arg = _arg_for(call, dyn.arg, dyn.position)
+    if arg is None or arg.is_const:
+        return None
+    return f"'{dyn.arg}' is not a constant, so the output shape can change from call to call"
+
+
+def check_call(call: ApiCall, table: MappingTable, version: tuple[int, ...]) -> Diagnostic:
+    entry = table.lookup(call.api)
+    if call.confidence is Confidence.LOW:
+        info = CODES["TMS105"]
+        target = entry.target_for(version) if entry else None
+        suffix = f" -> {target.api}" if target else ""
+        return Diagnostic(
+            code=info.code, severity=info.severity, category=info.category, span=call.span,
+            message=f"possible Tensor method .{call.api.rpartition('.')[2]}() (receiver not proven a tensor): "
+                    f"{call.api}{suffix}",
+            torch_api=call.api, mindspore_api=target.api if target else None,
+            doc_url=doc_url(entry, target) or info.doc_url, confidence=Confidence.LOW,
+        )
+    if entry is None:
+        info = CODES["TMS104"]
+        return Diagnostic(
+            code=info.code, severity=info.severity, category=info.category, span=call.span,
+            message=f"{call.api} is not in the mapping tables; check MindSpore's documentation by hand",
+            torch_api=call.api, doc_url=info.doc_url,
+        )
+    category = entry.category_for(version)
+    target = entry.target_for(version)
+    reason = _dynamic_reason(call, entry) if category is not Category.MISSING else None
+    if reason is not None:
+        info = CODES["TMS201" if entry.dynamic_shape and entry.dynamic_shape.always else "TMS202"]
+        where = f" ({target.api} in MindSpore)" if target else ""
+        return Diagnostic(
+            code=info.code, severity=info.severity, category=info.category, span=call.span,
+            message=f"dynamic shape: {call.api}{where}: {reason}",
+            torch_api=call.api, mindspore_api=target.api if target else None,
+            doc_url=info.doc_url,
+        )
+    code = _CODE_BY_CATEGORY[category]
+    if category is Category.EQUIVALENT and target is not None and relevant_params(call, target):
+        code = "TMS102"
+        category = Category.DIFF_PARAMS
+    info = CODES[code]
+    return Diagnostic(
+        code=code, severity=info.severity, category=category, span=call.span,
+        message=_message(call, entry, category, target, version),
+        torch_api=call.api, mindspore_api=target.api if target else None,
+        doc_url=doc_url(entry, target) or info.doc_url,
+    )

@@ -1,0 +1,177 @@
+"""Command line: argument parsing, printing and exit codes only.
+
+Exit codes of `torch2ms scan`: 0 no findings, 1 findings (file errors such as a
+syntax error count as findings, code TMS9xx), 2 usage or internal error, or a
+path given on the command line that does not exist.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .api import default_jobs, scan_paths
+from .config import Config, ConfigError, find_pyproject, load_config
+from .mappings import MappingError, load_table, parse_version
+from .model import FileResult
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def _codes(text: str) -> tuple[str, ...]:
+    return tuple(c.strip().upper() for c in text.split(",") if c.strip())
+
+
+def _version(text: str) -> str:
+    try:
+        parse_version(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="torch2ms",
+        description="Find every PyTorch API use and tell how it maps to MindSpore.",
+    )
+    parser.add_argument("--version", action="version", version=f"torch2ms {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    scan = sub.add_parser("scan", help="scan files and folders for torch API uses")
+    scan.add_argument("paths", nargs="+", metavar="PATH", help="files or folders to scan")
+    scan.add_argument("--format", choices=("text", "json", "sarif", "html"), default="text",
+                      help="output format (default: text)")
+    scan.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
+    scan.add_argument("--html", metavar="FILE", help="also write the project HTML report to FILE")
+    scan.add_argument("--select", type=_codes, metavar="CODES", help="comma-separated codes or prefixes to report")
+    scan.add_argument("--ignore", type=_codes, metavar="CODES", help="comma-separated codes or prefixes to skip")
+    scan.add_argument("--exclude", type=lambda s: tuple(p for p in s.split(",") if p), metavar="PATTERNS",
+                      help="comma-separated file or folder names (globs) to skip, replacing the defaults")
+    scan.add_argument("--target-version", type=_version, metavar="X.Y",
+                      help="MindSpore version to target (default 2.10)")
+    scan.add_argument("--config", metavar="PYPROJECT", help="read [tool.torch2ms] from this file")
+    scan.add_argument("--isolated", action="store_true", help="ignore configuration files")
+    scan.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    scan.add_argument("--statistics", action="store_true", help="print counts per code and per torch API")
+    scan.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
+                      help="worker processes (default: all cores)")
+    scan.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    scan.add_argument("--date", metavar="TEXT", help="fixed date for the HTML report (reproducible output)")
+    return parser
+
+
+def _config(args: argparse.Namespace) -> Config:
+    if args.isolated:
+        config = Config()
+    elif args.config:
+        config = load_config(Path(args.config))
+    else:
+        config = load_config(find_pyproject(Path(args.paths[0]) if args.paths else Path.cwd()))
+    return config.with_overrides(select=args.select, ignore=args.ignore, exclude=args.exclude,
+                                 target_version=args.target_version)
+
+
+class _Progress:
+    """A one-line progress bar on stderr, only when stderr is a terminal."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.count = 0
+        self.last = 0.0
+
+    def update(self, _result: FileResult) -> None:
+        if not self.enabled:
+            return
+        self.count += 1
+        now = time.monotonic()
+        if now - self.last > 0.1:
+            self.last = now
+            sys.stderr.write(f"\rscanning: {self.count} files")
+            sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled and self.count:
+            sys.stderr.write("\r" + " " * 40 + "\r")
+            sys.stderr.flush()
+
+
+def _render(fmt: str, results: list[FileResult], config: Config, args: argparse.Namespace) -> str:
+    if fmt == "json":
+        from .report import json as json_report
+
+        return json_report.render(results, config.target_version)
+    if fmt == "sarif":
+        from .report import sarif
+
+        return sarif.render(results, config.target_version)
+    if fmt == "html":
+        from .report import html
+
+        return html.render(results, config.target_version, paths=args.paths, date=args.date)
+    from .report import text
+
+    return text.render(results)
+
+
+def _write(path: str, content: str) -> None:
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8", newline="\n") as handle:
+        handle.write(content)
+    os.replace(tmp, path)
+
+
+def run_scan(args: argparse.Namespace) -> int:
+    config = _config(args)
+    load_table()
+    jobs = args.jobs if args.jobs and args.jobs > 0 else default_jobs()
+    progress = _Progress(not args.no_progress and sys.stderr.isatty())
+    results = scan_paths(args.paths, config, jobs=jobs, on_result=progress.update)
+    progress.close()
+    results.sort(key=lambda r: r.path)
+    output = _render(args.format, results, config, args)
+    if args.output:
+        _write(args.output, output)
+    else:
+        sys.stdout.write(output)
+    if args.html:
+        _write(args.html, _render("html", results, config, args))
+    if args.statistics:
+        from .report import text
+
+        (sys.stderr if args.format != "text" and not args.output else sys.stdout).write(
+            text.render_statistics(results))
+    missing_path = any(not os.path.lexists(p) for p in args.paths)
+    if missing_path:
+        return EXIT_ERROR
+    findings = any(r.diagnostics for r in results)
+    return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handlers: dict[str, Any] = {"scan": run_scan}
+    handler = handlers.get(args.command)
+    if handler is None:
+        parser.print_help(sys.stderr)
+        return EXIT_ERROR
+    try:
+        return int(handler(args))
+    except (ConfigError, MappingError) as exc:
+        print(f"torch2ms: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("torch2ms: interrupted", file=sys.stderr)
+        return EXIT_ERROR
+    except BrokenPipeError:
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

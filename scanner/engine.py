@@ -1,0 +1,129 @@
+"""`scan_source(text, path, ...) -> FileResult`: the analysis of one file's text.
+
+Pure: takes text, touches no disk, never raises on bad input. A file that
+cannot be analysed gives one TMS9xx diagnostic naming the reason.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+
+from . import checks
+from .codes import CODES
+from .config import Config
+from .mappings import MappingTable, load_table
+from .model import ApiCall, Diagnostic, FileResult, Span
+from .resolve import Positions, resolve
+
+_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z0-9]+(?:[,\s]+[A-Z0-9]+)*))?", re.IGNORECASE)
+_PY2_HINTS = ("Missing parentheses in call to", "leading zeros in decimal integer literals",
+              "invalid token", "Did you mean print", "Did you mean exec")
+
+
+def count_lines(text: str) -> int:
+    if not text:
+        return 0
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+def file_error(path: str, code: str, message: str, line: int = 1, col: int = 0, lines: int = 0) -> FileResult:
+    info = CODES[code]
+    diag = Diagnostic(code=code, severity=info.severity, category=info.category,
+                      span=Span(line, col, line, col), message=message, doc_url=info.doc_url)
+    return FileResult(path=path, diagnostics=(diag,), lines=lines)
+
+
+def _syntax_message(exc: SyntaxError) -> str:
+    reason = exc.msg or "invalid syntax"
+    if any(hint in reason for hint in _PY2_HINTS):
+        reason += " (this looks like Python 2 code; torch2ms reads Python 3)"
+    return f"syntax error: {reason}"
+
+
+def parse(text: str) -> ast.Module:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # invalid escape sequences and the like are not our findings
+        return ast.parse(text, type_comments=False)
+
+
+def noqa_codes(line: str) -> frozenset[str] | None:
+    """None: no noqa; empty set: a bare `# noqa`; else the codes (or prefixes) listed."""
+    if "noqa" not in line.lower():
+        return None
+    match = _NOQA.search(line)
+    if match is None:
+        return None
+    codes = match.group("codes")
+    if not codes:
+        return frozenset()
+    return frozenset(c.upper() for c in re.split(r"[,\s]+", codes) if c)
+
+
+def suppressed(diag: Diagnostic, lines: list[str]) -> bool:
+    index = diag.span.start_line - 1
+    if not 0 <= index < len(lines):
+        return False
+    codes = noqa_codes(lines[index])
+    if codes is None:
+        return False
+    return not codes or any(diag.code.startswith(c) for c in codes)
+
+
+def diagnose(calls: list[ApiCall], table: MappingTable, config: Config) -> list[Diagnostic]:
+    version = config.version
+    return [checks.check_call(call, table, version) for call in calls]
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def source_lines(text: str) -> list[str]:
+    """Physical lines as Python's tokenizer counts them (not str.splitlines, which also splits on \\f)."""
+    return _LINE_BREAK.split(text)
+
+
+def apply_config(result: FileResult, text: str, config: Config) -> FileResult:
+    """Drop what select/ignore and `# noqa` comments turn off."""
+    if not result.diagnostics:
+        return result
+    lines = source_lines(text) if "noqa" in text.lower() else []
+    kept = [d for d in result.diagnostics if config.enabled(d.code) and not suppressed(d, lines)]
+    if len(kept) == len(result.diagnostics):
+        return result
+    return FileResult(path=result.path, diagnostics=tuple(kept), lines=result.lines)
+
+
+def scan_source(text: str, path: str = "<string>", config: Config | None = None,
+                table: MappingTable | None = None) -> FileResult:
+    """Analyse one file's text. Never raises for bad input."""
+    config = config or Config()
+    return apply_config(_analyse(text, path, config, table), text, config)
+
+
+def _analyse(text: str, path: str, config: Config, table: MappingTable | None) -> FileResult:
+    lines_count = count_lines(text)
+    if "torch" not in text:  # nothing can refer to torch without naming it
+        return FileResult(path=path, lines=lines_count)
+    if "\x00" in text:
+        return file_error(path, "TMS903", "binary file: it contains NUL bytes", lines=lines_count)
+    try:
+        tree = parse(text)
+    except SyntaxError as exc:
+        return file_error(path, "TMS901", _syntax_message(exc), exc.lineno or 1,
+                          max((exc.offset or 1) - 1, 0), lines_count)
+    except (RecursionError, MemoryError, ValueError) as exc:
+        return file_error(path, "TMS901", f"cannot parse: {type(exc).__name__}: too deeply nested or too large",
+                          lines=lines_count)
+    table = table or load_table()
+    try:
+        calls = resolve(tree, table, Positions(text))
+        diagnostics = diagnose(calls, table, config)
+    except RecursionError:
+        return file_error(path, "TMS904", "analysis error: expressions nested too deeply to analyse",
+                          lines=lines_count)
+    except Exception as exc:  # an internal error must not stop a project scan
+        return file_error(path, "TMS904", f"analysis error: {type(exc).__name__}: {exc}", lines=lines_count)
+    diagnostics.sort(key=Diagnostic.sort_key)
+    return FileResult(path=path, diagnostics=tuple(diagnostics), lines=lines_count)

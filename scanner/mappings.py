@@ -1,0 +1,373 @@
+"""Load, validate and index the YAML mapping tables shipped in ``torch2ms.data`` (the mappings/ folder).
+
+Every file is validated against ``mappings/schema.yaml`` (JSON Schema); an error
+names the file, the line and the key. The result is a read-only `MappingTable`.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from .model import Category, DynamicShape, Example, MappingEntry, ParamFact, Target
+
+_BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class MappingError(Exception):
+    """A problem in a mapping file, located by file, line and key."""
+
+    def __init__(self, file: str, line: int | None, key: str, reason: str) -> None:
+        self.file = file
+        self.line = line
+        self.key = key
+        self.reason = reason
+        where = f"{file}:{line}" if line else file
+        super().__init__(f"{where}: {key}: {reason}" if key else f"{where}: {reason}")
+
+
+class _LineDict(dict):  # type: ignore[type-arg]
+    line: int = 0
+    key_lines: dict[Any, int]
+
+
+class _LineList(list):  # type: ignore[type-arg]
+    line: int = 0
+    item_lines: list[int]
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
+    """A safe YAML loader that remembers lines and rejects duplicate keys."""
+
+    file_name = "<yaml>"
+
+
+def _construct_map(loader: _Loader, node: yaml.MappingNode) -> Iterator[_LineDict]:
+    data = _LineDict()
+    data.line = node.start_mark.line + 1
+    data.key_lines = {}
+    yield data
+    loader.flatten_mapping(node)
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if key in data.key_lines:
+            raise MappingError(
+                loader.file_name, key_node.start_mark.line + 1, str(key),
+                f"duplicate key (first at line {data.key_lines[key]})",
+            )
+        data.key_lines[key] = key_node.start_mark.line + 1
+        data[key] = loader.construct_object(value_node, deep=True)
+
+
+def _construct_seq(loader: _Loader, node: yaml.SequenceNode) -> Iterator[_LineList]:
+    data = _LineList()
+    data.line = node.start_mark.line + 1
+    data.item_lines = [child.start_mark.line + 1 for child in node.value]
+    yield data
+    data.extend(loader.construct_object(child, deep=True) for child in node.value)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:map", _construct_map)
+_Loader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
+
+
+def load_yaml(text: str, file_name: str) -> Any:
+    loader = _Loader(text)
+    loader.file_name = file_name
+    try:
+        return loader.get_single_data()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        raise MappingError(file_name, line, "", f"invalid YAML: {exc.problem or exc}") from None
+    finally:
+        loader.dispose()
+
+
+def _locate(doc: Any, path: Iterable[Any]) -> tuple[int | None, str]:
+    """The line of the deepest element on `path` and the path written as a key."""
+    line = getattr(doc, "line", None)
+    key = ""
+    node = doc
+    for step in path:
+        if isinstance(node, _LineDict):
+            line = node.key_lines.get(step, line)
+            key = f"{key}.{step}" if key else str(step)
+        elif isinstance(node, _LineList) and isinstance(step, int):
+            if step < len(node.item_lines):
+                line = node.item_lines[step]
+            key = f"{key}[{step}]"
+        try:
+            node = node[step]
+        except (KeyError, IndexError, TypeError):
+            break
+    return line, key
+
+
+def _schema_error(file_name: str, doc: Any, error: jsonschema.ValidationError) -> MappingError:
+    # Report the most specific error of a oneOf/anyOf group.
+    best = jsonschema.exceptions.best_match([error])
+    path = list(best.absolute_path)
+    instance = best.instance
+    if best.validator == "additionalProperties" and isinstance(instance, _LineDict):
+        allowed = set(best.schema.get("properties", {}))
+        unknown = [k for k in instance if k not in allowed]
+        if unknown:
+            line, key = _locate(doc, path + [unknown[0]])
+            return MappingError(file_name, line, key, f"unknown key '{unknown[0]}'")
+    line, key = _locate(doc, path)
+    return MappingError(file_name, line, key or "(top)", best.message)
+
+
+@functools.lru_cache(maxsize=None)
+def _validator(name: str) -> jsonschema.protocols.Validator:
+    text = resources.files("torch2ms.data").joinpath(name).read_text(encoding="utf-8")
+    schema = yaml.load(text, Loader=_BaseLoader)
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
+
+
+def parse_version(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(part) for part in str(text).split("."))
+    except ValueError:
+        raise ValueError(f"not a version: {text!r} (expected e.g. 2.10)") from None
+
+
+def _params(raw: list[dict[str, Any]] | None) -> tuple[ParamFact, ...]:
+    return tuple(
+        ParamFact(
+            kind=p["kind"],
+            torch=p.get("torch"),
+            ms=p.get("ms"),
+            torch_default=p.get("torch_default"),
+            ms_default=p.get("ms_default"),
+            values=tuple(p.get("values", ())),
+            note=p.get("note", ""),
+        )
+        for p in raw or ()
+    )
+
+
+def _entry(raw: dict[str, Any], source: str) -> MappingEntry:
+    targets = tuple(
+        Target(
+            api=t["api"],
+            since=parse_version(t["since"]) if "since" in t else None,
+            until=parse_version(t["until"]) if "until" in t else None,
+            category=Category(t["category"]) if "category" in t else None,
+            params=_params(t.get("params")),
+        )
+        for t in raw.get("ms", ())
+    )
+    dyn = raw.get("dynamic_shape")
+    dynamic = None
+    if dyn == "always":
+        dynamic = DynamicShape(always=True)
+    elif isinstance(dyn, dict):
+        dynamic = DynamicShape(arg=dyn["arg"], position=dyn.get("position"), note=dyn.get("note", ""))
+    examples = tuple(
+        Example(
+            torch=e["torch"],
+            mindspore=e["mindspore"],
+            inputs=dict(e.get("inputs", {})),
+            extra={k: v for k, v in e.items() if k not in ("torch", "mindspore", "inputs")},
+        )
+        for e in raw.get("examples", ())
+    )
+    return MappingEntry(
+        api=raw["api"],
+        category=Category(raw.get("category", "equivalent")),
+        targets=targets,
+        note=raw.get("note", ""),
+        doc=raw.get("doc"),
+        examples=examples,
+        dynamic_shape=dynamic,
+        inplace_of=raw.get("inplace_of"),
+        returns=raw.get("returns"),
+        source=source,
+    )
+
+
+@dataclass(frozen=True)
+class Meta:
+    """Table-wide facts: version, known MindSpore versions, torch namespaces."""
+
+    version: str
+    mindspore_versions: tuple[str, ...]
+    default_target: str
+    modules: frozenset[str]
+    instance_bases: dict[str, str]
+    tensor_classes: frozenset[str]
+    non_tensor_functions: frozenset[str]
+    non_tensor_methods: frozenset[str]
+    ambiguous_methods: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Inventory:
+    """Names of torch's public API (generated from torch 2.13 by scripts/gen_inventory.py)."""
+
+    torch_version: str
+    tensor_members: frozenset[str]
+    module_members: frozenset[str]
+    top_level: frozenset[str]
+    namespaces: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MappingTable:
+    entries: dict[str, MappingEntry]
+    meta: Meta
+    inventory: Inventory
+    files: tuple[str, ...]
+
+    def lookup(self, api: str) -> MappingEntry | None:
+        return self.entries.get(api)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+
+def _resolve_inplace(entries: dict[str, MappingEntry]) -> dict[str, MappingEntry]:
+    """Give an in-place entry its base's facts where it does not state its own."""
+    out = dict(entries)
+    for api, entry in entries.items():
+        if entry.inplace_of is None:
+            continue
+        base = entries.get(entry.inplace_of)
+        if base is None:
+            file, _, line = entry.source.rpartition(":")
+            raise MappingError(file, int(line) if line.isdigit() else None, "inplace_of",
+                               f"'{entry.inplace_of}' is not an entry of the tables")
+        if entry.targets:
+            continue
+        out[api] = MappingEntry(
+            api=api,
+            category=base.category,
+            targets=base.targets,
+            note=entry.note or base.note,
+            doc=entry.doc or base.doc,
+            examples=entry.examples,
+            dynamic_shape=entry.dynamic_shape or base.dynamic_shape,
+            inplace_of=entry.inplace_of,
+            returns=entry.returns or base.returns,
+            source=entry.source,
+        )
+    return out
+
+
+def _meta(text: str, file_name: str) -> Meta:
+    doc = load_yaml(text, file_name)
+    error = next(iter(_validator("meta_schema.yaml").iter_errors(doc)), None)
+    if error is not None:
+        raise _schema_error(file_name, doc, error)
+    return Meta(
+        version=str(doc["version"]),
+        mindspore_versions=tuple(str(v) for v in doc["mindspore_versions"]),
+        default_target=str(doc["default_target"]),
+        modules=frozenset(doc["modules"]),
+        instance_bases=dict(doc["instance_bases"]),
+        tensor_classes=frozenset(doc["tensor_classes"]),
+        non_tensor_functions=frozenset(doc["non_tensor_functions"]),
+        non_tensor_methods=frozenset(doc["non_tensor_methods"]),
+        ambiguous_methods=frozenset(doc["ambiguous_methods"]),
+    )
+
+
+def _inventory(text: str) -> Inventory:
+    doc = json.loads(text)
+    return Inventory(
+        torch_version=doc["torch_version"],
+        tensor_members=frozenset(doc["tensor_members"]),
+        module_members=frozenset(doc["module_members"]),
+        top_level=frozenset(doc["top_level"]),
+        namespaces={k: tuple(v) for k, v in doc["namespaces"].items()},
+    )
+
+
+def table_files(directory: Path | None = None) -> list[tuple[str, str]]:
+    """(name, text) of every table file, from `directory` or the installed package."""
+    if directory is not None:
+        paths = sorted(p for p in directory.glob("*.yaml") if p.name.startswith("torch"))
+        return [(p.name, p.read_text(encoding="utf-8")) for p in paths]
+    root = resources.files("torch2ms.data")
+    names = sorted(p.name for p in root.iterdir() if p.name.startswith("torch") and p.name.endswith(".yaml"))
+    return [(name, root.joinpath(name).read_text(encoding="utf-8")) for name in names]
+
+
+def parse_table_file(name: str, text: str) -> list[MappingEntry]:
+    doc = load_yaml(text, name)
+    error = next(iter(_validator("schema.yaml").iter_errors(doc)), None)
+    if error is not None:
+        raise _schema_error(name, doc, error)
+    entries = []
+    namespace = doc["namespace"]
+    for index, raw in enumerate(doc["entries"]):
+        line = doc["entries"].item_lines[index]
+        api = raw["api"]
+        if not (api == namespace or api.startswith(namespace + ".")):
+            raise MappingError(name, line, f"entries[{index}].api",
+                               f"'{api}' is outside the file's namespace '{namespace}'")
+        entries.append(_entry(raw, f"{name}:{line}"))
+    return entries
+
+
+def build_table(files: list[tuple[str, str]], meta_text: str, inventory_text: str) -> MappingTable:
+    entries: dict[str, MappingEntry] = {}
+    for name, text in files:
+        for entry in parse_table_file(name, text):
+            previous = entries.get(entry.api)
+            if previous is not None:
+                file, _, line = entry.source.rpartition(":")
+                raise MappingError(file, int(line), "api",
+                                   f"duplicate entry '{entry.api}' (first at {previous.source})")
+            entries[entry.api] = entry
+    return MappingTable(
+        entries=_resolve_inplace(entries),
+        meta=_meta(meta_text, "meta.yaml"),
+        inventory=_inventory(inventory_text),
+        files=tuple(name for name, _ in files),
+    )
+
+
+@functools.lru_cache(maxsize=4)
+def load_table(directory: str | None = None) -> MappingTable:
+    """The mapping table from the installed package, or from `directory` (for tests)."""
+    root = resources.files("torch2ms.data")
+    meta_text = root.joinpath("meta.yaml").read_text(encoding="utf-8")
+    inventory_text = root.joinpath("inventory.json").read_text(encoding="utf-8")
+    files = table_files(Path(directory) if directory else None)
+    return build_table(files, meta_text, inventory_text)
+
+
+_DOC_ROOT = "https://www.mindspore.cn/docs/en/master/api_python/"
+_DOC_DIRS = (
+    ("mindspore.mint.", "mint"),
+    ("mindspore.ops.", "ops"),
+    ("mindspore.nn.", "nn"),
+    ("mindspore.Tensor.", "mindspore/Tensor"),
+)
+
+
+def doc_url(entry: MappingEntry | None, target: Target | None) -> str | None:
+    """The documentation link of a finding: the entry's own, else the target's API page."""
+    if entry is not None and entry.doc:
+        return entry.doc
+    if target is None:
+        return None
+    for prefix, folder in _DOC_DIRS:
+        if target.api.startswith(prefix):
+            return f"{_DOC_ROOT}{folder}/{target.api}.html"
+    if target.api.count(".") == 1 and target.api.startswith("mindspore."):
+        return f"{_DOC_ROOT}mindspore/{target.api}.html"
+    return None

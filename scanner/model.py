@@ -1,0 +1,289 @@
+"""Frozen data types shared by every part of torch2ms.
+
+`Diagnostic` is the one currency: the text, JSON, SARIF and HTML reports, the
+language server and ``--fix`` all consume it, so a finding looks the same
+everywhere. Nothing in this module does I/O or analysis.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class Category(str, Enum):
+    """What a torch API use means for a MindSpore port."""
+
+    EQUIVALENT = "equivalent"
+    DIFF_PARAMS = "diff_params"
+    MISSING = "missing"
+    DYNAMIC_SHAPE = "dynamic_shape"
+    UNMAPPED = "unmapped"
+    READINESS = "readiness"
+    FILE_ERROR = "file_error"
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        return {"error": 3, "warning": 2, "info": 1}[self.value]
+
+
+class Confidence(str, Enum):
+    HIGH = "high"
+    LOW = "low"
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Span:
+    """A source range: 1-based lines, 0-based columns counted in code points."""
+
+    start_line: int
+    start_col: int
+    end_line: int
+    end_col: int
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "start_line": self.start_line,
+            "start_col": self.start_col,
+            "end_line": self.end_line,
+            "end_col": self.end_col,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Arg:
+    """One argument of a call as the resolver saw it."""
+
+    keyword: str | None  # None for a positional argument
+    span: Span  # the value
+    keyword_span: Span | None = None  # the keyword name, for renames
+    is_const: bool = False  # a compile-time constant (after constant propagation)
+    value: Any = None  # the constant's value when is_const
+    is_tensor: bool = False
+    starred: bool = False  # *args or **kwargs
+
+
+@dataclass(frozen=True, slots=True)
+class ApiCall:
+    """One resolved use of a torch API in a source file."""
+
+    api: str  # fully qualified torch name, Tensor methods as torch.Tensor.name
+    span: Span  # the whole expression (call or attribute)
+    kind: str  # "call", "attribute", "method" (Tensor/instance method call)
+    confidence: Confidence = Confidence.HIGH
+    func_span: Span | None = None  # the callee expression, for rewrites
+    name_span: Span | None = None  # the last name of the callee (e.g. "view")
+    args: tuple[Arg, ...] = ()
+    in_network: bool = False  # inside the network execution graph (forward & callees)
+    context: str = ""  # enclosing function, e.g. "Net.forward"
+
+
+@dataclass(frozen=True, slots=True)
+class ParamFact:
+    """How one parameter differs between the torch API and its MindSpore target."""
+
+    kind: str  # renamed, dropped, default_differs, unsupported_values, added_required, semantics_differ
+    torch: str | None = None
+    ms: str | None = None
+    torch_default: Any = None
+    ms_default: Any = None
+    values: tuple[Any, ...] = ()
+    note: str = ""
+
+    def describe(self) -> str:
+        if self.kind == "renamed":
+            return f"'{self.torch}' is '{self.ms}' in MindSpore"
+        if self.kind == "dropped":
+            return f"'{self.torch}' has no MindSpore counterpart"
+        if self.kind == "default_differs":
+            return (
+                f"default of '{self.torch or self.ms}' differs "
+                f"(torch {self.torch_default!r}, MindSpore {self.ms_default!r})"
+            )
+        if self.kind == "unsupported_values":
+            vals = ", ".join(repr(v) for v in self.values)
+            return f"'{self.torch}' values not supported in MindSpore: {vals}"
+        if self.kind == "added_required":
+            return f"MindSpore requires '{self.ms}'"
+        name = self.torch or self.ms
+        if name is None:
+            return self.note or "behaves differently"
+        return f"'{name}' behaves differently" + (f": {self.note}" if self.note else "")
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """The MindSpore API a torch API maps to, for a range of MindSpore versions."""
+
+    api: str
+    since: tuple[int, ...] | None = None  # inclusive
+    until: tuple[int, ...] | None = None  # exclusive
+    category: Category | None = None  # overrides the entry's category for this target
+    params: tuple[ParamFact, ...] = ()
+
+    def applies_to(self, version: tuple[int, ...]) -> bool:
+        if self.since is not None and version < self.since:
+            return False
+        if self.until is not None and version >= self.until:
+            return False
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    """Runnable torch code and its MindSpore counterpart."""
+
+    torch: str
+    mindspore: str
+    inputs: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)  # tolerances, seeds, notes
+
+
+@dataclass(frozen=True, slots=True)
+class DynamicShape:
+    """When an API makes a shape depend on data."""
+
+    always: bool = False
+    arg: str | None = None  # the argument whose non-constant value makes it dynamic
+    position: int | None = None  # its positional index (receiver not counted)
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class MappingEntry:
+    api: str
+    category: Category
+    targets: tuple[Target, ...] = ()
+    note: str = ""
+    doc: str | None = None
+    examples: tuple[Example, ...] = ()
+    dynamic_shape: DynamicShape | None = None
+    inplace_of: str | None = None
+    returns: str | None = None  # tensor, instance, other
+    source: str = ""  # "file.yaml:line" where the entry is defined
+
+    def target_for(self, version: tuple[int, ...]) -> Target | None:
+        for target in self.targets:
+            if target.applies_to(version):
+                return target
+        return None
+
+    def category_for(self, version: tuple[int, ...]) -> Category:
+        if self.category is Category.MISSING:
+            return Category.MISSING
+        target = self.target_for(version)
+        if target is None:
+            return Category.MISSING
+        return target.category or self.category
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """Replace the text of `span` with `text` (an insertion when the span is empty)."""
+
+    span: Span
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    title: str
+    edits: tuple[Edit, ...]
+    safe: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    code: str
+    severity: Severity
+    category: Category
+    span: Span
+    message: str
+    torch_api: str | None = None
+    mindspore_api: str | None = None
+    fix: Fix | None = None
+    doc_url: str | None = None
+    confidence: Confidence = Confidence.HIGH
+
+    def sort_key(self) -> tuple[int, int, str]:
+        return (self.span.start_line, self.span.start_col, self.code)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "code": self.code,
+            "severity": self.severity.value,
+            "category": self.category.value,
+            "confidence": self.confidence.value,
+            "message": self.message,
+            "span": self.span.to_dict(),
+            "torch_api": self.torch_api,
+            "mindspore_api": self.mindspore_api,
+            "doc_url": self.doc_url,
+            "fix": None,
+        }
+        if self.fix is not None:
+            out["fix"] = {
+                "title": self.fix.title,
+                "safe": self.fix.safe,
+                "edits": [{"span": e.span.to_dict(), "text": e.text} for e in self.fix.edits],
+            }
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class FileResult:
+    path: str
+    diagnostics: tuple[Diagnostic, ...] = ()
+    lines: int = 0
+
+    @property
+    def error(self) -> Diagnostic | None:
+        """The file-level error (syntax, encoding, I/O) when the file could not be analysed."""
+        for diag in self.diagnostics:
+            if diag.category is Category.FILE_ERROR:
+                return diag
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class ScanSummary:
+    files: int
+    files_failed: int
+    lines: int
+    diagnostics: int
+    by_code: dict[str, int]
+    by_category: dict[str, int]
+    by_api: dict[str, int]
+
+    @classmethod
+    def of(cls, results: list[FileResult] | tuple[FileResult, ...]) -> "ScanSummary":
+        by_code: dict[str, int] = {}
+        by_category: dict[str, int] = {}
+        by_api: dict[str, int] = {}
+        total = failed = lines = 0
+        for result in results:
+            lines += result.lines
+            if result.error is not None:
+                failed += 1
+            for diag in result.diagnostics:
+                total += 1
+                by_code[diag.code] = by_code.get(diag.code, 0) + 1
+                by_category[diag.category.value] = by_category.get(diag.category.value, 0) + 1
+                if diag.torch_api:
+                    by_api[diag.torch_api] = by_api.get(diag.torch_api, 0) + 1
+        return cls(
+            files=len(results),
+            files_failed=failed,
+            lines=lines,
+            diagnostics=total,
+            by_code=dict(sorted(by_code.items())),
+            by_category=dict(sorted(by_category.items())),
+            by_api=dict(sorted(by_api.items(), key=lambda kv: (-kv[1], kv[0]))),
+        )

@@ -1,0 +1,835 @@
+"""Source tree -> `ApiCall` stream: a purpose-built, one-pass torch resolver.
+
+It walks Python's `ast` once, in statement order, keeping a scope chain that
+knows which names are torch modules, torch API objects, tensors, instances of
+torch classes, user nn.Module classes and constants. Function bodies run after
+the scope that defines them (late binding), methods of a class with
+``__init__`` first so that ``self.x = ...`` facts are known in ``forward``.
+
+What a receiver is decides whether ``x.sum()`` is a torch API: only values
+proven to be tensors by data flow give a high-confidence Tensor method; an
+unknown receiver with a method name that only tensors have gives a
+low-confidence one; anything else (dicts, strings, numpy, pandas) gives none.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import operator
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .mappings import MappingTable
+from .model import ApiCall, Arg, Confidence, Span
+
+# Value kinds.
+MODULE = "module"  # a torch module; name = qualified name
+SYMBOL = "symbol"  # a torch API object (function, class, constant); name = qualified name
+TENSOR = "tensor"
+INSTANCE = "instance"  # instance of a torch class; name = class qualified name
+USERCLASS = "userclass"  # a class defined in the scanned file
+USEROBJ = "userobj"  # an instance of such a class
+SELF = "self"  # `self` inside a method of such a class
+BOUND = "bound"  # a torch method bound to its receiver; name = API, value = call result
+CONST = "const"  # a compile-time constant; value = the constant
+OTHER = "other"  # known not to be torch
+UNKNOWN = "unknown"
+
+
+@dataclass(eq=False)
+class ClassInfo:
+    name: str
+    is_module: bool = False  # subclass of torch.nn.Module (directly or through a user class)
+    torch_base: str | None = None
+    attrs: dict[str, "Val"] = field(default_factory=dict)
+    methods: set[str] = field(default_factory=set)
+
+
+@dataclass(frozen=True, slots=True)
+class Val:
+    kind: str
+    name: str = ""
+    value: Any = None
+    cls: ClassInfo | None = None
+
+
+V_TENSOR = Val(TENSOR)
+V_OTHER = Val(OTHER)
+V_UNKNOWN = Val(UNKNOWN)
+V_NONE = Val(CONST, value=None)
+
+_BUILTINS = frozenset(dir(builtins))
+# Tensor attributes whose value is itself a tensor (the rest are dtype, shape, device, flags).
+_TENSOR_VALUED_ATTRS = frozenset({"T", "mT", "H", "mH", "grad", "data", "real", "imag"})
+# Attributes of nn layers that hold tensors.
+_LAYER_TENSOR_ATTRS = frozenset({"weight", "bias", "running_mean", "running_var", "weight_ih_l0", "weight_hh_l0"})
+# nn.Module methods that return the module itself.
+_MODULE_SELF_METHODS = frozenset({"to", "cuda", "cpu", "train", "eval", "half", "float", "double",
+                                  "bfloat16", "requires_grad_", "apply", "type", "to_empty", "xpu"})
+_REGISTERS_TENSOR = frozenset({"torch.nn.Module.register_buffer", "torch.nn.Module.register_parameter"})
+_ITERABLE_OF_TENSORS = frozenset({"torch.utils.data.DataLoader"})
+
+_SAFE_BINOPS: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.FloorDiv: operator.floordiv, ast.Div: operator.truediv, ast.Mod: operator.mod,
+}
+
+
+def _fold(op: ast.operator, left: Any, right: Any) -> Any:
+    """Constant-fold small numeric arithmetic; anything else is not folded."""
+    fn = _SAFE_BINOPS.get(type(op))
+    if fn is None:
+        if isinstance(op, ast.Pow) and isinstance(left, int) and isinstance(right, int) and 0 <= right <= 64:
+            return left**right
+        raise ValueError
+    if not (isinstance(left, (int, float)) and isinstance(right, (int, float))):
+        raise ValueError
+    return fn(left, right)
+
+
+class Positions:
+    """Converts ast positions (UTF-8 byte columns) to code-point columns."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._lines: list[str] | None = None
+        self.ascii = text.isascii()
+
+    def _line(self, lineno: int) -> str:
+        if self._lines is None:
+            self._lines = self._text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        return self._lines[lineno - 1] if 0 < lineno <= len(self._lines) else ""
+
+    def col(self, lineno: int, byte_col: int) -> int:
+        if self.ascii:
+            return byte_col
+        line = self._line(lineno)
+        if line.isascii():
+            return byte_col
+        return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
+
+    def span(self, node: ast.AST) -> Span:
+        lineno = node.lineno  # type: ignore[attr-defined]
+        end_lineno = node.end_lineno or lineno  # type: ignore[attr-defined]
+        return Span(lineno, self.col(lineno, node.col_offset),  # type: ignore[attr-defined]
+                    end_lineno, self.col(end_lineno, node.end_col_offset or 0))  # type: ignore[attr-defined]
+
+
+class Scope:
+    __slots__ = ("names", "parent", "kind", "global_names", "stars")
+
+    def __init__(self, kind: str, parent: Scope | None) -> None:
+        self.names: dict[str, Val] = {}
+        self.parent = parent
+        self.kind = kind  # module, class, function, comprehension
+        self.global_names: set[str] = set()
+        self.stars: list[str] = []  # modules star-imported into this scope
+
+    def module(self) -> Scope:
+        scope = self
+        while scope.parent is not None:
+            scope = scope.parent
+        return scope
+
+
+class Resolver:
+    """Collects the `ApiCall`s of one module."""
+
+    def __init__(self, table: MappingTable, positions: Positions) -> None:
+        self.table = table
+        self.meta = table.meta
+        self.inv = table.inventory
+        self.pos = positions
+        self.calls: list[ApiCall] = []
+        self.scope = Scope("module", None)
+        self.deferred: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, Scope, ClassInfo | None]] = []
+        self.context = ""
+        self.in_network = False
+        self.imports_torch = False
+        self._class_stack: list[ClassInfo] = []
+        self._ev: dict[type, Callable[[Any], Val]] = {
+            ast.Name: self._ev_name,
+            ast.Attribute: self._ev_attribute,
+            ast.Call: self._ev_call,
+            ast.Constant: self._ev_constant,
+            ast.BinOp: self._ev_binop,
+            ast.UnaryOp: self._ev_unaryop,
+            ast.Compare: self._ev_compare,
+            ast.BoolOp: self._ev_boolop,
+            ast.Subscript: self._ev_subscript,
+            ast.Tuple: self._ev_sequence,
+            ast.List: self._ev_sequence,
+            ast.Set: self._ev_sequence,
+            ast.Dict: self._ev_dict,
+            ast.IfExp: self._ev_ifexp,
+            ast.Lambda: self._ev_lambda,
+            ast.ListComp: self._ev_comprehension,
+            ast.SetComp: self._ev_comprehension,
+            ast.GeneratorExp: self._ev_comprehension,
+            ast.DictComp: self._ev_comprehension,
+            ast.NamedExpr: self._ev_namedexpr,
+            ast.Starred: self._ev_starred,
+        }
+        self._stmt: dict[type, Callable[[Any], None]] = {
+            ast.Import: self._st_import,
+            ast.ImportFrom: self._st_importfrom,
+            ast.Assign: self._st_assign,
+            ast.AnnAssign: self._st_annassign,
+            ast.AugAssign: self._st_augassign,
+            ast.Expr: self._st_expr,
+            ast.Return: self._st_return,
+            ast.FunctionDef: self._st_functiondef,
+            ast.AsyncFunctionDef: self._st_functiondef,
+            ast.ClassDef: self._st_classdef,
+            ast.If: self._st_if,
+            ast.While: self._st_while,
+            ast.For: self._st_for,
+            ast.AsyncFor: self._st_for,
+            ast.With: self._st_with,
+            ast.AsyncWith: self._st_with,
+            ast.Try: self._st_try,
+            ast.Global: self._st_global,
+            ast.Nonlocal: self._st_global,
+        }
+
+    # ------------------------------------------------------------------ entry
+    def run(self, tree: ast.Module) -> list[ApiCall]:
+        self._run_scope(tree.body)
+        return self.calls
+
+    def _run_scope(self, body: list[ast.stmt]) -> None:
+        saved = self.deferred
+        self.deferred = []
+        self.block(body)
+        while self.deferred:
+            pending = sorted(self.deferred, key=lambda item: item[0].name != "__init__")
+            self.deferred = []
+            for node, parent, cls in pending:
+                self._function_body(node, parent, cls)
+        self.deferred = saved
+
+    # ------------------------------------------------------------------ names
+    def lookup(self, name: str) -> Val:
+        scope: Scope | None = self.scope
+        first = True
+        while scope is not None:
+            if name in scope.global_names:
+                scope = scope.module()
+                first = True
+                continue
+            if (first or scope.kind != "class") and name in scope.names:
+                return scope.names[name]
+            first = False
+            scope = scope.parent
+        module = self.scope.module()
+        for star in module.stars:
+            if self._star_exports(star, name):
+                return self._attr_of(Val(MODULE, star), name)
+        return V_OTHER if name in _BUILTINS else V_UNKNOWN
+
+    def _star_exports(self, module: str, name: str) -> bool:
+        if module == "torch":
+            return name in self.inv.top_level
+        return name in self.inv.namespaces.get(module, ())
+
+    def bind_name(self, name: str, val: Val) -> None:
+        scope = self.scope
+        if name in scope.global_names:
+            scope = scope.module()
+        scope.names[name] = val
+
+    def canonical(self, qualname: str) -> str:
+        """Map private spellings (torch.nn.modules.conv.Conv2d) to the public name."""
+        if qualname.startswith("torch.nn.modules.") or qualname.startswith("torch.nn.parameter."):
+            last = qualname.rpartition(".")[2]
+            if last in self.inv.namespaces.get("torch.nn", ()):
+                return "torch.nn." + last
+        if qualname.startswith("torch.functional."):
+            return "torch." + qualname[len("torch.functional."):]
+        return qualname
+
+    # ------------------------------------------------------------------ reporting
+    def report(self, api: str, node: ast.AST, kind: str, confidence: Confidence = Confidence.HIGH,
+               call: ast.Call | None = None, args: tuple[Arg, ...] = ()) -> None:
+        span = self.pos.span(node)
+        func_span = name_span = None
+        if call is not None:
+            func = call.func
+            func_span = self.pos.span(func)
+            if isinstance(func, ast.Attribute):
+                name_span = Span(func_span.end_line, func_span.end_col - len(func.attr),
+                                 func_span.end_line, func_span.end_col)
+            else:
+                name_span = func_span
+        self.calls.append(ApiCall(api=api, span=span, kind=kind, confidence=confidence,
+                                  func_span=func_span, name_span=name_span, args=args,
+                                  in_network=self.in_network, context=self.context))
+
+    # ------------------------------------------------------------------ values
+    def result_of(self, api: str) -> Val:
+        """What calling the torch API `api` returns."""
+        entry = self.table.lookup(api)
+        if entry is not None and entry.returns:
+            if entry.returns == "tensor":
+                return V_TENSOR
+            if entry.returns == "instance":
+                return Val(INSTANCE, api)
+            return V_OTHER
+        if api in self.meta.tensor_classes:
+            return V_TENSOR
+        if api in self.meta.non_tensor_functions:
+            return V_OTHER
+        last = api.rpartition(".")[2]
+        if last[:1].isupper():
+            return Val(INSTANCE, api)
+        return V_TENSOR
+
+    def _instance_member(self, cls_name: str, name: str) -> str:
+        """The qualified name of member `name` of torch class `cls_name`."""
+        own = f"{cls_name}.{name}"
+        if self.table.lookup(own) is not None:
+            return own
+        namespace = cls_name.rpartition(".")[0]
+        best = ""
+        for prefix in self.meta.instance_bases:
+            if (namespace == prefix or namespace.startswith(prefix + ".")) and len(prefix) > len(best):
+                best = prefix
+        base = self.meta.instance_bases.get(best)
+        if base == "torch.nn.Module" and name not in self.inv.module_members:
+            return own
+        return f"{base}.{name}" if base else own
+
+    def _attr_of(self, recv: Val, name: str) -> Val:
+        kind = recv.kind
+        if kind == MODULE:
+            qual = f"{recv.name}.{name}"
+            if qual in self.meta.modules:
+                return Val(MODULE, qual)
+            return Val(SYMBOL, self.canonical(qual))
+        if kind == SYMBOL:
+            return Val(SYMBOL, f"{recv.name}.{name}")
+        if kind == TENSOR:
+            if name in self.inv.tensor_members:
+                result = V_OTHER if name in self.meta.non_tensor_methods else V_TENSOR
+                return Val(BOUND, f"torch.Tensor.{name}", result)
+            return V_UNKNOWN
+        if kind == INSTANCE:
+            api = self._instance_member(recv.name, name)
+            if api.startswith("torch.nn.Module."):
+                result = recv if name in _MODULE_SELF_METHODS else V_OTHER
+            else:
+                result = V_UNKNOWN
+            if recv.name.startswith("torch.nn.") and name in _LAYER_TENSOR_ATTRS:
+                return V_TENSOR
+            if recv.name in ("torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict") \
+                    and name not in self.inv.module_members:
+                return Val(INSTANCE, "torch.nn.Module")
+            return Val(BOUND, api, result)
+        if kind in (SELF, USEROBJ):
+            cls = recv.cls
+            assert cls is not None
+            if name in cls.attrs:
+                return cls.attrs[name]
+            if name in cls.methods:
+                return Val(OTHER, name="method")
+            if cls.is_module and name in self.inv.module_members:
+                result = recv if name in _MODULE_SELF_METHODS else V_OTHER
+                return Val(BOUND, f"torch.nn.Module.{name}", result)
+            return V_UNKNOWN
+        if kind == USERCLASS:
+            return V_UNKNOWN
+        if kind in (CONST, OTHER):
+            return V_OTHER
+        return V_UNKNOWN
+
+    def ev(self, node: ast.AST) -> Val:
+        handler = self._ev.get(type(node))
+        if handler is not None:
+            return handler(node)
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                self.ev(child)
+        return V_UNKNOWN
+
+    def ref(self, node: ast.expr) -> Val:
+        """Resolve a name or attribute chain without reporting it."""
+        if isinstance(node, ast.Name):
+            return self.lookup(node.id)
+        if isinstance(node, ast.Attribute):
+            base = node.value
+            recv = self.ref(base) if isinstance(base, (ast.Name, ast.Attribute)) else self.ev(base)
+            return self._attr_of(recv, node.attr)
+        return self.ev(node)
+
+    def _read(self, val: Val, node: ast.expr) -> Val:
+        """Report a non-call use of `val` and return the value the read yields."""
+        if val.kind == SYMBOL:
+            self.report(val.name, node, "attribute")
+            return val
+        if val.kind == BOUND:
+            if self.table.lookup(val.name) is not None:
+                self.report(val.name, node, "attribute")
+            attr = val.name.rpartition(".")[2]
+            if val.name.startswith("torch.Tensor."):
+                return V_TENSOR if attr in _TENSOR_VALUED_ATTRS else V_OTHER
+            return V_OTHER
+        return val
+
+    def _ev_name(self, node: ast.Name) -> Val:
+        return self._read(self.lookup(node.id), node)
+
+    def _ev_attribute(self, node: ast.Attribute) -> Val:
+        return self._read(self.ref(node), node)
+
+    def _ev_constant(self, node: ast.Constant) -> Val:
+        return Val(CONST, value=node.value)
+
+    def _ev_starred(self, node: ast.Starred) -> Val:
+        self.ev(node.value)
+        return V_OTHER
+
+    def _ev_namedexpr(self, node: ast.NamedExpr) -> Val:
+        val = self.ev(node.value)
+        self.bind_name(node.target.id, val)
+        return val
+
+    def _combine(self, left: Val, op: ast.operator, right: Val) -> Val:
+        if left.kind == TENSOR or right.kind == TENSOR:
+            return V_TENSOR
+        if left.kind == CONST and right.kind == CONST:
+            try:
+                return Val(CONST, value=_fold(op, left.value, right.value))
+            except Exception:
+                return V_OTHER
+        return V_UNKNOWN
+
+    def _ev_binop(self, node: ast.BinOp) -> Val:
+        chain: list[ast.BinOp] = []
+        current: ast.expr = node
+        while isinstance(current, ast.BinOp):  # left-deep chains iteratively: a + b + c + ...
+            chain.append(current)
+            current = current.left
+        val = self.ev(current)
+        for binop in reversed(chain):
+            val = self._combine(val, binop.op, self.ev(binop.right))
+        return val
+
+    def _ev_unaryop(self, node: ast.UnaryOp) -> Val:
+        val = self.ev(node.operand)
+        if val.kind == CONST and isinstance(node.op, ast.USub) and isinstance(val.value, (int, float)):
+            return Val(CONST, value=-val.value)
+        if val.kind == CONST and isinstance(node.op, ast.UAdd):
+            return val
+        if val.kind == TENSOR:
+            return V_TENSOR
+        return V_UNKNOWN if val.kind == UNKNOWN else V_OTHER
+
+    def _ev_compare(self, node: ast.Compare) -> Val:
+        vals = [self.ev(node.left)] + [self.ev(c) for c in node.comparators]
+        if any(v.kind == TENSOR for v in vals) and not any(
+            isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops
+        ):
+            return V_TENSOR
+        return V_OTHER
+
+    def _ev_boolop(self, node: ast.BoolOp) -> Val:
+        vals = [self.ev(v) for v in node.values]
+        return V_TENSOR if all(v.kind == TENSOR for v in vals) else V_UNKNOWN
+
+    def _ev_subscript(self, node: ast.Subscript) -> Val:
+        val = self.ev(node.value)
+        self.ev(node.slice)
+        if val.kind == TENSOR:
+            return V_TENSOR
+        if val.kind == INSTANCE and val.name in ("torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict"):
+            return Val(INSTANCE, "torch.nn.Module")
+        return V_UNKNOWN
+
+    def _ev_sequence(self, node: ast.Tuple | ast.List | ast.Set) -> Val:
+        vals = [self.ev(e) for e in node.elts]
+        if isinstance(node, ast.Tuple) and vals and all(v.kind == CONST for v in vals):
+            return Val(CONST, value=tuple(v.value for v in vals))
+        if isinstance(node, ast.Tuple) and not vals:
+            return Val(CONST, value=())
+        return V_OTHER
+
+    def _ev_dict(self, node: ast.Dict) -> Val:
+        for key in node.keys:
+            if key is not None:
+                self.ev(key)
+        for value in node.values:
+            self.ev(value)
+        return V_OTHER
+
+    def _ev_ifexp(self, node: ast.IfExp) -> Val:
+        self.ev(node.test)
+        body = self.ev(node.body)
+        orelse = self.ev(node.orelse)
+        if body.kind == orelse.kind and body.kind in (TENSOR, OTHER):
+            return body
+        return V_UNKNOWN
+
+    def _ev_lambda(self, node: ast.Lambda) -> Val:
+        for default in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
+            self.ev(default)
+        saved = self.scope
+        self.scope = Scope("function", saved)
+        for arg in _all_args(node.args):
+            self.scope.names[arg.arg] = V_UNKNOWN
+        self.ev(node.body)
+        self.scope = saved
+        return V_OTHER
+
+    def _ev_comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> Val:
+        saved = self.scope
+        self.scope = Scope("comprehension", saved)
+        for gen in node.generators:
+            iterable = self.ev(gen.iter)
+            self.bind(gen.target, self._element_of(iterable))
+            for cond in gen.ifs:
+                self.ev(cond)
+        if isinstance(node, ast.DictComp):
+            self.ev(node.key)
+            self.ev(node.value)
+        else:
+            self.ev(node.elt)
+        self.scope = saved
+        return V_OTHER
+
+    def _element_of(self, iterable: Val) -> Val:
+        if iterable.kind == TENSOR:
+            return V_TENSOR
+        if iterable.kind == INSTANCE and iterable.name in _ITERABLE_OF_TENSORS:
+            return V_TENSOR
+        return V_UNKNOWN
+
+    # ------------------------------------------------------------------ calls
+    def _args(self, node: ast.Call) -> tuple[Arg, ...]:
+        out = []
+        for arg in node.args:
+            starred = isinstance(arg, ast.Starred)
+            val = self.ev(arg)
+            out.append(Arg(None, self.pos.span(arg), None, val.kind == CONST, val.value if val.kind == CONST else None,
+                           val.kind == TENSOR, starred))
+        for kw in node.keywords:
+            val = self.ev(kw.value)
+            kw_span = None
+            if kw.arg is not None:
+                start = self.pos.span(kw)
+                kw_span = Span(start.start_line, start.start_col, start.start_line, start.start_col + len(kw.arg))
+            out.append(Arg(kw.arg, self.pos.span(kw.value), kw_span, val.kind == CONST,
+                           val.value if val.kind == CONST else None, val.kind == TENSOR, kw.arg is None))
+        return tuple(out)
+
+    def _ev_call(self, node: ast.Call) -> Val:
+        func = node.func
+        recv: Val | None = None
+        if isinstance(func, ast.Attribute):
+            base = func.value
+            recv = self.ref(base) if isinstance(base, (ast.Name, ast.Attribute)) else self.ev(base)
+            callee = self._attr_of(recv, func.attr)
+        elif isinstance(func, ast.Name):
+            callee = self.lookup(func.id)
+        else:
+            callee = self.ev(func)
+        args = self._args(node)
+        kind = callee.kind
+        if kind == SYMBOL:
+            self.report(callee.name, node, "call", call=node, args=args)
+            return self.result_of(callee.name)
+        if kind == BOUND:
+            self.report(callee.name, node, "method", call=node, args=args)
+            if callee.name in _REGISTERS_TENSOR and recv is not None and recv.cls is not None \
+                    and args and args[0].is_const and isinstance(args[0].value, str):
+                recv.cls.attrs[args[0].value] = V_TENSOR  # self.register_buffer("name", t)
+            return callee.value if isinstance(callee.value, Val) else V_UNKNOWN
+        if kind == INSTANCE:
+            return V_TENSOR if callee.name.startswith("torch.nn.") else V_UNKNOWN
+        if kind == USERCLASS:
+            return Val(USEROBJ, callee.name, cls=callee.cls)
+        if kind in (USEROBJ, SELF):
+            return V_TENSOR if callee.cls is not None and callee.cls.is_module else V_UNKNOWN
+        if (
+            kind == UNKNOWN
+            and recv is not None
+            and recv.kind == UNKNOWN
+            and self.imports_torch
+            and isinstance(func, ast.Attribute)
+            and func.attr in self.inv.tensor_members
+            and func.attr not in self.meta.ambiguous_methods
+        ):
+            self.report(f"torch.Tensor.{func.attr}", node, "method", Confidence.LOW, call=node, args=args)
+        return V_UNKNOWN if kind != OTHER else V_OTHER
+
+    # ------------------------------------------------------------------ binding
+    def bind(self, target: ast.expr, val: Val, value_node: ast.expr | None = None) -> None:
+        if isinstance(target, ast.Name):
+            self.bind_name(target.id, val)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            elts = target.elts
+            if isinstance(value_node, (ast.Tuple, ast.List)) and len(value_node.elts) == len(elts) \
+                    and not any(isinstance(e, ast.Starred) for e in elts):
+                for elt, sub in zip(elts, value_node.elts):
+                    self.bind(elt, self._quiet_value(sub))
+                return
+            element = V_TENSOR if val.kind == TENSOR else V_UNKNOWN
+            for elt in elts:
+                self.bind(elt.value if isinstance(elt, ast.Starred) else elt,
+                          V_OTHER if isinstance(elt, ast.Starred) else element)
+        elif isinstance(target, ast.Attribute):
+            owner = self.ref(target.value) if isinstance(target.value, (ast.Name, ast.Attribute)) else self.ev(target.value)
+            if owner.kind in (SELF, USEROBJ) and owner.cls is not None:
+                old = owner.cls.attrs.get(target.attr)
+                if old is None or val.kind not in (UNKNOWN,) and not (val.kind == CONST and val.value is None):
+                    owner.cls.attrs[target.attr] = val
+            else:
+                resolved = self._attr_of(owner, target.attr)
+                if resolved.kind == SYMBOL:
+                    self.report(resolved.name, target, "attribute")
+        elif isinstance(target, ast.Subscript):
+            self.ev(target.value)
+            self.ev(target.slice)
+        elif isinstance(target, ast.Starred):
+            self.bind(target.value, V_OTHER)
+
+    def _quiet_value(self, node: ast.expr) -> Val:
+        """The value of an already evaluated expression, without reporting it again."""
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            val = self.ref(node)
+            return val if val.kind != BOUND else V_OTHER
+        if isinstance(node, ast.Constant):
+            return Val(CONST, value=node.value)
+        return V_UNKNOWN
+
+    # ------------------------------------------------------------------ statements
+    def block(self, body: list[ast.stmt]) -> None:
+        for stmt in body:
+            handler = self._stmt.get(type(stmt))
+            if handler is not None:
+                handler(stmt)
+            else:
+                self._st_generic(stmt)
+
+    def _st_generic(self, node: ast.stmt) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                self.ev(child)
+            elif isinstance(child, ast.stmt):
+                self.block([child])
+            elif isinstance(child, ast.match_case):
+                self._match_case(child)
+
+    def _match_case(self, case: ast.match_case) -> None:
+        for sub in ast.walk(case.pattern):
+            name = getattr(sub, "name", None)
+            if isinstance(name, str):
+                self.bind_name(name, V_UNKNOWN)
+        if case.guard is not None:
+            self.ev(case.guard)
+        self.block(case.body)
+
+    def _st_import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            top = alias.name.split(".")[0]
+            is_torch = top == "torch"
+            self.imports_torch |= is_torch
+            if alias.asname:
+                self.bind_name(alias.asname, Val(MODULE, alias.name) if is_torch else V_OTHER)
+            else:
+                self.bind_name(top, Val(MODULE, "torch") if is_torch else V_OTHER)
+
+    def _st_importfrom(self, node: ast.ImportFrom) -> None:
+        module = node.module or ""
+        is_torch = node.level == 0 and (module == "torch" or module.startswith("torch."))
+        self.imports_torch |= is_torch
+        for alias in node.names:
+            if alias.name == "*":
+                if is_torch:
+                    self.scope.module().stars.append(module)
+                continue
+            local = alias.asname or alias.name
+            if not is_torch:
+                self.bind_name(local, V_OTHER)
+                continue
+            qual = f"{module}.{alias.name}"
+            self.bind_name(local, Val(MODULE, qual) if qual in self.meta.modules else Val(SYMBOL, self.canonical(qual)))
+
+    def _st_assign(self, node: ast.Assign) -> None:
+        value = node.value
+        if isinstance(value, (ast.Name, ast.Attribute)) and all(isinstance(t, ast.Name) for t in node.targets):
+            val = self.ref(value)  # an alias: F = torch.nn.functional, act = nn.ReLU
+            if val.kind == BOUND:
+                val = self._read(val, value)
+        else:
+            val = self.ev(value)
+        for target in node.targets:
+            self.bind(target, val, value)
+
+    def _st_annassign(self, node: ast.AnnAssign) -> None:
+        self.ev(node.annotation)
+        val = self.ev(node.value) if node.value is not None else V_UNKNOWN
+        if val.kind in (UNKNOWN, OTHER) or (val.kind == CONST and val.value is None):
+            if self._is_tensor_annotation(node.annotation):
+                val = V_TENSOR
+        if node.value is not None or self._is_tensor_annotation(node.annotation):
+            self.bind(node.target, val, node.value)
+
+    def _st_augassign(self, node: ast.AugAssign) -> None:
+        val = self.ev(node.value)
+        if isinstance(node.target, ast.Name):
+            old = self.lookup(node.target.id)
+            self.bind_name(node.target.id, self._combine(old, node.op, val))
+        else:
+            self.ev(node.target)
+
+    def _st_expr(self, node: ast.Expr) -> None:
+        self.ev(node.value)
+
+    def _st_return(self, node: ast.Return) -> None:
+        if node.value is not None:
+            self.ev(node.value)
+
+    def _st_if(self, node: ast.If) -> None:
+        self.ev(node.test)
+        self.block(node.body)
+        self.block(node.orelse)
+
+    def _st_while(self, node: ast.While) -> None:
+        self.ev(node.test)
+        self.block(node.body)
+        self.block(node.orelse)
+
+    def _st_for(self, node: ast.For | ast.AsyncFor) -> None:
+        iterable = self.ev(node.iter)
+        self.bind(node.target, self._element_of(iterable))
+        self.block(node.body)
+        self.block(node.orelse)
+
+    def _st_with(self, node: ast.With | ast.AsyncWith) -> None:
+        for item in node.items:
+            self.ev(item.context_expr)
+            if item.optional_vars is not None:
+                self.bind(item.optional_vars, V_UNKNOWN)
+        self.block(node.body)
+
+    def _st_try(self, node: ast.Try) -> None:
+        self.block(node.body)
+        for handler in node.handlers:
+            if handler.type is not None:
+                self.ev(handler.type)
+            if handler.name:
+                self.bind_name(handler.name, V_OTHER)
+            self.block(handler.body)
+        self.block(node.orelse)
+        self.block(node.finalbody)
+
+    def _st_global(self, node: ast.Global | ast.Nonlocal) -> None:
+        if isinstance(node, ast.Global):
+            self.scope.global_names.update(node.names)
+
+    def _is_tensor_annotation(self, node: ast.expr | None) -> bool:
+        if node is None:
+            return False
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            val = self.ref(node)
+            return val.kind == SYMBOL and val.name in self.meta.tensor_classes
+        if isinstance(node, ast.Subscript):  # Optional[Tensor], Union[Tensor, None]
+            inner = node.slice
+            elts = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+            return any(self._is_tensor_annotation(e) for e in elts)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):  # Tensor | None
+            return self._is_tensor_annotation(node.left) or self._is_tensor_annotation(node.right)
+        return False
+
+    def _st_functiondef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        for decorator in node.decorator_list:
+            self.ev(decorator)
+        args = node.args
+        for default in args.defaults + [d for d in args.kw_defaults if d is not None]:
+            self.ev(default)
+        for arg in _all_args(args):
+            if arg.annotation is not None:
+                self.ev(arg.annotation)
+        if node.returns is not None:
+            self.ev(node.returns)
+        self.bind_name(node.name, Val(OTHER, name="function"))
+        cls = None
+        if self.scope.kind == "class":
+            cls = self._class_stack[-1] if self._class_stack else None
+        self.deferred.append((node, self.scope, cls))
+
+    def _function_body(self, node: ast.FunctionDef | ast.AsyncFunctionDef, parent: Scope, cls: ClassInfo | None) -> None:
+        saved_scope, saved_context, saved_network = self.scope, self.context, self.in_network
+        self.scope = Scope("function", parent)
+        self.context = f"{cls.name}.{node.name}" if cls else node.name
+        if cls is None and saved_context:
+            self.context = f"{saved_context}.{node.name}"
+        is_forward = cls is not None and (cls.is_module or cls.torch_base == "torch.autograd.Function") \
+            and node.name in ("forward", "backward")
+        self.in_network = saved_network or (cls is not None and cls.is_module and node.name == "forward")
+        decorators = {d.id if isinstance(d, ast.Name) else getattr(d, "attr", "") for d in node.decorator_list}
+        args = node.args
+        positional = args.posonlyargs + args.args
+        defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+        params = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
+        for index, (arg, default) in enumerate(params):
+            if index == 0 and cls is not None and "staticmethod" not in decorators and arg in positional:
+                if "classmethod" in decorators:
+                    self.scope.names[arg.arg] = Val(USERCLASS, cls.name, cls=cls)
+                else:
+                    self.scope.names[arg.arg] = Val(SELF, cls.name, cls=cls)
+                continue
+            if self._is_tensor_annotation(arg.annotation):
+                val = V_TENSOR
+            elif is_forward and not (index == 1 and cls is not None and cls.torch_base == "torch.autograd.Function"):
+                val = V_TENSOR
+            elif node.name == "__init__" and isinstance(default, ast.Constant):
+                val = Val(CONST, value=default.value)
+            else:
+                val = V_UNKNOWN
+            self.scope.names[arg.arg] = val
+        for extra in (args.vararg, args.kwarg):
+            if extra is not None:
+                self.scope.names[extra.arg] = V_OTHER
+        self._run_scope(node.body)
+        self.scope, self.context, self.in_network = saved_scope, saved_context, saved_network
+
+    def _st_classdef(self, node: ast.ClassDef) -> None:
+        for decorator in node.decorator_list:
+            self.ev(decorator)
+        cls = ClassInfo(node.name)
+        for base in node.bases:
+            val = self.ev(base)
+            if val.kind == SYMBOL and val.name.startswith("torch."):
+                cls.torch_base = cls.torch_base or val.name
+                if val.name == "torch.nn.Module" or (val.name.startswith("torch.nn.") and val.name[9:10].isupper()):
+                    cls.is_module = True
+            elif val.kind == USERCLASS and val.cls is not None:
+                cls.is_module |= val.cls.is_module
+                cls.torch_base = cls.torch_base or val.cls.torch_base
+                cls.attrs.update(val.cls.attrs)
+                cls.methods |= val.cls.methods
+        for keyword in node.keywords:
+            self.ev(keyword.value)
+        cls.methods |= {s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        self.bind_name(node.name, Val(USERCLASS, node.name, cls=cls))
+        saved = self.scope
+        self.scope = Scope("class", saved)
+        self._class_stack.append(cls)
+        self.block(node.body)
+        self._class_stack.pop()
+        self.scope = saved
+
+
+def _all_args(args: ast.arguments) -> list[ast.arg]:
+    out = args.posonlyargs + args.args + args.kwonlyargs
+    if args.vararg is not None:
+        out.append(args.vararg)
+    if args.kwarg is not None:
+        out.append(args.kwarg)
+    return out
+
+
+def resolve(tree: ast.Module, table: MappingTable, positions: Positions) -> list[ApiCall]:
+    return Resolver(table, positions).run(tree)
