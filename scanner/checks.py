@@ -33,11 +33,15 @@ def _arg_for(call: ApiCall, name: str | None, position: int | None) -> Arg | Non
 
 def relevant_params(call: ApiCall, target: Target) -> list[ParamFact]:
     """The parameter facts that matter for this call: the ones it passes, and defaults it relies on."""
-    used = {a.keyword for a in call.args if a.keyword}
+    used = {a.keyword: a for a in call.args if a.keyword}
     out = []
     for fact in target.params:
-        if fact.kind in ("renamed", "dropped", "unsupported_values"):
+        if fact.kind in ("renamed", "dropped"):
             if fact.torch in used:
+                out.append(fact)
+        elif fact.kind == "unsupported_values":
+            arg = used.get(fact.torch or "")
+            if arg is not None and (not arg.is_const or arg.value in fact.values):
                 out.append(fact)
         elif fact.kind == "default_differs":
             if fact.torch not in used:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 import warnings
 
 from . import checks
@@ -42,7 +43,15 @@ def _syntax_message(exc: SyntaxError) -> str:
     return f"syntax error: {reason}"
 
 
+# Long operator chains (generated code) nest deeply in the ast; CPython's default
+# limit of 1000 rejects a sum of ~1,000 terms. Python frames do not use the C stack
+# in 3.11+, so a higher limit is safe for the parser and the resolver.
+_RECURSION_LIMIT = 20000 if sys.version_info >= (3, 11) else 6000
+
+
 def parse(text: str) -> ast.Module:
+    if sys.getrecursionlimit() < _RECURSION_LIMIT:
+        sys.setrecursionlimit(_RECURSION_LIMIT)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # invalid escape sequences and the like are not our findings
         return ast.parse(text, type_comments=False)

@@ -649,8 +649,8 @@ class Resolver:
                     self.scope.module().stars.append(module)
                 continue
             local = alias.asname or alias.name
-            if not is_torch:
-                self.bind_name(local, V_OTHER)
+            if not is_torch:  # a class, function or value of another module: not known
+                self.bind_name(local, V_UNKNOWN)
                 continue
             qual = f"{module}.{alias.name}"
             self.bind_name(local, Val(MODULE, qual) if qual in self.meta.modules else Val(SYMBOL, self.canonical(qual)))

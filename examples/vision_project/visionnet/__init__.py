@@ -1,0 +1,1 @@
+"""A small image classifier used as the torch2ms example project."""

@@ -1,0 +1,152 @@
+"""The command line end to end: exit codes, formats, noqa, select/ignore, config precedence."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import run_cli
+
+TORCH_CODE = "import torch\nx = torch.cat([a, b], dim=0)\ny = torch.histc(x)\n"
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_text_output_has_path_line_col_code(tmp_path: Path) -> None:
+    write(tmp_path, "m.py", TORCH_CODE)
+    proc = run_cli("scan", "m.py", "--isolated", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout.splitlines() == [
+        "m.py:2:5: TMS101 torch.cat -> mindspore.mint.cat",
+        "m.py:3:5: TMS103 torch.histc has no MindSpore 2.10 equivalent: "
+        + proc.stdout.splitlines()[1].split("equivalent: ", 1)[1],
+    ]
+
+
+def test_exit_zero_when_clean_and_with_exit_zero(tmp_path: Path) -> None:
+    write(tmp_path, "clean.py", "import os\nprint(os.getcwd())\n")
+    assert run_cli("scan", "clean.py", "--isolated", cwd=tmp_path).returncode == 0
+    write(tmp_path, "dirty.py", TORCH_CODE)
+    proc = run_cli("scan", "dirty.py", "--isolated", "--exit-zero", cwd=tmp_path)
+    assert proc.returncode == 0 and "TMS101" in proc.stdout
+
+
+def test_usage_error_exits_2(tmp_path: Path) -> None:
+    assert run_cli("scan", cwd=tmp_path).returncode == 2
+    assert run_cli("scan", ".", "--format", "xml", cwd=tmp_path).returncode == 2
+    assert run_cli("scan", ".", "--target-version", "two", cwd=tmp_path).returncode == 2
+    assert run_cli(cwd=tmp_path).returncode == 2
+
+
+def test_missing_path_is_reported_and_the_scan_goes_on(tmp_path: Path) -> None:
+    write(tmp_path, "m.py", TORCH_CODE)
+    proc = run_cli("scan", "no/such/dir", "m.py", "--isolated", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "no/such/dir:1:1: TMS903 no such file or directory" in proc.stdout
+    assert "m.py:2:5: TMS101" in proc.stdout
+
+
+def test_json_format(tmp_path: Path) -> None:
+    write(tmp_path, "pkg/m.py", TORCH_CODE)
+    proc = run_cli("scan", "pkg", "--isolated", "--format", "json", cwd=tmp_path)
+    assert proc.returncode == 1
+    doc = json.loads(proc.stdout)
+    assert doc["schema_version"] >= 1
+    assert doc["summary"]["files"] == 1
+    assert doc["summary"]["by_code"] == {"TMS101": 1, "TMS103": 1}
+    (file,) = doc["files"]
+    assert file["path"] == "pkg/m.py"
+    first = file["diagnostics"][0]
+    assert first["code"] == "TMS101" and first["torch_api"] == "torch.cat"
+    assert first["mindspore_api"] == "mindspore.mint.cat"
+    assert first["span"] == {"start_line": 2, "start_col": 4, "end_line": 2, "end_col": 28}
+    assert first["doc_url"].startswith("https://")
+
+
+def test_select_and_ignore_by_code_and_prefix(tmp_path: Path) -> None:
+    write(tmp_path, "m.py", TORCH_CODE)
+    only_missing = run_cli("scan", "m.py", "--isolated", "--select", "TMS103", cwd=tmp_path)
+    assert [line.split()[1] for line in only_missing.stdout.splitlines()] == ["TMS103"]
+    prefix = run_cli("scan", "m.py", "--isolated", "--ignore", "TMS1", cwd=tmp_path)
+    assert prefix.stdout == "" and prefix.returncode == 0
+    # The longer prefix wins: select TMS1 but ignore TMS101.
+    mixed = run_cli("scan", "m.py", "--isolated", "--select", "TMS1", "--ignore", "TMS101", cwd=tmp_path)
+    assert [line.split()[1] for line in mixed.stdout.splitlines()] == ["TMS103"]
+
+
+def test_noqa_bare_and_with_codes(tmp_path: Path) -> None:
+    write(tmp_path, "m.py", (
+        "import torch\n"
+        "a = torch.cat([x]) # noqa\n"
+        "b = torch.cat([x])  # noqa: TMS101\n"
+        "c = torch.cat([x])  # noqa: TMS103\n"
+        "d = torch.cat([x])  # NOQA:TMS1,TMS2\n"
+    ))
+    proc = run_cli("scan", "m.py", "--isolated", cwd=tmp_path)
+    assert [line.split(":")[1] for line in proc.stdout.splitlines()] == ["4"]
+
+
+def test_statistics(tmp_path: Path) -> None:
+    write(tmp_path, "m.py", TORCH_CODE + "z = torch.cat([x])\n")
+    proc = run_cli("scan", "m.py", "--isolated", "--statistics", cwd=tmp_path)
+    assert "  2  TMS101" in proc.stdout
+    assert "  2  torch.cat" in proc.stdout
+    assert "1 files (0 failed), 4 lines, 3 findings" in proc.stdout
+
+
+def test_config_from_nearest_pyproject_and_cli_precedence(tmp_path: Path) -> None:
+    write(tmp_path, "pyproject.toml", '[tool.torch2ms]\nignore = ["TMS101"]\nexclude = ["skipped"]\n')
+    write(tmp_path, "src/m.py", TORCH_CODE)
+    write(tmp_path, "src/skipped/n.py", TORCH_CODE)
+    from_config = run_cli("scan", "src", cwd=tmp_path)
+    assert [line.split()[1] for line in from_config.stdout.splitlines()] == ["TMS103"]
+    # A CLI flag overrides the file's setting.
+    overridden = run_cli("scan", "src", "--ignore", "TMS103", cwd=tmp_path)
+    assert [line.split()[1] for line in overridden.stdout.splitlines()] == ["TMS101"]
+    assert "skipped" not in overridden.stdout
+
+
+def test_target_version_from_config_and_flag(tmp_path: Path) -> None:
+    write(tmp_path, "pyproject.toml", '[tool.torch2ms]\ntarget-version = "2.2"\n')
+    write(tmp_path, "m.py", "import torch\nx = torch.cat([a, b], dim=0)\n")
+    old = run_cli("scan", "m.py", cwd=tmp_path)
+    assert "TMS102 torch.cat -> mindspore.ops.cat" in old.stdout and "'dim' is 'axis'" in old.stdout
+    new = run_cli("scan", "m.py", "--target-version", "2.10", cwd=tmp_path)
+    assert "TMS101 torch.cat -> mindspore.mint.cat" in new.stdout
+
+
+def test_bad_config_is_a_clear_error(tmp_path: Path) -> None:
+    write(tmp_path, "pyproject.toml", '[tool.torch2ms]\nselct = ["TMS1"]\n')
+    write(tmp_path, "m.py", TORCH_CODE)
+    proc = run_cli("scan", "m.py", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "pyproject.toml" in proc.stderr and "selct" in proc.stderr
+
+
+def test_default_excludes_skip_virtualenvs_and_git(tmp_path: Path) -> None:
+    write(tmp_path, "m.py", TORCH_CODE)
+    for folder in (".venv/lib", ".git", "build", "node_modules/x"):
+        write(tmp_path, f"{folder}/hidden.py", TORCH_CODE)
+    proc = run_cli("scan", ".", "--isolated", cwd=tmp_path)
+    assert "hidden.py" not in proc.stdout and "m.py" in proc.stdout
+
+
+def test_jobs_give_the_same_output(tmp_path: Path, example_project: Path) -> None:
+    single = run_cli("scan", str(example_project), "--isolated", "--jobs", "1", cwd=tmp_path)
+    parallel = run_cli("scan", str(example_project), "--isolated", "--jobs", "2", cwd=tmp_path)
+    assert single.stdout == parallel.stdout and single.stdout
+
+
+def test_example_project_reports_each_kind_of_finding(example_project: Path) -> None:
+    proc = run_cli("scan", str(example_project), "--isolated", "--format", "json")
+    doc = json.loads(proc.stdout)
+    codes = set(doc["summary"]["by_code"])
+    assert {"TMS101", "TMS102", "TMS103", "TMS201", "TMS202"} <= codes
+    apis = set(doc["summary"]["by_api"])
+    assert {"torch.nn.functional.interpolate", "torch.histc", "torch.masked_select",
+            "torch.optim.SGD", "torch.optim.lr_scheduler.StepLR", "torch.Tensor.backward"} <= apis
