@@ -15,6 +15,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from .cache import Cache, content_digest
 from .config import Config
 from .engine import file_error, scan_source
 from .mappings import load_table
@@ -50,10 +51,10 @@ def decode(data: bytes, path: str) -> tuple[str | None, FileResult | None]:
     return text, None
 
 
-def read_source(path: str) -> tuple[str | None, FileResult | None]:
+def read_bytes(path: str) -> tuple[bytes | None, FileResult | None]:
     try:
         with open(path, "rb") as handle:
-            data = handle.read()
+            return handle.read(), None
     except IsADirectoryError:
         return None, file_error(path, "TMS903", "is a directory")
     except FileNotFoundError:
@@ -62,15 +63,27 @@ def read_source(path: str) -> tuple[str | None, FileResult | None]:
         return None, file_error(path, "TMS903", "permission denied")
     except OSError as exc:
         return None, file_error(path, "TMS903", f"cannot read: {exc.strerror or exc}")
+
+
+def read_source(path: str) -> tuple[str | None, FileResult | None]:
+    data, error = read_bytes(path)
+    if data is None:
+        return None, error
     return decode(data, path)
 
 
-def scan_file(path: str, config: Config) -> FileResult:
-    text, error = read_source(path)
-    if error is not None:
-        return error
-    assert text is not None
-    return scan_source(text, path, config, load_table())
+def scan_file(path: str, config: Config, known_digest: str | None = None) -> tuple[str | None, FileResult | None]:
+    """(content digest, result); the result is None when the digest equals `known_digest`."""
+    data, error = read_bytes(path)
+    if data is None:
+        return None, error
+    digest = content_digest(data)
+    if digest == known_digest:
+        return digest, None
+    text, error = decode(data, path)
+    if text is None:
+        return digest, error
+    return digest, scan_source(text, path, config, load_table())
 
 
 def _excluded(name: str, patterns: tuple[str, ...]) -> bool:
@@ -131,38 +144,61 @@ def _walk(root: Path, patterns: tuple[str, ...], seen: set[tuple[int, int]]) -> 
             yield Source(entry.path, file_error(entry.path, "TMS903", "broken symlink or symlink loop"))
 
 
-def _scan_batch(batch: list[str], config: Config) -> list[FileResult]:
-    return [scan_file(path, config) for path in batch]
+def _scan_batch(batch: list[tuple[str, str | None]], config: Config) -> list[tuple[str | None, FileResult | None]]:
+    return [scan_file(path, config, known) for path, known in batch]
 
 
 def scan_paths(paths: Iterable[str], config: Config | None = None, jobs: int = 1,
-               on_result: Callable[[FileResult], None] | None = None) -> list[FileResult]:
+               on_result: Callable[[FileResult], None] | None = None,
+               cache: Cache | None = None) -> list[FileResult]:
     """Scan files and folders; results in a stable order (the walk's), whatever `jobs` is."""
     config = config or Config()
     sources = list(iter_sources(paths, config))
     results: list[FileResult | None] = [s.error for s in sources]
-    todo = [i for i, s in enumerate(sources) if s.error is None]
-    load_table()  # fail early, in this process, on a broken table
+    load_table()  # fail early, in this process, on a broken table; forked workers inherit it
+    todo: list[int] = []
+    for index, source in enumerate(sources):
+        if source.error is not None:
+            continue
+        cached = cache.lookup(source.path) if cache is not None else None
+        if cached is not None:
+            results[index] = cached
+            if on_result is not None:
+                on_result(cached)
+        else:
+            todo.append(index)
 
-    def done(index: int, result: FileResult) -> None:
+    def done(index: int, digest: str | None, result: FileResult | None) -> None:
+        path = sources[index].path
+        if result is None:  # unchanged content, touched file
+            assert cache is not None and digest is not None
+            result = cache.lookup_content(path, digest)
+            if result is None:  # the entry vanished meanwhile: scan here
+                digest, result = scan_file(path, config)
+                assert result is not None
+        elif cache is not None and digest is not None:
+            cache.store(path, digest, result)
         results[index] = result
         if on_result is not None:
             on_result(result)
 
+    def known(index: int) -> str | None:
+        return cache.known_digest(sources[index].path) if cache is not None else None
+
     if jobs <= 1 or len(todo) < 2 * jobs:
         for index in todo:
-            done(index, scan_file(sources[index].path, config))
+            done(index, *scan_file(sources[index].path, config, known(index)))
     else:
         size = max(1, min(64, len(todo) // (jobs * 8)))
         batches = [todo[i:i + size] for i in range(0, len(todo), size)]
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(_scan_batch, [sources[i].path for i in batch], config) for batch in batches]
+            futures = [pool.submit(_scan_batch, [(sources[i].path, known(i)) for i in batch], config)
+                       for batch in batches]
             for batch, future in zip(batches, futures):
-                for index, result in zip(batch, future.result()):
-                    done(index, result)
-    for source in sources:
-        if source.error is not None and on_result is not None:
-            on_result(source.error)
+                for index, (digest, result) in zip(batch, future.result()):
+                    done(index, digest, result)
+    if cache is not None:
+        cache.save()
     return [r for r in results if r is not None]
 
 

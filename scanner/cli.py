@@ -16,6 +16,7 @@ from typing import Any
 
 from . import __version__
 from .api import default_jobs, scan_paths
+from .cache import CACHE_DIR_NAME, Cache
 from .config import Config, ConfigError, find_pyproject, load_config
 from .mappings import MappingError, load_table, parse_version
 from .model import FileResult
@@ -62,8 +63,52 @@ def build_parser() -> argparse.ArgumentParser:
     scan.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
                       help="worker processes (default: all cores)")
     scan.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    scan.add_argument("--no-cache", action="store_true", help="do not read or write the results cache")
+    scan.add_argument("--cache-dir", metavar="DIR",
+                      help="where to keep the cache (default: .torch2ms_cache beside the pyproject.toml, "
+                           "else in the working directory)")
     scan.add_argument("--date", metavar="TEXT", help="fixed date for the HTML report (reproducible output)")
+    scan.add_argument("--fix", action="store_true",
+                      help="apply the safe rewrites in place, then report the findings that remain")
+    scan.add_argument("--diff", action="store_true",
+                      help="print the rewrites --fix would make as a unified diff; write nothing")
+    scan.add_argument("--unsafe-fixes", action="store_true",
+                      help="with --fix/--diff, also apply unsafe rewrites (nn.Module -> nn.Cell, device moves)")
+
+    maps = sub.add_parser("mappings", help="check the mapping tables or show their coverage")
+    maps_sub = maps.add_subparsers(dest="mappings_command", metavar="ACTION")
+    maps_sub.add_parser("check", help="validate the tables and resolve every API in the installed torch/MindSpore")
+    maps_stats = maps_sub.add_parser("stats", help="coverage of torch's public API and counts per category")
+    maps_stats.add_argument("--json", action="store_true", help="print the figures as JSON")
+    maps_stats.add_argument("--show-missing", action="store_true", help="list the public names not classified")
+
+    lsp = sub.add_parser("lsp", help="run the language server (LSP over stdio)")
+    lsp.add_argument("--tcp", metavar="HOST:PORT", type=_host_port,
+                     help="listen on HOST:PORT instead of stdio (for debugging)")
+    lsp.add_argument("--stdio", action="store_true", help="use stdio (the default; accepted for editors that pass it)")
+
+    from .verify.command import add_arguments as add_verify_arguments  # no torch/MindSpore import
+
+    add_verify_arguments(sub.add_parser(
+        "verify", help="run mapping examples (or the torch call at FILE:LINE) in real torch and MindSpore"))
     return parser
+
+
+def _host_port(text: str) -> str:
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {text!r}")
+    return text
+
+
+def run_lsp(args: argparse.Namespace) -> int:
+    try:
+        from .lsp.server import main as lsp_main
+    except ImportError as exc:
+        print(f"torch2ms: error: the language server needs the lsp extra (pip install 'torch2ms[lsp]'): {exc}",
+              file=sys.stderr)
+        return EXIT_ERROR
+    return lsp_main(tcp=args.tcp)
 
 
 def _config(args: argparse.Namespace) -> Config:
@@ -105,7 +150,7 @@ def _render(fmt: str, results: list[FileResult], config: Config, args: argparse.
     if fmt == "json":
         from .report import json as json_report
 
-        return json_report.render(results, config.target_version)
+        return json_report.render(results, config.target_version, paths=args.paths, date=args.date)
     if fmt == "sarif":
         from .report import sarif
 
@@ -126,12 +171,53 @@ def _write(path: str, content: str) -> None:
     os.replace(tmp, path)
 
 
+def _cache_dir(args: argparse.Namespace, config: Config) -> Path:
+    if args.cache_dir:
+        return Path(args.cache_dir)
+    base = Path(config.source).parent if config.source else Path.cwd()
+    return base / CACHE_DIR_NAME
+
+
+def _run_fix(args: argparse.Namespace, config: Config) -> int:
+    """`scan --fix` / `scan --diff`: rewrite, then report what remains (exit code as scan)."""
+    from .fix import fix_paths
+
+    jobs = args.jobs if args.jobs and args.jobs > 0 else default_jobs()
+    fixed = fix_paths(args.paths, config, unsafe=args.unsafe_fixes, write=not args.diff, jobs=jobs)
+    errors = [f.error for f in fixed if f.error]
+    for error in errors:
+        print(f"torch2ms: error: {error}", file=sys.stderr)
+    if args.diff:
+        sys.stdout.write("".join(f.diff for f in fixed))
+        changed = sum(1 for f in fixed if f.diff)
+        print(f"{changed} file(s) would be changed", file=sys.stderr)
+        if any(not os.path.lexists(p) for p in args.paths):
+            return EXIT_ERROR
+        return EXIT_FINDINGS if (changed or errors) and not args.exit_zero else EXIT_CLEAN
+    results = sorted((f.result for f in fixed), key=lambda r: r.path)
+    output = _render(args.format, results, config, args)
+    if args.output:
+        _write(args.output, output)
+    else:
+        sys.stdout.write(output)
+    applied = sum(f.applied for f in fixed if f.changed)
+    files = sum(1 for f in fixed if f.changed)
+    print(f"fixed {applied} finding(s) in {files} file(s)", file=sys.stderr)
+    if any(not os.path.lexists(p) for p in args.paths):
+        return EXIT_ERROR
+    findings = any(r.diagnostics for r in results) or bool(errors)
+    return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
+
+
 def run_scan(args: argparse.Namespace) -> int:
     config = _config(args)
     load_table()
+    if args.fix or args.diff:
+        return _run_fix(args, config)
     jobs = args.jobs if args.jobs and args.jobs > 0 else default_jobs()
     progress = _Progress(not args.no_progress and sys.stderr.isatty())
-    results = scan_paths(args.paths, config, jobs=jobs, on_result=progress.update)
+    cache = None if args.no_cache else Cache(_cache_dir(args, config), config, load_table())
+    results = scan_paths(args.paths, config, jobs=jobs, on_result=progress.update, cache=cache)
     progress.close()
     results.sort(key=lambda r: r.path)
     output = _render(args.format, results, config, args)
@@ -153,10 +239,27 @@ def run_scan(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
 
 
+def run_mappings(args: argparse.Namespace) -> int:
+    from . import mapping_tools  # imports torch/MindSpore lazily, only for this command
+
+    if args.mappings_command == "check":
+        return mapping_tools.run_check(sys.stdout)
+    if args.mappings_command == "stats":
+        return mapping_tools.run_stats(sys.stdout, as_json=args.json, show_missing=args.show_missing)
+    print("torch2ms mappings: choose an action: check or stats", file=sys.stderr)
+    return EXIT_ERROR
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    from .verify.command import main_safe  # torch/MindSpore are imported only in its worker processes
+
+    return main_safe(args)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    handlers: dict[str, Any] = {"scan": run_scan}
+    handlers: dict[str, Any] = {"scan": run_scan, "mappings": run_mappings, "lsp": run_lsp, "verify": run_verify}
     handler = handlers.get(args.command)
     if handler is None:
         parser.print_help(sys.stderr)

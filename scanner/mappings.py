@@ -7,7 +7,12 @@ names the file, the line and the key. The result is a read-only `MappingTable`.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
+import os
+import pickle
+import sys
+import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import resources
@@ -18,6 +23,7 @@ import jsonschema
 import yaml
 
 from .model import Category, DynamicShape, Example, MappingEntry, ParamFact, Target
+from .model import __file__ as model_file
 
 _BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -230,6 +236,7 @@ class MappingTable:
     meta: Meta
     inventory: Inventory
     files: tuple[str, ...]
+    digest: str = ""  # of the table's source texts, for caches
 
     def lookup(self, api: str) -> MappingEntry | None:
         return self.entries.get(api)
@@ -337,6 +344,8 @@ def build_table(files: list[tuple[str, str]], meta_text: str, inventory_text: st
         meta=_meta(meta_text, "meta.yaml"),
         inventory=_inventory(inventory_text),
         files=tuple(name for name, _ in files),
+        digest=hashlib.blake2b("\0".join([meta_text, inventory_text] + [n + "\0" + t for n, t in files]).encode(),
+                               digest_size=12).hexdigest(),
     )
 
 
@@ -347,7 +356,55 @@ def load_table(directory: str | None = None) -> MappingTable:
     meta_text = root.joinpath("meta.yaml").read_text(encoding="utf-8")
     inventory_text = root.joinpath("inventory.json").read_text(encoding="utf-8")
     files = table_files(Path(directory) if directory else None)
-    return build_table(files, meta_text, inventory_text)
+    key = _compiled_key(files, meta_text, inventory_text)
+    table = _read_compiled(key)
+    if table is None:
+        table = build_table(files, meta_text, inventory_text)
+        _write_compiled(key, table)
+    return table
+
+
+# Validating ~2,000 entries costs about a second; a compiled copy of a validated
+# table, keyed by the table texts and by this loader's own code, loads in milliseconds.
+_COMPILED_FORMAT = 1
+
+
+def _compiled_dir() -> Path:
+    base = os.environ.get("TORCH2MS_CACHE_DIR") or os.environ.get("XDG_CACHE_HOME") \
+        or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "torch2ms"
+
+
+def _compiled_key(files: list[tuple[str, str]], meta_text: str, inventory_text: str) -> str:
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(f"{_COMPILED_FORMAT}|{sys.version_info[:2]}".encode())
+    for module in (__file__, model_file):
+        digest.update(Path(module).read_bytes())
+    for text in [meta_text, inventory_text] + [f"{name}\0{text}" for name, text in files]:
+        digest.update(text.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _read_compiled(key: str) -> MappingTable | None:
+    try:
+        with open(_compiled_dir() / f"table-{key}.pickle", "rb") as handle:
+            table = pickle.load(handle)
+    except Exception:  # absent, unreadable or stale: rebuild
+        return None
+    return table if isinstance(table, MappingTable) else None
+
+
+def _write_compiled(key: str, table: MappingTable) -> None:
+    folder = _compiled_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".table-", suffix=".tmp")
+        with os.fdopen(fd, "wb") as handle:
+            pickle.dump(table, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, folder / f"table-{key}.pickle")
+    except OSError:
+        pass  # no writable cache folder: validate on every start
 
 
 _DOC_ROOT = "https://www.mindspore.cn/docs/en/master/api_python/"

@@ -1,0 +1,130 @@
+"""Scan throughput on a real corpus: torch's own installed Python sources.
+
+Prints, measured in one run over the same files:
+  - ast.parse and libcst.parse_module throughput (the floor and the yardstick),
+  - torch2ms cold scan, one process and --jobs N (the CLI, end to end),
+  - torch2ms warm scan (unchanged files, results cache) and a one-file change,
+  - peak RSS of each CLI run,
+and the ratios torch2ms / libcst parse and torch2ms / ast parse.
+
+Usage: python benchmarks/scan_throughput.py [--corpus DIR] [--limit N] [--jobs N]
+(needs torch installed for the default corpus, and libcst for the yardstick).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+
+def corpus_files(root: Path, limit: int | None) -> list[Path]:
+    files = sorted(p for p in root.rglob("*.py") if p.is_file())
+    return files[:limit] if limit else files
+
+
+def read_all(files: list[Path]) -> list[str]:
+    texts = []
+    for path in files:
+        try:
+            texts.append(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, OSError):
+            texts.append("")
+    return texts
+
+
+def rate(lines: int, seconds: float) -> str:
+    return f"{lines / seconds:>10,.0f} lines/s  ({seconds:6.2f} s)"
+
+
+def time_parse(texts: list[str], parse) -> float:
+    start = time.perf_counter()
+    for text in texts:
+        try:
+            parse(text)
+        except Exception:
+            pass
+    return time.perf_counter() - start
+
+
+def run_cli(args: list[str], cwd: Path) -> tuple[float, int]:
+    """Wall time and peak RSS (MB) of one CLI run (children of this process)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "torch2ms", *args], cwd=cwd,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    elapsed = time.perf_counter() - start
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"torch2ms failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return elapsed, max(peak, before) // 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus", type=Path, help="folder of Python files (default: installed torch)")
+    parser.add_argument("--limit", type=int, help="only the first N files")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    args = parser.parse_args()
+    if args.corpus is None:
+        import torch
+
+        args.corpus = Path(torch.__file__).parent
+    files = corpus_files(args.corpus, args.limit)
+    texts = read_all(files)
+    lines = sum(t.count("\n") for t in texts)
+    print(f"corpus: {len(files)} files, {lines:,} lines ({args.corpus.name}), {os.cpu_count()} cores")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        corpus = work / "corpus"
+        # A private copy, so that the one-file-change step can edit a file.
+        for path in files:
+            target = corpus / path.relative_to(args.corpus)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+        cache = work / "cache"
+        base = ["scan", str(corpus), "--isolated", "--exit-zero", "--no-progress", "--format", "json"]
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast_time = time_parse(texts, ast.parse)
+        print(f"ast.parse                    {rate(lines, ast_time)}")
+        try:
+            import libcst
+
+            cst_time = time_parse(texts, libcst.parse_module)
+            print(f"libcst.parse_module          {rate(lines, cst_time)}")
+        except ImportError:
+            cst_time = None
+            print("libcst.parse_module          (libcst not installed)")
+
+        one, one_rss = run_cli(base + ["--jobs", "1", "--no-cache"], work)
+        print(f"torch2ms cold, 1 process     {rate(lines, one)}  peak RSS {one_rss} MB")
+        many, many_rss = run_cli(base + ["--jobs", str(args.jobs), "--no-cache"], work)
+        print(f"torch2ms cold, --jobs {args.jobs:<2}     {rate(lines, many)}  peak RSS {many_rss} MB (parent)")
+        fill, _ = run_cli(base + ["--jobs", str(args.jobs), "--cache-dir", str(cache)], work)
+        warm, warm_rss = run_cli(base + ["--cache-dir", str(cache)], work)
+        print(f"torch2ms warm (cache)        {warm:6.2f} s for the whole corpus  peak RSS {warm_rss} MB")
+        victim = next(p for p in sorted(corpus.rglob("*.py")) if p.stat().st_size > 1000)
+        victim.write_text(victim.read_text(encoding="utf-8") + "\n# changed\n", encoding="utf-8")
+        changed, _ = run_cli(base + ["--cache-dir", str(cache)], work)
+        print(f"torch2ms one file changed    {changed:6.2f} s")
+
+        print()
+        if cst_time:
+            print(f"ratio torch2ms 1 process / libcst parse: {cst_time / one:.2f}  (target >= 0.45)")
+        print(f"ratio torch2ms 1 process / ast parse:    {ast_time / one:.2f}")
+        print(f"speed-up with --jobs {args.jobs}: {one / many:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

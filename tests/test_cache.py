@@ -1,0 +1,98 @@
+"""The results cache: same results with and without it and for any --jobs; tolerant; incremental."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from torch2ms.api import scan_paths
+from torch2ms.cache import Cache
+from torch2ms.config import Config
+from torch2ms.mappings import load_table
+
+from conftest import run_cli
+
+SOURCES = {
+    f"pkg/m{i}.py": f"import torch\nimport torch.nn as nn\nx{i} = torch.zeros({i})\nl = nn.Linear({i}, 2)\n"
+    for i in range(12)
+}
+SOURCES["pkg/broken.py"] = "import torch\ndef f(:\n"
+
+
+def make_project(root: Path) -> Path:
+    for name, text in SOURCES.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root / "pkg"
+
+
+def as_tuples(results):
+    return [(r.path, r.lines, r.diagnostics) for r in results]
+
+
+def test_cache_and_jobs_do_not_change_results(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    config = Config()
+    plain = scan_paths([str(project)], config)
+    cold = scan_paths([str(project)], config, cache=Cache(tmp_path / "c", config, load_table()))
+    warm_cache = Cache(tmp_path / "c", config, load_table())
+    warm = scan_paths([str(project)], config, cache=warm_cache)
+    parallel = scan_paths([str(project)], config, jobs=2)
+    parallel_cached = scan_paths([str(project)], config, jobs=2, cache=Cache(tmp_path / "c2", config, load_table()))
+    assert as_tuples(plain) == as_tuples(cold) == as_tuples(warm) == as_tuples(parallel) == as_tuples(parallel_cached)
+    assert warm_cache.hits == len(SOURCES) and warm_cache.misses == 0
+
+
+def test_one_changed_file_is_rescanned_alone(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    config = Config()
+    scan_paths([str(project)], config, cache=Cache(tmp_path / "c", config, load_table()))
+    changed = project / "m3.py"
+    changed.write_text(changed.read_text() + "y = torch.ones(1)\n")
+    cache = Cache(tmp_path / "c", config, load_table())
+    results = scan_paths([str(project)], config, cache=cache)
+    assert cache.misses == 1 and cache.hits == len(SOURCES) - 1
+    m3 = next(r for r in results if r.path.endswith("m3.py"))
+    assert [d.torch_api for d in m3.diagnostics][-1] == "torch.ones"
+
+
+def test_touched_but_unchanged_file_hits_by_content(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    config = Config()
+    scan_paths([str(project)], config, cache=Cache(tmp_path / "c", config, load_table()))
+    target = project / "m5.py"
+    stat = target.stat()
+    os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10_000_000_000))
+    cache = Cache(tmp_path / "c", config, load_table())
+    scan_paths([str(project)], config, cache=cache)
+    assert cache.misses == 0 and cache.hits == len(SOURCES)
+
+
+def test_configuration_is_part_of_the_key(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    scan_paths([str(project)], Config(), cache=Cache(tmp_path / "c", Config(), load_table()))
+    other = Config(ignore=("TMS101",))
+    cache = Cache(tmp_path / "c", other, load_table())
+    results = scan_paths([str(project)], other, cache=cache)
+    assert cache.hits == 0
+    assert all(d.code != "TMS101" for r in results for d in r.diagnostics)
+
+
+def test_corrupt_cache_is_ignored_and_rebuilt(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    first = run_cli("scan", str(project), "--isolated", "--cache-dir", str(tmp_path / "c"), cwd=tmp_path)
+    (index,) = [p for p in (tmp_path / "c").iterdir() if p.suffix == ".pickle"]
+    index.write_bytes(b"\x80\x04garbage that is not a pickle")
+    again = run_cli("scan", str(project), "--isolated", "--cache-dir", str(tmp_path / "c"), cwd=tmp_path)
+    assert again.returncode == first.returncode == 1
+    assert again.stdout == first.stdout and "TMS901" in again.stdout
+    assert index.read_bytes()[:20] != b"\x80\x04garbage that is "
+
+
+def test_no_cache_writes_nothing(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    run_cli("scan", str(project), "--isolated", "--no-cache", cwd=tmp_path)
+    assert not (tmp_path / ".torch2ms_cache").exists()
+    run_cli("scan", str(project), "--isolated", cwd=tmp_path)
+    assert (tmp_path / ".torch2ms_cache").is_dir()
