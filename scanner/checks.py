@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import dynamic_shape
 from .codes import CODES
 from .mappings import MappingTable, doc_url
 from .model import ApiCall, Arg, Category, Confidence, Diagnostic, MappingEntry, ParamFact, Target
@@ -70,21 +71,11 @@ def _message(call: ApiCall, entry: MappingEntry, category: Category, target: Tar
     return text
 
 
-def _dynamic_reason(call: ApiCall, entry: MappingEntry) -> str | None:
-    """Why this call makes a dynamic shape, or None when it does not."""
-    dyn = entry.dynamic_shape
-    if dyn is None:
-        return None
-    if dyn.always:
-        return "its output shape depends on the input's values"
-    arg = _arg_for(call, dyn.arg, dyn.position)
-    if arg is None or arg.is_const:
-        return None
-    return f"'{dyn.arg}' is not a constant, so the output shape can change from call to call"
-
-
-def check_call(call: ApiCall, table: MappingTable, version: tuple[int, ...]) -> Diagnostic:
+def check_call(call: ApiCall, table: MappingTable, version: tuple[int, ...],
+               network: bool | None = None) -> Diagnostic:
+    """`network`: whether the call is in the network graph (default: the resolver's `in_network`)."""
     entry = table.lookup(call.api)
+    in_network = call.in_network if network is None else network
     if call.confidence is Confidence.LOW:
         info = CODES["TMS105"]
         target = entry.target_for(version) if entry else None
@@ -97,6 +88,9 @@ def check_call(call: ApiCall, table: MappingTable, version: tuple[int, ...]) -> 
             doc_url=doc_url(entry, target) or info.doc_url, confidence=Confidence.LOW,
         )
     if entry is None:
+        dynamic = dynamic_shape.check_call(call, None, None, in_network)  # e.g. an unmapped argwhere
+        if dynamic is not None:
+            return dynamic
         info = CODES["TMS104"]
         return Diagnostic(
             code=info.code, severity=info.severity, category=info.category, span=call.span,
@@ -105,16 +99,10 @@ def check_call(call: ApiCall, table: MappingTable, version: tuple[int, ...]) -> 
         )
     category = entry.category_for(version)
     target = entry.target_for(version)
-    reason = _dynamic_reason(call, entry) if category is not Category.MISSING else None
-    if reason is not None:
-        info = CODES["TMS201" if entry.dynamic_shape and entry.dynamic_shape.always else "TMS202"]
-        where = f" ({target.api} in MindSpore)" if target else ""
-        return Diagnostic(
-            code=info.code, severity=info.severity, category=info.category, span=call.span,
-            message=f"dynamic shape: {call.api}{where}: {reason}",
-            torch_api=call.api, mindspore_api=target.api if target else None,
-            doc_url=info.doc_url,
-        )
+    if category is not Category.MISSING:  # dynamic-shape rules: scanner/dynamic_shape.py
+        dynamic = dynamic_shape.check_call(call, entry, target, in_network)
+        if dynamic is not None:
+            return dynamic
     code = _CODE_BY_CATEGORY[category]
     if category is Category.EQUIVALENT and target is not None and relevant_params(call, target):
         code = "TMS102"

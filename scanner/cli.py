@@ -200,6 +200,8 @@ def _run_fix(args: argparse.Namespace, config: Config) -> int:
         _write(args.output, output)
     else:
         sys.stdout.write(output)
+    if args.html:
+        _write(args.html, _render("html", results, config, args))
     applied = sum(f.applied for f in fixed if f.changed)
     files = sum(1 for f in fixed if f.changed)
     print(f"fixed {applied} finding(s) in {files} file(s)", file=sys.stderr)

@@ -17,6 +17,17 @@ from .model import Category, Severity
 MAPPING_TABLE_URL = "https://www.mindspore.cn/docs/en/master/note/api_mapping/pytorch_api_mapping.html"
 DYNAMIC_SHAPE_URL = "https://www.mindspore.cn/docs/en/r2.5.0/migration_guide/dynamic_shape.html"
 MIGRATION_GUIDE_URL = "https://www.mindspore.cn/docs/en/master/migration_guide/overview.html"
+_MS_DOCS = "https://www.mindspore.cn/docs/en/r2.5.0/"
+GRADIENT_URL = _MS_DOCS + "migration_guide/model_development/gradient.html"
+SPARSE_URL = _MS_DOCS + "api_python/mindspore/mindspore.COOTensor.html"
+CELLLIST_URL = _MS_DOCS + "api_python/nn/mindspore.nn.CellList.html"
+CELL_URL = _MS_DOCS + "migration_guide/model_development/model_and_cell.html"
+DEVICE_URL = _MS_DOCS + "api_python/mindspore/mindspore.set_device.html"
+PARALLEL_URL = _MS_DOCS + "model_train/parallel/data_parallel.html"
+AMP_URL = _MS_DOCS + "api_python/mindspore.amp.html"
+DATASET_URL = _MS_DOCS + "migration_guide/model_development/dataset.html"
+TRAINING_URL = _MS_DOCS + "migration_guide/model_development/training_and_evaluation.html"
+LR_URL = _MS_DOCS + "migration_guide/model_development/learning_rate_and_optimizer.html"
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +55,65 @@ _ROWS = (
      "The op's output shape depends on tensor values.", DYNAMIC_SHAPE_URL),
     ("TMS202", "dynamic-shape-argument", Severity.WARNING, Category.DYNAMIC_SHAPE,
      "The op makes a dynamic shape because an argument is not a constant.", DYNAMIC_SHAPE_URL),
+    # TMS20x: network code (forward and what it calls); TMS25x: the same risk in data processing
+    # (last digit matches: 251 <-> 201). See scanner/dynamic_shape.py and docs/dynamic-shapes.md.
+    ("TMS203", "boolean-mask-index", Severity.WARNING, Category.DYNAMIC_SHAPE,
+     "Indexing with a boolean tensor (x[mask]) keeps a data-dependent number of elements.", DYNAMIC_SHAPE_URL),
+    ("TMS204", "data-dependent-slice", Severity.WARNING, Category.DYNAMIC_SHAPE,
+     "A slice or narrow whose bounds are read from tensor values.", DYNAMIC_SHAPE_URL),
+    ("TMS205", "data-dependent-control-flow", Severity.WARNING, Category.DYNAMIC_SHAPE,
+     "An if/while (or loop count) in network code that depends on tensor values.", DYNAMIC_SHAPE_URL),
+    ("TMS206", "host-sync-in-network", Severity.WARNING, Category.DYNAMIC_SHAPE,
+     ".item(), .tolist(), .numpy() or int()/float()/bool() of a tensor in network code.", DYNAMIC_SHAPE_URL),
+    ("TMS251", "dynamic-shape-op-in-data", Severity.INFO, Category.DYNAMIC_SHAPE,
+     "TMS201 outside the network: a value-dependent output size in data processing.", DYNAMIC_SHAPE_URL),
+    ("TMS252", "dynamic-shape-argument-in-data", Severity.INFO, Category.DYNAMIC_SHAPE,
+     "TMS202 outside the network: an argument read from tensor values sets an output size.", DYNAMIC_SHAPE_URL),
+    ("TMS253", "boolean-mask-index-in-data", Severity.INFO, Category.DYNAMIC_SHAPE,
+     "TMS203 outside the network: boolean-mask indexing in data processing.", DYNAMIC_SHAPE_URL),
+    ("TMS254", "data-dependent-slice-in-data", Severity.INFO, Category.DYNAMIC_SHAPE,
+     "TMS204 outside the network: a slice with bounds read from tensor values.", DYNAMIC_SHAPE_URL),
+    # TMS3xx: migration readiness; the tens digit is the kind (torch2ms.readiness.KIND_OF_CODE).
+    ("TMS301", "second-order-gradient", Severity.WARNING, Category.READINESS,
+     "Gradients of gradients (create_graph=True, hessian): check each op on the network path supports them.", GRADIENT_URL),
+    ("TMS311", "sparse-tensor", Severity.WARNING, Category.READINESS,
+     "Sparse tensors or sparse gradients: MindSpore's COO/CSR tensors support a limited set of ops.", SPARSE_URL),
+    ("TMS321", "plain-layer-container", Severity.WARNING, Category.READINESS,
+     "Layers kept in a plain list, tuple or dict on self: MindSpore needs CellList / SequentialCell / CellDict.", CELLLIST_URL),
+    ("TMS322", "plain-parameter-container", Severity.WARNING, Category.READINESS,
+     "Parameters kept in a plain list or tuple on self: MindSpore groups them in a ParameterTuple.", CELLLIST_URL),
+    ("TMS331", "module-subclass", Severity.INFO, Category.READINESS,
+     "An nn.Module subclass: it becomes a mindspore.nn.Cell and forward becomes construct.", CELL_URL),
+    ("TMS332", "module-buffer", Severity.INFO, Category.READINESS,
+     "register_buffer: MindSpore keeps such state as a Parameter with requires_grad=False.", CELL_URL),
+    ("TMS333", "module-hook", Severity.WARNING, Category.READINESS,
+     "A module hook: MindSpore Cell hooks run in PyNative mode only.", CELL_URL),
+    ("TMS334", "custom-autograd-function", Severity.WARNING, Category.READINESS,
+     "A custom torch.autograd.Function: MindSpore writes custom gradients as a Cell's bprop.", GRADIENT_URL),
+    ("TMS335", "train-eval-mode", Severity.INFO, Category.READINESS,
+     "model.train() / model.eval(): MindSpore uses cell.set_train(True/False).", CELL_URL),
+    ("TMS336", "state-dict", Severity.WARNING, Category.READINESS,
+     "state_dict / load_state_dict: MindSpore uses checkpoint APIs and other parameter names.", CELL_URL),
+    ("TMS341", "device-placement", Severity.INFO, Category.READINESS,
+     "A device move or query: MindSpore selects one device for the whole program.", DEVICE_URL),
+    ("TMS342", "data-parallel-wrapper", Severity.WARNING, Category.READINESS,
+     "DataParallel / DistributedDataParallel: MindSpore sets data parallelism in the parallel context.", PARALLEL_URL),
+    ("TMS343", "mixed-precision", Severity.WARNING, Category.READINESS,
+     "autocast / GradScaler: MindSpore uses amp levels on the network and its own loss scalers.", AMP_URL),
+    ("TMS351", "data-pipeline", Severity.INFO, Category.READINESS,
+     "torch.utils.data or torchvision data processing: port it to mindspore.dataset or NumPy.", DATASET_URL),
+    ("TMS352", "torch-op-in-data-pipeline", Severity.WARNING, Category.READINESS,
+     "torch ops inside Dataset.__getitem__ or a collate function: data processing should produce NumPy.", DATASET_URL),
+    ("TMS361", "manual-training-step", Severity.WARNING, Category.READINESS,
+     "zero_grad / backward / step: MindSpore trains with a value-and-grad function and optimizer(grads).", TRAINING_URL),
+    ("TMS362", "gradient-clipping", Severity.INFO, Category.READINESS,
+     "Gradient clipping of .grad fields: in MindSpore clip the gradient tuple.", TRAINING_URL),
+    ("TMS363", "gradient-accumulation", Severity.WARNING, Category.READINESS,
+     "Gradient accumulation through repeated backward(): MindSpore gradients must be summed by hand.", TRAINING_URL),
+    ("TMS364", "lr-scheduler-step", Severity.INFO, Category.READINESS,
+     "A learning-rate scheduler stepped by hand: MindSpore passes the schedule to the optimizer.", LR_URL),
+    ("TMS365", "random-seed", Severity.INFO, Category.READINESS,
+     "torch.manual_seed: use mindspore.set_seed; distributed training needs the same seed everywhere.", TRAINING_URL),
     ("TMS901", "syntax-error", Severity.ERROR, Category.FILE_ERROR,
      "The file is not valid Python 3 and could not be analysed.", MIGRATION_GUIDE_URL),
     ("TMS902", "decode-error", Severity.ERROR, Category.FILE_ERROR,

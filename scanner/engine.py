@@ -11,12 +11,13 @@ import re
 import sys
 import warnings
 
-from . import checks
+from . import checks, dynamic_shape, readiness
 from .codes import CODES
 from .config import Config
 from .mappings import MappingTable, load_table
-from .model import ApiCall, Diagnostic, FileResult, Span
-from .resolve import Positions, resolve
+from .model import ApiCall, Category, Diagnostic, FileResult, Span
+from .resolve import Positions, resolve_with_events
+from .rewrite import attach_fixes
 
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z0-9]+(?:[,\s]+[A-Z0-9]+)*))?", re.IGNORECASE)
 _PY2_HINTS = ("Missing parentheses in call to", "leading zeros in decimal integer literals",
@@ -26,7 +27,8 @@ _PY2_HINTS = ("Missing parentheses in call to", "leading zeros in decimal intege
 def count_lines(text: str) -> int:
     if not text:
         return 0
-    return text.count("\n") + (0 if text.endswith("\n") else 1)
+    breaks = text.count("\n") + text.count("\r") - text.count("\r\n")  # \r alone ends a line too
+    return breaks + (0 if text.endswith(("\n", "\r")) else 1)
 
 
 def file_error(path: str, code: str, message: str, line: int = 1, col: int = 0, lines: int = 0) -> FileResult:
@@ -71,6 +73,10 @@ def noqa_codes(line: str) -> frozenset[str] | None:
 
 
 def suppressed(diag: Diagnostic, lines: list[str]) -> bool:
+    if diag.category is Category.FILE_ERROR:
+        # A file that could not be analysed has no findings to vouch for: a `# noqa` that
+        # happens to sit on the line of a syntax error must not hide the whole file.
+        return False
     index = diag.span.start_line - 1
     if not 0 <= index < len(lines):
         return False
@@ -80,9 +86,17 @@ def suppressed(diag: Diagnostic, lines: list[str]) -> bool:
     return not codes or any(diag.code.startswith(c) for c in codes)
 
 
-def diagnose(calls: list[ApiCall], table: MappingTable, config: Config) -> list[Diagnostic]:
+def diagnose(calls: list[ApiCall], table: MappingTable, config: Config,
+             events: list[dynamic_shape.ShapeEvent] | None = None) -> list[Diagnostic]:
     version = config.version
-    return [checks.check_call(call, table, version) for call in calls]
+    if events is None:
+        return [checks.check_call(call, table, version) for call in calls]
+    network = dynamic_shape.network_contexts(calls, events)  # forward and the functions it calls
+    out = [checks.check_call(call, table, version, dynamic_shape.in_network(call.in_network, call.context, network))
+           for call in calls]
+    out.extend(dynamic_shape.event_diagnostics(calls, events, network))
+    out.extend(dynamic_shape.extra_call_diagnostics(calls, table, version, network))
+    return out
 
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -127,8 +141,12 @@ def _analyse(text: str, path: str, config: Config, table: MappingTable | None) -
                           lines=lines_count)
     table = table or load_table()
     try:
-        calls = resolve(tree, table, Positions(text))
-        diagnostics = diagnose(calls, table, config)
+        positions = Positions(text)
+        calls, shape_events = resolve_with_events(tree, table, positions)
+        diagnostics = diagnose(calls, table, config, shape_events)
+        diagnostics = attach_fixes(diagnostics, calls, text, tree, table, config.version)
+        if readiness.wanted(config.enabled):  # migration-readiness checks (TMS3xx) over the same facts
+            diagnostics.extend(readiness.readiness_diagnostics(tree, calls, text, table, config.version, positions))
     except RecursionError:
         return file_error(path, "TMS904", "analysis error: expressions nested too deeply to analyse",
                           lines=lines_count)

@@ -64,6 +64,9 @@ def _construct_map(loader: _Loader, node: yaml.MappingNode) -> Iterator[_LineDic
     loader.flatten_mapping(node)
     for key_node, value_node in node.value:
         key = loader.construct_object(key_node, deep=True)
+        if isinstance(key, (list, dict)):  # `? [a, b]` / `? {a: 1}`: valid YAML, never a valid table key
+            raise MappingError(loader.file_name, key_node.start_mark.line + 1, "",
+                               "a key must be a plain value, not a list or a mapping")
         if key in data.key_lines:
             raise MappingError(
                 loader.file_name, key_node.start_mark.line + 1, str(key),
@@ -94,6 +97,11 @@ def load_yaml(text: str, file_name: str) -> Any:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
         raise MappingError(file_name, line, "", f"invalid YAML: {exc.problem or exc}") from None
+    except yaml.YAMLError as exc:  # e.g. ReaderError: control characters, which carries a position, not a mark
+        position = getattr(exc, "position", None)
+        line = text[:position].count("\n") + 1 if isinstance(position, int) else None
+        reason = getattr(exc, "reason", None) or str(exc).splitlines()[0]
+        raise MappingError(file_name, line, "", f"invalid YAML: {reason}") from None
     finally:
         loader.dispose()
 

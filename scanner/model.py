@@ -68,6 +68,7 @@ class Arg:
     value: Any = None  # the constant's value when is_const
     is_tensor: bool = False
     starred: bool = False  # *args or **kwargs
+    tag: str = ""  # where the value comes from, for dynamic-shape rules (dynamic_shape.STATIC/DATA/BOOL/DYN)
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ import operator
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from . import dynamic_shape as ds
 from .mappings import MappingTable
 from .model import ApiCall, Arg, Confidence, Span
 
@@ -52,8 +53,10 @@ class Val:
     name: str = ""
     value: Any = None
     cls: ClassInfo | None = None
+    tag: str = ""  # provenance for the dynamic-shape rules: ds.STATIC, ds.DATA, ds.BOOL, ds.DYN
 
 
+_NO_SPAN = Span(0, 0, 0, 0)
 V_TENSOR = Val(TENSOR)
 V_OTHER = Val(OTHER)
 V_UNKNOWN = Val(UNKNOWN)
@@ -69,6 +72,8 @@ _MODULE_SELF_METHODS = frozenset({"to", "cuda", "cpu", "train", "eval", "half", 
                                   "bfloat16", "requires_grad_", "apply", "type", "to_empty", "xpu"})
 _REGISTERS_TENSOR = frozenset({"torch.nn.Module.register_buffer", "torch.nn.Module.register_parameter"})
 _ITERABLE_OF_TENSORS = frozenset({"torch.utils.data.DataLoader"})
+# Builtins whose result is a Python number whose origin matters for dynamic shapes.
+_SCALAR_BUILTINS = frozenset({"int", "float", "bool", "complex", "len", "round", "abs", "min", "max", "range"})
 
 _SAFE_BINOPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
@@ -142,6 +147,7 @@ class Resolver:
         self.inv = table.inventory
         self.pos = positions
         self.calls: list[ApiCall] = []
+        self.events: list[ds.ShapeEvent] = []  # facts for the dynamic-shape rules
         self.scope = Scope("module", None)
         self.deferred: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, Scope, ClassInfo | None]] = []
         self.context = ""
@@ -214,7 +220,7 @@ class Resolver:
         scope: Scope | None = self.scope
         first = True
         while scope is not None:
-            if name in scope.global_names:
+            if name in scope.global_names and scope.parent is not None:  # `global x` at module level is a no-op
                 scope = scope.module()
                 first = True
                 continue
@@ -270,19 +276,14 @@ class Resolver:
     def result_of(self, api: str) -> Val:
         """What calling the torch API `api` returns."""
         entry = self.table.lookup(api)
-        if entry is not None and entry.returns:
-            if entry.returns == "tensor":
-                return V_TENSOR
-            if entry.returns == "instance":
-                return Val(INSTANCE, api)
-            return V_OTHER
-        if api in self.meta.tensor_classes:
+        is_class = api.rpartition(".")[2][:1].isupper()
+        if api in self.meta.tensor_classes or (entry is not None and entry.returns == "tensor"):
             return V_TENSOR
-        if api in self.meta.non_tensor_functions:
-            return V_OTHER
-        last = api.rpartition(".")[2]
-        if last[:1].isupper():
+        if is_class or (entry is not None and entry.returns == "instance"):
+            # Calling a class makes an instance whose methods are torch APIs too.
             return Val(INSTANCE, api)
+        if api in self.meta.non_tensor_functions or (entry is not None and entry.returns == "other"):
+            return V_OTHER
         return V_TENSOR
 
     def _instance_member(self, cls_name: str, name: str) -> str:
@@ -312,6 +313,9 @@ class Resolver:
         if kind == TENSOR:
             if name in self.inv.tensor_members:
                 result = V_OTHER if name in self.meta.non_tensor_methods else V_TENSOR
+                tag = ds.member_tag(name, recv.tag)
+                if tag:
+                    result = Val(OTHER if tag in (ds.STATIC, ds.DATA) else result.kind, tag=tag)
                 return Val(BOUND, f"torch.Tensor.{name}", result)
             return V_UNKNOWN
         if kind == INSTANCE:
@@ -372,7 +376,11 @@ class Resolver:
                 self.report(val.name, node, "attribute")
             attr = val.name.rpartition(".")[2]
             if val.name.startswith("torch.Tensor."):
-                return V_TENSOR if attr in _TENSOR_VALUED_ATTRS else V_OTHER
+                if attr in _TENSOR_VALUED_ATTRS:
+                    return V_TENSOR
+                if attr in ("shape", "ndim") and isinstance(val.value, Val):
+                    return val.value  # x.shape: static unless x's shape is itself dynamic
+                return V_OTHER
             return V_OTHER
         return val
 
@@ -396,12 +404,19 @@ class Resolver:
 
     def _combine(self, left: Val, op: ast.operator, right: Val) -> Val:
         if left.kind == TENSOR or right.kind == TENSOR:
+            if left.tag or right.tag:
+                tag = ds.combine_tensor_tags(isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)), left.tag, right.tag)
+                return Val(TENSOR, tag=tag) if tag else V_TENSOR
             return V_TENSOR
         if left.kind == CONST and right.kind == CONST:
             try:
                 return Val(CONST, value=_fold(op, left.value, right.value))
             except Exception:
                 return V_OTHER
+        if left.tag or right.tag:
+            tag = ds.combine_scalar_tags(left.tag, left.kind == CONST, right.tag, right.kind == CONST)
+            if tag:
+                return Val(OTHER, tag=tag)
         return V_UNKNOWN
 
     def _ev_binop(self, node: ast.BinOp) -> Val:
@@ -422,7 +437,13 @@ class Resolver:
         if val.kind == CONST and isinstance(node.op, ast.UAdd):
             return val
         if val.kind == TENSOR:
+            if isinstance(node.op, ast.Not):
+                return val if val.tag == ds.GUESS else Val(OTHER, tag=ds.DATA)  # `not t` reads the value
+            if val.tag == ds.DYN or (val.tag == ds.BOOL and isinstance(node.op, ast.Invert)):
+                return val
             return V_TENSOR
+        if val.tag in (ds.STATIC, ds.DATA):
+            return Val(OTHER, tag=val.tag)
         return V_UNKNOWN if val.kind == UNKNOWN else V_OTHER
 
     def _ev_compare(self, node: ast.Compare) -> Val:
@@ -430,18 +451,73 @@ class Resolver:
         if any(v.kind == TENSOR for v in vals) and not any(
             isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops
         ):
-            return V_TENSOR
+            if all(v.tag == ds.GUESS for v in vals if v.kind == TENSOR) \
+                    or any(v.kind == CONST and isinstance(v.value, str) for v in vals):
+                return Val(TENSOR, tag=ds.GUESS)  # a tensor is never compared with a string
+            return Val(TENSOR, tag=ds.BOOL)
+        if any(v.tag == ds.DATA for v in vals):
+            return Val(OTHER, tag=ds.DATA)
         return V_OTHER
 
     def _ev_boolop(self, node: ast.BoolOp) -> Val:
         vals = [self.ev(v) for v in node.values]
-        return V_TENSOR if all(v.kind == TENSOR for v in vals) else V_UNKNOWN
+        if all(v.kind == TENSOR for v in vals):
+            return V_TENSOR
+        if any((v.kind == TENSOR and v.tag != ds.GUESS) or v.tag == ds.DATA for v in vals):
+            return Val(UNKNOWN, tag=ds.DATA)  # `a and t` takes the truth value of a tensor
+        return V_UNKNOWN
+
+    def _event(self, kind: str, node: ast.AST, detail: ast.AST | str | None = None,
+               targets: tuple[str, ...] = ()) -> None:
+        if isinstance(detail, ast.AST):
+            text = ast.unparse(detail)
+            detail = text if len(text) <= 60 else text[:57] + "..."
+        self.events.append(ds.ShapeEvent(kind, self.pos.span(node), self.in_network, self.context,
+                                          detail or "", targets))
+
+    def _condition(self, test: ast.expr, kind: str = ds.CONDITION) -> None:
+        """Record a branch or loop test that reads tensor values."""
+        val = self.ev(test)
+        if (val.kind == TENSOR and val.tag != ds.GUESS) or val.tag == ds.DATA:
+            bare = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else test
+            if isinstance(bare, ast.Name) and val.kind == TENSOR and not val.tag:
+                kind = ds.WEAK_CONDITION  # `if use_cache:` on a forward parameter: often a flag
+            self._event(kind, test, test)
+
+    def _tensor_subscript(self, node: ast.Subscript, val: Val) -> Val:
+        """x[...] on a tensor: boolean masks and data-dependent slice bounds make the shape dynamic."""
+        index = node.slice
+        dynamic = val.tag == ds.DYN
+        for elt in index.elts if isinstance(index, ast.Tuple) else (index,):
+            if isinstance(elt, ast.Slice):
+                for bound in (elt.lower, elt.upper, elt.step):
+                    if bound is not None:
+                        part = self.ev(bound)
+                        if part.kind == TENSOR or part.tag == ds.DATA:
+                            self._event(ds.DATA_SLICE, node, bound)
+                            dynamic = True
+                continue
+            part = self.ev(elt)
+            if part.kind != TENSOR:
+                continue
+            if part.tag == ds.BOOL:
+                self._event(ds.BOOL_INDEX, node, elt)
+                dynamic = True
+            elif part.tag == ds.DYN:
+                dynamic = True
+            elif isinstance(elt, ast.Name) and "mask" in elt.id.lower():
+                self._event(ds.MASK_INDEX, node, elt)
+        if dynamic:
+            return Val(TENSOR, tag=ds.DYN)
+        return Val(TENSOR, tag=ds.BOOL) if val.tag == ds.BOOL else V_TENSOR
 
     def _ev_subscript(self, node: ast.Subscript) -> Val:
         val = self.ev(node.value)
-        self.ev(node.slice)
         if val.kind == TENSOR:
-            return V_TENSOR
+            return self._tensor_subscript(node, val)
+        self.ev(node.slice)
+        if val.tag in (ds.STATIC, ds.DATA):
+            return Val(OTHER, tag=val.tag)  # x.shape[0], t.tolist()[0]
         if val.kind == INSTANCE and val.name in ("torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict"):
             return Val(INSTANCE, "torch.nn.Module")
         return V_UNKNOWN
@@ -463,7 +539,7 @@ class Resolver:
         return V_OTHER
 
     def _ev_ifexp(self, node: ast.IfExp) -> Val:
-        self.ev(node.test)
+        self._condition(node.test)
         body = self.ev(node.body)
         orelse = self.ev(node.orelse)
         if body.kind == orelse.kind and body.kind in (TENSOR, OTHER):
@@ -500,6 +576,8 @@ class Resolver:
     def _element_of(self, iterable: Val) -> Val:
         if iterable.kind == TENSOR:
             return V_TENSOR
+        if iterable.tag == ds.DATA:
+            return Val(OTHER, tag=ds.DATA)
         if iterable.kind == INSTANCE and iterable.name in _ITERABLE_OF_TENSORS:
             return V_TENSOR
         return V_UNKNOWN
@@ -511,7 +589,7 @@ class Resolver:
             starred = isinstance(arg, ast.Starred)
             val = self.ev(arg)
             out.append(Arg(None, self.pos.span(arg), None, val.kind == CONST, val.value if val.kind == CONST else None,
-                           val.kind == TENSOR, starred))
+                           val.kind == TENSOR, starred, val.tag))
         for kw in node.keywords:
             val = self.ev(kw.value)
             kw_span = None
@@ -519,7 +597,7 @@ class Resolver:
                 start = self.pos.span(kw)
                 kw_span = Span(start.start_line, start.start_col, start.start_line, start.start_col + len(kw.arg))
             out.append(Arg(kw.arg, self.pos.span(kw.value), kw_span, val.kind == CONST,
-                           val.value if val.kind == CONST else None, val.kind == TENSOR, kw.arg is None))
+                           val.value if val.kind == CONST else None, val.kind == TENSOR, kw.arg is None, val.tag))
         return tuple(out)
 
     def _ev_call(self, node: ast.Call) -> Val:
@@ -537,12 +615,19 @@ class Resolver:
         kind = callee.kind
         if kind == SYMBOL:
             self.report(callee.name, node, "call", call=node, args=args)
-            return self.result_of(callee.name)
+            result = self.result_of(callee.name)
+            tag = ds.function_tag(callee.name, args) if result.kind == TENSOR else ""
+            if result.kind == TENSOR and not tag and self.table.lookup(callee.name) is None \
+                    and callee.name not in self.meta.tensor_classes:
+                tag = ds.GUESS  # not in the table: the result is only guessed to be a tensor
+            return Val(TENSOR, tag=tag) if tag else result
         if kind == BOUND:
             self.report(callee.name, node, "method", call=node, args=args)
             if callee.name in _REGISTERS_TENSOR and recv is not None and recv.cls is not None \
                     and args and args[0].is_const and isinstance(args[0].value, str):
                 recv.cls.attrs[args[0].value] = V_TENSOR  # self.register_buffer("name", t)
+            if callee.name == "torch.Tensor.repeat_interleave" and ds.function_tag(callee.name, args):
+                return Val(TENSOR, tag=ds.DYN)
             return callee.value if isinstance(callee.value, Val) else V_UNKNOWN
         if kind == INSTANCE:
             return V_TENSOR if callee.name.startswith("torch.nn.") else V_UNKNOWN
@@ -560,7 +645,41 @@ class Resolver:
             and func.attr not in self.meta.ambiguous_methods
         ):
             self.report(f"torch.Tensor.{func.attr}", node, "method", Confidence.LOW, call=node, args=args)
-        return V_UNKNOWN if kind != OTHER else V_OTHER
+        if kind == OTHER:
+            if callee is V_OTHER and isinstance(func, ast.Name) and func.id in _SCALAR_BUILTINS:
+                return self._scalar_builtin(func.id, node, args)
+            if callee.name in ("function", "method"):
+                self._call_edge(func, recv)
+            return V_OTHER
+        return V_UNKNOWN
+
+    def _scalar_builtin(self, name: str, node: ast.Call, args: tuple[Arg, ...]) -> Val:
+        """int(t), len(x), range(n), min(a, b): where the resulting Python value comes from."""
+        if name == "len":
+            if args and args[0].is_tensor:
+                return Val(OTHER, tag=ds.DATA if args[0].tag == ds.DYN else ds.STATIC)
+            return Val(OTHER, tag=args[0].tag) if args and args[0].tag in (ds.STATIC, ds.DATA) else V_OTHER
+        if any(a.is_tensor for a in args):
+            if name in ("int", "float", "bool", "complex"):
+                self._event(ds.HOST_SYNC, node, name)
+            return Val(OTHER, tag=ds.DATA)
+        if any(a.tag == ds.DATA for a in args):
+            return Val(OTHER, tag=ds.DATA)
+        if args and all(a.is_const or a.tag == ds.STATIC for a in args):
+            return Val(OTHER, tag=ds.STATIC)
+        return V_OTHER
+
+    def _call_edge(self, func: ast.expr, recv: Val | None) -> None:
+        """A call of a user function or method: an edge of the call graph (network scope)."""
+        if isinstance(func, ast.Name):
+            name = func.id
+            targets = (f"{self.context}.{name}", name) if self.context else (name,)
+        elif isinstance(func, ast.Attribute) and recv is not None and recv.cls is not None:
+            targets = (f"{recv.cls.name}.{func.attr}",)
+        else:
+            return
+        # no span: a call edge is never reported, and spans cost time on every user call
+        self.events.append(ds.ShapeEvent(ds.CALL, _NO_SPAN, self.in_network, self.context, "", targets))
 
     # ------------------------------------------------------------------ binding
     def bind(self, target: ast.expr, val: Val, value_node: ast.expr | None = None) -> None:
@@ -574,6 +693,8 @@ class Resolver:
                     self.bind(elt, self._quiet_value(sub))
                 return
             element = V_TENSOR if val.kind == TENSOR else V_UNKNOWN
+            if val.tag in (ds.STATIC, ds.DATA, ds.DYN):  # h, w = x.shape[2:]; rows, cols = t.nonzero(as_tuple=True)
+                element = Val(element.kind if element.kind == TENSOR else OTHER, tag=val.tag)
             for elt in elts:
                 self.bind(elt.value if isinstance(elt, ast.Starred) else elt,
                           V_OTHER if isinstance(elt, ast.Starred) else element)
@@ -680,6 +801,9 @@ class Resolver:
         if isinstance(node.target, ast.Name):
             old = self.lookup(node.target.id)
             self.bind_name(node.target.id, self._combine(old, node.op, val))
+        elif isinstance(node.target, ast.Subscript):  # x[mask] += 1 updates in place: the shape is kept
+            self.ev(node.target.value)
+            self.ev(node.target.slice)
         else:
             self.ev(node.target)
 
@@ -691,17 +815,20 @@ class Resolver:
             self.ev(node.value)
 
     def _st_if(self, node: ast.If) -> None:
-        self.ev(node.test)
+        self._condition(node.test)
         self.block(node.body)
         self.block(node.orelse)
 
     def _st_while(self, node: ast.While) -> None:
-        self.ev(node.test)
+        self._condition(node.test)
         self.block(node.body)
         self.block(node.orelse)
 
     def _st_for(self, node: ast.For | ast.AsyncFor) -> None:
         iterable = self.ev(node.iter)
+        if iterable.tag == ds.DATA and isinstance(node.iter, ast.Call) and isinstance(node.iter.func, ast.Name) \
+                and node.iter.func.id == "range":
+            self._event(ds.LOOP, node.iter, node.iter)  # for i in range(n) with n read from tensor values
         self.bind(node.target, self._element_of(iterable))
         self.block(node.body)
         self.block(node.orelse)
@@ -782,10 +909,14 @@ class Resolver:
                 continue
             if self._is_tensor_annotation(arg.annotation):
                 val = V_TENSOR
+            elif is_forward and isinstance(default, ast.Constant) and default.value is not None:
+                val = Val(UNKNOWN, tag=ds.STATIC)  # forward(self, x, return_attn=False): a flag, not a tensor
             elif is_forward and not (index == 1 and cls is not None and cls.torch_base == "torch.autograd.Function"):
                 val = V_TENSOR
             elif node.name == "__init__" and isinstance(default, ast.Constant):
                 val = Val(CONST, value=default.value)
+            elif node.name == "__init__":
+                val = Val(UNKNOWN, tag=ds.STATIC)  # configuration: a constant of the compiled graph
             else:
                 val = V_UNKNOWN
             self.scope.names[arg.arg] = val
@@ -833,3 +964,10 @@ def _all_args(args: ast.arguments) -> list[ast.arg]:
 
 def resolve(tree: ast.Module, table: MappingTable, positions: Positions) -> list[ApiCall]:
     return Resolver(table, positions).run(tree)
+
+
+def resolve_with_events(tree: ast.Module, table: MappingTable,
+                        positions: Positions) -> tuple[list[ApiCall], list[ds.ShapeEvent]]:
+    """The `ApiCall`s and the dynamic-shape facts (`ShapeEvent`s) of one module."""
+    resolver = Resolver(table, positions)
+    return resolver.run(tree), resolver.events

@@ -1,45 +1,352 @@
-"""The JSON report: a versioned document with the summary and every finding."""
+"""The JSON report: a versioned document with everything the HTML report shows.
+
+The document is described by ``docs/json-schema.json`` and ``docs/report.md``.
+`document()` is also the data model of the HTML report, so the two never
+disagree: the HTML page is this document plus the scanned files' source text.
+
+Schema versions: 1 had tool, summary and files; 2 (this one) adds project,
+rules, apis, directories, failures, per-file category counts, the readiness
+figure and a suggested rewrite per finding.
+"""
 
 from __future__ import annotations
 
+import functools
 import json
+import os
+from collections.abc import Iterable, Sequence
+from importlib import resources
 from typing import Any
 
 from .. import __version__
-from ..mappings import load_table
-from ..model import FileResult, ScanSummary
+from ..codes import CODES
+from ..mappings import load_table, parse_version
+from ..model import Category, Diagnostic, FileResult, ScanSummary
 from . import display_path
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+
+# Categories of a torch API use, in the order the reports show them (worst first).
+API_CATEGORIES = ("missing", "dynamic_shape", "unmapped", "diff_params", "equivalent")
+# Every category a finding can have, in display order.
+ALL_CATEGORIES = API_CATEGORIES + ("readiness", "file_error")
+
+# How much each category of API use counts towards migration readiness.
+READINESS_WEIGHTS = {"equivalent": 1.0, "diff_params": 0.5}
+READINESS_DEFINITION = (
+    "Share of torch API uses that port without open questions: a use with an equivalent "
+    "MindSpore API counts 1, a use whose MindSpore API differs in parameters counts 1/2 "
+    "(a mechanical rewrite that needs review), and a missing, unmapped or dynamic-shape use "
+    "counts 0. Files that could not be analysed are not in the figure; they are listed apart."
+)
+
+_SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
-def document(results: list[FileResult], target_version: str, root: str | None = None) -> dict[str, Any]:
-    summary = ScanSummary.of(results)
+@functools.lru_cache(maxsize=1)
+def verification_record() -> dict[str, str]:
+    """`api -> status` from ``mappings/verification.json`` when it is there, else empty.
+
+    The record is written by ``torch2ms verify``; this reader accepts a mapping
+    keyed by API (optionally under "entries" or "results") or a list of objects
+    with "api" and "status".
+    """
+    try:
+        text = resources.files("torch2ms.data").joinpath("verification.json").read_text(encoding="utf-8")
+    except (FileNotFoundError, OSError):
+        return {}
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return {}
+    if isinstance(doc, dict):
+        for key in ("entries", "results", "apis"):
+            if key in doc and isinstance(doc[key], (dict, list)):
+                doc = doc[key]
+                break
+    out: dict[str, str] = {}
+    items: Iterable[tuple[Any, Any]]
+    if isinstance(doc, dict):
+        items = doc.items()
+    elif isinstance(doc, list):
+        items = ((d.get("api"), d) for d in doc if isinstance(d, dict))
+    else:
+        return {}
+    for api, value in items:
+        if not isinstance(api, str):
+            continue
+        if isinstance(value, str):
+            out[api] = value
+        elif isinstance(value, dict) and isinstance(value.get("status"), str):
+            out[api] = value["status"]
+    return out
+
+
+def _lines_of(text: str) -> list[str]:
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
+def rewrite_preview(diag: Diagnostic, text: str | list[str] | None) -> dict[str, Any] | None:
+    """The lines a finding's fix changes, before and after the fix; None without a fix or source.
+
+    Edits far apart (an import added at the top, a call rewritten below) are shown
+    as separate hunks joined by a line holding only "...".
+    """
+    fix = diag.fix
+    if fix is None or not fix.edits or text is None:
+        return None
+    lines = _lines_of(text) if isinstance(text, str) else text
+    edits = sorted(fix.edits, key=lambda e: (e.span.start_line, e.span.start_col, e.span.end_line, e.span.end_col))
+    if edits[0].span.start_line < 1 or max(e.span.end_line for e in edits) > len(lines):
+        return None
+    groups: list[list[Any]] = []
+    for edit in edits:
+        if groups and edit.span.start_line <= max(e.span.end_line for e in groups[-1]) + 1:
+            groups[-1].append(edit)
+        else:
+            groups.append([edit])
+    befores, afters = [], []
+    first_line = None
+    for group in groups:
+        hunk = _hunk(lines, group)
+        if hunk is None:
+            return None
+        start, old_lines, new_lines = hunk
+        if old_lines == new_lines:
+            continue
+        first_line = start if first_line is None else first_line
+        if old_lines:  # an insertion has no "before" lines
+            befores.append(_clip(old_lines))
+        if new_lines:  # a deletion has no "after" lines
+            afters.append(_clip(new_lines))
+    if first_line is None:
+        return None
+    return {"title": fix.title, "safe": fix.safe, "start_line": first_line,
+            "before": "\n...\n".join(befores), "after": "\n...\n".join(afters)}
+
+
+def _hunk(lines: list[str], edits: list[Any]) -> tuple[int, list[str], list[str]] | None:
+    first = min(e.span.start_line for e in edits)
+    last = max(e.span.end_line for e in edits)
+    chunk = lines[first - 1:last]
+    starts = [0]
+    for line in chunk:
+        starts.append(starts[-1] + len(line) + 1)
+    joined = "\n".join(chunk)
+
+    def offset(line: int, col: int) -> int:
+        return min(starts[line - first] + col, len(joined))
+
+    resolved = sorted(((offset(e.span.start_line, e.span.start_col), offset(e.span.end_line, e.span.end_col), e.text)
+                       for e in edits), key=lambda e: (e[0], e[1]), reverse=True)
+    after = joined
+    for start, end, new in resolved:
+        if end < start:
+            return None
+        after = after[:start] + new + after[end:]
+    # Keep only the lines that change: drop the lines both versions share at either end.
+    old_lines, new_lines = joined.split("\n"), after.split("\n")
+    head = 0
+    while head < min(len(old_lines), len(new_lines)) and old_lines[head] == new_lines[head]:
+        head += 1
+    tail = 0
+    while (tail < min(len(old_lines), len(new_lines)) - head
+           and old_lines[-1 - tail] == new_lines[-1 - tail]):
+        tail += 1
+    return first + head, old_lines[head:len(old_lines) - tail], new_lines[head:len(new_lines) - tail]
+
+
+PREVIEW_LINES = 8
+
+
+def _clip(lines: list[str]) -> str:
+    if len(lines) > PREVIEW_LINES:
+        lines = lines[:PREVIEW_LINES - 1] + [f"... ({len(lines) - PREVIEW_LINES + 1} more lines)"]
+    return "\n".join(lines)
+
+
+def _finding(diag: Diagnostic, text: list[str] | None) -> dict[str, Any]:
+    # Built field by field (not Diagnostic.to_dict) so that the schema in docs/json-schema.json
+    # changes only when SCHEMA_VERSION does.
+    fix = None
+    if diag.fix is not None:
+        fix = {"title": diag.fix.title, "safe": diag.fix.safe,
+               "edits": [{"span": e.span.to_dict(), "text": e.text} for e in diag.fix.edits]}
+    return {
+        "code": diag.code,
+        "rule": CODES[diag.code].name if diag.code in CODES else diag.code,
+        "severity": diag.severity.value,
+        "category": diag.category.value,
+        "confidence": diag.confidence.value,
+        "message": diag.message,
+        "span": diag.span.to_dict(),
+        "torch_api": diag.torch_api,
+        "mindspore_api": diag.mindspore_api,
+        "doc_url": diag.doc_url,
+        "fix": fix,
+        "rewrite": rewrite_preview(diag, text),
+    }
+
+
+def _primary_category(counts: dict[str, int]) -> str:
+    for category in API_CATEGORIES:
+        if counts.get(category):
+            return category
+    return next(iter(counts), "unmapped")
+
+
+def _directory(path: str) -> str:
+    folder = path.rsplit("/", 1)[0] if "/" in path else "."
+    return folder or "/"
+
+
+def readiness(by_category: dict[str, int]) -> dict[str, Any]:
+    uses = sum(by_category.get(c, 0) for c in API_CATEGORIES)
+    ready = sum(by_category.get(c, 0) * w for c, w in READINESS_WEIGHTS.items())
+    percent = round(100.0 * ready / uses, 1) if uses else 100.0
+    return {"percent": percent, "weighted_ready_uses": ready, "api_uses": uses,
+            "definition": READINESS_DEFINITION}
+
+
+def project_name(paths: Sequence[str] | None) -> str:
+    """A project's name from the scanned paths: the folder's (or file's) name."""
+    if not paths:
+        return "project"
+    names = []
+    for path in paths:
+        absolute = os.path.abspath(path)
+        name = os.path.basename(absolute.rstrip(os.sep)) or absolute
+        if os.path.isfile(absolute) and len(paths) == 1:
+            name = os.path.basename(os.path.dirname(absolute)) or name
+        names.append(name)
+    unique = list(dict.fromkeys(names))
+    return unique[0] if len(unique) == 1 else ", ".join(unique[:3]) + (" …" if len(unique) > 3 else "")
+
+
+def document(results: list[FileResult], target_version: str, root: str | None = None,
+             paths: Sequence[str] | None = None, date: str | None = None,
+             sources: dict[str, str | None] | None = None) -> dict[str, Any]:
+    """The report document. `sources` maps a result's path to its text (for rewrite previews)."""
     table = load_table()
+    version = parse_version(target_version)
+    verification = verification_record()
+    summary = ScanSummary.of(results)
+    results = sorted(results, key=lambda r: r.path)
+    sources = sources or {}
+
+    files: list[dict[str, Any]] = []
+    failures: list[dict[str, Any]] = []
+    apis: dict[str, dict[str, Any]] = {}
+    directories: dict[str, dict[str, int]] = {}
+    by_severity: dict[str, int] = {}
+    for result in results:
+        path = display_path(result.path, root)
+        counts: dict[str, int] = {}
+        findings = []
+        source = sources.get(result.path)
+        text = _lines_of(source) if source is not None and any(d.fix for d in result.diagnostics) else None
+        for diag in result.diagnostics:
+            category = diag.category.value
+            counts[category] = counts.get(category, 0) + 1
+            by_severity[diag.severity.value] = by_severity.get(diag.severity.value, 0) + 1
+            findings.append(_finding(diag, text))
+            if diag.torch_api and diag.category is not Category.FILE_ERROR:
+                row = apis.setdefault(diag.torch_api, {"uses": 0, "by_category": {}, "files": set(),
+                                                        "locations": [], "mindspore_api": None})
+                if category in API_CATEGORIES:
+                    row["uses"] += 1
+                row["by_category"][category] = row["by_category"].get(category, 0) + 1
+                row["files"].add(path)
+                row["locations"].append({"path": path, "line": diag.span.start_line,
+                                         "column": diag.span.start_col + 1, "code": diag.code})
+                if row["mindspore_api"] is None and diag.mindspore_api:
+                    row["mindspore_api"] = diag.mindspore_api
+        error = result.error
+        if error is not None:
+            failures.append({"path": path, "code": error.code, "message": error.message,
+                             "line": error.span.start_line})
+        folder = _directory(path)
+        dir_counts = directories.setdefault(folder, {})
+        for category, count in counts.items():
+            dir_counts[category] = dir_counts.get(category, 0) + count
+        files.append({
+            "path": path,
+            "lines": result.lines,
+            "error": error.message if error else None,
+            "findings": len(result.diagnostics),
+            "by_category": {c: counts[c] for c in ALL_CATEGORIES if c in counts},
+            "diagnostics": findings,
+        })
+
+    api_rows = []
+    for api, row in apis.items():
+        entry = table.lookup(api)
+        target = entry.target_for(version) if entry is not None else None
+        params = [p.describe() for p in target.params] if target is not None else []
+        api_rows.append({
+            "api": api,
+            "uses": row["uses"],
+            "files": len(row["files"]),
+            "category": _primary_category(row["by_category"]),
+            "by_category": {c: row["by_category"][c] for c in ALL_CATEGORIES if c in row["by_category"]},
+            "mapped": entry is not None,
+            "mindspore_api": target.api if target is not None else row["mindspore_api"],
+            "parameter_differences": params,
+            "note": entry.note if entry is not None else "",
+            "verification": verification.get(api, "not verified"),
+            "locations": row["locations"],
+        })
+    api_rows.sort(key=lambda r: (-r["uses"], r["api"]))
+
+    by_category = {c: summary.by_category[c] for c in ALL_CATEGORIES if c in summary.by_category}
+    api_uses = sum(r["uses"] for r in api_rows)
+    dir_rows = [{"path": d, "findings": sum(c.values()),
+                 "by_category": {k: c[k] for k in ALL_CATEGORIES if k in c}}
+                for d, c in directories.items()]
+    dir_rows.sort(key=lambda r: (-r["findings"], r["path"]))
+    used_codes = set(summary.by_code)
     return {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "torch2ms", "version": __version__, "mapping_table_version": table.meta.version,
                  "target_mindspore_version": target_version},
+        "project": {"name": project_name(paths), "date": date},
         "summary": {
             "files": summary.files,
             "files_failed": summary.files_failed,
             "lines": summary.lines,
             "findings": summary.diagnostics,
+            "api_uses": api_uses,
+            "distinct_apis": len(api_rows),
             "by_code": summary.by_code,
-            "by_category": summary.by_category,
+            "by_category": by_category,
+            "by_severity": {s: by_severity[s] for s in sorted(by_severity, key=_SEVERITY_ORDER.get)},
             "by_api": summary.by_api,
+            "readiness": readiness(by_category),
         },
-        "files": [
-            {
-                "path": display_path(r.path, root),
-                "lines": r.lines,
-                "error": r.error.message if r.error else None,
-                "diagnostics": [d.to_dict() for d in r.diagnostics],
-            }
-            for r in results
+        "rules": [
+            {"code": c.code, "name": c.name, "severity": c.severity.value, "category": c.category.value,
+             "summary": c.summary, "doc_url": c.doc_url, "used": c.code in used_codes}
+            for c in CODES.values()
         ],
+        "failures": failures,
+        "apis": api_rows,
+        "directories": dir_rows,
+        "files": files,
     }
 
 
-def render(results: list[FileResult], target_version: str, root: str | None = None) -> str:
-    return json.dumps(document(results, target_version, root), indent=2, sort_keys=False) + "\n"
+def read_sources(results: list[FileResult]) -> dict[str, str | None]:
+    """The text of every scanned file that has a finding with a fix (for rewrite previews)."""
+    from ..api import read_source
+
+    out: dict[str, str | None] = {}
+    for result in results:
+        if any(d.fix is not None for d in result.diagnostics):
+            out[result.path] = read_source(result.path)[0]
+    return out
+
+
+def render(results: list[FileResult], target_version: str, root: str | None = None,
+           paths: Sequence[str] | None = None, date: str | None = None) -> str:
+    doc = document(results, target_version, root, paths=paths, date=date, sources=read_sources(results))
+    return json.dumps(doc, indent=2) + "\n"

@@ -66,7 +66,7 @@ if (info.status !== 0) {
 writeFileSync(path.join(target, 'torch2ms-bundle.json'), info.stdout.trim() + '\n');
 
 // The bundle must import on its own, without the environment's packages.
-run(python, ['-s', '-c', 'import torch2ms, torch2ms.lsp, pygls, lsprotocol, yaml, jsonschema, jinja2'], {
+run(python, ['-S', '-c', 'import torch2ms, torch2ms.lsp, pygls, lsprotocol, yaml, jsonschema, jinja2'], {
     env: { ...process.env, PYTHONPATH: target, PYTHONNOUSERSITE: '1' },
     cwd: target,
 });

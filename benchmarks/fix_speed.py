@@ -1,0 +1,68 @@
+"""Speed of the fix machinery on torch's own sources (prints figures; not a test).
+
+    python benchmarks/fix_speed.py [N_FILES]
+
+Prints: the cost of attaching fixes to findings during a scan (scan with and
+without `attach_fixes`), and the throughput of `fix_text` (scan, apply, re-scan,
+import clean-up) in safe and unsafe mode.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+
+def main() -> None:
+    import torch
+
+    from torch2ms import engine
+    from torch2ms.config import Config
+    from torch2ms.fix import fix_text
+    from torch2ms.mappings import load_table
+
+    count = int(sys.argv[1]) if len(sys.argv) > 1 else 300
+    root = Path(torch.__file__).resolve().parent
+    files = sorted(root.rglob("*.py"))
+    step = max(1, len(files) // count)
+    texts = [p.read_text(encoding="utf-8", errors="replace") for p in files[::step][:count]]
+    lines = sum(t.count("\n") for t in texts)
+    table = load_table()
+    config = Config()
+
+    def scan_all() -> tuple[float, int]:
+        start = time.process_time()
+        fixes = 0
+        for text in texts:
+            result = engine.scan_source(text, "x.py", config, table)
+            fixes += sum(1 for d in result.diagnostics if d.fix is not None)
+        return time.process_time() - start, fixes
+
+    scan_all()  # warm up
+    with_fixes, fixes = scan_all()
+    real = engine.attach_fixes
+    engine.attach_fixes = lambda diagnostics, *args, **kwargs: diagnostics  # type: ignore[assignment]
+    try:
+        without, _ = scan_all()
+    finally:
+        engine.attach_fixes = real
+    print(f"{len(texts)} files, {lines} lines of torch {torch.__version__}")
+    print(f"scan with fixes attached:    {with_fixes:6.2f} s CPU ({lines / with_fixes:,.0f} lines/s), {fixes} fixes")
+    print(f"scan without attaching:      {without:6.2f} s CPU ({lines / without:,.0f} lines/s)")
+    print(f"overhead of attaching fixes: {100 * (with_fixes - without) / without:5.1f} %")
+    for unsafe in (False, True):
+        start = time.process_time()
+        changed = applied = 0
+        for text in texts:
+            out = fix_text(text, "x.py", config, unsafe, table)
+            changed += out.text != text
+            applied += len(out.applied)
+        spent = time.process_time() - start
+        mode = "unsafe" if unsafe else "safe"
+        print(f"fix_text ({mode:6}):            {spent:6.2f} s CPU ({lines / spent:,.0f} lines/s), "
+              f"{applied} fixes in {changed} files")
+
+
+if __name__ == "__main__":
+    main()

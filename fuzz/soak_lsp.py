@@ -1,0 +1,302 @@
+"""Language-server soak: thousands of edits, opens/closes, cancellations and malformed messages.
+
+    python -m fuzz.soak_lsp --edits 50000 --documents 8 --seed 1
+
+prints what it sent, what came back and the server's resident memory (VmRSS from
+/proc) after warm-up and at the end. It fails (exit 1) when a valid request got no
+answer, a document's last publication is not for its final version or differs from
+a fresh scan of the final text, or the server died. tests/test_soak_lsp.py runs a
+bounded version of the same function.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fuzz import mutate
+from fuzz.lsp_client import RawClient, utf16_position
+
+CANCELLED = -32800
+_FRAGMENTS = ("torch.zeros(3)", "F.relu(x)", "x.view(-1)", "\n", "    ", "(", ")", ":", "import torch\n", "é",
+              "\U0001f600", "'", "nn.Module", "torch.nonzero(y)", "#", "\r\n", "def f(x):\n    ", "", "]")
+
+
+@dataclass
+class Doc:
+    uri: str
+    path: str
+    text: str
+    version: int = 1
+    open: bool = True
+
+
+@dataclass
+class SoakReport:
+    edits: int = 0
+    incremental: int = 0
+    full: int = 0
+    opens: int = 0
+    closes: int = 0
+    requests: int = 0
+    cancelled: int = 0
+    cancelled_answers: int = 0
+    malformed: int = 0
+    error_answers: int = 0
+    publications: int = 0
+    rss_warm_kb: int = 0
+    rss_end_kb: int = 0
+    seconds: float = 0.0
+    server_exit: int | None = None
+    problems: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        growth = self.rss_end_kb - self.rss_warm_kb
+        return [
+            f"edits sent: {self.edits} ({self.incremental} incremental, {self.full} full), "
+            f"opens: {self.opens}, closes: {self.closes}",
+            f"requests: {self.requests} (cancelled: {self.cancelled}, answered as cancelled: {self.cancelled_answers}, "
+            f"error answers: {self.error_answers}), malformed messages: {self.malformed}",
+            f"publications received: {self.publications}",
+            f"server RSS: {self.rss_warm_kb / 1024:.1f} MiB after warm-up, {self.rss_end_kb / 1024:.1f} MiB at the end "
+            f"({growth / 1024:+.1f} MiB)",
+            f"time: {self.seconds:.1f} s; server exit code: {self.server_exit}",
+            f"problems: {len(self.problems)}",
+        ] + [f"  {p}" for p in self.problems[:50]]
+
+
+def _seed_texts(rng: random.Random) -> list[str]:
+    texts = [mutate.read_text(p) for p in mutate.example_files()]
+    texts = [t for t in texts if "torch" in t] or [mutate.HEADER + "x = torch.zeros(3)\n"]
+    texts.append(mutate.HEADER + "def f(x:\n    return torch.nonzero(x)\n")  # starts broken
+    texts.append(mutate.huge_file(texts[0], 600))
+    rng.shuffle(texts)
+    return texts
+
+
+def _edit(doc: Doc, rng: random.Random) -> dict[str, Any]:
+    """A random incremental change of doc.text; updates doc.text; returns the content change."""
+    text = doc.text
+    a = rng.randrange(len(text) + 1)
+    b = min(len(text), a + rng.choice((0, 0, 1, 2, 5, 20)))
+    # Never split a \r\n pair or a surrogate-free code point: positions inside them are not valid LSP positions.
+    if 0 < a < len(text) and text[a - 1] == "\r" and text[a] == "\n":
+        a -= 1
+    if 0 < b < len(text) and text[b - 1] == "\r" and text[b] == "\n":
+        b += 1
+    b = max(a, b)
+    new = rng.choice(_FRAGMENTS)
+    change = {"range": {"start": utf16_position(text, a), "end": utf16_position(text, b)}, "text": new}
+    doc.text = text[:a] + new + text[b:]
+    return change
+
+
+_MALFORMED = (
+    b"{not json",
+    b"[]",
+    b"42",
+    b'{"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {"textDocument": 5}}',
+    b'{"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": null}',
+    b'{"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": 987654321}}',
+    b'{"jsonrpc": "2.0", "id": 987654320, "result": {"unexpected": true}}',
+    b'{"jsonrpc": "2.0", "method": "torch2ms/unknownNotification", "params": {}}',
+    b'{"id": "no-jsonrpc-field", "method": "torch2ms/nothing"}',
+    "{\"jsonrpc\": \"2.0\", \"method\": \"window/logMessage\", \"params\": {\"message\": \"\u00e9\\ud800\"}}".encode(),
+)
+
+
+# Characters str.splitlines() breaks at but LSP (and Python) do not: pygls 2.1 splits documents with
+# str.splitlines(), so an incremental edit below one of them lands on the wrong line (see docs/security.md).
+ODD_BREAKS = {ord(c): " " for c in "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
+def run_soak(edits: int = 2000, documents: int = 4, seed: int = 0, debounce_ms: int = 5,
+             workdir: str | None = None, settle_s: float = 60.0, odd_breaks: bool = False) -> SoakReport:
+    """Drive one server through the scripted session; the report lists every broken promise.
+
+    `odd_breaks`: let full-text changes keep form feeds and other characters that pygls
+    (wrongly) treats as line breaks."""
+    from torch2ms.config import Config
+    from torch2ms.engine import scan_source
+    from torch2ms.lsp import convert
+
+    rng = random.Random(seed)
+    report = SoakReport()
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="torch2ms-soak-") as tmp:
+        root = Path(workdir or tmp)
+        client = RawClient(cwd=str(root))
+        expect: dict[int, str] = {}  # request id -> "ok" | "error" | "cancel-ok"
+        methods: dict[int, str] = {}
+        try:
+            client.initialize(root.as_uri(), {"debounce": debounce_ms})
+            texts = _seed_texts(rng)
+            docs: list[Doc] = []
+            for i in range(documents):
+                path = root / f"doc{i}.py"
+                docs.append(Doc(uri=path.as_uri(), path=str(path), text=texts[i % len(texts)]))
+            junk = Doc(uri=(root / "junk.py").as_uri(), path=str(root / "junk.py"), text="import torch\n")
+
+            def open_doc(doc: Doc) -> None:
+                client.notify("textDocument/didOpen", {"textDocument": {
+                    "uri": doc.uri, "languageId": "python", "version": doc.version, "text": doc.text}})
+                doc.open = True
+                report.opens += 1
+
+            for doc in docs + [junk]:
+                open_doc(doc)
+
+            def request(method: str, params: Any, kind: str = "ok") -> int:
+                ident = client.request(method, params)
+                expect[ident] = kind
+                methods[ident] = method
+                report.requests += 1
+                return ident
+
+            warm_at = max(1, edits // 10)
+            for step in range(edits):
+                if step == warm_at:
+                    _settle(client, docs, settle_s)
+                    report.rss_warm_kb = client.rss_kb()
+                doc = rng.choice([d for d in docs if d.open] or docs)
+                if not doc.open:
+                    open_doc(doc)
+                doc.version += 1
+                if rng.random() < 0.9:
+                    change = _edit(doc, rng)
+                    report.incremental += 1
+                else:
+                    doc.text = mutate.mutate_text(rng.choice(texts), rng)
+                    if not odd_breaks:
+                        doc.text = doc.text.translate(ODD_BREAKS)
+                    change = {"text": doc.text}
+                    report.full += 1
+                client.notify("textDocument/didChange", {
+                    "textDocument": {"uri": doc.uri, "version": doc.version}, "contentChanges": [change]})
+                report.edits += 1
+                roll = rng.random()
+                if roll < 0.04:
+                    pos = utf16_position(doc.text, rng.randrange(len(doc.text) + 1))
+                    ident = request("textDocument/hover", {"textDocument": {"uri": doc.uri}, "position": pos})
+                    if rng.random() < 0.5:
+                        client.notify("$/cancelRequest", {"id": ident})
+                        expect[ident] = "cancel-ok"
+                        report.cancelled += 1
+                elif roll < 0.07:
+                    a = utf16_position(doc.text, 0)
+                    b = utf16_position(doc.text, len(doc.text))
+                    ident = request("textDocument/codeAction", {
+                        "textDocument": {"uri": doc.uri}, "range": {"start": a, "end": b},
+                        "context": {"diagnostics": []}})
+                    if rng.random() < 0.3:
+                        client.notify("$/cancelRequest", {"id": ident})
+                        expect[ident] = "cancel-ok"
+                        report.cancelled += 1
+                elif roll < 0.08:
+                    client.notify("textDocument/didClose", {"textDocument": {"uri": doc.uri}})
+                    doc.open = False
+                    doc.version = 0
+                    report.closes += 1
+                elif roll < 0.09:
+                    report.malformed += 1
+                    kind = rng.randrange(4)
+                    if kind == 0:
+                        client.send_body(rng.choice(_MALFORMED))
+                    elif kind == 1:
+                        request("torch2ms/noSuchMethod", {}, "error")
+                    elif kind == 2:
+                        request("textDocument/hover", {"textDocument": 5, "position": "here"}, "error")
+                    else:  # an out-of-range edit of a document nobody checks
+                        junk.version += 1
+                        client.notify("textDocument/didChange", {
+                            "textDocument": {"uri": junk.uri, "version": junk.version},
+                            "contentChanges": [{"range": {"start": {"line": 10**6, "character": 5},
+                                                          "end": {"line": 3, "character": 0}}, "text": "x"}]})
+            for doc in docs:
+                if not doc.open:
+                    doc.version = 1
+                    open_doc(doc)
+            _settle(client, docs, settle_s)
+            for ident, kind in expect.items():
+                try:
+                    answer = client.response(ident, timeout=max(5.0, settle_s / 4))
+                except TimeoutError as exc:
+                    report.problems.append(f"{methods[ident]} ({kind}): {exc}")
+                    continue
+                error = answer.get("error")
+                if error is not None:
+                    report.error_answers += 1
+                    if error.get("code") == CANCELLED:
+                        report.cancelled_answers += 1
+                    if kind == "ok" or (kind == "cancel-ok" and error.get("code") != CANCELLED):
+                        report.problems.append(f"request {ident} failed: {error}")
+                elif kind == "error":
+                    report.problems.append(f"request {ident} with invalid params/method got a result, not an error")
+            if client.duplicate_responses:
+                report.problems.append(f"requests answered twice: {client.duplicate_responses[:10]}")
+            for doc in docs:
+                last = client.last_published(doc.uri)
+                if last is None or last[0] != doc.version:
+                    report.problems.append(f"{doc.uri}: last publication is for version "
+                                           f"{last[0] if last else None}, the document is at {doc.version}")
+                    continue
+                expected = convert.to_lsp_all(scan_source(doc.text, doc.path, Config()).diagnostics,
+                                              convert.Lines(doc.text))
+                got = sorted((d["code"], d["message"], d["range"]["start"]["line"], d["range"]["start"]["character"],
+                              d["range"]["end"]["line"], d["range"]["end"]["character"]) for d in last[1])
+                want = sorted((d.code, d.message, d.range.start.line, d.range.start.character, d.range.end.line,
+                               d.range.end.character) for d in expected)
+                if got != want:
+                    report.problems.append(f"{doc.uri}: the published diagnostics differ from a scan of the final "
+                                           f"text ({len(got)} vs {len(want)}); the server's copy of the text "
+                                           f"diverged or the publication is stale")
+            report.rss_end_kb = client.rss_kb()
+            report.publications = sum(len(v) for v in client.published.values())
+        except (TimeoutError, BrokenPipeError, OSError) as exc:
+            report.problems.append(f"the session broke: {type(exc).__name__}: {exc} "
+                                   f"(server exit code {client.proc.poll()})")
+        finally:
+            report.server_exit = client.shutdown()
+            report.seconds = time.monotonic() - started
+        if report.server_exit != 0:
+            report.problems.append(f"the server exited with {report.server_exit} after shutdown/exit")
+    return report
+
+
+def _settle(client: RawClient, docs: list[Doc], timeout: float) -> None:
+    """Wait until every open document's last publication is for its current version."""
+    def done() -> bool:
+        for doc in docs:
+            if not doc.open:
+                continue
+            items = client.published.get(doc.uri)
+            if not items or items[-1][0] != doc.version:
+                return False
+        return True
+
+    client.wait_for(done, timeout)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m fuzz.soak_lsp", description=__doc__.splitlines()[0])
+    parser.add_argument("--edits", type=int, default=20000)
+    parser.add_argument("--documents", type=int, default=6)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--debounce", type=int, default=5, metavar="MS")
+    parser.add_argument("--odd-breaks", action="store_true",
+                        help="keep form feeds, \\x85, \\u2028 ... in the texts (checks the server's line splitting)")
+    args = parser.parse_args(argv)
+    report = run_soak(args.edits, args.documents, args.seed, args.debounce, settle_s=300.0,
+                      odd_breaks=args.odd_breaks)
+    print("\n".join(report.lines()))
+    return 1 if report.problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,237 @@
+"""Turning the scanner's findings into LSP values, and back.
+
+Everything here is translation: spans (1-based lines, 0-based code-point
+columns) to LSP ranges in the client's position encoding, `Diagnostic` to
+`lsp.Diagnostic`, `Fix` to `TextEdit`s, a mapping entry to hover markdown and
+the "# noqa: CODE" edit. No analysis happens here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from lsprotocol import types as lsp
+
+from torch2ms.engine import noqa_codes, source_lines
+from torch2ms.mappings import MappingTable, doc_url
+from torch2ms.model import Category, Diagnostic, Edit, Severity, Span
+
+SOURCE = "torch2ms"
+FIX_ALL_KIND = "source.fixAll.torch2ms"
+
+_SEVERITY = {
+    Severity.ERROR: lsp.DiagnosticSeverity.Error,
+    Severity.WARNING: lsp.DiagnosticSeverity.Warning,
+    Severity.INFO: lsp.DiagnosticSeverity.Information,
+}
+
+
+class Lines:
+    """A snapshot of a document's physical lines with column conversion for one encoding.
+
+    Lines are split as Python's tokenizer splits them (\\r\\n, \\r, \\n), the same
+    way the scanner counts them, so a span's line number indexes this list.
+    """
+
+    def __init__(self, text: str, encoding: str = lsp.PositionEncodingKind.Utf16) -> None:
+        self.lines = source_lines(text)
+        self.encoding = str(encoding)
+
+    def _units(self, chars: str) -> int:
+        if chars.isascii() or self.encoding == lsp.PositionEncodingKind.Utf32:
+            return len(chars)
+        if self.encoding == lsp.PositionEncodingKind.Utf8:
+            return len(chars.encode("utf-8", "surrogatepass"))
+        return len(chars.encode("utf-16-le", "surrogatepass")) // 2
+
+    def line(self, index: int) -> str:
+        return self.lines[index] if 0 <= index < len(self.lines) else ""
+
+    def to_client(self, line1: int, col: int) -> lsp.Position:
+        """Scanner position (1-based line, code-point column) -> LSP position."""
+        index = max(line1 - 1, 0)
+        if index >= len(self.lines):
+            return lsp.Position(line=max(len(self.lines) - 1, 0), character=self._units(self.line(len(self.lines) - 1)))
+        text = self.lines[index]
+        col = min(max(col, 0), len(text))
+        return lsp.Position(line=index, character=col if text.isascii() else self._units(text[:col]))
+
+    def from_client(self, position: lsp.Position) -> tuple[int, int]:
+        """LSP position -> scanner position (1-based line, code-point column), clamped to the text."""
+        index = min(max(position.line, 0), max(len(self.lines) - 1, 0))
+        text = self.line(index)
+        wanted = max(position.character, 0)
+        if text.isascii() or self.encoding == lsp.PositionEncodingKind.Utf32:
+            return index + 1, min(wanted, len(text))
+        units = 0
+        for col, char in enumerate(text):
+            if units >= wanted:
+                return index + 1, col
+            units += self._units(char)
+        return index + 1, len(text)
+
+    def range(self, span: Span) -> lsp.Range:
+        start = self.to_client(span.start_line, span.start_col)
+        end = self.to_client(span.end_line, span.end_col)
+        return lsp.Range(start=start, end=end)
+
+    def end(self) -> lsp.Position:
+        last = len(self.lines) - 1
+        return lsp.Position(line=last, character=self._units(self.lines[last]))
+
+
+def visible_span(diag: Diagnostic, lines: Lines) -> Span:
+    """An empty span (a file error at a point) widened to one character so editors show it."""
+    span = diag.span
+    if (span.start_line, span.start_col) != (span.end_line, span.end_col):
+        return span
+    text = lines.line(span.start_line - 1)
+    if span.start_col < len(text):
+        return Span(span.start_line, span.start_col, span.start_line, span.start_col + 1)
+    if span.start_col > 0 and span.start_col == len(text):
+        return Span(span.start_line, span.start_col - 1, span.start_line, span.start_col)
+    return span
+
+
+def to_lsp(diag: Diagnostic, lines: Lines) -> lsp.Diagnostic:
+    description = lsp.CodeDescription(href=diag.doc_url) if diag.doc_url else None
+    data = {"fixable": diag.fix is not None}
+    if diag.torch_api:
+        data["api"] = diag.torch_api  # type: ignore[assignment]
+    return lsp.Diagnostic(
+        range=lines.range(visible_span(diag, lines)),
+        message=diag.message,
+        severity=_SEVERITY[diag.severity],
+        code=diag.code,
+        code_description=description,
+        source=SOURCE,
+        data=data,
+    )
+
+
+def to_lsp_all(diags: Iterable[Diagnostic], lines: Lines) -> list[lsp.Diagnostic]:
+    return [to_lsp(d, lines) for d in diags]
+
+
+_SEVERITY_NUMBER = {Severity.ERROR: 1, Severity.WARNING: 2, Severity.INFO: 3}
+
+
+def to_json(diag: Diagnostic, lines: Lines) -> dict[str, object]:
+    """The same as `to_lsp`, as the JSON object itself (publishing thousands skips cattrs this way)."""
+    rng = lines.range(visible_span(diag, lines))
+    data: dict[str, object] = {"fixable": diag.fix is not None}
+    if diag.torch_api:
+        data["api"] = diag.torch_api
+    out: dict[str, object] = {
+        "range": {"start": {"line": rng.start.line, "character": rng.start.character},
+                  "end": {"line": rng.end.line, "character": rng.end.character}},
+        "message": diag.message,
+        "severity": _SEVERITY_NUMBER[diag.severity],
+        "code": diag.code,
+        "source": SOURCE,
+        "data": data,
+    }
+    if diag.doc_url:
+        out["codeDescription"] = {"href": diag.doc_url}
+    return out
+
+
+def text_edits(edits: Sequence[Edit], lines: Lines) -> list[lsp.TextEdit]:
+    return [lsp.TextEdit(range=lines.range(e.span), new_text=e.text) for e in edits]
+
+
+def whole_document_edit(old: str, new: str, lines: Lines) -> lsp.TextEdit:
+    """One edit replacing the changed middle of the document (common prefix and suffix kept)."""
+    start = 0
+    limit = min(len(old), len(new))
+    while start < limit and old[start] == new[start]:
+        start += 1
+    end_old, end_new = len(old), len(new)
+    while end_old > start and end_new > start and old[end_old - 1] == new[end_new - 1]:
+        end_old -= 1
+        end_new -= 1
+    return lsp.TextEdit(range=lsp.Range(start=_offset_position(old, start, lines),
+                                        end=_offset_position(old, end_old, lines)),
+                        new_text=new[start:end_new])
+
+
+_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def _offset_position(text: str, offset: int, lines: Lines) -> lsp.Position:
+    # Back the offset out of a \r\n pair so it never points between \r and \n.
+    if 0 < offset < len(text) and text[offset - 1] == "\r" and text[offset] == "\n":
+        offset -= 1
+    line = 0
+    line_start = 0
+    for match in _BREAK.finditer(text, 0, offset):
+        line += 1
+        line_start = match.end()
+    return lines.to_client(line + 1, offset - line_start)
+
+
+def spans_overlap(span: Span, line1: int, col: int, end_line1: int, end_col: int) -> bool:
+    """True when `span` touches the (inclusive) range given in scanner positions."""
+    return (span.start_line, span.start_col) <= (end_line1, end_col) and (line1, col) <= (span.end_line, span.end_col)
+
+
+# ---------------------------------------------------------------- noqa
+# The same shape as the scanner's noqa pattern, so the appended code is read back.
+_NOQA_LIST = re.compile(r"#\s*noqa:\s?[A-Z0-9]+(?:[,\s]+[A-Z0-9]+)*", re.IGNORECASE)
+
+
+def noqa_edit(diag: Diagnostic, lines: Lines) -> lsp.TextEdit | None:
+    """The edit that adds `diag.code` to a `# noqa` comment on its first line; None if it cannot."""
+    if diag.category is Category.FILE_ERROR:
+        return None
+    line = lines.line(diag.span.start_line - 1)
+    codes = noqa_codes(line)
+    if codes is not None and (not codes or any(diag.code.startswith(c) for c in codes)):
+        return None  # already suppressed
+    stripped = line.rstrip()
+    if stripped.endswith("\\"):
+        return None  # a comment after a line continuation is a syntax error
+    if codes:
+        match = _NOQA_LIST.search(line)
+        if match is not None:
+            at = match.end()
+            return lsp.TextEdit(range=lsp.Range(start=lines.to_client(diag.span.start_line, at),
+                                                end=lines.to_client(diag.span.start_line, at)),
+                                new_text=f", {diag.code}")
+    at = len(stripped)
+    return lsp.TextEdit(range=lsp.Range(start=lines.to_client(diag.span.start_line, at),
+                                        end=lines.to_client(diag.span.start_line, len(line))),
+                        new_text=f"  # noqa: {diag.code}")
+
+
+# ---------------------------------------------------------------- hover
+def hover_markdown(diag: Diagnostic, table: MappingTable, version: tuple[int, ...],
+                   verification: dict[str, str]) -> str:
+    """Markdown for a finding: its mapping entry, parameter facts, note, docs, verification."""
+    api = diag.torch_api
+    entry = table.lookup(api) if api else None
+    out: list[str] = []
+    title = f"`{api}`" if api else diag.code
+    if entry is None:
+        out.append(f"**{title}** — {diag.code}: {diag.message}")
+        if diag.doc_url:
+            out.append(f"[Documentation]({diag.doc_url})")
+        return "\n\n".join(out)
+    target = entry.target_for(version)
+    category = entry.category_for(version)
+    if target is not None:
+        out.append(f"**{title}** → `{target.api}` ({category.value.replace('_', ' ')})")
+    else:
+        out.append(f"**{title}** → no MindSpore equivalent at the target version ({category.value.replace('_', ' ')})")
+    out.append(f"{diag.code}: {diag.message}")
+    if target is not None and target.params:
+        out.append("Parameters:\n" + "\n".join(f"- {fact.describe()}" for fact in target.params))
+    if entry.note:
+        out.append(entry.note)
+    link = doc_url(entry, target) or diag.doc_url
+    if link:
+        out.append(f"[MindSpore documentation]({link})")
+    status = verification.get(entry.api)
+    out.append(f"Verification: {status}" if status else "Verification: not verified")
+    return "\n\n".join(out)

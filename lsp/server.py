@@ -1,0 +1,628 @@
+"""The torch2ms language server: a pygls adapter over `torch2ms.engine.scan_source`.
+
+What happens where:
+
+- didOpen / didSave analyse at once; didChange re-analyses after the debounce
+  (``debounce`` ms, default 300). The scan runs in a worker thread, one at a
+  time per document; a result whose document version moved on meanwhile, or
+  whose document was closed, is dropped.
+- The whole file is re-scanned on each analysis: the ast-based core is several
+  times faster than libcst's parse alone (see benchmarks/lsp_latency.py), so
+  there is nothing to gain from block-level caching.
+- A file that does not parse shows exactly one diagnostic, the scanner's
+  TMS901 at the error position; no stale findings are kept.
+- Diagnostics are pushed for every client; pull (textDocument/diagnostic) is
+  served as well when the client declares support for it.
+- Configuration: ``[tool.torch2ms]`` of the pyproject.toml nearest to each file
+  (re-read when its modification time changes), with the client's settings
+  (initializationOptions, then the ``torch2ms`` section of
+  workspace/configuration) on top.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.uris import from_fs_path, to_fs_path
+
+from torch2ms import __version__
+from torch2ms.config import Config, ConfigError, find_pyproject, load_config
+from torch2ms.engine import scan_source
+from torch2ms.mappings import MappingError, MappingTable, load_table, parse_version
+from torch2ms.model import Diagnostic, FileResult
+
+from . import convert
+
+log = logging.getLogger("torch2ms.lsp")
+
+SCAN_WORKSPACE = "torch2ms.scanWorkspace"
+DEFAULT_DEBOUNCE_MS = 300
+SETTINGS_SECTION = "torch2ms"
+
+
+@dataclass(frozen=True)
+class ClientSettings:
+    """What the client sends (initializationOptions / the `torch2ms` configuration section)."""
+
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    target_version: str | None = None
+    debounce_ms: int = DEFAULT_DEBOUNCE_MS
+
+    @classmethod
+    def parse(cls, raw: Any) -> tuple["ClientSettings", list[str]]:
+        """Settings from untrusted JSON; the problems found come back as messages (bad values ignored)."""
+        problems: list[str] = []
+        if raw is None:
+            return cls(), problems
+        if not isinstance(raw, dict):
+            return cls(), [f"settings: expected an object, got {type(raw).__name__}"]
+        if isinstance(raw.get(SETTINGS_SECTION), dict):  # {"torch2ms": {...}} as some clients send it
+            raw = raw[SETTINGS_SECTION]
+
+        def codes(key: str) -> tuple[str, ...]:
+            value = raw.get(key)
+            if value is None:
+                return ()
+            if isinstance(value, str):
+                value = [value]
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                problems.append(f"settings: '{key}' must be a list of strings")
+                return ()
+            return tuple(v.strip().upper() for v in value if v.strip())
+
+        target = raw.get("targetVersion")
+        if target is not None:
+            try:
+                parse_version(str(target))
+                target = str(target)
+            except ValueError as exc:
+                problems.append(f"settings: 'targetVersion': {exc}")
+                target = None
+        debounce = raw.get("debounce", DEFAULT_DEBOUNCE_MS)
+        if isinstance(debounce, bool) or not isinstance(debounce, (int, float)) or debounce < 0:
+            problems.append("settings: 'debounce' must be a non-negative number of milliseconds")
+            debounce = DEFAULT_DEBOUNCE_MS
+        return cls(codes("select"), codes("ignore"), target or None, int(min(debounce, 60_000))), problems
+
+
+@dataclass
+class DocState:
+    """What the server keeps per open document."""
+
+    uri: str
+    timer: asyncio.TimerHandle | None = None
+    task: asyncio.Task[None] | None = None
+    rerun: bool = False
+    version: int | None = None  # of the text the result below belongs to
+    text: str = ""
+    result: FileResult | None = None
+    lines: convert.Lines | None = None
+    _lsp: list[lsp.Diagnostic] | None = None
+
+    @property
+    def lsp_diagnostics(self) -> list[lsp.Diagnostic]:
+        """Typed LSP diagnostics of the result (built on first use: publishing does not need them)."""
+        if self._lsp is None:
+            self._lsp = [] if self.result is None or self.lines is None else convert.to_lsp_all(
+                self.result.diagnostics, self.lines)
+        return self._lsp
+
+
+class Torch2msProtocol(LanguageServerProtocol):
+    """pygls' protocol, answering a request whose params do not fit the method with an error.
+
+    pygls itself only logs such a message (it fails before the id is known to the
+    dispatcher), which leaves the client waiting for a reply forever.
+    """
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if isinstance(data, dict) and "id" in data and "method" in data and isinstance(data["id"], (int, str)):
+                error = JsonRpcInvalidParams(message=f"invalid params for {data['method']!r}")
+                self._send_response(data["id"], None, error.to_response_error())
+            raise exc
+
+
+class Torch2msServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("torch2ms", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+                         protocol_cls=Torch2msProtocol)
+        self.settings = ClientSettings()
+        self.docs: dict[str, DocState] = {}
+        self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="torch2ms-scan")
+        self._configs: dict[str, tuple[float, Config]] = {}
+        self._config_errors: set[str] = set()
+        self._table: MappingTable | None = None
+        self.workspace_published: dict[str, str] = {}  # key -> uri of closed files a workspace scan reported
+        self.analyses = 0  # finished scans (for tests and the benchmark)
+
+    # ------------------------------------------------------------ helpers
+    @property
+    def table(self) -> MappingTable:
+        if self._table is None:
+            self._table = load_table()
+        return self._table
+
+    @property
+    def encoding(self) -> str:
+        return str(self.workspace.position_encoding or lsp.PositionEncodingKind.Utf16)
+
+    def log(self, message: str, kind: lsp.MessageType = lsp.MessageType.Log) -> None:
+        try:
+            self.window_log_message(lsp.LogMessageParams(type=kind, message=message))
+        except Exception:  # no connection yet / any more
+            log.info("%s", message)
+
+    def warn_user(self, message: str) -> None:
+        self.log(message, lsp.MessageType.Warning)
+        try:
+            self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=f"torch2ms: {message}"))
+        except Exception:
+            pass
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        # Malformed notifications and the like: log, never pop up a dialog per keystroke.
+        self.log(f"error: {type(error).__name__}: {error}", lsp.MessageType.Error)
+
+    def apply_settings(self, raw: Any) -> None:
+        settings, problems = ClientSettings.parse(raw)
+        for problem in problems:
+            self.warn_user(problem)
+        self.settings = settings
+
+    def config_for(self, path: str | None) -> Config:
+        """`[tool.torch2ms]` of the nearest pyproject.toml (cached by mtime), client settings on top."""
+        base = Config()
+        if path:
+            try:
+                pyproject = find_pyproject(Path(path))
+            except OSError:
+                pyproject = None
+            if pyproject is not None:
+                key = str(pyproject)
+                try:
+                    mtime = pyproject.stat().st_mtime
+                except OSError:
+                    mtime = -1.0
+                cached = self._configs.get(key)
+                if cached is not None and cached[0] == mtime:
+                    base = cached[1]
+                else:
+                    try:
+                        base = load_config(pyproject)
+                        self._config_errors.discard(key)
+                    except ConfigError as exc:
+                        if key not in self._config_errors:  # say it once per broken file
+                            self._config_errors.add(key)
+                            self.warn_user(f"{exc}; using the defaults")
+                        base = Config()
+                    self._configs[key] = (mtime, base)
+        s = self.settings
+        return base.with_overrides(select=s.select or None, ignore=s.ignore or None,
+                                   target_version=s.target_version)
+
+    def publish(self, uri: str, items: list[dict[str, Any]], version: int | None = None) -> None:
+        """textDocument/publishDiagnostics with plain JSON objects (see convert.to_json)."""
+        params: dict[str, Any] = {"uri": uri, "diagnostics": items}
+        if version is not None:
+            params["version"] = version
+        # A plain JSON-RPC message: pygls' typed notify() would walk thousands of
+        # diagnostics through cattrs, which costs as much as the scan itself.
+        self.protocol._send_data({"jsonrpc": "2.0", "method": lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
+                                  "params": params})
+
+    def document(self, uri: str) -> Any:
+        """The open text document, or None (never reads the disk for an unknown uri)."""
+        return self.workspace.text_documents.get(unquote(uri))
+
+    # ------------------------------------------------------------ analysis
+    def schedule(self, uri: str, delay_ms: int | None = None) -> None:
+        state = self.docs.get(unquote(uri))
+        if state is None:
+            return
+        if state.timer is not None:
+            state.timer.cancel()
+        delay = (self.settings.debounce_ms if delay_ms is None else delay_ms) / 1000
+        state.timer = asyncio.get_running_loop().call_later(delay, self._start, unquote(uri))
+
+    def _start(self, key: str) -> None:
+        state = self.docs.get(key)
+        if state is None:
+            return
+        state.timer = None
+        if state.task is not None and not state.task.done():
+            state.rerun = True  # one more pass when the running one finishes
+            return
+        state.task = asyncio.ensure_future(self._analyse(key))
+
+    async def _analyse(self, key: str) -> None:
+        state = self.docs.get(key)
+        doc = self.document(key)
+        if state is None or doc is None:
+            return
+        text, version, path = doc.source, doc.version, doc.path
+        config = self.config_for(path)
+        loop = asyncio.get_running_loop()
+        try:
+            result = await loop.run_in_executor(self.pool, scan_source, text, path or key, config, self.table)
+        except MappingError as exc:  # a broken table: nothing can be analysed
+            self.warn_user(str(exc))
+            return
+        self.analyses += 1
+        state_now = self.docs.get(key)
+        doc_now = self.document(key)
+        if state_now is not state or doc_now is None:
+            return  # closed (and maybe reopened) meanwhile
+        if state.rerun:
+            state.rerun = False
+            self.schedule(key, 0)
+            return
+        if doc_now.version != version:
+            return  # an edit came in: its own timer will run
+        lines = convert.Lines(text, self.encoding)
+        state.version, state.text, state.result, state.lines, state._lsp = version, text, result, lines, None
+        self.publish(state.uri, [convert.to_json(d, lines) for d in result.diagnostics], version)
+
+    async def current(self, uri: str) -> DocState | None:
+        """The document's state with a result for its current version (analysing now if needed)."""
+        key = unquote(uri)
+        state = self.docs.get(key)
+        doc = self.document(key)
+        if state is None or doc is None:
+            return None
+        for _ in range(3):
+            if state.result is not None and state.version == doc.version:
+                return state
+            if state.timer is not None:
+                state.timer.cancel()
+                state.timer = None
+            if state.task is not None and not state.task.done():
+                await asyncio.shield(state.task)
+                continue
+            state.task = asyncio.ensure_future(self._analyse(key))
+            await asyncio.shield(state.task)
+            if self.docs.get(key) is not state:
+                return None
+        return state if state.result is not None else None
+
+    def reanalyse_all(self) -> None:
+        for key in list(self.docs):
+            self.schedule(key, 0)
+        caps = self.client_capabilities
+        refresh = caps.workspace and caps.workspace.diagnostics and caps.workspace.diagnostics.refresh_support
+        if refresh and self.pull_enabled:
+            try:
+                self.workspace_diagnostic_refresh(None)
+            except Exception:
+                pass
+
+    pull_enabled = False
+
+    async def pull_configuration(self) -> None:
+        caps = self.client_capabilities
+        if not (caps.workspace and caps.workspace.configuration):
+            return
+        try:
+            items = await asyncio.wait_for(self.workspace_configuration_async(
+                lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section=SETTINGS_SECTION)])), 10)
+        except Exception as exc:
+            self.log(f"workspace/configuration failed: {exc}", lsp.MessageType.Warning)
+            return
+        if items and items[0] is not None:
+            self.apply_settings(items[0])
+
+
+def _in_range(diag: Diagnostic, lines: convert.Lines, rng: lsp.Range) -> bool:
+    start = lines.from_client(rng.start)
+    end = lines.from_client(rng.end)
+    return convert.spans_overlap(diag.span, *start, *end)
+
+
+def create_server() -> Torch2msServer:
+    server = Torch2msServer()
+
+    @server.feature(lsp.INITIALIZE)
+    def initialize(ls: Torch2msServer, params: lsp.InitializeParams) -> None:
+        ls.apply_settings(params.initialization_options)
+        caps = params.capabilities
+        options = params.initialization_options if isinstance(params.initialization_options, dict) else {}
+        ls.pull_enabled = bool(caps.text_document and caps.text_document.diagnostic) and \
+            options.get("pullDiagnostics", True) is not False
+        if not ls.pull_enabled:  # advertise pull diagnostics only to clients that use them
+            ls.protocol.fm.features.pop(lsp.TEXT_DOCUMENT_DIAGNOSTIC, None)
+
+    @server.feature(lsp.SHUTDOWN)
+    def shutdown(ls: Torch2msServer, params: None) -> None:
+        for state in ls.docs.values():
+            if state.timer is not None:
+                state.timer.cancel()
+        ls.docs.clear()
+        ls.pool.shutdown(wait=False, cancel_futures=True)
+
+    @server.feature(lsp.EXIT)
+    def exit_(ls: Torch2msServer, params: None) -> None:
+        # pygls leaves the process waiting for its stdin reader thread when the client
+        # keeps the pipe open after `exit`; make sure the process ends anyway.
+        code = 0 if ls.protocol._shutdown else 1
+        threading.Thread(target=_hard_exit, args=(code, 1.0), daemon=True).start()
+
+    @server.feature(lsp.INITIALIZED)
+    async def initialized(ls: Torch2msServer, params: lsp.InitializedParams) -> None:
+        await ls.pull_configuration()
+        ls.reanalyse_all()
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(ls: Torch2msServer, params: lsp.DidChangeConfigurationParams) -> None:
+        caps = ls.client_capabilities
+        if caps.workspace and caps.workspace.configuration:
+            await ls.pull_configuration()
+        elif isinstance(params.settings, dict) and params.settings:
+            ls.apply_settings(params.settings)
+        ls._configs.clear()
+        ls.reanalyse_all()
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched_files(ls: Torch2msServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+        if any(change.uri.endswith("pyproject.toml") for change in params.changes):
+            ls._configs.clear()
+            ls.reanalyse_all()
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: Torch2msServer, params: lsp.DidOpenTextDocumentParams) -> None:
+        key = unquote(params.text_document.uri)
+        old = ls.docs.pop(key, None)
+        if old is not None and old.timer is not None:
+            old.timer.cancel()
+        ls.docs[key] = DocState(uri=params.text_document.uri)
+        ls.workspace_published.pop(key, None)
+        ls.schedule(key, 0)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: Torch2msServer, params: lsp.DidChangeTextDocumentParams) -> None:
+        ls.schedule(params.text_document.uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: Torch2msServer, params: lsp.DidSaveTextDocumentParams) -> None:
+        if params.text_document.uri.endswith("pyproject.toml"):
+            ls._configs.clear()
+            ls.reanalyse_all()
+            return
+        ls.schedule(params.text_document.uri, 0)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: Torch2msServer, params: lsp.DidCloseTextDocumentParams) -> None:
+        state = ls.docs.pop(unquote(params.text_document.uri), None)
+        if state is None:
+            return
+        if state.timer is not None:
+            state.timer.cancel()
+        ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=state.uri, diagnostics=[]))
+
+    @server.feature(lsp.TEXT_DOCUMENT_DIAGNOSTIC, lsp.DiagnosticOptions(
+        identifier=convert.SOURCE, inter_file_dependencies=False, workspace_diagnostics=False))
+    async def pull_diagnostics(ls: Torch2msServer, params: lsp.DocumentDiagnosticParams) -> lsp.DocumentDiagnosticReport:
+        state = await ls.current(params.text_document.uri)
+        if state is None:
+            return lsp.RelatedFullDocumentDiagnosticReport(items=[])
+        result_id = f"{state.version}:{id(state.result)}"
+        if params.previous_result_id == result_id:
+            return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
+        return lsp.RelatedFullDocumentDiagnosticReport(items=state.lsp_diagnostics, result_id=result_id)
+
+    @server.feature(lsp.TEXT_DOCUMENT_HOVER)
+    async def hover(ls: Torch2msServer, params: lsp.HoverParams) -> lsp.Hover | None:
+        state = await ls.current(params.text_document.uri)
+        if state is None or state.result is None or state.lines is None:
+            return None
+        line, col = state.lines.from_client(params.position)
+        found = _at(state.result.diagnostics, line, col)
+        if found is None:
+            # Findings that select/ignore turned off still deserve a hover.
+            doc = ls.document(state.uri)
+            plain = Config(target_version=ls.config_for(doc.path if doc else None).target_version)
+            result = await asyncio.get_running_loop().run_in_executor(
+                ls.pool, scan_source, state.text, state.uri, plain, ls.table)
+            found = _at(result.diagnostics, line, col)
+        if found is None:
+            return None
+        from torch2ms.report.json import verification_record
+
+        config = ls.config_for(ls.document(state.uri).path if ls.document(state.uri) else None)
+        text = convert.hover_markdown(found, ls.table, config.version, verification_record())
+        return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text),
+                         range=state.lines.range(found.span))
+
+    @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
+        code_action_kinds=[lsp.CodeActionKind.QuickFix, convert.FIX_ALL_KIND], resolve_provider=False))
+    async def code_action(ls: Torch2msServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
+        state = await ls.current(params.text_document.uri)
+        if state is None or state.result is None or state.lines is None:
+            return None
+        lines = state.lines
+        only = params.context.only if params.context else None
+
+        def wanted(kind: str) -> bool:
+            return not only or any(kind == k or kind.startswith(str(k) + ".") for k in only)
+
+        def workspace_edit(edits: list[lsp.TextEdit]) -> lsp.WorkspaceEdit:
+            identifier = lsp.OptionalVersionedTextDocumentIdentifier(uri=state.uri, version=state.version)
+            return lsp.WorkspaceEdit(document_changes=[lsp.TextDocumentEdit(text_document=identifier, edits=edits)])
+
+        actions: list[lsp.CodeAction] = []
+        pairs = list(zip(state.result.diagnostics, state.lsp_diagnostics))
+        if wanted(lsp.CodeActionKind.QuickFix):
+            for diag, lsp_diag in pairs:
+                if not _in_range(diag, lines, params.range):
+                    continue
+                if diag.fix is not None and diag.fix.edits:
+                    title = diag.fix.title + ("" if diag.fix.safe else " (unsafe)")
+                    actions.append(lsp.CodeAction(
+                        title=title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[lsp_diag],
+                        is_preferred=diag.fix.safe, edit=workspace_edit(convert.text_edits(diag.fix.edits, lines))))
+            for diag, lsp_diag in pairs:
+                if not _in_range(diag, lines, params.range):
+                    continue
+                edit = convert.noqa_edit(diag, lines)
+                if edit is not None:
+                    actions.append(lsp.CodeAction(
+                        title=f"Suppress {diag.code} with # noqa on this line", kind=lsp.CodeActionKind.QuickFix,
+                        diagnostics=[lsp_diag], edit=workspace_edit([edit])))
+        if wanted(convert.FIX_ALL_KIND) and any(d.fix is not None and d.fix.safe for d in state.result.diagnostics):
+            from torch2ms.fix import FixError, fix_source
+
+            doc = ls.document(state.uri)
+            config = ls.config_for(doc.path if doc else None)
+            try:
+                new_text, applied = await asyncio.get_running_loop().run_in_executor(
+                    ls.pool, fix_source, state.text, doc.path if doc else state.uri, config)
+            except (FixError, ValueError) as exc:
+                ls.log(f"fix all: {exc}", lsp.MessageType.Warning)
+                new_text, applied = state.text, []
+            if applied and new_text != state.text:
+                actions.append(lsp.CodeAction(
+                    title=f"Fix all torch2ms findings ({len(applied)} safe fix{'es' if len(applied) != 1 else ''})",
+                    kind=convert.FIX_ALL_KIND,
+                    edit=workspace_edit([convert.whole_document_edit(state.text, new_text, lines)])))
+        return actions
+
+    @server.command(SCAN_WORKSPACE)
+    async def scan_workspace(ls: Torch2msServer, *args: Any) -> dict[str, int]:
+        return await _scan_workspace(ls)
+
+    return server
+
+
+def _at(diags: tuple[Diagnostic, ...], line: int, col: int) -> Diagnostic | None:
+    """The narrowest finding whose span contains (line, col)."""
+    best: Diagnostic | None = None
+    for diag in diags:
+        span = diag.span
+        if (span.start_line, span.start_col) <= (line, col) <= (span.end_line, span.end_col):
+            if best is None or (span.end_line - span.start_line, span.end_col - span.start_col) < (
+                    best.span.end_line - best.span.start_line, best.span.end_col - best.span.start_col):
+                best = diag
+    return best
+
+
+async def _scan_workspace(ls: Torch2msServer) -> dict[str, int]:
+    """Scan every workspace folder; publish for files that are not open; report $/progress."""
+    from torch2ms.api import scan_paths
+
+    folders = [to_fs_path(f.uri) for f in ls.workspace.folders.values()]
+    if not folders and ls.workspace.root_path:
+        folders = [ls.workspace.root_path]
+    folders = [f for f in folders if f and os.path.isdir(f)]
+    loop = asyncio.get_running_loop()
+    token = f"torch2ms-scan-{uuid.uuid4().hex}"
+    caps = ls.client_capabilities
+    progress = bool(caps.window and caps.window.work_done_progress)
+    if progress:
+        try:
+            await asyncio.wait_for(ls.work_done_progress.create_async(token), 10)
+        except Exception:
+            progress = False
+    if progress:
+        ls.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(
+            title="torch2ms: scanning the workspace", message=f"{len(folders)} folder(s)", percentage=0,
+            cancellable=False))
+    count = 0
+    last_report = 0.0
+
+    def on_result(_result: FileResult) -> None:
+        nonlocal count
+        count += 1
+
+    def report() -> None:
+        nonlocal last_report
+        if progress and loop.time() - last_report > 0.1:
+            last_report = loop.time()
+            ls.work_done_progress.report(token, lsp.WorkDoneProgressReport(message=f"{count} file(s)"))
+
+    def scan(folder: str) -> list[FileResult]:
+        def callback(result: FileResult) -> None:
+            on_result(result)
+            loop.call_soon_threadsafe(report)
+
+        return scan_paths([folder], ls.config_for(os.path.join(folder, "__init__.py")), jobs=1, on_result=callback)
+
+    files = findings = 0
+    reported: dict[str, str] = {}
+    try:
+        for index, folder in enumerate(folders):
+            results = await loop.run_in_executor(ls.pool, scan, folder)
+            for result in results:
+                files += 1
+                uri = from_fs_path(os.path.abspath(result.path)) or result.path
+                key = unquote(uri)
+                if key in ls.docs:
+                    continue  # open documents show their live diagnostics
+                if not result.diagnostics and key not in ls.workspace_published:
+                    continue
+                text = _read_text(result.path) if result.diagnostics else ""
+                lines = convert.Lines(text, ls.encoding)
+                items = [convert.to_json(d, lines) for d in result.diagnostics]
+                findings += len(items)
+                ls.publish(uri, items)
+                if items:
+                    reported[key] = uri
+            if progress:
+                ls.work_done_progress.report(token, lsp.WorkDoneProgressReport(
+                    message=f"{files} file(s)", percentage=int(100 * (index + 1) / len(folders))))
+        for stale, stale_uri in ls.workspace_published.items():  # clean or gone since the last scan
+            if stale not in reported and stale not in ls.docs:
+                ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=stale_uri, diagnostics=[]))
+        ls.workspace_published = reported
+    finally:
+        if progress:
+            ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(
+                message=f"{files} file(s), {findings} finding(s)"))
+            ls.work_done_progress.tokens.pop(token, None)
+    return {"files": files, "findings": findings}
+
+
+def _hard_exit(code: int, delay: float) -> None:
+    time.sleep(delay)
+    try:
+        sys.stdout.flush()
+    finally:
+        os._exit(code)
+
+
+def _read_text(path: str) -> str:
+    from torch2ms.api import read_source
+
+    text, _error = read_source(path)
+    return text or ""
+
+
+def main(tcp: str | None = None) -> int:
+    """`torch2ms lsp`: serve on stdio, or on HOST:PORT with --tcp."""
+    level = os.environ.get("TORCH2MS_LSP_LOG", "WARNING").upper()
+    logging.basicConfig(level=getattr(logging, level, logging.WARNING),
+                        format="torch2ms-lsp: %(asctime)s %(levelname)s: %(message)s")
+    server = create_server()
+    if tcp:
+        host, _, port = tcp.rpartition(":")
+        server.start_tcp(host or "127.0.0.1", int(port))
+    else:
+        server.start_io()
+    return 0
+

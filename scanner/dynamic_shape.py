@@ -1,0 +1,479 @@
+"""Dynamic-shape risk analysis: when a torch program makes a shape depend on data.
+
+MindSpore compiles a network to a static graph. A shape that is only known once
+tensor values are known (the number of non-zero elements, a ``k`` read from a
+tensor with ``.item()``, a branch taken on a tensor value) either stops the
+compilation or pushes the graph into the slower dynamic-shape mode.
+
+The resolver (resolve.py) does the data flow in its one pass: it tags values
+with where they come from (`STATIC`: shapes, constants and configuration;
+`DATA`: Python values read out of tensors; `BOOL`: boolean tensors; `DYN`:
+tensors whose shape depends on values) and records `ShapeEvent`s for the facts
+that are not API calls (boolean-mask subscripts, data-dependent slice bounds,
+``if``/``while`` on tensor values, ``int(tensor)``, calls between user
+functions). This module holds the rules and the judging, as pure functions:
+
+- `check_call` decides for one resolved API call whether it makes a dynamic
+  shape (TMS201/TMS202/TMS204, or TMS25x outside the network graph);
+- `event_diagnostics` turns the recorded events into TMS203-TMS206 / TMS253-TMS254;
+- `network_contexts` computes the network execution graph: ``forward`` of
+  nn.Module subclasses and every function or method of the same file that it
+  calls, directly or through other functions.
+
+Codes (see codes.py): TMS20x are findings in network code (warnings), TMS25x
+the same risks in data loading and preprocessing (information: a data pipeline
+runs in Python, but the varying sizes it produces reach the network as varying
+input shapes). Control flow and host syncs are only findings in network code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from .codes import CODES
+from .mappings import MappingTable
+from .model import ApiCall, Arg, Category, Confidence, Diagnostic, MappingEntry, Span, Target
+
+# Value tags set by the resolver (Val.tag, Arg.tag).
+STATIC = "static"  # known when the graph is compiled: shapes, sizes, constants, configuration
+DATA = "data"  # a Python value read out of tensor contents (.item(), int(t), .tolist())
+BOOL = "bool"  # a boolean tensor (comparison, logical op): indexing with it selects by value
+DYN = "dyn"  # a tensor whose shape depends on tensor values (nonzero, x[mask], ...)
+GUESS = "guess"  # the result of a torch API outside the table, only guessed to be a tensor
+
+# Event kinds recorded by the resolver.
+BOOL_INDEX = "bool_index"  # x[mask] with a boolean tensor index
+MASK_INDEX = "mask_index"  # x[mask] where `mask` is a tensor named like a mask (dtype unknown)
+DATA_SLICE = "data_slice"  # x[:n] with n read from tensor values
+CONDITION = "condition"  # if / while / conditional expression on tensor values
+WEAK_CONDITION = "weak_condition"  # the same on a bare tensor name (`if flag:`): low confidence
+LOOP = "loop"  # for ... in range(n) with n read from tensor values
+HOST_SYNC = "host_sync"  # int(t), float(t), bool(t): a tensor value copied to Python
+CALL = "call"  # a call of a user function or method: an edge of the call graph
+
+
+@dataclass(frozen=True, slots=True)
+class ShapeEvent:
+    """A fact about the program that the dynamic-shape rules judge."""
+
+    kind: str
+    span: Span
+    in_network: bool
+    context: str
+    detail: str = ""  # short source text (the index, the bound, the builtin called)
+    targets: tuple[str, ...] = ()  # CALL: qualified names the callee may have
+
+
+# ---------------------------------------------------------------- result tags (used by the resolver)
+SHAPE_MEMBERS = frozenset({"shape", "size", "dim", "ndim", "ndimension", "numel", "nelement", "__len__"})
+SYNC_MEMBERS = frozenset({"item", "tolist", "numpy"})
+DYN_OPS = frozenset({"nonzero", "masked_select", "unique", "unique_consecutive", "argwhere"})
+BOOL_OPS = frozenset({
+    "eq", "ne", "gt", "lt", "ge", "le", "greater", "less", "greater_equal", "less_equal", "not_equal",
+    "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "isclose", "isin", "signbit",
+    "logical_and", "logical_or", "logical_not", "logical_xor", "bool", "any", "all",
+})
+# Ops that keep the shape (and dtype) of their input: a boolean or dynamic-shape input stays so.
+_KEEP_ALL = frozenset({
+    "squeeze", "unsqueeze", "flatten", "view", "reshape", "view_as", "reshape_as", "clone", "detach",
+    "contiguous", "cpu", "cuda", "to", "t", "flip", "expand", "expand_as", "requires_grad_",
+})
+# Ops that keep the shape but not the dtype: a dynamic shape stays dynamic.
+_KEEP_SHAPE = _KEEP_ALL | frozenset({
+    "long", "int", "float", "double", "half", "bfloat16", "type", "type_as", "abs", "neg", "exp", "log",
+    "sigmoid", "tanh", "relu", "sort", "argsort", "cumsum", "clamp", "masked_fill", "add", "sub", "mul", "div",
+})
+
+
+def member_tag(name: str, recv_tag: str) -> str:
+    """The tag of what Tensor member `name` gives on a receiver tagged `recv_tag` ('' for none)."""
+    if name in SHAPE_MEMBERS:
+        return DATA if recv_tag == DYN else STATIC
+    if name in SYNC_MEMBERS:
+        return DATA
+    if name in DYN_OPS:
+        return DYN
+    if name in BOOL_OPS:
+        return DYN if recv_tag == DYN and name not in ("any", "all") else BOOL
+    if recv_tag == DYN and name in _KEEP_SHAPE:
+        return DYN
+    if recv_tag == BOOL and name in _KEEP_ALL:
+        return BOOL
+    return ""
+
+
+def function_tag(api: str, args: Sequence[Arg]) -> str:
+    """The tag of what calling torch function `api` with `args` gives ('' for none)."""
+    name = api.rpartition(".")[2]
+    if name.startswith(("is_", "has_", "are_")):
+        return GUESS  # torch.jit.is_scripting(), torch.is_grad_enabled(): flags, not tensors
+    if name in DYN_OPS:
+        return DYN
+    if name == "where":
+        return DYN if _single_argument(args) else ""
+    if name == "repeat_interleave":
+        return DYN if _repeat_interleave_dynamic(api, args) else ""
+    if name in BOOL_OPS:
+        return BOOL
+    if name == "numel":
+        return STATIC
+    if name in _KEEP_SHAPE and any(a.tag == DYN for a in args):
+        return DYN
+    return ""
+
+
+def combine_tensor_tags(bitwise: bool, left: str, right: str) -> str:
+    """Tag of a binary operation with at least one tensor operand."""
+    if left == DYN or right == DYN:
+        return DYN
+    if bitwise and left == BOOL and right == BOOL:
+        return BOOL
+    return ""
+
+
+def combine_scalar_tags(left_tag: str, left_const: bool, right_tag: str, right_const: bool) -> str:
+    """Tag of a binary operation of two non-tensor values."""
+    if left_tag == DATA or right_tag == DATA:
+        return DATA
+    if (left_const or left_tag == STATIC) and (right_const or right_tag == STATIC):
+        return STATIC
+    return ""
+
+
+# ---------------------------------------------------------------- call rules
+# How an argument makes a shape dynamic:
+#   count: a size/count (topk's k, multinomial's num_samples): dynamic when read from tensor values;
+#          not known to be constant: reported with low confidence.
+#   index: an index tensor (index_select, gather): dynamic when the index itself has a dynamic shape.
+#   dim:   an axis (reductions, transpose, permute): dynamic when read from tensor values.
+COUNT, INDEX, DIM, BOUND = "count", "index", "dim", "bound"
+
+# (api without "torch." / "torch.Tensor.", rule, parameter name, position in torch.X, position in Tensor.X)
+_RULES: dict[str, tuple[tuple[str, str, int | None, int | None], ...]] = {
+    "topk": ((COUNT, "k", 1, 0),),
+    "kthvalue": ((COUNT, "k", 1, 0),),
+    "multinomial": ((COUNT, "num_samples", 1, 0),),
+    "randperm": ((COUNT, "n", 0, None),),
+    "narrow": ((BOUND, "start", 2, 1), (BOUND, "length", 3, 2)),
+    "index_select": ((INDEX, "index", 2, 1),),
+    "gather": ((INDEX, "index", 2, 1),),
+    "take": ((INDEX, "index", 1, 0),),
+    "transpose": ((DIM, "dim0", 1, 0), (DIM, "dim1", 2, 1)),
+    "swapaxes": ((DIM, "axis0", 1, 0), (DIM, "axis1", 2, 1)),
+    "permute": ((DIM, "dims", 1, -1),),  # -1: every positional argument of the method
+}
+for _name in ("sum", "mean", "amax", "amin", "max", "min", "argmax", "argmin", "prod", "std", "var", "median",
+              "logsumexp", "nansum", "nanmean", "all", "any", "count_nonzero", "norm", "softmax", "log_softmax"):
+    _RULES[_name] = ((DIM, "dim", 1, 0),)
+
+_RULE_OF_PARAM = {"index": INDEX, "indices": INDEX, "dim": DIM, "dims": DIM, "dim0": DIM, "dim1": DIM, "axis": DIM}
+
+# What happens, and the usual remedy, per always-dynamic op.
+_ALWAYS_REMEDY = {
+    "nonzero": "pad the indices to a fixed maximum count and carry a validity mask, "
+               "or rewrite the computation with the mask itself (multiply by it, or use three-argument where)",
+    "argwhere": "pad the indices to a fixed maximum count and carry a validity mask, "
+                "or rewrite the computation with the mask itself (multiply by it, or use three-argument where)",
+    "where": "use the three-argument form where(condition, x, y), which keeps the shape, "
+             "or pad the indices to a fixed maximum count with a validity mask",
+    "masked_select": "keep the shape: multiply by the mask, or use where(mask, x, 0) (select), "
+                     "and reduce with masked sums and counts",
+    "unique": "bound the number of distinct values (e.g. a known vocabulary or a fixed maximum), "
+              "pad the result to that size and carry a mask",
+    "unique_consecutive": "bound the number of runs, pad the result to that fixed maximum and carry a mask",
+    "repeat_interleave": "use constant repeats, or give output_size= so the result has a fixed length",
+}
+
+
+def _single_argument(args: Sequence[Arg]) -> bool:
+    return len(args) == 1 and args[0].keyword in (None, "condition") and not args[0].starred
+
+
+def _repeat_interleave_dynamic(api: str, args: Sequence[Arg]) -> bool:
+    """repeat_interleave with tensor repeats and no output_size, or the one-argument form."""
+    if any(a.keyword == "output_size" for a in args):
+        return False
+    method = api.startswith("torch.Tensor.")
+    if not method and _single_argument(args):
+        return True  # torch.repeat_interleave(repeats)
+    repeats = _arg_for(args, "repeats", 0 if method else 1)
+    return repeats is not None and repeats.is_tensor
+
+
+def _arg_for(args: Sequence[Arg], name: str | None, position: int | None) -> Arg | None:
+    for arg in args:
+        if arg.keyword is not None and arg.keyword == name:
+            return arg
+    if position is not None:
+        positional = [a for a in args if a.keyword is None]
+        if any(a.starred for a in positional[: position + 1]):
+            return None
+        if position < len(positional):
+            return positional[position]
+    return None
+
+
+def _short_name(api: str) -> str | None:
+    for prefix in ("torch.Tensor.", "torch.nn.functional.", "torch.linalg.", "torch."):
+        if api.startswith(prefix):
+            rest = api[len(prefix):]
+            return rest.rstrip("_") if "." not in rest else None
+    return None
+
+
+def _origin(arg: Arg) -> tuple[str, Confidence] | None:
+    """Why a count/dim/bound argument is not fixed at compile time; None when it is."""
+    if arg.is_const or arg.tag == STATIC:
+        return None
+    if arg.is_tensor:
+        return "is a tensor, so its value is only known at run time", Confidence.HIGH
+    if arg.tag == DATA:
+        return "is read from tensor values (.item(), int(t), .tolist() or a data-dependent size)", Confidence.HIGH
+    return "is not a compile-time constant (its origin is unknown here)", Confidence.LOW
+
+
+def _diag(code: str, network: bool, span: Span, message: str, api: str | None = None,
+          ms_api: str | None = None, confidence: Confidence = Confidence.HIGH) -> Diagnostic:
+    if not network:
+        code = "TMS25" + code[-1]
+        message = "outside the network: " + message + DATA_SUFFIX
+    info = CODES[code]
+    return Diagnostic(code=info.code, severity=info.severity, category=info.category, span=span,
+                      message=message, torch_api=api, mindspore_api=ms_api, doc_url=info.doc_url,
+                      confidence=confidence)
+
+
+DATA_SUFFIX = ("; this code is not reached from any forward of this file (data loading, preprocessing or "
+               "host code), so it runs in Python, but varying sizes it produces reach the network as varying "
+               "input shapes: pad to a fixed maximum or bucket the lengths, and carry a mask")
+
+
+def _rules_for(call: ApiCall, entry: MappingEntry | None) -> list[tuple[str, str, int | None]]:
+    """(rule, parameter, position) for the call: the table's fact first, then the built-in rules."""
+    short = _short_name(call.api)
+    method = call.api.startswith("torch.Tensor.")
+    out: list[tuple[str, str, int | None]] = []
+    dyn = entry.dynamic_shape if entry is not None else None
+    if dyn is not None and not dyn.always and dyn.arg:
+        rule = _RULE_OF_PARAM.get(dyn.arg, COUNT)
+        if short == "narrow":
+            rule = BOUND
+        out.append((rule, dyn.arg, dyn.position))
+    for rule, name, torch_pos, method_pos in _RULES.get(short or "", ()):
+        if any(name == known for _, known, _ in out):
+            continue
+        out.append((rule, name, method_pos if method else torch_pos))
+    return out
+
+
+def check_call(call: ApiCall, entry: MappingEntry | None, target: Target | None, network: bool) -> Diagnostic | None:
+    """The dynamic-shape finding for one resolved API call, or None when its shapes are static."""
+    if call.confidence is Confidence.LOW:
+        return None
+    short = _short_name(call.api)
+    if short is None:
+        return None
+    ms_api = target.api if target is not None else None
+    where = f" ({ms_api} in MindSpore)" if ms_api else ""
+    always = entry is not None and entry.dynamic_shape is not None and entry.dynamic_shape.always
+    if short == "where":
+        always = call.api == "torch.where" and _single_argument(call.args)
+    elif short == "repeat_interleave":
+        always = _repeat_interleave_dynamic(call.api, call.args)
+        if always or any(a.keyword == "output_size" for a in call.args):
+            return _always(call, short, where, ms_api, network) if always else None
+    elif short in DYN_OPS and call.api in ("torch." + short, "torch.Tensor." + short):
+        always = True
+    if always:
+        return _always(call, short, where, ms_api, network)
+    for rule, name, position in _rules_for(call, entry):
+        if position == -1:
+            candidates = [a for a in call.args if a.keyword is None]
+        else:
+            arg = _arg_for(call.args, name, position)
+            candidates = [arg] if arg is not None else []
+        for arg in candidates:
+            found = _judge_arg(call, rule, name, arg, where, ms_api, network)
+            if found is not None:
+                return found
+    return None
+
+
+def _always(call: ApiCall, short: str, where: str, ms_api: str | None, network: bool,
+            confidence: Confidence = Confidence.HIGH) -> Diagnostic:
+    remedy = _ALWAYS_REMEDY.get(short, "pad the result to a fixed maximum size and carry a mask")
+    what = "with one argument " if short == "where" else ""
+    if short == "repeat_interleave":
+        what = "with tensor repeats "
+    message = (f"dynamic shape: {call.api}{where} {what}returns as many elements as the input's values "
+               f"select, so MindSpore cannot fix its output shape when it compiles the graph (the graph "
+               f"falls back to dynamic-shape execution or fails to compile); remedy: {remedy}")
+    return _diag("TMS201", network, call.span, message, call.api, ms_api, confidence)
+
+
+def _judge_arg(call: ApiCall, rule: str, name: str, arg: Arg, where: str, ms_api: str | None,
+               network: bool) -> Diagnostic | None:
+    if arg.starred:
+        return None
+    if rule == INDEX:
+        if arg.tag != DYN:
+            return None  # the index's shape is the input's shape: static unless it is itself dynamic
+        message = (f"dynamic shape: {call.api}{where}: the index tensor '{name}' has a data-dependent length "
+                   f"(it comes from nonzero, masking or the like), so the result's length changes with the "
+                   f"data; remedy: pad the index to a fixed maximum length and mask the padded rows")
+        return _diag("TMS202", network, call.span, message, call.api, ms_api)
+    origin = _origin(arg)
+    if origin is None:
+        return None
+    reason, confidence = origin
+    if rule == DIM and (confidence is Confidence.LOW or arg.is_tensor):
+        # an axis from configuration is the normal case; only a value read from data is a risk
+        # (a tensor in the axis position is the other operand: torch.max(a, b))
+        return None
+    if rule == DIM:
+        message = (f"dynamic shape: {call.api}{where}: the axis '{name}' {reason}; MindSpore needs axes as "
+                   f"compile-time constants to infer the output shape; remedy: use a constant axis "
+                   f"(an int literal or a configuration attribute)")
+        return _diag("TMS202", network, call.span, message, call.api, ms_api, confidence)
+    if rule == BOUND:
+        message = (f"dynamic shape: {call.api}{where}: '{name}' {reason}, so the slice length changes with the "
+                   f"data; remedy: cut to a fixed maximum length and mask the padding, or bucket input "
+                   f"lengths with padding")
+        return _diag("TMS204", network, call.span, message, call.api, ms_api, confidence)
+    message = (f"dynamic shape: {call.api}{where}: '{name}' {reason}, so the output shape can change from call "
+               f"to call and MindSpore must recompile or run the graph with dynamic shapes; remedy: use a fixed "
+               f"maximum (e.g. the largest k you need) and mask the surplus")
+    return _diag("TMS202", network, call.span, message, call.api, ms_api, confidence)
+
+
+# ---------------------------------------------------------------- scope
+def network_contexts(calls: Iterable[ApiCall], events: Iterable[ShapeEvent]) -> frozenset[str]:
+    """Contexts (functions) in the network graph: forward and what it calls, transitively."""
+    roots: set[str] = set()
+    edges: dict[str, list[str]] = {}
+    for call in calls:
+        if call.in_network and call.context:
+            roots.add(call.context)
+    for event in events:
+        if event.in_network and event.context:
+            roots.add(event.context)
+        if event.kind == CALL and event.context:
+            edges.setdefault(event.context, []).extend(event.targets)
+    if not edges:
+        return frozenset(roots)
+    seen = set(roots)
+    todo = list(roots)
+    while todo:
+        context = todo.pop()
+        for source in _prefixes(context):
+            for target in edges.get(source, ()):
+                if target not in seen:
+                    seen.add(target)
+                    todo.append(target)
+    # a nested function of a network function belongs to the network too
+    for source in list(edges):
+        if source not in seen and any(prefix in seen for prefix in _prefixes(source)):
+            seen.add(source)
+    return frozenset(seen)
+
+
+def _prefixes(context: str) -> list[str]:
+    out = [context]
+    while "." in context:
+        context = context.rpartition(".")[0]
+        out.append(context)
+    return out
+
+
+def in_network(flag: bool, context: str, network: frozenset[str]) -> bool:
+    if flag:
+        return True
+    if not context or not network:
+        return False
+    return any(prefix in network for prefix in _prefixes(context))
+
+
+# ---------------------------------------------------------------- events
+_SYNC_APIS = {"torch.Tensor.item": ".item()", "torch.Tensor.tolist": ".tolist()", "torch.Tensor.numpy": ".numpy()"}
+
+
+def event_diagnostics(calls: Iterable[ApiCall], events: Iterable[ShapeEvent],
+                      network: frozenset[str]) -> list[Diagnostic]:
+    """Findings that are not decided by one API call: subscripts, control flow, host syncs."""
+    out: list[Diagnostic] = []
+    for call in calls:
+        what = _SYNC_APIS.get(call.api)
+        if what is not None and call.confidence is Confidence.HIGH \
+                and in_network(call.in_network, call.context, network):
+            out.append(_host_sync(call.span, what, call.api))
+    for event in events:
+        kind = event.kind
+        if kind == CALL:
+            continue
+        net = in_network(event.in_network, event.context, network)
+        if kind in (BOOL_INDEX, MASK_INDEX):
+            sure = kind == BOOL_INDEX
+            index = f"'{event.detail}'" if event.detail else "the index"
+            message = (f"dynamic shape: boolean-mask indexing: {index} is a boolean tensor"
+                       f"{'' if sure else ' (judged by its name)'}, so the result keeps as many elements as "
+                       f"the mask has True values; MindSpore cannot fix that shape when compiling the graph; "
+                       f"remedy: keep the shape: multiply by the mask or use where(mask, x, 0) (select), "
+                       f"and reduce with masked sums and counts")
+            out.append(_diag("TMS203", net, event.span, message,
+                             confidence=Confidence.HIGH if sure else Confidence.LOW))
+        elif kind == DATA_SLICE:
+            message = (f"dynamic shape: the slice bound '{event.detail}' is read from tensor values, so the slice "
+                       f"length changes with the data and MindSpore must run the graph with dynamic shapes; "
+                       f"remedy: slice to a fixed maximum length and mask the padding, or bucket input lengths")
+            out.append(_diag("TMS204", net, event.span, message))
+        elif not net:
+            continue  # control flow and host syncs are normal in data processing
+        elif kind in (CONDITION, LOOP, WEAK_CONDITION):
+            head = "the loop count" if kind == LOOP else "the condition"
+            message = (f"data-dependent control flow: {head} '{event.detail}' depends on tensor values; "
+                       f"MindSpore's graph compiler must turn it into graph control flow, which fails to "
+                       f"compile or falls back when the branches (or iterations) produce different shapes, "
+                       f"and reading the value forces a device-to-host copy; remedy: compute both branches and "
+                       f"pick per element with where/select, or use a fixed loop count and mask the surplus")
+            out.append(_diag("TMS205", True, event.span, message,
+                             confidence=Confidence.LOW if kind == WEAK_CONDITION else Confidence.HIGH))
+        elif kind == HOST_SYNC:
+            out.append(_host_sync(event.span, f"{event.detail}(tensor)", None))
+    return out
+
+
+def _host_sync(span: Span, what: str, api: str | None) -> Diagnostic:
+    message = (f"host sync in network code: {what} copies a tensor value to Python; in a MindSpore graph "
+               f"this is not a graph operation (it breaks the graph or forces a sync), and any shape derived "
+               f"from it is dynamic; remedy: keep the value as a tensor inside the network, and move the "
+               f"conversion out of forward (to the training loop, logging or metrics)")
+    return _diag("TMS206", True, span, message, api)
+
+
+def extra_call_diagnostics(calls: Iterable[ApiCall], table: MappingTable, version: tuple[int, ...],
+                           network: frozenset[str]) -> list[Diagnostic]:
+    """Dynamic-shape findings that come in addition to a call's mapping finding.
+
+    - APIs MindSpore lacks (kthvalue): they keep their TMS103. For a mapped API the dynamic-shape
+      finding replaces the mapping finding (checks.check_call); an API with no MindSpore counterpart
+      must be rewritten anyway, and the rewrite must keep shapes static.
+    - In network code, an always-dynamic method (``x.nonzero()``) on a receiver not proven a tensor
+      (a helper's parameter): TMS201 with low confidence, beside the TMS105.
+    """
+    out: list[Diagnostic] = []
+    for call in calls:
+        short = _short_name(call.api)
+        if short is None or (short not in _RULES and short not in DYN_OPS and short not in _ALWAYS_REMEDY):
+            continue
+        if call.confidence is Confidence.LOW:
+            if short in DYN_OPS and in_network(call.in_network, call.context, network):
+                out.append(_always(call, short, "", None, True, Confidence.LOW))
+            continue
+        entry = table.lookup(call.api)
+        if entry is None or entry.category_for(version) is not Category.MISSING:
+            continue
+        found = check_call(call, entry, None, in_network(call.in_network, call.context, network))
+        if found is not None:
+            out.append(found)
+    return out

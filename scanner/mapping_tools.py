@@ -1,0 +1,338 @@
+"""`torch2ms mappings check` and `torch2ms mappings stats`: the mapping tables checked against real libraries.
+
+Unlike the scanner, this module imports torch and MindSpore, but only inside the
+functions that need them, so importing it costs nothing. The signature helpers
+are shared with scripts/build_tables.py, which generates the tables.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from .mappings import MappingError, MappingTable, load_table
+from .model import Category, MappingEntry, Target
+
+# The namespaces whose public callables the tables classify (see mappings/README.md).
+STATS_NAMESPACES = (
+    "torch", "torch.nn", "torch.nn.functional", "torch.Tensor", "torch.linalg", "torch.fft",
+    "torch.special", "torch.optim", "torch.optim.lr_scheduler", "torch.nn.init",
+    "torch.distributions", "torch.utils.data", "torch.amp", "torch.distributed",
+)
+
+# torch parameters that are general differences between the frameworks (device placement,
+# out=, memory layout, legacy loss flags, RNG generators, named tensors). They are documented
+# once in mappings/README.md and are not reported as signature drift.
+GENERAL_PARAMS = frozenset({
+    "out", "layout", "device", "requires_grad", "pin_memory", "memory_format", "stable",
+    "sparse_grad", "size_average", "reduce", "self", "generator", "names", "dtype_out",
+})
+
+# Parameter-fact kinds that name a torch parameter and so declare it.
+_DECLARING = ("renamed", "dropped", "default_differs", "unsupported_values", "semantics_differ")
+
+_DOC_SIG = re.compile(r"^\s*(?:[\w.]+\.)?(?P<name>\w+)\((?P<params>.*)\)\s*(?:->.*)?$")
+
+
+# ------------------------------------------------------------------------------- helpers
+def resolve(path: str) -> Any:
+    """The object at a dotted path (importing the longest importable module prefix), or None."""
+    parts = path.split(".")
+    for cut in range(len(parts), 0, -1):
+        module_name = ".".join(parts[:cut])
+        try:
+            obj: Any = importlib.import_module(module_name)
+        except Exception:  # noqa: BLE001 - any import failure means "not this prefix"
+            continue
+        try:
+            for part in parts[cut:]:
+                obj = getattr(obj, part)
+        except AttributeError:
+            return None
+        return obj
+    return None
+
+
+def split_params(text: str) -> list[tuple[str, str | None]]:
+    """'input, other, *, alpha=1' -> [('input', None), ('other', None), ('alpha', '1')]."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    out = []
+    for part in parts:
+        part = part.strip()
+        if not part or part in ("*", "/") or part.startswith("*"):
+            continue  # keyword-only marker, positional-only marker, *args, **kwargs
+        name, _, default = part.partition("=")
+        name = name.split(":")[0].strip()
+        if re.fullmatch(r"[A-Za-z_]\w*", name):
+            out.append((name, default.strip() or None))
+    return out
+
+
+def _signature_params(obj: Any) -> tuple[list[tuple[str, str | None]], bool] | None:
+    target = obj.__init__ if isinstance(obj, type) else obj
+    try:
+        sig = inspect.signature(target)
+    except (TypeError, ValueError):
+        return None
+    variadic = any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in sig.parameters.values())
+    params = [(p.name, None if p.default is inspect.Parameter.empty else repr(p.default))
+              for p in sig.parameters.values()
+              if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and p.name != "self"]
+    return params, variadic
+
+
+def torch_params(obj: Any, name: str) -> list[list[tuple[str, str | None]]] | None:
+    """The parameter lists of a torch callable, one per documented overload; None when unknown."""
+    found = _signature_params(obj)
+    if found is not None and not found[1]:
+        return [found[0]]
+    doc = getattr(obj, "__doc__", None) or ""
+    overloads = []
+    for line in doc.splitlines()[:40]:
+        match = _DOC_SIG.match(line)
+        if match and match.group("name") == name:
+            overloads.append(split_params(match.group("params")))
+    return overloads or None
+
+
+def ms_params(obj: Any) -> list[tuple[str, str | None]] | None:
+    """The parameters of a MindSpore callable; None when unreadable or variadic (accepts anything)."""
+    found = _signature_params(obj)
+    if found is None or found[1]:
+        return None
+    return found[0]
+
+
+def drift(entry_api: str, torch_obj: Any, target: Target, ms_obj: Any) -> list[str]:
+    """torch parameters that the target's signature lacks and the target's facts do not declare."""
+    if not callable(torch_obj) or not callable(ms_obj):
+        return []
+    tparams = torch_params(torch_obj, entry_api.rpartition(".")[2])
+    mparams = ms_params(ms_obj)
+    if not tparams or mparams is None:
+        return []
+    mnames = {n for n, _ in mparams}
+    declared = {f.torch for f in target.params if f.kind in _DECLARING and f.torch}
+    out: list[str] = []
+    for overload in tparams:
+        for name, _ in overload:
+            if name in GENERAL_PARAMS or name.startswith("_") or name in mnames or name in declared:
+                continue
+            if name not in out:
+                out.append(name)
+    return out
+
+
+# ------------------------------------------------------------------------------- check
+@dataclass
+class CheckResult:
+    problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    entries: int = 0
+    targets: int = 0
+    examples: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _quiet_import() -> tuple[Any, Any]:
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    import torch
+    import mindspore
+
+    return torch, mindspore
+
+
+def check_table(table: MappingTable) -> CheckResult:
+    """Resolve every torch source and MindSpore target, compare signatures, require examples."""
+    _quiet_import()
+    result = CheckResult(entries=len(table.entries))
+    for api in sorted(table.entries):
+        entry = table.entries[api]
+        where = entry.source
+        torch_obj = resolve(api)
+        if torch_obj is None:
+            result.problems.append(f"{where}: {api}: the torch API does not resolve in the installed torch")
+        base = table.entries.get(entry.inplace_of) if entry.inplace_of else None
+        sig_api, sig_obj = api, torch_obj
+        if base is not None and entry.targets is base.targets:  # inherited: compare the base's signature
+            sig_api, sig_obj = base.api, resolve(base.api)
+        for target in entry.targets:
+            result.targets += 1
+            ms_obj = resolve(target.api)
+            if ms_obj is None:
+                result.problems.append(f"{where}: {api}: target {target.api} does not resolve "
+                                       f"in the installed MindSpore")
+                continue
+            if sig_obj is not None:
+                missing = drift(sig_api, sig_obj, target, ms_obj)
+                if missing:
+                    result.problems.append(
+                        f"{where}: {api}: signature drift: torch parameter(s) {', '.join(missing)} not in "
+                        f"{target.api}'s signature and not declared in its params")
+        if entry.category is not Category.MISSING and not entry.targets:
+            result.problems.append(f"{where}: {api}: category {entry.category.value} needs an ms target")
+        if entry.category is Category.MISSING and not entry.note:
+            result.problems.append(f"{where}: {api}: a missing entry needs a note with the workaround")
+        result.examples += len(entry.examples)
+        if entry.category is not Category.MISSING and not entry.examples and entry.inplace_of is None:
+            result.warnings.append(f"{where}: {api}: {entry.category.value} entry without an example")
+        for number, example in enumerate(entry.examples):
+            try:
+                compile(example.torch, "<torch example>", "eval")
+                compile(example.mindspore, "<mindspore example>", "eval")
+            except SyntaxError as exc:
+                result.problems.append(f"{where}: {api}: examples[{number}]: not one Python expression: {exc.msg}")
+    return result
+
+
+# ------------------------------------------------------------------------------- stats
+def public_callables(namespace: str) -> list[str] | None:
+    """Public callables of a namespace in the installed torch; None when torch is not installed."""
+    try:
+        torch, _ = _quiet_torch()
+    except ImportError:
+        return None
+    if namespace == "torch.Tensor":
+        obj: Any = torch.Tensor
+        names = [n for n in dir(obj) if not n.startswith("_")]
+    else:
+        obj = importlib.import_module(namespace)
+        names = list(getattr(obj, "__all__", None) or [n for n in dir(obj) if not n.startswith("_")])
+    out = []
+    for name in sorted(set(names)):
+        if name.startswith("_"):
+            continue
+        try:
+            value = getattr(obj, name)
+        except Exception:  # noqa: BLE001
+            continue
+        if inspect.ismodule(value) or not callable(value):
+            continue
+        out.append(name)
+    return out
+
+
+def _quiet_torch() -> tuple[Any, None]:
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    import torch
+
+    return torch, None
+
+
+@dataclass
+class NamespaceStats:
+    namespace: str
+    public: int
+    classified: int
+    unclassified: list[str]
+    by_category: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.classified / self.public if self.public else 100.0
+
+
+def compute_stats(table: MappingTable, use_installed: bool = True) -> tuple[list[NamespaceStats], dict[str, int], str]:
+    """Coverage per namespace and entries per category; the third item names the API source."""
+    rows = []
+    source = "inventory.json"
+    version = tuple(int(p) for p in table.meta.default_target.split("."))
+    for ns in STATS_NAMESPACES:
+        names = public_callables(ns) if use_installed else None
+        if names is None:
+            names = list(table.inventory.namespaces.get(ns, ()))
+        else:
+            source = "installed torch"
+        done = [n for n in names if f"{ns}.{n}" in table.entries]
+        by_category: dict[str, int] = {}
+        for n in done:
+            key = table.entries[f"{ns}.{n}"].category_for(version).value
+            by_category[key] = by_category.get(key, 0) + 1
+        rows.append(NamespaceStats(ns, len(names), len(done), [n for n in names if f"{ns}.{n}" not in table.entries],
+                                   by_category))
+    categories: dict[str, int] = {}
+    for entry in table.entries.values():
+        key = entry.category_for(version).value
+        categories[key] = categories.get(key, 0) + 1
+    categories["with_examples"] = sum(1 for e in table.entries.values() if e.examples)
+    categories["dynamic_shape"] = sum(1 for e in table.entries.values() if e.dynamic_shape)
+    return rows, categories, source
+
+
+# ------------------------------------------------------------------------------- CLI glue
+def run_check(out: TextIO = sys.stdout, directory: str | None = None) -> int:
+    try:
+        table = load_table(directory)
+    except MappingError as exc:
+        print(f"schema: {exc}", file=out)
+        return 1
+    print(f"schema: {len(table.files)} files, {len(table.entries)} entries valid", file=out)
+    result = check_table(table)
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=out)
+    for problem in result.problems:
+        print(problem, file=out)
+    print(f"resolved {result.entries} torch APIs and {result.targets} MindSpore targets; "
+          f"{result.examples} examples; {len(result.warnings)} warning(s) (entries without a runnable example); "
+          f"{len(result.problems)} problem(s)", file=out)
+    return 0 if result.ok else 1
+
+
+def run_stats(out: TextIO = sys.stdout, as_json: bool = False, show_missing: bool = False,
+              directory: str | None = None) -> int:
+    table = load_table(directory)
+    rows, categories, source = compute_stats(table)
+    total = sum(r.public for r in rows)
+    classified = sum(r.classified for r in rows)
+    percent = 100.0 * classified / total if total else 100.0
+    if as_json:
+        data = {
+            "source": source,
+            "namespaces": {r.namespace: {"public": r.public, "classified": r.classified,
+                                         "percent": round(r.percent, 1), "by_category": r.by_category,
+                                         "unclassified": r.unclassified}
+                           for r in rows},
+            "total": {"public": total, "classified": classified, "percent": round(percent, 1)},
+            "categories": categories,
+            "entries": len(table.entries),
+        }
+        out.write(json.dumps(data, indent=2) + "\n")
+        return 0
+    print(f"coverage of torch's public callables (from the {source}):", file=out)
+    width = max(len(r.namespace) for r in rows)
+    print(f"  {'namespace':<{width}}  classified / public        equivalent diff_params missing", file=out)
+    for r in rows:
+        cats = r.by_category
+        print(f"  {r.namespace:<{width}}  {r.classified:5d} / {r.public:5d}  {r.percent:5.1f}%   "
+              f"{cats.get('equivalent', 0):10d} {cats.get('diff_params', 0):11d} {cats.get('missing', 0):7d}",
+              file=out)
+        if show_missing and r.unclassified:
+            print(f"  {'':<{width}}  not classified: {', '.join(r.unclassified)}", file=out)
+    print(f"  {'total':<{width}}  {classified:5d} / {total:5d}  {percent:5.1f}%", file=out)
+    print(f"entries: {len(table.entries)} in {len(table.files)} files", file=out)
+    for key in ("equivalent", "diff_params", "missing", "with_examples", "dynamic_shape"):
+        print(f"  {key:<14} {categories.get(key, 0):5d}", file=out)
+    return 0

@@ -1,0 +1,1013 @@
+"""Generate the mapping tables (mappings/torch*.yaml) from the reference data and the installed libraries.
+
+Run:  python scripts/build_tables.py REFERENCE_DIR [--jobs N] [--cache FILE]
+
+REFERENCE_DIR holds the CSV facts taken from MindSpore's official PyTorch mapping
+tables (pytorch_ms_api_mapping.csv, pytorch_ms_api_mapping_r2.4.10.csv,
+pytorch_ms_param_diffs.csv, torch_public_api_inventory.csv, dynamic_shape_apis.csv).
+The script needs torch and mindspore installed (the `verify` extra). It
+
+1. lists the torch APIs to classify: the public callables of the namespaces in
+   NAMESPACES (from mappings/inventory.json) plus every torch-side row of the
+   official tables;
+2. collects candidate MindSpore targets: the official tables' targets (the
+   newest table for MindSpore >= 2.3, the r2.4.10 table before), then
+   same-named functions in mint / ops / nn / Tensor found in the installed
+   MindSpore;
+3. confirms a candidate by running an example in both libraries on CPU
+   (worker processes; a crash or hang drops the candidate), comparing shape,
+   dtype and values (only shape and dtype for random results);
+4. compares signatures with `inspect` / torch docstrings and records the
+   parameter facts, merging the official parameter-difference rows that still
+   hold for the installed versions;
+5. applies the hand-written entries of scripts/mapping_overrides.yaml, which
+   win over generated facts, and writes one YAML file per torch namespace.
+
+The generated YAML is committed; the product reads only the YAML.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+from torch2ms.mapping_tools import GENERAL_PARAMS, ms_params, resolve, torch_params  # noqa: E402
+MAPPINGS = ROOT / "mappings"
+OVERRIDES = Path(__file__).resolve().parent / "mapping_overrides.yaml"
+
+# The namespaces the tables classify (the issue's list), in file order.
+NAMESPACES = [
+    "torch", "torch.nn", "torch.nn.functional", "torch.Tensor", "torch.linalg", "torch.fft",
+    "torch.special", "torch.optim", "torch.optim.lr_scheduler", "torch.nn.init",
+    "torch.distributions", "torch.utils.data", "torch.amp", "torch.distributed",
+]
+# Extra files for official-table rows outside those namespaces.
+EXTRA_FILES = ["torch.nn.utils", "torch.cuda", "torch.autograd", "torch.utils"]
+
+
+# ---------------------------------------------------------------------------------- inputs
+# Input specs shared by the generated examples (see the `inputs` key of the schema).
+INPUTS: dict[str, dict[str, Any]] = {
+    "x": {"shape": [3, 4], "dtype": "float32", "low": 0.1, "high": 0.9},
+    "y": {"shape": [3, 4], "dtype": "float32", "low": 0.1, "high": 0.9},
+    "z": {"shape": [3, 4], "dtype": "float32", "low": 0.1, "high": 0.9},
+    "i": {"value": [[0, 1, 2, 3], [1, 2, 3, 0], [3, 2, 1, 0]], "dtype": "int64"},
+    "j": {"value": [[1, 1, 2, 2], [3, 1, 0, 2], [2, 3, 1, 1]], "dtype": "int64"},
+    "b": {"value": [[True, False, True, False], [False, False, True, True], [True, True, False, False]],
+          "dtype": "bool"},
+    "c": {"value": [[True, True, False, False], [False, True, False, True], [True, False, True, False]],
+          "dtype": "bool"},
+    "m": {"value": [[2.0, 0.5, 0.1], [0.5, 3.0, 0.2], [0.1, 0.2, 4.0]], "dtype": "float32"},
+    "v": {"shape": [4], "dtype": "float32", "low": 0.1, "high": 0.9},
+    "t": {"value": [0, 2, 1], "dtype": "int64"},
+    "x3": {"shape": [2, 3, 8], "dtype": "float32", "low": 0.1, "high": 0.9},
+    "x4": {"shape": [1, 3, 8, 8], "dtype": "float32", "low": 0.1, "high": 0.9},
+    "x5": {"shape": [1, 3, 4, 4, 4], "dtype": "float32", "low": 0.1, "high": 0.9},
+}
+
+# Call templates: (torch form, kind). "{f}" is the callee, "{m}" a method name.
+FUNCTION_TEMPLATES = [
+    "{f}(x)", "{f}(x, y)", "{f}(x, 1)", "{f}(x, dim=1)", "{f}(x, y, z)", "{f}(i)", "{f}(i, j)",
+    "{f}(b)", "{f}(b, c)", "{f}(m)", "{f}(m, m)", "{f}(v)", "{f}(v, v)", "{f}(x, 2)", "{f}(x, 0.5)",
+    "{f}(x4)", "{f}(x4, 2)", "{f}(x3)", "{f}(x3, 2)", "{f}(x5)", "{f}(x5, 2)", "{f}(x, 1, i)",
+    "{f}(x, 1, t)", "{f}(x, (1, 0))", "{f}(x, 0, 1)", "{f}(x, (2, 6))", "{f}(x, x > 0.5)",
+    "{f}(x > 0.5, x, y)", "{f}(x, t)", "{f}(x, i)", "{f}(x, y, 0.5)", "{f}(x, m)", "{f}(m, x)",
+    "{f}([x, y])", "{f}([x, y], 1)", "{f}(x, 4)", "{f}(2, 3)", "{f}((2, 3))", "{f}(5)", "{f}(3)",
+    "{f}(1, 5, 4)", "{f}([1.0, 2.0])", "{f}(x, y, 1)", "{f}(x, 1, 2)", "{f}(x, 0)", "{f}(i, 2)",
+    "{f}(x4, (2, 2))", "{f}(x, 0.2, 0.8)", "{f}(x, 3)", "{f}(v, 2)", "{f}(x, [2, 2], 1)",
+    "{f}(x4, 4)", "{f}(x, 1.0)", "{f}(x, 1, True)", "{f}(x, 1, 1, 1)", "{f}(1, x)", "{f}(2, x)",
+    "{f}(x, 2.0)", "{f}(x, m, x)", "{f}(x3, q)", "{f}(r, x3, q)", "{f}(m, x3, q)", "{f}(u, x, v)",
+    "{f}(x, u, v)", "{f}(x, v)", "{f}(x4, k4)", "{f}(x3, k3)", "{f}(x5, k5)", "{f}(x4, kt)", "{f}(x, [4])",
+    "{f}(x, v, v)", "{f}(i, e)", "{f}(i, 5)", "{f}((2, 3), 1.5)", "{f}(x, 1.5)", "{f}(0, 5, (2, 3))",
+    "{f}(0.0, 1.0, (2, 3))", "{f}(1, 5)", "{f}(0, 1, 5)", "{f}(x, 1, 1)", "{f}(x, 1, t, m)",
+    "{f}(x, 1, t, 0.5)", "{f}(x, 1, i, y)", "{f}(x, b, 0.5)", "{f}('ij->ji', x)", "{f}(v, (3, 4))",
+    "{f}(x, y, s)", "{f}(x, s2)", "{f}(v, v, s4)", "{f}(x, 1, i, 0.5)", "{f}(x, [1])", "{f}(n)",
+    "{f}(x, 1, [0, 1])", "{f}(x, 2, 0, 1.0)",
+]
+METHOD_TEMPLATES = [
+    "x.{m}()", "x.{m}(y)", "x.{m}(1)", "x.{m}(dim=1)", "x.{m}(y, z)", "i.{m}()", "i.{m}(j)",
+    "b.{m}()", "b.{m}(c)", "m.{m}()", "m.{m}(m)", "v.{m}()", "v.{m}(v)", "x.{m}(2)", "x.{m}(0.5)",
+    "x4.{m}()", "x.{m}(1, i)", "x.{m}(1, t)", "x.{m}(1, 0)", "x.{m}(0, 1)", "x.{m}(2, 6)",
+    "x.{m}((2, 6))", "x.{m}(x > 0.5)", "x.{m}(t)", "x.{m}(i)", "x.{m}(y, 0.5)", "x.{m}(m)",
+    "m.{m}(x)", "x.{m}(4)", "x.{m}(3)", "x.{m}(y, 1)", "x.{m}(1, 2)", "x.{m}(0)", "i.{m}(2)",
+    "x.{m}(0.2, 0.8)", "x.{m}(x > 0.5, 0.0)", "x.{m}(1, i, y)", "x.{m}(1, t, v)", "x.{m}([2, 2], 1)",
+    "x.{m}(torch.float64)", "x.{m}(1, True)", "x.{m}(1.0)", "x.{m}(2, 2)", "x.{m}(1, 2, 1)",
+    "x.{m}(0, 2, 1)", "x.{m}(3, 4)", "x.{m}(1, 1, 1)", "x.{m}(m, x)", "m.{m}(x3, q)", "r.{m}(x3, q)",
+    "u.{m}(x, v)", "x.{m}(u, v)", "x.{m}(v)", "x.{m}(1, t, m)", "x.{m}(1, t, 0.5)", "x.{m}(1, i, y)",
+    "x.{m}(b, 0.5)", "x.{m}(1, i, 0.5)", "x.{m}(1, 1)", "x.{m}((1, 2))", "x.{m}((3, 4), 1.5)", "x.{m}(0.5, 0.5)",
+    "x.{m}(b, y)", "x.{m}(x)", "v.{m}(1, 2)", "x.{m}([1])", "n.{m}()", "x3.{m}(q)", "x.{m}(1, [0, 1])",
+    "x.{m}(2, 0, 1.0)",
+]
+LAYER_TEMPLATES = [
+    "{f}()(x)", "{f}(4)(x)", "{f}(4, 5)(x)", "{f}(3)(x4)", "{f}(3, 8, 3)(x4)", "{f}(2)(x4)",
+    "{f}(3)(x3)", "{f}(3, 8, 3)(x3)", "{f}(2)(x3)", "{f}(3)(x5)", "{f}(3, 8, 3)(x5)", "{f}(2)(x5)",
+    "{f}()(x, y)", "{f}()(x, t)", "{f}(1)(x)", "{f}((2, 2))(x4)", "{f}(0.5)(x)", "{f}([4])(x)",
+    "{f}(1, 3)(x4)", "{f}(8, 5)(x3)", "{f}(10, 3)(i)", "{f}()(x4)", "{f}(1)(x4)", "{f}(4, 4, 5)(x, y)",
+    "{f}()(x, y, t)", "{f}(2, 3)(x4)", "{f}((1, 2))(x4)", "{f}(dim=1)(x)", "{f}()(x3)", "{f}(1, (2, 3))(x)",
+    "{f}(2)(x)", "{f}(4, 2)(x)", "{f}(0.2, 0.8)(x)", "{f}(8, 2)(x3)", "{f}(3, 3)(x4)", "{f}()(x, y, z)",
+    "{f}()(x, b)", "{f}(1.0)(x)", "{f}()(v, v, t)", "{f}(1, 2)(x4)", "{f}((4, 4))(x4)", "{f}(1, (2, 2))(x)",
+]
+PARAM = "torch.nn.Parameter(w)"
+OPTIMIZER_TEMPLATES = [
+    "{f}([torch.nn.Parameter(w)], lr=0.1)", "{f}([torch.nn.Parameter(w)])",
+]
+SCHEDULER_TEMPLATES = [
+    "{f}(torch.optim.SGD([torch.nn.Parameter(w)], lr=0.1), 2)",
+    "{f}(torch.optim.SGD([torch.nn.Parameter(w)], lr=0.1), [2, 4])",
+    "{f}(torch.optim.SGD([torch.nn.Parameter(w)], lr=0.1), 0.5)",
+    "{f}(torch.optim.SGD([torch.nn.Parameter(w)], lr=0.1))",
+    "{f}(torch.optim.SGD([torch.nn.Parameter(w)], lr=0.1), 0.01, 0.1)",
+    "{f}(torch.optim.SGD([torch.nn.Parameter(w)], lr=0.1), lambda ep: 0.9)",
+]
+INPUTS["w"] = {"shape": [4], "dtype": "float32", "low": 0.1, "high": 0.9}
+INPUTS.update({
+    "q": {"shape": [2, 8, 3], "dtype": "float32", "low": 0.1, "high": 0.9},
+    "r": {"shape": [2, 3, 3], "dtype": "float32", "low": 0.1, "high": 0.9},
+    "u": {"shape": [3], "dtype": "float32", "low": 0.1, "high": 0.9},
+    "k3": {"shape": [4, 3, 3], "dtype": "float32", "low": -0.5, "high": 0.5},
+    "k4": {"shape": [8, 3, 3, 3], "dtype": "float32", "low": -0.5, "high": 0.5},
+    "k5": {"shape": [2, 3, 3, 3, 3], "dtype": "float32", "low": -0.5, "high": 0.5},
+    "kt": {"shape": [3, 2, 3, 3], "dtype": "float32", "low": -0.5, "high": 0.5},
+    "e": {"shape": [10, 3], "dtype": "float32", "low": -1.0, "high": 1.0},
+    "s": {"value": [1.0, -1.0, 1.0], "dtype": "float32"},
+    "s2": {"value": [[1.0, -1.0, 1.0, 1.0], [-1.0, -1.0, 1.0, -1.0], [1.0, 1.0, -1.0, 1.0]], "dtype": "float32"},
+    "s4": {"value": [1.0, -1.0, 1.0, -1.0], "dtype": "float32"},
+    "n": {"value": [0, 1, 1, 3, 2], "dtype": "int64"},
+})
+MS_SCHED_OPT = "mindspore.experimental.optim.SGD([mindspore.Parameter(w)], lr=0.1)"
+
+
+# Error texts of MindSpore 2.10 (CPU build) when an op has no CPU kernel.
+NO_CPU_MARKS = ("unregistered", "only supports Ascend", "Create kernelmod for op", "Kernel select failed",
+                "on device CPU")
+
+
+def _names_in(code: str) -> list[str]:
+    return sorted({n for n in re.findall(r"(?<![\w.])([a-z][a-z0-9]?)(?![\w(])", code) if n in INPUTS}
+                  | {n for n in re.findall(r"(?<![\w.])(x[345])(?![\w(])", code)})
+
+
+def _ms_code(torch_code: str, torch_name: str, ms_name: str, kind: str) -> str:
+    """The MindSpore form of a generated torch example."""
+    code = torch_code
+    if kind == "attribute":
+        return code.rpartition(".")[0] + "." + ms_name.rpartition(".")[2]
+    if kind in ("method", "inplace") and not ms_name.startswith("mindspore.Tensor."):
+        recv, _, rest = code.partition("." + torch_name.rpartition(".")[2] + "(")
+        args = rest[:-1]
+        code = f"{ms_name}({recv}{', ' + args if args else ''})"
+    elif kind in ("method", "inplace"):
+        code = code.replace("." + torch_name.rpartition(".")[2] + "(", "." + ms_name.rpartition(".")[2] + "(", 1)
+    else:
+        code = code.replace(torch_name + "(", ms_name + "(", 1)
+    code = code.replace("torch.optim.SGD([torch.nn.Parameter(w)], lr=0.1)", MS_SCHED_OPT)
+    code = code.replace("torch.nn.Parameter(w)", "mindspore.Parameter(w)")
+    code = code.replace("torch.float64", "mindspore.float64")
+    return code
+
+
+# ---------------------------------------------------------------------------------- worker
+def _worker(jobs_path: str, out_path: str) -> None:
+    """Run the jobs of `jobs_path` (JSON lines); append one JSON result line per job to `out_path`."""
+    import signal
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    import numpy as np
+    import torch
+    import mindspore
+
+    mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
+    try:  # MindSpore 2.10 with NumPy 2 leaves one pending error behind on its first list conversion
+        mindspore.mint.add(mindspore.Tensor([1.0]), mindspore.Tensor([1.0]))
+    except Exception:
+        pass
+
+    def make(spec: dict[str, Any], seed: int) -> np.ndarray:
+        if "value" in spec:
+            return np.array(spec["value"], dtype=spec.get("dtype", "float32"))
+        rng = np.random.RandomState(seed)
+        low, high = spec.get("low", -1.0), spec.get("high", 1.0)
+        return rng.uniform(low, high, size=spec["shape"]).astype(spec.get("dtype", "float32"))
+
+    arrays = {name: make(spec, k) for k, (name, spec) in enumerate(sorted(INPUTS.items()))}
+
+    def to_np(value: Any, depth: int = 0) -> Any:
+        if depth > 3:
+            return ("obj",)
+        if isinstance(value, torch.Tensor):
+            t = value.detach()
+            if t.is_complex():
+                t = t.resolve_conj()
+            if t.dtype == torch.bfloat16:
+                t = t.float()
+            if t.is_sparse or t.layout != torch.strided or t.is_quantized:
+                return ("obj",)
+            return t.numpy()
+        if isinstance(value, mindspore.Tensor):
+            return value.asnumpy()
+        if isinstance(value, np.ndarray):
+            return value
+        if isinstance(value, (bool, int, float, complex)):
+            return np.array(value)
+        if isinstance(value, (list, tuple)) and not isinstance(value, str):
+            return [to_np(v, depth + 1) for v in value]
+        return ("obj",)
+
+    def same(a: Any, b: Any, random: bool) -> str:
+        """'ok', 'dtype' (values agree, dtypes differ) or a reason."""
+        if isinstance(a, list) or isinstance(b, list):
+            if not (isinstance(a, list) and isinstance(b, list)) or len(a) != len(b):
+                return "structure differs"
+            worst = "ok"
+            for x, y in zip(a, b):
+                r = same(x, y, random)
+                if r not in ("ok", "dtype"):
+                    return r
+                if r == "dtype":
+                    worst = "dtype"
+            return worst
+        if isinstance(a, tuple) or isinstance(b, tuple):
+            return "ok" if (isinstance(a, tuple) and isinstance(b, tuple)) else "structure differs"
+        if a.shape != b.shape:
+            return f"shape {a.shape} != {b.shape}"
+        dtype_ok = str(a.dtype) == str(b.dtype) or (a.dtype == bool and b.dtype == bool)
+        if not random:
+            try:
+                if a.dtype.kind in "fc" or b.dtype.kind in "fc":
+                    ok = np.allclose(a.astype(np.complex128) if a.dtype.kind == "c" else a.astype(np.float64),
+                                     b.astype(np.complex128) if b.dtype.kind == "c" else b.astype(np.float64),
+                                     rtol=1e-4, atol=1e-5, equal_nan=True)
+                else:
+                    ok = np.array_equal(a.astype(np.int64), b.astype(np.int64))
+            except Exception as exc:  # noqa: BLE001
+                return f"compare failed: {exc}"
+            if not ok:
+                return "values differ"
+        return "ok" if dtype_ok else "dtype"
+
+    def run(code: str, lib: str, seed: int, specs: dict[str, Any] | None) -> Any:
+        env: dict[str, Any] = {"torch": torch, "mindspore": mindspore}
+        names = list(specs) if specs else _names_in(code)
+        for k, name in enumerate(names):
+            arr = make(specs[name], 100 + k) if specs else arrays[name]
+            env[name] = torch.from_numpy(arr.copy()) if lib == "torch" else mindspore.Tensor(arr.copy())
+        if lib == "torch":
+            torch.manual_seed(seed)
+        else:
+            mindspore.set_seed(seed)
+        return eval(code, env)  # noqa: S307 - our own generated examples
+
+    def alarm(*_: Any) -> None:
+        raise TimeoutError("example took too long")
+
+    def a_ok(cand: dict[str, Any]) -> bool:
+        """Whether the torch side of a candidate runs and gives tensors (for MindSpore-kernel failures)."""
+        try:
+            signal.alarm(10)
+            value = to_np(run(cand["torch"], "torch", 0, cand.get("inputs")))
+            signal.alarm(0)
+            return not isinstance(value, tuple)
+        except BaseException:  # noqa: BLE001
+            signal.alarm(0)
+            return False
+
+    signal.signal(signal.SIGALRM, alarm)
+    with open(jobs_path, encoding="utf-8") as jobs, open(out_path, "a", encoding="utf-8") as out:
+        for line in jobs:
+            job = json.loads(line)
+            result = {"id": job["id"], "ok": False, "tried": 0}
+            for cand in job["candidates"]:
+                result["tried"] += 1
+                signal.alarm(10)
+                try:
+                    t1 = run(cand["torch"], "torch", 0, cand.get("inputs"))
+                    a = to_np(t1)
+                    if not isinstance(a, tuple):  # a tensor result: a comparison was possible
+                        result["torch_ran"] = True
+                    if isinstance(a, tuple) and not cand.get("object_ok"):
+                        raise ValueError("torch result is not a tensor")
+                    random = False
+                    if not isinstance(a, tuple):
+                        a2 = to_np(run(cand["torch"], "torch", 1, cand.get("inputs")))
+                        random = same(a, a2, False) != "ok" and same(a, a2, True) in ("ok", "dtype")
+                    m1 = to_np(run(cand["mindspore"], "mindspore", 0, cand.get("inputs")))
+                    verdict = same(a, m1, random)
+                    if cand.get("object_ok") and (isinstance(a, tuple) or isinstance(m1, tuple)):
+                        verdict = "ok"  # an object (module, optimizer, None): running both is the check
+                    signal.alarm(0)
+                except BaseException as exc:  # noqa: BLE001 - any failure rejects the candidate
+                    signal.alarm(0)
+                    if isinstance(exc, KeyboardInterrupt):
+                        raise
+                    if any(m in str(exc) for m in NO_CPU_MARKS) and "nocpu" not in result and a_ok(cand):
+                        result["nocpu"] = cand
+                    result.setdefault("errors", []).append(f"{cand['torch']}: {type(exc).__name__}: {str(exc)[:120]}")
+                    continue
+                if verdict in ("ok", "dtype"):
+                    returns = "tensor" if isinstance(t1, torch.Tensor) or (
+                        isinstance(t1, tuple) and t1 and all(isinstance(v, torch.Tensor) for v in t1)) else "other"
+                    if isinstance(t1, (torch.nn.Module, torch.optim.Optimizer)):
+                        returns = "instance"
+                    dtypes = None
+                    if verdict == "dtype":
+                        pairs = list(zip(a, m1)) if isinstance(a, list) else [(a, m1)]
+                        for pa, pm in pairs:
+                            da, dm = str(getattr(pa, "dtype", "?")), str(getattr(pm, "dtype", "?"))
+                            if da != dm:
+                                dtypes = [da, dm]
+                                break
+                    result.update(ok=True, cand=cand, random=random, verdict=verdict, returns=returns,
+                                  dtypes=dtypes)
+                    break
+                result.setdefault("errors", []).append(f"{cand['torch']}: {verdict}")
+            result["errors"] = result.get("errors", [])[:80]
+            out.write(json.dumps(result) + "\n")
+            out.flush()
+
+
+def run_jobs(jobs: list[dict[str, Any]], workers: int, cache: Path | None) -> dict[str, dict[str, Any]]:
+    """Run example jobs in worker processes, surviving crashes; results by job id."""
+    done: dict[str, dict[str, Any]] = {}
+    key = lambda job: json.dumps(job["candidates"], sort_keys=True)  # noqa: E731
+    cached: dict[str, dict[str, Any]] = {}
+    if cache and cache.exists():
+        for line in cache.read_text(encoding="utf-8").splitlines():
+            rec = json.loads(line)
+            cached[rec["key"]] = rec["result"]
+    todo = []
+    for job in jobs:
+        if key(job) in cached:
+            done[job["id"]] = dict(cached[key(job)], id=job["id"])
+        else:
+            todo.append(job)
+    print(f"examples: {len(done)} cached, {len(todo)} to run on {workers} workers", file=sys.stderr)
+    with tempfile.TemporaryDirectory() as tmp:
+        chunks = [todo[k::workers] for k in range(workers)]
+        procs = []
+        for n, chunk in enumerate(chunks):
+            if chunk:
+                procs.append((n, chunk))
+        pending = {n: chunk for n, chunk in procs}
+        while pending:
+            running = []
+            for n, chunk in pending.items():
+                jobs_file = Path(tmp) / f"jobs{n}.jsonl"
+                out_file = Path(tmp) / f"out{n}.jsonl"
+                jobs_file.write_text("".join(json.dumps(j) + "\n" for j in chunk), encoding="utf-8")
+                proc = subprocess.Popen([sys.executable, __file__, "--worker", str(jobs_file), str(out_file)],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                running.append((n, chunk, proc, out_file))
+            pending = {}
+            for n, chunk, proc, out_file in running:
+                proc.wait()
+                results = []
+                if out_file.exists():
+                    results = [json.loads(x) for x in out_file.read_text(encoding="utf-8").splitlines() if x]
+                    out_file.unlink()
+                for r in results:
+                    done[r["id"]] = r
+                if len(results) < len(chunk):  # crashed on the next job: record it and go on
+                    bad = chunk[len(results)]
+                    done[bad["id"]] = {"id": bad["id"], "ok": False, "errors": ["worker crashed"]}
+                    rest = chunk[len(results) + 1:]
+                    if rest:
+                        pending[n] = rest
+    if cache:
+        by_id = {job["id"]: job for job in jobs}
+        with cache.open("w", encoding="utf-8") as handle:
+            for job_id, res in done.items():
+                if job_id in by_id:
+                    handle.write(json.dumps({"key": key(by_id[job_id]), "result": res}) + "\n")
+    return done
+
+
+# ---------------------------------------------------------------------------------- the build
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def namespace_of(api: str, files: list[str]) -> str:
+    best = "torch"
+    for ns in files:
+        if (api == ns or api.startswith(ns + ".")) and len(ns) > len(best):
+            best = ns
+    return best
+
+
+def fix_ms_name(name: str) -> str | None:
+    """The installed spelling of a MindSpore name from the docs (case typos), or None."""
+    if resolve(name) is not None:
+        return name
+    parent, _, last = name.rpartition(".")
+    owner = resolve(parent)
+    if owner is None:
+        return None
+    for attr in dir(owner):
+        if attr.lower() == last.lower():
+            return f"{parent}.{attr}"
+    return None
+
+
+# Known MindSpore spellings of torch APIs whose names differ (facts checked by running the examples).
+ALIASES: dict[str, list[str]] = {
+    "torch.special.expit": ["mindspore.mint.sigmoid"],
+    "torch.special.psi": ["mindspore.mint.digamma", "mindspore.ops.digamma"],
+    "torch.special.digamma": ["mindspore.mint.digamma", "mindspore.ops.digamma"],
+    "torch.special.gammaln": ["mindspore.mint.lgamma", "mindspore.ops.lgamma"],
+    "torch.special.i0": ["mindspore.mint.i0", "mindspore.ops.i0"],
+    "torch.special.i0e": ["mindspore.ops.bessel_i0e"],
+    "torch.special.i1": ["mindspore.ops.bessel_i1"],
+    "torch.special.i1e": ["mindspore.ops.bessel_i1e"],
+    "torch.special.gammainc": ["mindspore.ops.igamma"],
+    "torch.special.gammaincc": ["mindspore.ops.igammac"],
+    "torch.special.multigammaln": ["mindspore.ops.mvlgamma"],
+    "torch.special.modified_bessel_i0": ["mindspore.ops.bessel_i0"],
+    "torch.special.modified_bessel_i1": ["mindspore.ops.bessel_i1"],
+    "torch.special.modified_bessel_k0": ["mindspore.ops.bessel_k0"],
+    "torch.special.modified_bessel_k1": ["mindspore.ops.bessel_k1"],
+    "torch.special.scaled_modified_bessel_k0": ["mindspore.ops.bessel_k0e"],
+    "torch.special.scaled_modified_bessel_k1": ["mindspore.ops.bessel_k1e"],
+    "torch.special.ndtri": ["mindspore.ops.ndtri"],
+    "torch.special.exp2": ["mindspore.mint.special.exp2", "mindspore.mint.exp2"],
+    "torch.special.logit": ["mindspore.mint.logit", "mindspore.ops.logit"],
+    "torch.special.logsumexp": ["mindspore.mint.logsumexp", "mindspore.ops.logsumexp"],
+    "torch.special.log_softmax": ["mindspore.mint.special.log_softmax", "mindspore.mint.nn.functional.log_softmax"],
+    "torch.nn.init.uniform_": ["mindspore.Tensor.uniform_"],
+    "torch.nn.init.normal_": ["mindspore.Tensor.normal_"],
+    "torch.nn.init.zeros_": ["mindspore.Tensor.zero_"],
+    "torch.nn.init.constant_": ["mindspore.Tensor.fill_"],
+    "torch.clip": ["mindspore.mint.clamp"],
+    "torch.clamp_min": ["mindspore.mint.clamp"],
+    "torch.tensor": ["mindspore.tensor", "mindspore.Tensor"],
+    "torch.as_tensor": ["mindspore.tensor", "mindspore.Tensor"],
+    "torch.asarray": ["mindspore.tensor", "mindspore.Tensor"],
+    "torch.detach": ["mindspore.ops.stop_gradient"],
+    "torch.Tensor.detach": ["mindspore.ops.stop_gradient"],
+    "torch.pinverse": ["mindspore.ops.pinv"],
+    "torch.linalg.pinv": ["mindspore.ops.pinv"],
+    "torch.dropout": ["mindspore.mint.nn.functional.dropout", "mindspore.ops.dropout"],
+    "torch.Tensor.clip": ["mindspore.Tensor.clamp"],
+    "torch.absolute": ["mindspore.mint.abs"],
+    "torch.negative": ["mindspore.mint.neg"],
+    "torch.multiply": ["mindspore.mint.mul"],
+    "torch.divide": ["mindspore.mint.div"],
+    "torch.subtract": ["mindspore.mint.sub"],
+    "torch.greater": ["mindspore.mint.gt"],
+    "torch.greater_equal": ["mindspore.mint.ge"],
+    "torch.less": ["mindspore.mint.lt"],
+    "torch.less_equal": ["mindspore.mint.le"],
+    "torch.not_equal": ["mindspore.mint.ne"],
+    "torch.arccos": ["mindspore.mint.acos"],
+    "torch.arcsin": ["mindspore.mint.asin"],
+    "torch.arctan": ["mindspore.mint.atan"],
+    "torch.arccosh": ["mindspore.mint.acosh"],
+    "torch.arcsinh": ["mindspore.mint.asinh"],
+    "torch.arctanh": ["mindspore.mint.atanh"],
+    "torch.arctan2": ["mindspore.mint.atan2"],
+    "torch.concat": ["mindspore.mint.cat"],
+    "torch.concatenate": ["mindspore.mint.cat"],
+    "torch.swapaxes": ["mindspore.mint.transpose"],
+    "torch.swapdims": ["mindspore.mint.transpose"],
+    "torch.det": ["mindspore.ops.det"],
+    "torch.linalg.det": ["mindspore.ops.det"],
+    "torch.nn.functional.sigmoid": ["mindspore.mint.sigmoid"],
+    "torch.nn.functional.tanh": ["mindspore.mint.tanh"],
+}
+
+
+def ms_candidates(api: str) -> list[tuple[str, str]]:
+    """(target, era) pairs to try for a torch API by name: era 'new' (mint) or 'old' (ops/nn/Tensor)."""
+    ns, _, last = api.rpartition(".")
+    out: list[tuple[str, str]] = []
+    if ns == "torch.Tensor":
+        out = [(f"mindspore.Tensor.{last}", "any")]
+    elif ns == "torch":
+        out = [(f"mindspore.mint.{last}", "new"), (f"mindspore.ops.{last}", "old"), (f"mindspore.{last}", "any")]
+    elif ns == "torch.nn.functional":
+        out = [(f"mindspore.mint.nn.functional.{last}", "new"), (f"mindspore.ops.{last}", "old")]
+    elif ns == "torch.nn":
+        out = [(f"mindspore.mint.nn.{last}", "new"), (f"mindspore.nn.{last}", "old")]
+    elif ns == "torch.linalg":
+        out = [(f"mindspore.mint.linalg.{last}", "new"), (f"mindspore.ops.{last}", "old"),
+               (f"mindspore.ops.matrix_{last}", "old")]
+    elif ns == "torch.special":
+        out = [(f"mindspore.mint.special.{last}", "new"), (f"mindspore.mint.{last}", "new"),
+               (f"mindspore.ops.{last}", "old"), (f"mindspore.ops.special_{last}", "old")]
+    elif ns == "torch.fft":
+        out = [(f"mindspore.ops.{last}", "any")]
+    elif ns == "torch.optim":
+        out = [(f"mindspore.mint.optim.{last}", "new"), (f"mindspore.experimental.optim.{last}", "any")]
+    elif ns == "torch.optim.lr_scheduler":
+        out = [(f"mindspore.experimental.optim.lr_scheduler.{last}", "any")]
+    elif ns == "torch.distributed":
+        out = [(f"mindspore.mint.distributed.{last}", "new")]
+    elif ns == "torch.distributions":
+        out = [(f"mindspore.nn.probability.distribution.{last}", "any")]
+    out = [(name, "any") for name in ALIASES.get(api, [])] + out
+    return [(name, era) for name, era in out if resolve(name) is not None]
+
+
+def example_kind(api: str, obj: Any) -> str:
+    ns, _, last = api.rpartition(".")
+    if ns == "torch.Tensor" and obj is not None and not callable(obj):
+        return "attribute"
+    if ns == "torch.Tensor":
+        return "inplace" if last.endswith("_") and not last.endswith("__") else "method"
+    if ns == "torch.optim.lr_scheduler":
+        return "scheduler"
+    if ns == "torch.optim" and isinstance(obj, type):
+        return "optimizer"
+    if ns == "torch.nn" and isinstance(obj, type):
+        return "loss" if last.endswith("Loss") else "layer"
+    return "function"
+
+
+ATTRIBUTE_TEMPLATES = ["x.{m}", "m.{m}", "i.{m}"]
+
+
+def templates_for(kind: str) -> list[str]:
+    return {"method": METHOD_TEMPLATES, "inplace": METHOD_TEMPLATES, "layer": LAYER_TEMPLATES,
+            "attribute": ATTRIBUTE_TEMPLATES,
+            "loss": LAYER_TEMPLATES, "optimizer": OPTIMIZER_TEMPLATES,
+            "scheduler": SCHEDULER_TEMPLATES}.get(kind, FUNCTION_TEMPLATES)
+
+
+def make_candidates(api: str, target: str, kind: str) -> list[dict[str, Any]]:
+    last = api.rpartition(".")[2]
+    out = []
+    for tpl in templates_for(kind):
+        torch_code = tpl.format(f=api, m=last)
+        out.append({"torch": torch_code, "mindspore": _ms_code(torch_code, api, target, kind), "target": target,
+                    "kind": kind})
+    return out
+
+
+def inventory_apis(inventory: dict[str, Any]) -> list[str]:
+    apis = []
+    for ns in NAMESPACES:
+        for name in inventory["namespaces"].get(ns, []):
+            apis.append(f"{ns}.{name}")
+    return apis
+
+
+def param_facts(api: str, torch_obj: Any, target: str, ms_obj: Any,
+                ref_rows: list[dict[str, str]], current: bool = True) -> list[dict[str, Any]]:
+    """Parameter facts for one pair: the official rows that still hold, plus signature drift.
+
+    For a target used by current MindSpore (`current`) whose signature cannot be read (Tensor
+    methods), rows of the r2.4.10 table are not trusted: 2.10 rewrote those methods around torch's
+    parameter names.
+    """
+    facts: list[dict[str, Any]] = []
+    if current and ms_obj is not None and ms_params(ms_obj) is None:
+        ref_rows = [r for r in ref_rows if r["source_ref"] == "master"]
+    last = api.rpartition(".")[2]
+    tparams = torch_params(torch_obj, last) if torch_obj is not None else None
+    tnames = {n for overload in tparams or [] for n, _ in overload}
+    mlist = ms_params(ms_obj) if ms_obj is not None else None
+    mnames = {n for n, _ in mlist} if mlist is not None else None
+    seen: set[tuple[str, str]] = set()
+
+    def add(fact: dict[str, Any]) -> None:
+        ident = (fact["kind"], fact.get("torch") or fact.get("ms") or fact.get("note", ""))
+        if ident not in seen:
+            seen.add(ident)
+            facts.append(fact)
+
+    for row in ref_rows:
+        kind = row["kind"]
+        tp, mp = row["torch_param"], row["mindspore_param"]
+        if tp and tnames and tp not in tnames:
+            continue  # stale: torch 2.13 has no such parameter
+        if kind == "renamed" and tp and mp and ";" not in mp:
+            if mnames is not None and (mp not in mnames or tp in mnames):
+                continue
+            add({"kind": "renamed", "torch": tp, "ms": mp})
+        elif kind == "removed_in_ms" and tp:
+            if tp in GENERAL_PARAMS or (mnames is not None and tp in mnames):
+                continue
+            add({"kind": "dropped", "torch": tp})
+        elif kind == "added_in_ms" and mp and row["ms_default_installed"] == "<required>":
+            add({"kind": "added_required", "ms": mp})
+        elif kind == "default_differs" and (tp or mp):
+            td, md = row["torch_default_installed"], row["ms_default_installed"]
+            if td.startswith("<") or md.startswith("<") or td == md:
+                continue
+            fact = {"kind": "default_differs", "torch": tp or mp, "torch_default": _literal(td),
+                    "ms_default": _literal(md)}
+            if mp and mp != tp:
+                fact["ms"] = mp
+            add(fact)
+    # Signature drift: torch parameters the MindSpore signature lacks.
+    if tparams and mlist is not None:
+        declared = {f.get("torch") for f in facts}
+        mpos = [n for n, _ in mlist]
+        for overload in tparams:
+            for pos, (name, _default) in enumerate(overload):
+                if name in GENERAL_PARAMS or name in mnames or name in declared or name.startswith("_"):
+                    continue
+                if pos < len(mpos) and mpos[pos] not in tnames:
+                    add({"kind": "renamed", "torch": name, "ms": mpos[pos]})
+                else:
+                    add({"kind": "dropped", "torch": name})
+                declared.add(name)
+    return facts
+
+
+def _literal(text: str) -> Any:
+    if text in ("None", "True", "False"):
+        return {"None": None, "True": True, "False": False}[text]
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text.strip("'\"")
+
+
+INIT_CLASSES = {
+    "normal_": "Normal(sigma, mean)", "uniform_": "Uniform(scale)", "constant_": "Constant(value)",
+    "ones_": "One()", "zeros_": "Zero()", "xavier_uniform_": "XavierUniform(gain)",
+    "xavier_normal_": "XavierNormal(gain)", "kaiming_uniform_": "HeUniform(negative_slope, mode, nonlinearity)",
+    "kaiming_normal_": "HeNormal(negative_slope, mode, nonlinearity)", "trunc_normal_": "TruncatedNormal(sigma)",
+    "orthogonal_": "Orthogonal(gain)", "dirac_": "Dirac(groups)", "eye_": "Identity()", "sparse_": "Sparse(sparsity, sigma)",
+}
+
+
+def missing_note(api: str) -> str:
+    """A workaround, in our words, for a torch API without a MindSpore 2.10 counterpart."""
+    ns, _, last = api.rpartition(".")
+    low = last.lower()
+    if ns == "torch.Tensor" and last.endswith("_") and not last.endswith("__"):
+        return (f"no in-place form in MindSpore; compute the out-of-place result and assign it "
+                f"(x = x.{last[:-1]}(...))")
+    if last.endswith("_") and not last.endswith("__") and ns in ("torch", "torch.nn.functional"):
+        return (f"no in-place form in MindSpore; call the out-of-place {ns}.{last[:-1]} counterpart "
+                f"(see its entry) and assign the result")
+    if "cuda" in low or "mps" in low or "xpu" in low or "mtia" in low or "ipu" in low or low in (
+            "cpu", "pin_memory", "is_pinned", "share_memory_", "get_device", "record_stream"):
+        return "MindSpore places data on the device chosen by mindspore.set_device; drop device moves"
+    if "quant" in low or low.startswith("q_") or low in ("int_repr", "dequantize", "fake_quantize_per_tensor_affine",
+                                                         "fake_quantize_per_channel_affine"):
+        return "quantised tensors are not a MindSpore tensor type; quantise with MindSpore Golden Stick (mindspore_gs)"
+    if "sparse" in low or low.startswith(("to_sparse", "coalesce", "indices", "values", "crow_", "col_", "ccol_",
+                                          "row_indices")) or low in ("is_coalesced", "dense_dim", "nnz"):
+        return "use mindspore.COOTensor / mindspore.CSRTensor for sparse data, or keep the data dense"
+    if low in ("refine_names", "rename", "rename_", "align_to", "align_as", "unflatten_names") or "names" in low:
+        return "MindSpore has no named tensors; track dimensions by position"
+    if low.endswith("storage") or "storage" in low:
+        return "MindSpore does not expose tensor storages; work on the tensor (asnumpy() for raw data)"
+    if ns == "torch" and last.endswith("Tensor") and last[:1].isupper():
+        return "legacy typed tensor class: create mindspore.Tensor(data, dtype=...) instead"
+    if ns == "torch" and last[:1].isupper():
+        return ("a torch runtime/TorchScript/type-system class with no MindSpore counterpart; "
+                "MindSpore code does not need it (compile with mindspore.jit where TorchScript was used)")
+    if low.startswith(("is_", "has_")) or low.endswith(("_enabled", "_available")):
+        return "a torch runtime query without a MindSpore counterpart; answer it from the tensor's dtype/shape or drop it"
+    if low.startswith(("set_", "get_", "use_", "enable_", "disable_")):
+        return "a torch runtime setting; set MindSpore behaviour with mindspore.set_context / mindspore.set_device"
+    if ns == "torch.distributions":
+        return "not in mindspore.nn.probability.distribution; compute log_prob/sample from mindspore.mint ops"
+    if ns == "torch.distributed":
+        return "use mindspore.communication (init, get_rank, create_group) or mindspore.mint.distributed collectives"
+    if ns == "torch.utils.data":
+        return "build the input pipeline with mindspore.dataset (GeneratorDataset plus samplers and map/batch)"
+    if ns == "torch.nn.init":
+        cls = INIT_CLASSES.get(last, "the matching initializer class")
+        return (f"initialise with mindspore.common.initializer: "
+                f"param.set_data(initializer({cls}, param.shape, param.dtype))")
+    if ns == "torch.nn":
+        return "compose it from mindspore.mint.nn layers in a mindspore.nn.Cell, or write the op with mindspore.ops.Custom"
+    if ns == "torch.amp":
+        return "use mindspore.amp (auto_mixed_precision, DynamicLossScaler) instead"
+    return "no MindSpore 2.10 counterpart; compose it from mindspore.mint / mindspore.ops ops or write a mindspore.ops.Custom op"
+
+
+def version_targets(primary: str, official_new: str | None, official_old: str | None,
+                    discovered: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    """Targets by MindSpore version: the confirmed primary, plus an older-version target where known."""
+    targets: list[dict[str, Any]] = []
+    is_new = primary.startswith("mindspore.mint.") or primary == official_new
+    if is_new:
+        old = official_old or next((n for n, era in discovered if era in ("old", "any") and n != primary), None)
+        if old and old != primary:
+            targets.append({"api": primary, "since": "2.3"})
+            targets.append({"api": old, "until": "2.3"})
+        elif old == primary or not primary.startswith("mindspore.mint."):
+            targets.append({"api": primary})  # the same spelling before and after 2.3
+        else:
+            targets.append({"api": primary, "since": "2.3"})
+    else:
+        targets.append({"api": primary})
+    return targets
+
+
+def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: str | None = None) -> None:
+    import yaml
+
+    sys.path.insert(0, str(ROOT))
+    new_rows = read_csv(ref / "pytorch_ms_api_mapping.csv")
+    old_rows = read_csv(ref / "pytorch_ms_api_mapping_r2.4.10.csv")
+    diff_rows = read_csv(ref / "pytorch_ms_param_diffs.csv")
+    dyn_rows = read_csv(ref / "dynamic_shape_apis.csv")
+    inventory = json.loads((MAPPINGS / "inventory.json").read_text(encoding="utf-8"))
+    overrides = yaml.safe_load(OVERRIDES.read_text(encoding="utf-8")) or {}
+    manual: dict[str, dict[str, Any]] = {e["api"]: e for e in overrides.get("entries", [])}
+
+    def torch_name(row: dict[str, str]) -> str:
+        return row["torch_resolved_name"] or row["torch_api"]
+
+    official_new: dict[str, str] = {}
+    official_old: dict[str, str] = {}
+    official_category: dict[str, str] = {}
+    for row in old_rows + new_rows:  # newest table last, so it wins
+        official_category[torch_name(row)] = row["category"]
+    for row in new_rows:
+        if torch_name(row).startswith("torch.") and row["mindspore_api"]:
+            name = fix_ms_name(row["mindspore_api"]) or row["ms_alternative_2_10"]
+            if name:
+                official_new.setdefault(torch_name(row), name)
+    for row in old_rows:
+        if torch_name(row).startswith("torch.") and row["mindspore_api"]:
+            name = fix_ms_name(row["mindspore_api"]) or row["ms_alternative_2_10"]
+            if name:
+                official_old.setdefault(torch_name(row), name)
+    diffs: dict[tuple[str, str], list[dict[str, str]]] = defaultdict(list)
+    for row in diff_rows:
+        diffs[(row["torch_api"], fix_ms_name(row["mindspore_api"]) or row["mindspore_api"])].append(row)
+        diffs[(row["torch_api"], "*")].append(row)
+
+    apis = inventory_apis(inventory)
+    for name in list(official_new) + list(official_old) + list(manual):
+        if resolve(name) is not None or name in manual:
+            apis.append(name)
+    # torch.Tensor.log_normal does not exist (only log_normal_); names that do not resolve are dropped.
+    apis = sorted(set(a for a in apis if a in manual or resolve(a) is not None))
+    if only:
+        apis = [a for a in apis if a.startswith(only)]
+
+    # ---- example jobs
+    job_list = []
+    plan: dict[str, dict[str, Any]] = {}
+    for api in apis:
+        obj = resolve(api)
+        kind = example_kind(api, obj)
+        discovered = ms_candidates(api)
+        order: list[str] = []
+        for name in [official_new.get(api)] + [n for n, era in discovered if era in ("new", "any")] + \
+                [official_old.get(api)] + [n for n, _ in discovered]:
+            if name and name not in order and resolve(name) is not None:
+                order.append(name)
+        if kind == "inplace" and api.endswith("_") and not order:
+            order = [f"mindspore.Tensor.{api.rpartition('.')[2][:-1]}"] if resolve(
+                f"mindspore.Tensor.{api.rpartition('.')[2][:-1]}") is not None else []
+        if kind in ("method", "inplace"):
+            base_name = api.rpartition(".")[2].rstrip("_")
+            for fallback in (f"mindspore.ops.{base_name}", f"mindspore.mint.{base_name}"):
+                if fallback not in order and resolve(fallback) is not None:
+                    order.append(fallback)
+        plan[api] = {"kind": kind, "order": order, "discovered": discovered}
+        man = manual.get(api)
+        if man is not None and "examples" in man:
+            cands = [{"torch": e["torch"], "mindspore": e["mindspore"], "target": None, "kind": e.get("kind"),
+                      "object_ok": True, "inputs": e.get("inputs")} for e in man["examples"]]
+            job_list.append({"id": api, "candidates": cands})
+        elif man is not None and man.get("category") == "missing":
+            continue
+        elif order:
+            cands = []
+            for target in order[:4]:
+                cands.extend(make_candidates(api, target, kind))
+            if kind in ("optimizer", "scheduler") or (isinstance(obj, type) and kind == "function"):
+                for c in cands:
+                    c["object_ok"] = True
+            job_list.append({"id": api, "candidates": cands})
+    results = run_jobs(job_list, jobs, cache)
+
+    # ---- dynamic shape facts
+    dynamic: dict[str, Any] = {}
+    for row in dyn_rows:
+        if row["condition_kind"] == "always" and row["op"] != "Sampler":
+            for name in row["torch_apis"].split(";"):
+                if name and "__" not in name:
+                    dynamic[name] = "always"
+    for name, arg, pos in [("torch.topk", "k", 1), ("torch.Tensor.topk", "k", 0),
+                           ("torch.kthvalue", "k", 1), ("torch.Tensor.kthvalue", "k", 0),
+                           ("torch.index_select", "index", 2), ("torch.Tensor.index_select", "index", 1),
+                           ("torch.gather", "index", 2), ("torch.Tensor.gather", "index", 1),
+                           ("torch.multinomial", "num_samples", 1), ("torch.Tensor.multinomial", "num_samples", 0),
+                           ("torch.repeat_interleave", "repeats", 1), ("torch.Tensor.repeat_interleave", "repeats", 0),
+                           ("torch.randperm", "n", 0)]:
+        dynamic[name] = {"arg": arg, "position": pos}
+
+    # ---- entries
+    entries: dict[str, dict[str, Any]] = {}
+    log: list[str] = []
+    for api in apis:
+        info = plan[api]
+        res = results.get(api)
+        man = manual.get(api)
+        torch_obj = resolve(api)
+        entry: dict[str, Any] = {"api": api}
+        if man is not None and (man.get("category") == "missing" or "examples" in man or man.get("ms")):
+            entry = {k: v for k, v in man.items()}
+            if "examples" in man and not (res and res.get("ok")):
+                log.append(f"FAILED manual example {api}: {res and res.get('errors')}")
+                entry.pop("examples", None)
+            elif res and res.get("ok"):
+                entry["examples"] = [e for e in man["examples"] if e["torch"] == res["cand"]["torch"]] + \
+                    [e for e in man["examples"] if e["torch"] != res["cand"]["torch"]][:0]
+        elif (res and res.get("ok")) or (res and res.get("nocpu")):
+            cand = res["cand"] if res.get("ok") else res["nocpu"]
+            target = cand["target"]
+            example_note = None
+            nocpu = res.get("nocpu")
+            if not res.get("ok"):
+                example_note = (f"not run here: MindSpore 2.10 has no CPU kernel for {target}; "
+                                f"run it on Ascend/GPU")
+                log.append(f"NOCPU {api} -> {target}")
+            elif nocpu and nocpu["target"] != target and nocpu["target"].startswith(("mindspore.mint.",
+                                                                                        "mindspore.Tensor.")):
+                example_note = (f"{nocpu['target']} has no CPU kernel in MindSpore 2.10; "
+                                f"this example runs {target} on CPU")
+                fallback_target = target
+                target = nocpu["target"]
+                if fallback_target not in info["order"]:
+                    info["order"].append(fallback_target)
+                if target.startswith("mindspore.mint.") and not official_old.get(api):
+                    official_old[api] = fallback_target
+            tgt_obj = resolve(target)
+            facts = param_facts(api, torch_obj, target, tgt_obj,
+                                diffs.get((api, target), []) or [])
+            if info["kind"] == "inplace" and not target.endswith("_"):
+                facts.append({"kind": "semantics_differ",
+                              "note": f"no in-place form in MindSpore here: assign the result of {target}"})
+            dtype_fact = None
+            if res.get("verdict") == "dtype":
+                dtype_fact = {"kind": "semantics_differ",
+                              "note": f"result dtype differs (torch {res['dtypes'][0]}, MindSpore {res['dtypes'][1]})"}
+                if cand["target"] == target:  # measured on this target itself
+                    facts.append(dtype_fact)
+            targets = version_targets(target, official_new.get(api), official_old.get(api), info["discovered"])
+            targets[0]["params"] = facts
+            for extra in targets[1:]:
+                old_facts = param_facts(api, torch_obj, extra["api"], resolve(extra["api"]),
+                                        diffs.get((api, extra["api"]), []), current=False)
+                if dtype_fact is not None and extra["api"] == cand["target"]:
+                    old_facts.append(dtype_fact)
+                if old_facts:
+                    extra["params"] = old_facts
+                    extra["category"] = "diff_params"
+            entry["category"] = "diff_params" if facts else "equivalent"
+            for t in targets:
+                if not t.get("params"):
+                    t.pop("params", None)
+            if entry["category"] == "diff_params":
+                for t in targets[1:]:
+                    if "params" not in t:
+                        t["category"] = "equivalent"
+                    else:
+                        t.pop("category", None)
+            entry["ms"] = targets
+            example: dict[str, Any] = {"torch": cand["torch"], "mindspore": cand["mindspore"]}
+            names = _names_in(cand["torch"] + " " + cand["mindspore"])
+            if names:
+                example["inputs"] = {n: INPUTS[n] for n in names}
+            if res.get("random"):  # a random op, or a layer with randomly initialised weights
+                example["random"] = True
+            if res.get("verdict") == "dtype" and res.get("dtypes"):
+                example["dtypes"] = {res["dtypes"][0]: res["dtypes"][1]}
+            if example_note:
+                example["note"] = example_note
+            if cand["kind"] != "function":
+                example["kind"] = "method" if cand["kind"] == "attribute" else cand["kind"]
+            entry["examples"] = [example]
+            if res.get("returns") == "other":
+                entry["returns"] = "other"
+        elif official_new.get(api) or official_old.get(api):
+            target = official_new.get(api) or official_old.get(api)
+            log.append(f"UNCONFIRMED-OFFICIAL {api} -> {target}: {(res or {}).get('errors')}")
+            facts = param_facts(api, torch_obj, target, resolve(target), diffs.get((api, target), []))
+            official_cat = official_category.get(api, "consistent")
+            if (res or {}).get("torch_ran"):
+                facts.append({"kind": "semantics_differ",
+                              "note": "the official table maps it, but it did not reproduce torch's result in our "
+                                      "example; compare the behaviour before relying on it"})
+            elif official_cat == "diff_function":
+                facts.append({"kind": "semantics_differ",
+                              "note": "the official table documents a behaviour difference; read its difference page"})
+            entry["category"] = "diff_params" if facts or official_cat != "consistent" else "equivalent"
+            if not (res or {}).get("torch_ran"):
+                entry["note"] = ("mapping from the official table, checked by signature only: the call needs "
+                                 "state that a standalone example cannot set up (process group, dataset, model)")
+            entry["ms"] = version_targets(target, official_new.get(api), official_old.get(api), info["discovered"])
+            entry["ms"][0]["params"] = facts
+            if len(entry["ms"]) > 1:
+                entry["ms"] = entry["ms"][:1]
+                entry["ms"][0].pop("since", None)
+        else:
+            if info["order"]:
+                log.append(f"UNCONFIRMED {api} -> {info['order'][:3]}: {(res or {}).get('errors')}")
+            entry["category"] = "missing"
+            entry["note"] = missing_note(api)
+            near = info["order"][:1]
+            if near:
+                entry["note"] += f" ({near[0]} exists but did not reproduce torch's result in our checks)"
+            entry.pop("ms", None)
+            last = api.rpartition(".")[2]
+            if last.startswith(("is_", "has_", "set_")) or last in ("manual_seed", "seed", "typename"):
+                entry["returns"] = "other"
+        if man is not None:
+            for key in ("note", "returns", "doc", "dynamic_shape", "inplace_of"):
+                if key in man:
+                    entry[key] = man[key]
+        if api in dynamic and entry.get("category") != "missing" and "dynamic_shape" not in entry:
+            entry["dynamic_shape"] = dynamic[api]
+        entries[api] = entry
+
+    # In-place Tensor methods: link to the out-of-place entry.
+    for api, entry in entries.items():
+        ns, _, last = api.rpartition(".")
+        if ns == "torch.Tensor" and last.endswith("_") and not last.endswith("__"):
+            base = f"torch.Tensor.{last[:-1]}"
+            if base in entries and "inplace_of" not in entry and entries[base].get("category") != "missing":
+                entry["inplace_of"] = base
+
+    if only:
+        for api in apis:
+            print(json.dumps(entries[api]))
+    else:
+        write_files(entries)
+    if report:
+        report.write_text("\n".join(log) + "\n", encoding="utf-8")
+    counts: dict[str, int] = defaultdict(int)
+    for e in entries.values():
+        counts[e.get("category", "inherited")] += 1
+    print(f"entries: {len(entries)} {dict(counts)}; log lines: {len(log)}", file=sys.stderr)
+
+
+# ---------------------------------------------------------------------------------- writing
+def _flow(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+KEY_ORDER = ["api", "category", "inplace_of", "returns", "dynamic_shape", "ms", "note", "doc", "examples"]
+
+
+def write_files(entries: dict[str, dict[str, Any]]) -> None:
+    files = NAMESPACES + EXTRA_FILES
+    by_file: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for api in sorted(entries):
+        by_file[namespace_of(api, files)].append(entries[api])
+    for old in MAPPINGS.glob("torch*.yaml"):
+        if old.stem not in by_file:
+            old.unlink()
+    for ns, items in by_file.items():
+        lines = [f"# Generated by scripts/build_tables.py from the reference tables and the installed",
+                 f"# torch / MindSpore; hand-written facts come from scripts/mapping_overrides.yaml.",
+                 f"namespace: {ns}", "entries:"]
+        for entry in items:
+            first = True
+            for key in KEY_ORDER + sorted(k for k in entry if k not in KEY_ORDER):
+                if key not in entry:
+                    continue
+                value = entry[key]
+                prefix = "  - " if first else "    "
+                first = False
+                if key in ("ms", "examples"):
+                    lines.append(f"{prefix}{key}:")
+                    for item in value:
+                        lines.append(f"      - {_flow(item)}")
+                else:
+                    lines.append(f"{prefix}{key}: {_flow(value)}")
+        (MAPPINGS / f"{ns}.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def main() -> None:
+    if len(sys.argv) >= 2 and sys.argv[1] == "--worker":
+        _worker(sys.argv[2], sys.argv[3])
+        return
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("reference", type=Path, help="folder with the reference CSV files")
+    parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2)))
+    parser.add_argument("--cache", type=Path, default=None, help="JSON-lines cache of example results")
+    parser.add_argument("--only", default=None, help="debug: only APIs starting with this prefix (writes nothing)")
+    parser.add_argument("--report", type=Path, default=None, help="write unconfirmed/failed APIs here")
+    args = parser.parse_args()
+    if not (args.reference / "pytorch_ms_api_mapping.csv").exists():
+        parser.error(f"{args.reference}: no pytorch_ms_api_mapping.csv there")
+    build(args.reference, args.jobs, args.cache, args.report, args.only)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,23 @@
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, device):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.device = device
+
+    def forward(self, x: torch.Tensor):
+        x = x.to(self.device)
+        y = x.to(torch.float32)
+        return self.fc(x.cuda()) + y
+
+
+def train(device):
+    model = Net(device)
+    model.to(device)
+    if device:
+        model.to("cuda:0")
+    x = torch.zeros(2, 4).cuda()
+    return model(x.to(device))

@@ -1,0 +1,420 @@
+"""--fix / --diff: edits, golden rewrites, the examples of the tables, guarantees, round trips."""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import os
+import re
+import stat
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_cli
+from torch2ms.config import Config
+from torch2ms.engine import scan_source
+from torch2ms.fix import FixError, apply_edits, fix_file, fix_source, fix_text, write_atomic
+from torch2ms.mappings import load_table
+from torch2ms.model import Edit, Span
+
+GOLDEN = Path(__file__).resolve().parent / "golden" / "fix"
+TABLE = str(GOLDEN / "table")
+
+# name -> (target version, unsafe fixes, expected output file)
+CASES = {
+    "call_target": ("2.10", False, "call_target.fixed.py"),
+    "param_rename": ("2.2", False, "param_rename.fixed.py"),
+    "param_drop": ("2.10", False, "param_drop.fixed.py"),
+    "default_explicit": ("2.10", False, "default_explicit.fixed.py"),
+    "import_added": ("2.10", False, "import_added.fixed.py"),
+    "import_removed": ("2.10", False, "import_removed.fixed.py"),
+    "unsafe_structural": ("2.10", True, "unsafe_structural.fixed.py"),
+    "unsafe_structural_safe_only": ("2.10", False, "unsafe_structural.safe.fixed.py"),
+    "not_fixed": ("2.10", True, "not_fixed.fixed.py"),
+}
+
+
+def _source(name: str) -> str:
+    base = name.replace("_safe_only", "")
+    return (GOLDEN / f"{base}.py").read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------- apply_edits
+def test_apply_edits_sorts_and_merges_identical_edits():
+    text = "import torch\nx = torch.cat(a)\ny = torch.cat(b)\n"
+    imp = Edit(Span(2, 0, 2, 0), "import mindspore\n")
+    edits = [Edit(Span(3, 4, 3, 13), "mindspore.mint.cat"), imp, Edit(Span(2, 4, 2, 13), "mindspore.mint.cat"), imp]
+    assert apply_edits(text, edits) == (
+        "import torch\nimport mindspore\nx = mindspore.mint.cat(a)\ny = mindspore.mint.cat(b)\n")
+
+
+def test_apply_edits_rejects_overlaps():
+    with pytest.raises(ValueError, match="conflicting"):
+        apply_edits("abcdef\n", [Edit(Span(1, 0, 1, 3), "X"), Edit(Span(1, 2, 1, 5), "Y")])
+    with pytest.raises(ValueError, match="conflicting"):  # an insertion inside a replaced range
+        apply_edits("abcdef\n", [Edit(Span(1, 0, 1, 3), "X"), Edit(Span(1, 1, 1, 1), "Y")])
+    with pytest.raises(ValueError):
+        apply_edits("abc\n", [Edit(Span(5, 0, 5, 1), "X")])
+
+
+def test_apply_edits_adjacent_and_insertions_keep_order():
+    text = "abcdef"
+    out = apply_edits(text, [Edit(Span(1, 3, 1, 6), "Z"), Edit(Span(1, 0, 1, 3), "X"),
+                             Edit(Span(1, 3, 1, 3), "1"), Edit(Span(1, 3, 1, 3), "2")])
+    assert out == "X12Z"
+
+
+def test_apply_edits_code_point_columns_and_crlf():
+    text = "s = 'é漢'; t = torch.cat(x)\r\nu = 1\r\n"
+    start = text.index("torch.cat")
+    out = apply_edits(text, [Edit(Span(1, start, 1, start + 9), "mindspore.mint.cat"),
+                             Edit(Span(2, 0, 2, 1), "v")])
+    assert out == "s = 'é漢'; t = mindspore.mint.cat(x)\r\nv = 1\r\n"
+
+
+# ---------------------------------------------------------------- golden files
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_golden(name: str):
+    version, unsafe, expected_file = CASES[name]
+    table = load_table(TABLE)
+    config = Config(target_version=version)
+    before = _source(name)
+    out = fix_text(before, f"{name}.py", config, unsafe, table)
+    expected = (GOLDEN / expected_file).read_text(encoding="utf-8")
+    assert out.text == expected, "".join(difflib.unified_diff(
+        expected.splitlines(True), out.text.splitlines(True), "expected", "actual"))
+    ast.parse(out.text)
+    again = fix_text(out.text, f"{name}.py", config, unsafe, table)
+    assert again.text == out.text and not again.applied  # --fix twice == once
+    if name == "not_fixed":
+        assert not out.applied and out.text == before
+
+
+def test_every_fix_is_over_the_original_text_and_applies_alone():
+    """The contract the language server relies on: each finding's fix applies to the scanned text."""
+    table = load_table(TABLE)
+    for name, (version, _unsafe, _) in CASES.items():
+        text = _source(name)
+        result = scan_source(text, name, Config(target_version=version), table)
+        fixes = [d for d in result.diagnostics if d.fix is not None]
+        for diag in fixes:
+            alone = apply_edits(text, diag.fix.edits)
+            ast.parse(alone)
+            assert alone != text
+        for diag in result.diagnostics:
+            if diag.code in ("TMS103", "TMS105") or diag.code.startswith("TMS2"):
+                assert diag.fix is None or not diag.fix.safe, diag
+        if name == "call_target":
+            assert len(fixes) == 4 and all(d.fix.safe for d in fixes)
+
+
+def test_unsafe_fixes_are_marked_unsafe():
+    table = load_table(TABLE)
+    result = scan_source(_source("unsafe_structural"), "u.py", Config(), table)
+    titles = {d.fix.title: d.fix.safe for d in result.diagnostics if d.fix}
+    assert titles["Make Net a mindspore.nn.Cell (forward -> construct)"] is False
+    assert titles["Remove the device move .cuda()"] is False
+    assert titles["Call mindspore.mint.nn.Linear"] is True
+
+
+def test_dropping_a_non_default_value_is_unsafe():
+    table = load_table(TABLE)
+    text = "import torch.nn.functional as F\ny = F.interpolate(x, 2.0, antialias=True)\n"
+    assert fix_text(text, "d.py", Config(), False, table).text == text
+    unsafe = fix_text(text, "d.py", Config(), True, table).text
+    assert "antialias" not in unsafe and "mindspore.mint.nn.functional.interpolate(x, 2.0)" in unsafe
+
+
+def test_a_fix_that_would_not_parse_is_left_out():
+    # A keyword added after a bare generator argument would be a syntax error.
+    table = load_table(TABLE)
+    text = "import torch\nm = torch.nn.Conv2d(c for c in cs)\nn = torch.nn.Linear(2, 3)\n"
+    out = fix_text(text, "g.py", Config(), False, table)
+    ast.parse(out.text)
+    assert "torch.nn.Conv2d(c for c in cs)" in out.text
+    assert "mindspore.mint.nn.Linear(2, 3)" in out.text
+
+
+# ---------------------------------------------------------------- the shipped tables
+def test_version_dependent_target_with_the_shipped_table():
+    text = "import torch\ny = torch.cat([a, b], dim=0)\n"
+    new, applied = fix_source(text, "v.py", Config(target_version="2.2"))
+    assert new == "import mindspore\ny = mindspore.ops.cat([a, b], axis=0)\n"
+    assert [d.torch_api for d in applied] == ["torch.cat"]
+    new, _ = fix_source(text, "v.py", Config())
+    assert new == "import mindspore\ny = mindspore.mint.cat([a, b], dim=0)\n"
+
+
+def _dotted(node: ast.AST) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
+
+
+class _Normalise(ast.NodeTransformer):
+    """Hide what other entries govern: MindSpore names other than the entry's own target, and
+    keywords the fix adds to make a torch default explicit when the example leaves them out."""
+
+    def __init__(self, own: str, dropped_keywords: set[str]) -> None:
+        self.own = own
+        self.dropped_keywords = dropped_keywords
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        name = _dotted(node)
+        if name is not None and name.startswith("mindspore.") and name != self.own:
+            return ast.Name(id="OTHER_MINDSPORE_NAME", ctx=ast.Load())
+        return self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        node.keywords = [k for k in node.keywords if k.arg not in self.dropped_keywords]
+        return self.generic_visit(node)
+
+
+def _body(code: str, own: str, dropped: set[str] = frozenset()) -> list[str]:
+    tree = _Normalise(own, set(dropped)).visit(ast.parse(code))
+    return [ast.dump(s) for s in tree.body if not isinstance(s, (ast.Import, ast.ImportFrom))]
+
+
+def _example_config(entry, mindspore_code: str) -> Config | None:
+    """The target version an example is written for: the one whose target its MindSpore code calls.
+
+    None when it calls none of them: no fix can produce it from the entry's data."""
+    for target in entry.targets:
+        parts = target.api.split(".")
+        member = any(p[:1].isupper() for p in parts[:-1])  # a method: mindspore.nn.Cell.set_train
+        pattern = rf"\.{re.escape(parts[-1])}\b" if member else rf"\b{re.escape(target.api)}\b"
+        if re.search(pattern, mindspore_code):
+            if target.since is not None:
+                return Config(target_version=".".join(map(str, target.since)))
+            if target.until is not None:
+                major, minor = target.until[0], (target.until[1] if len(target.until) > 1 else 0)
+                older = (major, minor - 1) if minor > 0 else (major - 1, 99)
+                return Config(target_version=".".join(map(str, older)))
+            return Config()
+    return Config() if not entry.targets else None
+
+
+def test_fixing_each_example_gives_its_mindspore_code():
+    """For every example whose own finding has a safe fix, the fix yields the example's MindSpore code.
+
+    Two allowances: a nested call of another API follows that API's own entry (any MindSpore
+    name is accepted there), and a keyword the fix adds to write out a torch default that differs
+    from MindSpore's may be absent from the example (the fix is then stricter than the example).
+    """
+    table = load_table()
+    checked = 0
+    failures: list[str] = []
+    unreachable: list[str] = []  # examples that call none of the entry's targets (e.g. a CPU stand-in)
+    for entry in table.entries.values():
+        for example in entry.examples:
+            config = _example_config(entry, example.mindspore)
+            if config is None:
+                unreachable.append(f"{entry.source} {entry.api}: {example.mindspore!r}")
+                continue
+            target = entry.target_for(config.version)
+            source = "import torch\n" + example.torch.rstrip("\n") + "\n"
+            own = [d for d in scan_source(source, entry.api, config, table).diagnostics
+                   if d.torch_api == entry.api and d.fix is not None and d.fix.safe]
+            if not own or target is None:
+                continue
+            checked += 1
+            out = fix_text(source, entry.api, config, False, table)
+            ast.parse(out.text)
+            expected_tree = ast.parse(example.mindspore)
+            written = {k.arg for n in ast.walk(expected_tree) if isinstance(n, ast.Call) for k in n.keywords}
+            explicit = {p.ms or p.torch for p in target.params if p.kind == "default_differs"} - written
+            if _body(out.text, target.api, explicit) != _body(example.mindspore, target.api):
+                failures.append(f"{entry.source} {entry.api}: {example.torch!r} -> {out.text!r}, "
+                                f"expected {example.mindspore!r}")
+            if "mindspore." in out.text:
+                assert "import mindspore\n" in out.text
+    assert not failures, "\n".join(failures)
+    assert checked >= 15
+    print(f"{checked} examples checked, {len(unreachable)} call no target of their entry")
+    assert len(unreachable) <= checked // 5, "too many examples call no target of their entry:\n" + \
+        "\n".join(unreachable)
+
+
+# ---------------------------------------------------------------- files and the CLI
+def _project(tmp_path: Path, text: str) -> Path:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n", encoding="utf-8")
+    path = tmp_path / "model.py"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+MODEL = "import torch\n\n\ndef f(a, b):\n    return torch.cat([a, b], dim=0)  # join\n"
+FIXED = "import mindspore\n\n\ndef f(a, b):\n    return mindspore.mint.cat([a, b], dim=0)  # join\n"
+
+
+def test_cli_fix_writes_keeps_mode_and_is_idempotent(tmp_path: Path):
+    path = _project(tmp_path, MODEL)
+    os.chmod(path, 0o640)
+    first = run_cli("scan", "--fix", "--no-cache", str(path))
+    assert first.returncode == 0, first.stderr  # nothing remains
+    assert path.read_text(encoding="utf-8") == FIXED
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+    assert "fixed 1 finding(s) in 1 file(s)" in first.stderr
+    assert not [p for p in tmp_path.iterdir() if "torch2ms-tmp" in p.name]
+    second = run_cli("scan", "--fix", "--no-cache", str(path))
+    assert second.returncode == 0 and path.read_text(encoding="utf-8") == FIXED
+
+
+def test_cli_fix_exit_code_counts_remaining_findings(tmp_path: Path):
+    path = _project(tmp_path, MODEL + "\nwith torch.no_grad():\n    pass\n")
+    proc = run_cli("scan", "--fix", "--no-cache", str(path))
+    assert proc.returncode == 1
+    assert "TMS103" in proc.stdout and "torch.cat" not in proc.stdout
+    assert "mindspore.mint.cat" in path.read_text(encoding="utf-8")
+
+
+def test_cli_diff_writes_nothing(tmp_path: Path):
+    path = _project(tmp_path, MODEL)
+    proc = run_cli("scan", "--diff", "--no-cache", str(path))
+    assert proc.returncode == 1
+    assert path.read_text(encoding="utf-8") == MODEL
+    assert "-    return torch.cat([a, b], dim=0)  # join" in proc.stdout
+    assert "+    return mindspore.mint.cat([a, b], dim=0)  # join" in proc.stdout
+    assert proc.stdout.startswith("--- a/")
+    clean_dir = tmp_path / "clean"
+    clean_dir.mkdir()
+    clean = _project(clean_dir, "import os\n")
+    proc = run_cli("scan", "--diff", "--no-cache", str(clean))
+    assert proc.returncode == 0 and proc.stdout == ""
+
+
+def test_read_only_file_gets_an_error_and_stays(tmp_path: Path):
+    path = _project(tmp_path, MODEL)
+    os.chmod(path, 0o444)
+    proc = run_cli("scan", "--fix", "--no-cache", str(path))
+    assert proc.returncode == 1
+    assert "read-only" in proc.stderr and "model.py" in proc.stderr
+    assert path.read_text(encoding="utf-8") == MODEL
+    assert stat.S_IMODE(path.stat().st_mode) == 0o444
+
+
+def test_write_atomic_refuses_a_file_changed_on_disk(tmp_path: Path):
+    path = _project(tmp_path, MODEL)
+    path.write_text(MODEL + "# edited meanwhile\n", encoding="utf-8")
+    with pytest.raises(FixError, match="changed on disk"):
+        write_atomic(str(path), FIXED, MODEL)
+    assert path.read_text(encoding="utf-8").endswith("# edited meanwhile\n")
+
+
+def test_fix_file_does_not_overwrite_a_file_changed_during_the_run(tmp_path: Path, monkeypatch):
+    import torch2ms.fix as fix_module
+
+    path = _project(tmp_path, MODEL)
+    real = fix_module.fix_text
+
+    def slow_fix(text, *args, **kwargs):
+        out = real(text, *args, **kwargs)
+        path.write_text(MODEL + "x = 1\n", encoding="utf-8")  # another editor saves the file meanwhile
+        return out
+
+    monkeypatch.setattr(fix_module, "fix_text", slow_fix)
+    result = fix_file(str(path), Config())
+    assert result.error is not None and "changed on disk" in result.error and "model.py" in result.error
+    assert path.read_text(encoding="utf-8") == MODEL + "x = 1\n"
+
+
+def test_encoding_bom_and_crlf_are_kept(tmp_path: Path):
+    path = tmp_path / "m.py"
+    path.write_bytes(b"\xef\xbb\xbfimport torch\r\ny = torch.cat([a, b])  # \xc3\xa9\r\n")
+    result = fix_file(str(path), Config())
+    assert result.error is None and result.changed
+    assert path.read_bytes() == b"\xef\xbb\xbfimport mindspore\r\ny = mindspore.mint.cat([a, b])  # \xc3\xa9\r\n"
+
+
+def test_noqa_line_is_not_fixed():
+    text = "import torch\ny = torch.cat([a, b])  # noqa\nz = torch.cat([a, b])\n"
+    new, applied = fix_source(text, "n.py", Config())
+    assert len(applied) == 1
+    assert "y = torch.cat([a, b])  # noqa" in new and "z = mindspore.mint.cat([a, b])" in new
+    assert new.startswith("import torch\nimport mindspore\n")
+
+
+# ---------------------------------------------------------------- round trips
+def _covered_lines(text: str, path: str, config: Config, unsafe: bool) -> set[int]:
+    """Lines that some fix of the original scan touches, and the torch import lines."""
+    lines: set[int] = set()
+    for diag in scan_source(text, path, config).diagnostics:
+        if diag.fix is not None and (diag.fix.safe or unsafe):
+            for edit in diag.fix.edits:
+                lines.update(range(edit.span.start_line, edit.span.end_line + 1))
+    for node in ast.parse(text).body:
+        for sub in ast.walk(node) if isinstance(node, (ast.If, ast.Try)) else [node]:
+            if isinstance(sub, (ast.Import, ast.ImportFrom)):
+                lines.update(range(sub.lineno, (sub.end_lineno or sub.lineno) + 1))
+    return lines
+
+
+def _check_round_trip(text: str, path: str, unsafe: bool) -> bool:
+    config = Config()
+    out = fix_text(text, path, config, unsafe)
+    if out.text == text:
+        return False
+    ast.parse(out.text)
+    again = fix_text(out.text, path, config, unsafe)
+    assert again.text == out.text, f"{path}: --fix twice differs from once"
+    covered = _covered_lines(text, path, config, unsafe)
+    old_lines, new_lines = text.splitlines(), out.text.splitlines()
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            continue
+        for line in range(i1 + 1, i2 + 1):
+            assert line in covered, f"{path}:{line} changed outside every edit: {old_lines[line - 1]!r}"
+        if op == "insert":
+            assert all(line == "import mindspore" for line in new_lines[j1:j2]), (path, new_lines[j1:j2])
+    return True
+
+
+def test_round_trip_examples_project():
+    files = sorted((ROOT / "examples").rglob("*.py"))
+    assert files
+    changed = 0
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        for unsafe in (False, True):
+            changed += _check_round_trip(text, str(path), unsafe)
+    assert changed >= 1
+
+
+def test_round_trip_torch_sources():
+    import torch
+
+    root = Path(torch.__file__).resolve().parent
+    files = sorted(p for p in root.rglob("*.py") if p.stat().st_size < 12_000)
+    step = max(1, len(files) // 200)
+    sample = files[::step][:200]
+    changed = 0
+    for index, path in enumerate(sample):
+        text = path.read_text(encoding="utf-8")
+        changed += _check_round_trip(text, str(path), unsafe=index % 4 == 0)
+    assert len(sample) >= 150 and changed >= 20
+
+
+def test_json_report_carries_the_fix_and_unsafe_flag(tmp_path: Path):
+    import json
+
+    path = _project(tmp_path, "import torch.nn as nn\n\n\nclass Net(nn.Module):\n    def forward(self, x):\n"
+                              "        return nn.ReLU()(x)\n")
+    proc = run_cli("scan", "--format", "json", "--no-cache", str(path))
+    doc = json.loads(proc.stdout)
+    fixes = {d["torch_api"]: d["fix"] for f in doc["files"] for d in f["diagnostics"]}
+    assert fixes["torch.nn.Module"]["safe"] is False
+    assert {"span": {"start_line": 4, "start_col": 10, "end_line": 4, "end_col": 19},
+            "text": "mindspore.nn.Cell"} in fixes["torch.nn.Module"]["edits"]
+    relu = fixes["torch.nn.ReLU"]
+    assert relu["safe"] is True and relu["edits"][0]["text"] == "mindspore.mint.nn.ReLU"
+    unsafe = run_cli("scan", "--fix", "--unsafe-fixes", "--no-cache", str(path))
+    assert unsafe.returncode == 0, unsafe.stdout + unsafe.stderr
+    assert path.read_text(encoding="utf-8") == (
+        "import mindspore\n\n\nclass Net(mindspore.nn.Cell):\n    def construct(self, x):\n"
+        "        return mindspore.mint.nn.ReLU()(x)\n")

@@ -1,0 +1,93 @@
+"""One test per mapping example: the scanner reports exactly the entry's category for the example's torch code."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import pytest
+
+from torch2ms.engine import scan_source
+from torch2ms.mappings import load_table, parse_version
+from torch2ms.model import Category, MappingEntry
+
+TABLE = load_table()
+VERSION = parse_version(TABLE.meta.default_target)
+LINE = 4  # the line of `return <torch code>` in the wrapper below
+_NAME = re.compile(r"(?<![\w.'\"])([A-Za-z_]\w*)")
+
+
+def _cases() -> list[tuple[str, int]]:
+    return [(api, n) for api, entry in sorted(TABLE.entries.items()) for n in range(len(entry.examples))]
+
+
+def _wrap(entry: MappingEntry, number: int) -> str:
+    example = entry.examples[number]
+    names = sorted(example.inputs) or ["x"]
+    params = ", ".join(f"{name}: torch.Tensor" for name in names)
+    # Inside forward() the example is network code, where dynamic shapes are TMS201/TMS202.
+    return (f"import torch\nclass _Example(torch.nn.Module):\n    def forward(self, {params}):\n"
+            f"        return {example.torch}\n")
+
+
+def _outer_call(code: str, api: str) -> ast.Call | None:
+    """The outermost call in `code` whose callee ends with the API's last name."""
+    last = api.rpartition(".")[2]
+    for node in ast.walk(ast.parse(code, mode="eval")):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            if name == last:
+                return node
+    return None
+
+
+def _is_const(node: ast.expr) -> bool:
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.UnaryOp):
+        return _is_const(node.operand)
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return all(_is_const(e) for e in node.elts)
+    return False
+
+
+def expected_code(entry: MappingEntry, number: int) -> str:
+    """The code the entry's data promises for this example (independent of checks.py)."""
+    category = entry.category_for(VERSION)
+    dyn = entry.dynamic_shape
+    if dyn is not None and category is not Category.MISSING:
+        if dyn.always:
+            return "TMS201"
+        call = _outer_call(entry.examples[number].torch, entry.api)
+        assert call is not None, "conditional dynamic-shape example must call the API"
+        arg = next((k.value for k in call.keywords if k.arg == dyn.arg), None)
+        if arg is None and dyn.position is not None and dyn.position < len(call.args):
+            arg = call.args[dyn.position]
+        if arg is not None and not _is_const(arg):
+            if isinstance(arg, ast.Name) and arg.id in entry.examples[number].inputs:
+                # An input tensor as the argument (an index): whether its length is data-dependent is
+                # decided by the dynamic-shape rules from where the tensor comes from.
+                return _CODES[category] + "|TMS202"
+            return "TMS202"
+    return _CODES[category]
+
+
+_CODES = {Category.EQUIVALENT: "TMS101", Category.DIFF_PARAMS: "TMS102", Category.MISSING: "TMS103"}
+
+
+@pytest.mark.parametrize(("api", "number"), _cases(), ids=[f"{a}[{n}]" for a, n in _cases()])
+def test_example_reports_its_category(api: str, number: int) -> None:
+    entry = TABLE.entries[api]
+    source = _wrap(entry, number)
+    result = scan_source(source, "example.py", table=TABLE)
+    assert result.error is None, result.error
+    mine = [d for d in result.diagnostics
+            if d.span.start_line == LINE and d.span.end_line == LINE and d.torch_api == api]
+    assert mine, f"no finding for {api} in:\n{source}\ngot: {[(d.code, d.torch_api) for d in result.diagnostics]}"
+    outermost = max(mine, key=lambda d: (d.span.end_col - d.span.start_col, -d.span.start_col))
+    assert outermost.code in expected_code(entry, number).split("|"), f"{outermost.code}: {outermost.message}\n{source}"
+
+
+def test_there_are_many_examples() -> None:
+    assert len(_cases()) >= 1000

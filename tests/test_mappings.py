@@ -1,0 +1,171 @@
+"""The mapping tables: schema errors name file, line and key; `torch2ms mappings check` and `stats` on the real tables."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from importlib import resources
+
+import pytest
+
+from torch2ms.mapping_tools import compute_stats, drift, split_params
+from torch2ms.mappings import MappingError, build_table, load_table, parse_table_file
+from torch2ms.model import ParamFact, Target
+
+GOOD = """namespace: torch
+entries:
+  - api: torch.abs
+    category: equivalent
+    ms:
+      - {api: mindspore.mint.abs, since: "2.3"}
+    examples:
+      - {torch: "torch.abs(x)", mindspore: "mindspore.mint.abs(x)", inputs: {x: {shape: [3], dtype: float32}}}
+"""
+
+
+def _error(text: str, name: str = "torch.bad.yaml") -> MappingError:
+    with pytest.raises(MappingError) as info:
+        parse_table_file(name, text)
+    return info.value
+
+
+def _data(name: str) -> str:
+    return resources.files("torch2ms.data").joinpath(name).read_text(encoding="utf-8")
+
+
+def test_good_file_parses() -> None:
+    (entry,) = parse_table_file("torch.ok.yaml", GOOD)
+    assert entry.api == "torch.abs"
+    assert entry.targets[0].since == (2, 3)
+    assert entry.source == "torch.ok.yaml:3"
+
+
+def test_malformed_yaml_names_file_and_line() -> None:
+    err = _error(GOOD.replace("category: equivalent", "category: [equivalent"))
+    assert err.file == "torch.bad.yaml"
+    assert err.line is not None and err.line >= 4
+    assert "invalid YAML" in str(err)
+
+
+def test_wrong_type_names_line_and_key() -> None:
+    err = _error(GOOD.replace("since: \"2.3\"", "since: 2.3"))
+    assert (err.file, err.line) == ("torch.bad.yaml", 6)
+    assert err.key == "entries[0].ms[0].since"
+    assert str(err).startswith("torch.bad.yaml:6: entries[0].ms[0].since:")
+
+
+def test_bad_category_value() -> None:
+    err = _error(GOOD.replace("category: equivalent", "category: same"))
+    assert err.line == 4 and err.key == "entries[0].category"
+
+
+def test_unknown_key_is_an_error() -> None:
+    err = _error(GOOD.replace("    category: equivalent\n", "    category: equivalent\n    colour: red\n"))
+    assert (err.line, err.key) == (5, "entries[0].colour")
+    assert "unknown key 'colour'" in str(err)
+
+
+def test_unknown_key_in_a_parameter_fact() -> None:
+    text = GOOD.replace('since: "2.3"}', 'since: "2.3", params: [{kind: renamed, torch: a, mx: b}]}')
+    err = _error(text)
+    assert err.line == 6 and "unknown key 'mx'" in str(err)
+
+
+def test_duplicate_key_names_both_lines() -> None:
+    err = _error(GOOD.replace("    category: equivalent\n", "    category: equivalent\n    category: missing\n"))
+    assert (err.line, err.key) == (5, "category")
+    assert "duplicate key (first at line 4)" in str(err)
+
+
+def test_entry_outside_namespace() -> None:
+    err = _error(GOOD.replace("namespace: torch\n", "namespace: torch.nn\n"))
+    assert err.line == 3 and "outside the file's namespace" in str(err)
+
+
+def test_duplicate_entry_across_files() -> None:
+    with pytest.raises(MappingError) as info:
+        build_table([("torch.a.yaml", GOOD), ("torch.b.yaml", GOOD)], _data("meta.yaml"), _data("inventory.json"))
+    assert info.value.file == "torch.b.yaml" and info.value.line == 3
+    assert "duplicate entry 'torch.abs' (first at torch.a.yaml:3)" in str(info.value)
+
+
+def test_bad_inplace_of() -> None:
+    text = GOOD + "  - api: torch.abs_\n    inplace_of: torch.absolute\n"
+    with pytest.raises(MappingError) as info:
+        build_table([("torch.c.yaml", text)], _data("meta.yaml"), _data("inventory.json"))
+    assert (info.value.file, info.value.line, info.value.key) == ("torch.c.yaml", 9, "inplace_of")
+    assert "'torch.absolute' is not an entry" in str(info.value)
+
+
+def test_entry_needs_category_or_inplace_of() -> None:
+    err = _error("namespace: torch\nentries:\n  - api: torch.abs\n")
+    assert err.line == 3
+
+
+def test_split_params_reads_docstring_signatures() -> None:
+    assert split_params("input, other, *, alpha=1, out=None") == [
+        ("input", None), ("other", None), ("alpha", "1"), ("out", "None")]
+    assert split_params("input, dim=(1, 2), *args") == [("input", None), ("dim", "(1, 2)")]
+
+
+def test_drift_reports_undeclared_parameters() -> None:
+    def torch_fn(input, dim, keepdim=False, out=None):  # noqa: A002 - mirrors torch's names
+        return input
+
+    def ms_fn(input, dim):  # noqa: A002
+        return input
+
+    assert drift("torch.fn", torch_fn, Target("mindspore.fn"), ms_fn) == ["keepdim"]
+    declared = Target("mindspore.fn", params=(ParamFact(kind="dropped", torch="keepdim"),))
+    assert drift("torch.fn", torch_fn, declared, ms_fn) == []
+
+
+def test_shipped_tables_load_and_are_large() -> None:
+    table = load_table()
+    assert len(table) >= 1800
+    categories = {e.category.value for e in table.entries.values()}
+    assert categories == {"equivalent", "diff_params", "missing"}
+    for entry in table.entries.values():
+        if entry.category.value == "missing":
+            assert entry.note, entry.api
+
+
+def test_stats_reports_at_least_90_percent() -> None:
+    from torch2ms.mapping_tools import run_stats
+
+    out = io.StringIO()
+    assert run_stats(out, as_json=True) == 0
+    data = json.loads(out.getvalue())
+    assert data["source"] == "installed torch"
+    assert data["total"]["percent"] >= 90.0, data["total"]
+    assert data["categories"]["equivalent"] > 500
+    for ns, row in data["namespaces"].items():
+        assert row["classified"] <= row["public"], ns
+    rows, _, _ = compute_stats(load_table(), use_installed=False)
+    assert sum(r.classified for r in rows) / sum(r.public for r in rows) >= 0.9
+
+
+def test_stats_text_output() -> None:
+    result = subprocess.run([sys.executable, "-m", "torch2ms", "mappings", "stats"], capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "torch.nn.functional" in result.stdout and "total" in result.stdout
+
+
+def test_mappings_check_passes() -> None:
+    result = subprocess.run([sys.executable, "-m", "torch2ms", "mappings", "check"], capture_output=True,
+                            text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    assert "0 problem(s)" in result.stdout
+
+
+def test_mappings_check_fails_on_a_bad_target(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from torch2ms.mapping_tools import check_table
+
+    text = GOOD.replace("mindspore.mint.abs,", "mindspore.mint.absolutely_not,")
+    table = build_table([("torch.t.yaml", text)], _data("meta.yaml"), _data("inventory.json"))
+    result = check_table(table)
+    assert not result.ok
+    assert any("mindspore.mint.absolutely_not does not resolve" in p for p in result.problems)

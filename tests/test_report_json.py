@@ -1,0 +1,120 @@
+"""The JSON report: valid against docs/json-schema.json, counts consistent with the scan."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from torch2ms.model import ScanSummary
+from torch2ms.report import json as json_report
+
+from report_project import make_project, scan, synthetic
+
+SCHEMA_PATH = Path(__file__).resolve().parents[1] / "docs" / "json-schema.json"
+
+
+@pytest.fixture(scope="module")
+def validator():
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
+
+
+def _errors(validator, doc):
+    return [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(doc)]
+
+
+def test_report_of_a_real_scan_is_valid_and_consistent(tmp_path, monkeypatch, validator):
+    make_project(tmp_path / "proj")
+    monkeypatch.chdir(tmp_path)
+    results = scan(Path("proj"))
+    text = json_report.render(results, "2.10", paths=["proj"], date="2026-01-02")
+    doc = json.loads(text)
+    assert _errors(validator, doc) == []
+    assert doc["schema_version"] == json_report.SCHEMA_VERSION == 2
+    assert doc["project"] == {"name": "proj", "date": "2026-01-02"}
+    summary = ScanSummary.of(results)
+    assert doc["summary"]["files"] == summary.files == len(doc["files"])
+    assert doc["summary"]["findings"] == summary.diagnostics == sum(len(f["diagnostics"]) for f in doc["files"])
+    assert doc["summary"]["files_failed"] == len(doc["failures"]) == 1
+    assert doc["failures"][0]["path"] == "proj/data/broken.py"
+    assert doc["summary"]["distinct_apis"] == len(doc["apis"])
+    assert doc["summary"]["api_uses"] == sum(a["uses"] for a in doc["apis"])
+    assert sum(d["findings"] for d in doc["directories"]) == summary.diagnostics
+    for f in doc["files"]:
+        assert f["findings"] == len(f["diagnostics"]) == sum(f["by_category"].values())
+        assert not f["path"].startswith("/")
+    # every API row's locations point at a finding of that API
+    where = {(f["path"], d["span"]["start_line"], d["torch_api"]) for f in doc["files"] for d in f["diagnostics"]}
+    for api in doc["apis"]:
+        assert api["verification"]
+        for loc in api["locations"]:
+            assert (loc["path"], loc["line"], api["api"]) in where
+    assert [r["code"] for r in doc["rules"]] == sorted(r["code"] for r in doc["rules"])
+
+
+def test_old_signature_still_works(tmp_path, monkeypatch, validator):
+    make_project(tmp_path / "proj")
+    monkeypatch.chdir(tmp_path)
+    results = scan(Path("proj"))
+    doc = json.loads(json_report.render(results, "2.10", None))
+    assert _errors(validator, doc) == []
+    assert doc["project"]["date"] is None
+    assert json_report.render(results, "2.10") == json_report.render(list(reversed(results)), "2.10")
+
+
+def test_synthetic_results_readiness_and_rewrite(validator):
+    results, sources = synthetic()
+    doc = json_report.document(results, "2.10", paths=["pkg"], sources=sources)
+    assert _errors(validator, doc) == []
+    readiness = doc["summary"]["readiness"]
+    assert readiness["api_uses"] == 5 and readiness["percent"] == 40.0
+    assert [(a["api"], a["uses"]) for a in doc["apis"]] == [("torch.ones", 2), ("torch.special_thing", 2),
+                                                             ("torch.nonzero", 1)]
+    missing = doc["apis"][1]
+    assert missing["category"] == "missing" and missing["mapped"] is False and missing["files"] == 1
+    rewrite = doc["files"][0]["diagnostics"][0]["rewrite"]
+    assert rewrite["before"] == "x = torch.ones(2)" and rewrite["after"] == "x = mindspore.mint.ones(2)"
+    # schema catches a broken document
+    doc["summary"]["files"] = -1
+    assert _errors(validator, doc)
+
+
+def test_cli_json_format(tmp_path, monkeypatch, validator):
+    make_project(tmp_path / "proj")
+    monkeypatch.chdir(tmp_path)
+    run = subprocess.run([sys.executable, "-m", "torch2ms", "scan", "proj", "--format", "json", "-j", "1"],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1, run.stderr  # there are findings
+    doc = json.loads(run.stdout)
+    assert _errors(validator, doc) == []
+    assert doc["project"]["name"] == "proj"
+
+
+def test_rewrite_preview_shows_changed_lines_as_hunks():
+    from torch2ms.model import Category, Diagnostic, Edit, Fix, Severity, Span
+
+    text = "import torch\n\n\ndef f(x):\n    return torch.abs(x)\n"
+    fix = Fix(title="Call mindspore.mint.abs", safe=False, edits=(
+        Edit(Span(1, 0, 1, 0), "import mindspore\n"),
+        Edit(Span(5, 11, 5, 20), "mindspore.mint.abs"),
+    ))
+    diag = Diagnostic(code="TMS101", severity=Severity.INFO, category=Category.EQUIVALENT, span=Span(5, 11, 5, 23),
+                      message="torch.abs -> mindspore.mint.abs", torch_api="torch.abs", fix=fix)
+    preview = json_report.rewrite_preview(diag, text)
+    assert preview == {
+        "title": "Call mindspore.mint.abs", "safe": False, "start_line": 1,
+        "before": "    return torch.abs(x)",
+        "after": "import mindspore\n...\n    return mindspore.mint.abs(x)",
+    }
+    assert json_report.rewrite_preview(diag, None) is None
+    # a fix whose span lies past the end of the text is not previewed
+    late = Diagnostic(code="TMS101", severity=Severity.INFO, category=Category.EQUIVALENT, span=Span(9, 0, 9, 1),
+                      message="m", fix=Fix(title="t", edits=(Edit(Span(9, 0, 9, 1), "y"),)))
+    assert json_report.rewrite_preview(late, text) is None
