@@ -17,6 +17,7 @@ torch code uses (``zero_grad``, ``register_buffer``).
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -222,8 +223,8 @@ class _Facts:
         for calls in self.methods.values():
             calls.sort(key=lambda c: (c.lineno, c.col_offset))
 
-    def _hot_lines(self) -> set[int]:
-        """Lines where a method call the checks look at, or a collate_fn= keyword, starts."""
+    def _hot_lines(self) -> list[int]:
+        """Sorted lines where a method call the checks look at, or a collate_fn= keyword, starts."""
         lines: set[int] = set()
         line, offset = 1, 0
         for start in (m.start() for m in _HOT.finditer(self.text)):
@@ -231,15 +232,16 @@ class _Facts:
             line += text.count("\n", offset, start) + text.count("\r", offset, start) - text.count("\r\n", offset, start)
             offset = start
             lines.add(line)
-        return lines
+        return sorted(lines)
 
-    def _expressions(self, node: ast.AST, hot: set[int]) -> None:
+    def _expressions(self, node: ast.AST, hot: list[int]) -> None:
         """Record the calls inside one expression (or handler/pattern header) that spans a hot line."""
         first = getattr(node, "lineno", None)
         if first is None or not hot:
             return
         last = getattr(node, "end_lineno", None) or first
-        if not any(line in hot for line in range(first, last + 1)):
+        index = bisect.bisect_left(hot, first)
+        if index == len(hot) or hot[index] > last:
             return
         for sub in ast.walk(node):
             if isinstance(sub, ast.stmt):

@@ -20,8 +20,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import tempfile
+
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
+from hypothesis.configuration import set_hypothesis_home_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -34,6 +37,9 @@ from torch2ms.cache import Cache  # noqa: E402
 from torch2ms.config import Config  # noqa: E402
 from torch2ms.engine import scan_source  # noqa: E402
 from torch2ms.mappings import MappingError, build_table, load_table, parse_table_file  # noqa: E402
+
+# Hypothesis keeps caches (unicode tables) in .hypothesis/ of the working directory: not in the checkout.
+set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "torch2ms-hypothesis")
 
 # Generous: CI machines are small and busy; a real hang never answers at all.
 TIME_BOUND_S = 30.0

@@ -47,6 +47,8 @@ export interface InitializationOptions {
     ignore: string[];
     targetVersion: string;
     debounce: number;
+    /** VS Code's client lists pulled and pushed diagnostics separately: ask for push only. */
+    pullDiagnostics: false;
 }
 
 export const DEFAULT_SETTINGS: Readonly<Torch2msSettings> = Object.freeze({
@@ -139,6 +141,7 @@ export function toInitializationOptions(settings: Torch2msSettings): Initializat
         ignore: [...settings.ignore],
         targetVersion: settings.targetVersion,
         debounce: settings.debounce,
+        pullDiagnostics: false,
     };
 }
 

@@ -122,6 +122,7 @@ test('the extension bundle drives the server as specified', { timeout: 120_000 }
             ignore: ['TMS105'],
             targetVersion: '2.9',
             debounce: 50,
+            pullDiagnostics: false,
         });
         assert.equal(initialize.rootUri, fakeVscode.Uri.file(workspace).toString());
         // fromEnvironment passes PYTHONPATH through untouched.
@@ -140,7 +141,7 @@ test('the extension bundle drives the server as specified', { timeout: 120_000 }
 
     await t.test('answers workspace/configuration for torch2ms with the normalised options', async () => {
         const answer = await waitFor('configuration answer', () => events('configuration', firstPid)[0]);
-        assert.deepEqual(answer.data, [{ select: ['TMS1'], ignore: ['TMS105'], targetVersion: '2.9', debounce: 50 }]);
+        assert.deepEqual(answer.data, [{ select: ['TMS1'], ignore: ['TMS105'], targetVersion: '2.9', debounce: 50, pullDiagnostics: false }]);
     });
 
     await t.test('syncs Python documents only, and shows their diagnostics', async () => {
@@ -175,7 +176,7 @@ test('the extension bundle drives the server as specified', { timeout: 120_000 }
             ),
         );
         assert.deepEqual(change.data, {
-            torch2ms: { select: ['TMS1'], ignore: ['TMS105', 'TMS2'], targetVersion: '2.9', debounce: 300 },
+            torch2ms: { select: ['TMS1'], ignore: ['TMS105', 'TMS2'], targetVersion: '2.9', debounce: 300, pullDiagnostics: false },
         });
         await new Promise((resolve) => setTimeout(resolve, 300));
         assert.deepEqual(serverPids(), [firstPid]);

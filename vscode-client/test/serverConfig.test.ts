@@ -126,7 +126,7 @@ describe('settings', () => {
 });
 
 describe('initializationOptions', () => {
-    test('carry exactly select, ignore, targetVersion and debounce', () => {
+    test('carry exactly select, ignore, targetVersion, debounce and push-only diagnostics', () => {
         const options = toInitializationOptions(
             settingsWith({
                 interpreter: ['/x/python'],
@@ -138,7 +138,7 @@ describe('initializationOptions', () => {
                 traceServer: 'messages',
             }),
         );
-        assert.deepEqual(options, { select: ['TMS1'], ignore: ['TMS105'], targetVersion: '2.9', debounce: 50 });
+        assert.deepEqual(options, { select: ['TMS1'], ignore: ['TMS105'], targetVersion: '2.9', debounce: 50, pullDiagnostics: false });
     });
 
     test('defaults give the documented contract values', () => {
@@ -147,6 +147,7 @@ describe('initializationOptions', () => {
             ignore: [],
             targetVersion: '2.10',
             debounce: 300,
+            pullDiagnostics: false,
         });
     });
 
