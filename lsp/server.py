@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import sys
 import threading
 import time
@@ -39,6 +40,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.uris import from_fs_path, to_fs_path
+from pygls.workspace import TextDocument, Workspace
 
 from torch2ms import __version__
 from torch2ms.config import Config, ConfigError, find_pyproject, load_config
@@ -122,6 +124,29 @@ class DocState:
             self._lsp = [] if self.result is None or self.lines is None else convert.to_lsp_all(
                 self.result.diagnostics, self.lines)
         return self._lsp
+
+
+_PHYSICAL_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+class PhysicalLinesDocument(TextDocument):
+    """A document whose lines break only at \\r\\n, \\r and \\n, as LSP and Python count them.
+
+    pygls splits with str.splitlines(), which also breaks at form feeds, \\x85,
+    U+2028 and the like, so an incremental edit below such a character would land
+    on the wrong line of the server's copy.
+    """
+
+    @property
+    def lines(self) -> tuple[str, ...]:
+        return tuple(_PHYSICAL_LINE.findall(self.source))
+
+
+class PhysicalLinesWorkspace(Workspace):
+    def _create_text_document(self, doc_uri: str, source: str | None = None, version: int | None = None,
+                              language_id: str | None = None) -> TextDocument:
+        return PhysicalLinesDocument(doc_uri, source=source, version=version, language_id=language_id,
+                                     sync_kind=self._sync_kind, position_codec=self._position_codec)
 
 
 class Torch2msProtocol(LanguageServerProtocol):
@@ -341,6 +366,8 @@ def create_server() -> Torch2msServer:
 
     @server.feature(lsp.INITIALIZE)
     def initialize(ls: Torch2msServer, params: lsp.InitializeParams) -> None:
+        # pygls has just built its Workspace; give it documents that count lines like Python.
+        ls.protocol.workspace.__class__ = PhysicalLinesWorkspace
         ls.apply_settings(params.initialization_options)
         caps = params.capabilities
         options = params.initialization_options if isinstance(params.initialization_options, dict) else {}

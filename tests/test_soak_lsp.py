@@ -120,9 +120,6 @@ def test_cancelled_requests_are_answered(tmp_path: Path) -> None:
         assert client.shutdown() == 0
 
 
-@pytest.mark.xfail(strict=True, reason="pygls 2.1 applies incremental edits over str.splitlines() lines, which also "
-                                       "break at \\x0c, \\x85, \\u2028...; LSP and Python break only at \\r\\n, \\r, \\n. "
-                                       "Reported to the lead; remove this marker when lsp/server.py splits lines itself.")
 def test_incremental_edit_below_an_odd_line_separator(tmp_path: Path) -> None:
     # A form feed (PEP 8 allows ^L between sections) or U+2028 in a comment is not a line break for LSP
     # or Python; an edit below it must land where the client put it.

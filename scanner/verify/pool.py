@@ -91,8 +91,11 @@ class Pool:
     # -------------------------------------------------------------- processes
     def _spawn(self) -> _Worker:
         log = tempfile.TemporaryFile()
+        # `python -m` puts the working directory first on sys.path: start in an empty private
+        # folder so that a project's torch.py or numpy.py can never shadow the real libraries.
         proc = subprocess.Popen(worker_command(self.device, self.memory_mb), stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=log, env=worker_env(), start_new_session=True)
+                                stdout=subprocess.PIPE, stderr=log, env=worker_env(), start_new_session=True,
+                                cwd=_empty_dir())
         worker = _Worker(proc=proc, log=log, started=time.monotonic())
         assert proc.stdout is not None
         os.set_blocking(proc.stdout.fileno(), False)
@@ -255,3 +258,14 @@ class Pool:
             for worker in list(self._workers):
                 feed(worker)
         return [results[k] for k in range(total)]
+
+
+_EMPTY_DIR: tempfile.TemporaryDirectory[str] | None = None
+
+
+def _empty_dir() -> str:
+    """An empty folder owned by this process, removed at exit, to start workers in."""
+    global _EMPTY_DIR
+    if _EMPTY_DIR is None:
+        _EMPTY_DIR = tempfile.TemporaryDirectory(prefix="torch2ms-verify-")
+    return _EMPTY_DIR.name
