@@ -191,10 +191,17 @@ def _run_fix(args: argparse.Namespace, config: Config) -> int:
         sys.stdout.write("".join(f.diff for f in fixed))
         changed = sum(1 for f in fixed if f.diff)
         print(f"{changed} file(s) would be changed", file=sys.stderr)
-        if any(not os.path.lexists(p) for p in args.paths):
-            return EXIT_ERROR
-        return EXIT_FINDINGS if (changed or errors) and not args.exit_zero else EXIT_CLEAN
+        return _exit_code(args, bool(changed or errors))
     results = sorted((f.result for f in fixed), key=lambda r: r.path)
+    _emit(results, config, args)
+    applied = sum(f.applied for f in fixed if f.changed)
+    files = sum(1 for f in fixed if f.changed)
+    print(f"fixed {applied} finding(s) in {files} file(s)", file=sys.stderr)
+    return _exit_code(args, any(r.diagnostics for r in results) or bool(errors))
+
+
+def _emit(results: list[FileResult], config: Config, args: argparse.Namespace) -> None:
+    """Write the report in the chosen format, and the HTML report when asked for."""
     output = _render(args.format, results, config, args)
     if args.output:
         _write(args.output, output)
@@ -202,12 +209,11 @@ def _run_fix(args: argparse.Namespace, config: Config) -> int:
         sys.stdout.write(output)
     if args.html:
         _write(args.html, _render("html", results, config, args))
-    applied = sum(f.applied for f in fixed if f.changed)
-    files = sum(1 for f in fixed if f.changed)
-    print(f"fixed {applied} finding(s) in {files} file(s)", file=sys.stderr)
+
+
+def _exit_code(args: argparse.Namespace, findings: bool) -> int:
     if any(not os.path.lexists(p) for p in args.paths):
         return EXIT_ERROR
-    findings = any(r.diagnostics for r in results) or bool(errors)
     return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
 
 
@@ -222,23 +228,13 @@ def run_scan(args: argparse.Namespace) -> int:
     results = scan_paths(args.paths, config, jobs=jobs, on_result=progress.update, cache=cache)
     progress.close()
     results.sort(key=lambda r: r.path)
-    output = _render(args.format, results, config, args)
-    if args.output:
-        _write(args.output, output)
-    else:
-        sys.stdout.write(output)
-    if args.html:
-        _write(args.html, _render("html", results, config, args))
+    _emit(results, config, args)
     if args.statistics:
         from .report import text
 
         (sys.stderr if args.format != "text" and not args.output else sys.stdout).write(
             text.render_statistics(results))
-    missing_path = any(not os.path.lexists(p) for p in args.paths)
-    if missing_path:
-        return EXIT_ERROR
-    findings = any(r.diagnostics for r in results)
-    return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
+    return _exit_code(args, any(r.diagnostics for r in results))
 
 
 def run_mappings(args: argparse.Namespace) -> int:
