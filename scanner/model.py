@@ -7,9 +7,23 @@ everywhere. Nothing in this module does I/O or analysis.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import Enum
-from typing import Any
+from typing import Any, TypeVar
+
+_T = TypeVar("_T")
+
+
+def _pickled_by_fields(cls: type[_T]) -> type[_T]:
+    """Pickle as (class, field values): loading is about three times faster than with
+    dataclasses' generic state for slotted classes, and the results cache holds ~10^5 of them."""
+    names = tuple(f.name for f in fields(cls))  # type: ignore[arg-type]
+
+    def __reduce__(self: Any) -> tuple[Any, tuple[Any, ...]]:
+        return (cls, tuple(getattr(self, name) for name in names))
+
+    cls.__reduce__ = __reduce__  # type: ignore[method-assign,assignment]
+    return cls
 
 
 class Category(str, Enum):
@@ -39,6 +53,7 @@ class Confidence(str, Enum):
     LOW = "low"
 
 
+@_pickled_by_fields
 @dataclass(frozen=True, slots=True, order=True)
 class Span:
     """A source range: 1-based lines, 0-based columns counted in code points."""
@@ -185,6 +200,7 @@ class MappingEntry:
         return target.category or self.category
 
 
+@_pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class Edit:
     """Replace the text of `span` with `text` (an insertion when the span is empty)."""
@@ -193,6 +209,7 @@ class Edit:
     text: str
 
 
+@_pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class Fix:
     title: str
@@ -200,6 +217,7 @@ class Fix:
     safe: bool = True
 
 
+@_pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
     code: str
@@ -238,6 +256,7 @@ class Diagnostic:
         return out
 
 
+@_pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class FileResult:
     path: str
