@@ -43,7 +43,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 from torch2ms.mapping_tools import GENERAL_PARAMS, ms_params, resolve, torch_params  # noqa: E402
 MAPPINGS = ROOT / "mappings"
-OVERRIDES = Path(__file__).resolve().parent / "mapping_overrides.yaml"
+# Hand-written entries: mapping_overrides.yaml plus any mapping_overrides_*.yaml beside it
+# (one file per topic); an API may be overridden in one file only.
+OVERRIDES = sorted(Path(__file__).resolve().parent.glob("mapping_overrides*.yaml"))
 
 # The namespaces the tables classify (the list), in file order.
 NAMESPACES = [
@@ -721,8 +723,12 @@ def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: s
     diff_rows = read_csv(ref / "pytorch_ms_param_diffs.csv")
     dyn_rows = read_csv(ref / "dynamic_shape_apis.csv")
     inventory = json.loads((MAPPINGS / "inventory.json").read_text(encoding="utf-8"))
-    overrides = yaml.safe_load(OVERRIDES.read_text(encoding="utf-8")) or {}
-    manual: dict[str, dict[str, Any]] = {e["api"]: e for e in overrides.get("entries", [])}
+    manual: dict[str, dict[str, Any]] = {}
+    for path in OVERRIDES:
+        for entry in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("entries", []):
+            if entry["api"] in manual:
+                raise SystemExit(f"{path.name}: {entry['api']} is already overridden in another overrides file")
+            manual[entry["api"]] = entry
 
     def torch_name(row: dict[str, str]) -> str:
         return row["torch_resolved_name"] or row["torch_api"]
