@@ -9,13 +9,14 @@ from __future__ import annotations
 import io
 import os
 import tokenize
-from fnmatch import fnmatch
+import fnmatch
+import re
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from .cache import Cache, content_digest
+from .cache import Cache, Scanned, content_digest
 from .config import Config
 from .engine import file_error, scan_source
 from .mappings import load_table
@@ -86,13 +87,19 @@ def scan_file(path: str, config: Config, known_digest: str | None = None) -> tup
     return digest, scan_source(text, path, config, load_table())
 
 
-def _excluded(name: str, patterns: tuple[str, ...]) -> bool:
-    return any(name == p or fnmatch(name, p) for p in patterns)
+def _exclusion(patterns: tuple[str, ...]) -> Callable[[str], bool]:
+    """One test for all the exclude patterns: exact names by set lookup, globs by one regex."""
+    exact = frozenset(patterns)
+    globs = [p for p in patterns if any(ch in p for ch in "*?[")]
+    if not globs:
+        return exact.__contains__
+    match = re.compile("|".join(f"(?:{fnmatch.translate(os.path.normcase(p))})" for p in globs)).match
+    return lambda name: name in exact or match(os.path.normcase(name)) is not None
 
 
 def iter_sources(paths: Iterable[str], config: Config) -> Iterator[Source]:
     """Every .py file under `paths`, in a stable order, with errors for bad paths."""
-    patterns = config.excluded_names
+    excluded = _exclusion(config.excluded_names)
     seen_dirs: set[tuple[int, int]] = set()
     for raw in paths:
         path = Path(raw)
@@ -108,10 +115,10 @@ def iter_sources(paths: Iterable[str], config: Config) -> Iterator[Source]:
         if not path.is_dir():
             yield Source(raw, file_error(raw, "TMS903", "not a regular file or directory"))
             continue
-        yield from _walk(path, patterns, seen_dirs)
+        yield from _walk(path, excluded, seen_dirs)
 
 
-def _walk(root: Path, patterns: tuple[str, ...], seen: set[tuple[int, int]]) -> Iterator[Source]:
+def _walk(root: Path, excluded: Callable[[str], bool], seen: set[tuple[int, int]]) -> Iterator[Source]:
     try:
         stat = root.stat()
     except OSError as exc:
@@ -128,19 +135,19 @@ def _walk(root: Path, patterns: tuple[str, ...], seen: set[tuple[int, int]]) -> 
         yield Source(str(root), file_error(str(root), "TMS903", f"cannot read directory: {exc.strerror or exc}"))
         return
     for entry in entries:
-        if _excluded(entry.name, patterns):
+        name = entry.name
+        if excluded(name):
             continue
-        full = Path(entry.path)
         try:
             is_dir = entry.is_dir()
-            is_file = entry.is_file()
+            is_file = not is_dir and entry.is_file()
         except OSError:
             is_dir = is_file = False
         if is_dir:
-            yield from _walk(full, patterns, seen)
-        elif is_file and entry.name.endswith((".py", ".pyi")):
+            yield from _walk(Path(entry.path), excluded, seen)
+        elif is_file and name.endswith((".py", ".pyi")):
             yield Source(entry.path)
-        elif entry.is_symlink() and not full.exists() and entry.name.endswith(".py"):
+        elif name.endswith(".py") and entry.is_symlink() and not os.path.exists(entry.path):
             yield Source(entry.path, file_error(entry.path, "TMS903", "broken symlink or symlink loop"))
 
 
@@ -152,9 +159,17 @@ def scan_paths(paths: Iterable[str], config: Config | None = None, jobs: int = 1
                on_result: Callable[[FileResult], None] | None = None,
                cache: Cache | None = None) -> list[FileResult]:
     """Scan files and folders; results in a stable order (the walk's), whatever `jobs` is."""
+    each = None if on_result is None else (lambda scanned: on_result(scanned.result))
+    return [scanned.result for scanned in scan_outcomes(paths, config, jobs, each, cache)]
+
+
+def scan_outcomes(paths: Iterable[str], config: Config | None = None, jobs: int = 1,
+                  on_each: Callable[[Scanned], None] | None = None,
+                  cache: Cache | None = None) -> list[Scanned]:
+    """`scan_paths` for reports that can use a cache hit's summary and text without its objects."""
     config = config or Config()
     sources = list(iter_sources(paths, config))
-    results: list[FileResult | None] = [s.error for s in sources]
+    outcomes: list[Scanned | None] = [None if s.error is None else Scanned(s.path, s.error) for s in sources]
     load_table()  # fail early, in this process, on a broken table; forked workers inherit it
     todo: list[int] = []
     for index, source in enumerate(sources):
@@ -162,25 +177,29 @@ def scan_paths(paths: Iterable[str], config: Config | None = None, jobs: int = 1
             continue
         cached = cache.lookup(source.path) if cache is not None else None
         if cached is not None:
-            results[index] = cached
-            if on_result is not None:
-                on_result(cached)
+            outcomes[index] = cached
+            if on_each is not None:
+                on_each(cached)
         else:
             todo.append(index)
 
     def done(index: int, digest: str | None, result: FileResult | None) -> None:
         path = sources[index].path
+        scanned: Scanned | None
         if result is None:  # unchanged content, touched file
             assert cache is not None and digest is not None
-            result = cache.lookup_content(path, digest)
-            if result is None:  # the entry vanished meanwhile: scan here
+            scanned = cache.lookup_content(path, digest)
+            if scanned is None:  # the entry vanished meanwhile: scan here
                 digest, result = scan_file(path, config)
                 assert result is not None
-        elif cache is not None and digest is not None:
-            cache.store(path, digest, result)
-        results[index] = result
-        if on_result is not None:
-            on_result(result)
+                scanned = Scanned(path, result)
+        else:
+            scanned = Scanned(path, result)
+            if cache is not None and digest is not None:
+                cache.store(path, digest, scanned)
+        outcomes[index] = scanned
+        if on_each is not None:
+            on_each(scanned)
 
     def known(index: int) -> str | None:
         return cache.known_digest(sources[index].path) if cache is not None else None
@@ -199,7 +218,7 @@ def scan_paths(paths: Iterable[str], config: Config | None = None, jobs: int = 1
                     done(index, digest, result)
     if cache is not None:
         cache.save()
-    return [r for r in results if r is not None]
+    return [o for o in outcomes if o is not None]
 
 
 def default_jobs() -> int:

@@ -1,7 +1,8 @@
 """An on-disk cache of per-file results.
 
 One index file per *salt* (tool version, mapping-table content, analysis
-configuration) maps a path to its size, mtime, content hash and `FileResult`.
+configuration) maps a path to its size, mtime, content hash, pickled `FileResult`,
+summary and text-report lines; a warm text scan uses only the last two.
 A re-scan first compares size and mtime (no read at all), then the content hash
 (a touched but unchanged file still hits). The index is written to a temporary
 file and renamed, so concurrent runs never see a half-written cache; a cache that
@@ -20,10 +21,52 @@ from pathlib import Path
 from . import __version__
 from .config import Config
 from .mappings import MappingTable
-from .model import FileResult
+from .model import FileResult, ScanSummary
+from .report.text import render_file
 
 CACHE_DIR_NAME = ".torch2ms_cache"
-_FORMAT = 1
+_FORMAT = 2
+
+
+class Scanned:
+    """One file's outcome in a scan: its `FileResult`, its summary and its text-report chunk,
+    each made once, on first use. A cache hit serves the summary and the chunk without
+    unpickling the result's objects, which is most of a warm re-scan's time otherwise."""
+
+    __slots__ = ("path", "_result", "_blob", "_summary", "_text")
+
+    def __init__(self, path: str, result: FileResult | None = None, *, blob: bytes | None = None,
+                 summary: ScanSummary | None = None, text: str | None = None) -> None:
+        self.path = path
+        self._result = result
+        self._blob = blob
+        self._summary = summary
+        self._text = text
+
+    @property
+    def result(self) -> FileResult:
+        if self._result is None:
+            assert self._blob is not None
+            self._result = pickle.loads(self._blob)
+        return self._result
+
+    @property
+    def summary(self) -> ScanSummary:
+        if self._summary is None:
+            self._summary = ScanSummary.of_file(self.result)
+        return self._summary
+
+    @property
+    def text(self) -> str:
+        """The file's lines in the text report, paths shown relative to the working directory."""
+        if self._text is None:
+            self._text = render_file(self.result)
+        return self._text
+
+    def blob(self) -> bytes:
+        if self._blob is None:
+            self._blob = pickle.dumps(self.result, protocol=pickle.HIGHEST_PROTOCOL)
+        return self._blob
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +74,10 @@ class _Entry:
     size: int
     mtime_ns: int
     digest: str
-    result: FileResult
+    blob: bytes  # the pickled FileResult
+    summary: ScanSummary
+    text: str  # the text-report chunk as rendered in the working directory `cwd`
+    cwd: str
 
 
 def content_digest(data: bytes) -> str:
@@ -44,7 +90,8 @@ class Cache:
         salt = f"{_FORMAT}|{__version__}|{table.digest}|{config.key()}"
         self.file = directory / f"results-{hashlib.blake2b(salt.encode(), digest_size=8).hexdigest()}.pickle"
         self._entries: dict[str, _Entry] = self._load()
-        self._dirty = False
+        self._fresh: dict[str, tuple[int, int, str, Scanned]] = {}
+        self._cwd = os.getcwd()
         self.hits = self.misses = 0
 
     def _load(self) -> dict[str, _Entry]:
@@ -57,8 +104,13 @@ class Cache:
             return {}
         return data if isinstance(data, dict) else {}
 
-    def lookup(self, path: str) -> FileResult | None:
-        """The cached result when the file's size and mtime are unchanged (no read)."""
+    def _scanned(self, path: str, entry: _Entry) -> Scanned:
+        self.hits += 1
+        return Scanned(path, blob=entry.blob, summary=entry.summary,
+                       text=entry.text if entry.cwd == self._cwd else None)
+
+    def lookup(self, path: str) -> Scanned | None:
+        """The cached outcome when the file's size and mtime are unchanged (no read)."""
         entry = self._entries.get(path)
         if entry is None:
             return None
@@ -67,38 +119,40 @@ class Cache:
         except OSError:
             return None
         if stat.st_size == entry.size and stat.st_mtime_ns == entry.mtime_ns:
-            self.hits += 1
-            return entry.result
+            return self._scanned(path, entry)
         return None
 
     def known_digest(self, path: str) -> str | None:
         entry = self._entries.get(path)
         return entry.digest if entry is not None else None
 
-    def lookup_content(self, path: str, digest: str) -> FileResult | None:
-        """The cached result when the content is unchanged though the file was touched."""
+    def lookup_content(self, path: str, digest: str) -> Scanned | None:
+        """The cached outcome when the content is unchanged though the file was touched."""
         entry = self._entries.get(path)
         if entry is not None and entry.digest == digest:
-            self.hits += 1
-            self._refresh(path, entry.digest, entry.result)
-            return entry.result
+            scanned = self._scanned(path, entry)
+            self._refresh(path, digest, scanned)
+            return scanned
         return None
 
-    def store(self, path: str, digest: str, result: FileResult) -> None:
+    def store(self, path: str, digest: str, scanned: Scanned) -> None:
         self.misses += 1
-        self._refresh(path, digest, result)
+        self._refresh(path, digest, scanned)
 
-    def _refresh(self, path: str, digest: str, result: FileResult) -> None:
+    def _refresh(self, path: str, digest: str, scanned: Scanned) -> None:
         try:
             stat = os.stat(path)
         except OSError:
             return
-        self._entries[path] = _Entry(stat.st_size, stat.st_mtime_ns, digest, result)
-        self._dirty = True
+        self._fresh[path] = (stat.st_size, stat.st_mtime_ns, digest, scanned)
 
     def save(self) -> None:
-        if not self._dirty:
+        if not self._fresh:
             return
+        for path, (size, mtime_ns, digest, scanned) in self._fresh.items():
+            self._entries[path] = _Entry(size, mtime_ns, digest, scanned.blob(), scanned.summary,
+                                         scanned.text, self._cwd)
+        self._fresh.clear()
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             gitignore = self.directory / ".gitignore"
@@ -110,4 +164,3 @@ class Cache:
             os.replace(tmp, self.file)
         except OSError:
             pass  # a cache that cannot be written only costs speed
-        self._dirty = False

@@ -8,18 +8,20 @@ path given on the command line that does not exist.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from collections.abc import Iterator
+from typing import IO, Any
 
 from . import __version__
-from .api import default_jobs, scan_paths
-from .cache import CACHE_DIR_NAME, Cache
+from .api import default_jobs, scan_outcomes
+from .cache import CACHE_DIR_NAME, Cache, Scanned
 from .config import Config, ConfigError, find_pyproject, load_config
 from .mappings import MappingError, load_table, parse_version
-from .model import FileResult
+from .model import FileResult, ScanSummary
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -130,7 +132,7 @@ class _Progress:
         self.count = 0
         self.last = 0.0
 
-    def update(self, _result: FileResult) -> None:
+    def update(self, _outcome: object) -> None:
         if not self.enabled:
             return
         self.count += 1
@@ -147,10 +149,6 @@ class _Progress:
 
 
 def _render(fmt: str, results: list[FileResult], config: Config, args: argparse.Namespace) -> str:
-    if fmt == "json":
-        from .report import json as json_report
-
-        return json_report.render(results, config.target_version, paths=args.paths, date=args.date)
     if fmt == "sarif":
         from .report import sarif
 
@@ -159,16 +157,23 @@ def _render(fmt: str, results: list[FileResult], config: Config, args: argparse.
         from .report import html
 
         return html.render(results, config.target_version, paths=args.paths, date=args.date)
-    from .report import text
-
-    return text.render(results)
+    raise ValueError(f"unknown format {fmt!r}")
 
 
-def _write(path: str, content: str) -> None:
+@contextlib.contextmanager
+def _destination(path: str | None) -> Iterator[IO[str]]:
+    """Standard output, or FILE written beside itself and renamed into place when complete."""
+    if path is None:
+        yield sys.stdout
+        return
     tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8", newline="\n") as handle:
-        handle.write(content)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="\n") as handle:
+            yield handle
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 def _cache_dir(args: argparse.Namespace, config: Config) -> Path:
@@ -193,22 +198,29 @@ def _run_fix(args: argparse.Namespace, config: Config) -> int:
         print(f"{changed} file(s) would be changed", file=sys.stderr)
         return _exit_code(args, bool(changed or errors))
     results = sorted((f.result for f in fixed), key=lambda r: r.path)
-    _emit(results, config, args)
+    _emit([Scanned(r.path, r) for r in results], config, args)
     applied = sum(f.applied for f in fixed if f.changed)
     files = sum(1 for f in fixed if f.changed)
     print(f"fixed {applied} finding(s) in {files} file(s)", file=sys.stderr)
     return _exit_code(args, any(r.diagnostics for r in results) or bool(errors))
 
 
-def _emit(results: list[FileResult], config: Config, args: argparse.Namespace) -> None:
+def _emit(outcomes: list[Scanned], config: Config, args: argparse.Namespace) -> None:
     """Write the report in the chosen format, and the HTML report when asked for."""
-    output = _render(args.format, results, config, args)
-    if args.output:
-        _write(args.output, output)
-    else:
-        sys.stdout.write(output)
+    with _destination(args.output) as out:
+        if args.format == "text":  # a cache hit serves its lines without loading its objects
+            for outcome in outcomes:
+                out.write(outcome.text)
+        elif args.format == "json":  # streamed file by file: the whole document never sits in memory
+            from .report import json as json_report
+
+            json_report.write(out, [o.result for o in outcomes], config.target_version,
+                              paths=args.paths, date=args.date)
+        else:
+            out.write(_render(args.format, [o.result for o in outcomes], config, args))
     if args.html:
-        _write(args.html, _render("html", results, config, args))
+        with _destination(args.html) as out:
+            out.write(_render("html", [o.result for o in outcomes], config, args))
 
 
 def _exit_code(args: argparse.Namespace, findings: bool) -> int:
@@ -225,16 +237,17 @@ def run_scan(args: argparse.Namespace) -> int:
     jobs = args.jobs if args.jobs and args.jobs > 0 else default_jobs()
     progress = _Progress(not args.no_progress and sys.stderr.isatty())
     cache = None if args.no_cache else Cache(_cache_dir(args, config), config, load_table())
-    results = scan_paths(args.paths, config, jobs=jobs, on_result=progress.update, cache=cache)
+    outcomes = scan_outcomes(args.paths, config, jobs=jobs, on_each=progress.update, cache=cache)
     progress.close()
-    results.sort(key=lambda r: r.path)
-    _emit(results, config, args)
+    outcomes.sort(key=lambda o: o.path)
+    _emit(outcomes, config, args)
+    summary = ScanSummary.combine(o.summary for o in outcomes)
     if args.statistics:
         from .report import text
 
         (sys.stderr if args.format != "text" and not args.output else sys.stdout).write(
-            text.render_statistics(results))
-    return _exit_code(args, any(r.diagnostics for r in results))
+            text.render_statistics(summary))
+    return _exit_code(args, summary.diagnostics > 0)
 
 
 def run_mappings(args: argparse.Namespace) -> int:

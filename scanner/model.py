@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from enum import Enum
+from collections.abc import Iterable
 from typing import Any, TypeVar
 
 _T = TypeVar("_T")
@@ -283,23 +284,39 @@ class ScanSummary:
     by_api: dict[str, int]
 
     @classmethod
-    def of(cls, results: list[FileResult] | tuple[FileResult, ...]) -> "ScanSummary":
+    def of(cls, results: Iterable[FileResult]) -> "ScanSummary":
+        return cls.combine(cls.of_file(result) for result in results)
+
+    @classmethod
+    def of_file(cls, result: FileResult) -> "ScanSummary":
         by_code: dict[str, int] = {}
         by_category: dict[str, int] = {}
         by_api: dict[str, int] = {}
-        total = failed = lines = 0
-        for result in results:
-            lines += result.lines
-            if result.error is not None:
-                failed += 1
-            for diag in result.diagnostics:
-                total += 1
-                by_code[diag.code] = by_code.get(diag.code, 0) + 1
-                by_category[diag.category.value] = by_category.get(diag.category.value, 0) + 1
-                if diag.torch_api:
-                    by_api[diag.torch_api] = by_api.get(diag.torch_api, 0) + 1
+        for diag in result.diagnostics:
+            by_code[diag.code] = by_code.get(diag.code, 0) + 1
+            by_category[diag.category.value] = by_category.get(diag.category.value, 0) + 1
+            if diag.torch_api:
+                by_api[diag.torch_api] = by_api.get(diag.torch_api, 0) + 1
+        return cls(1, int(result.error is not None), result.lines, len(result.diagnostics),
+                   by_code, by_category, by_api)
+
+    @classmethod
+    def combine(cls, parts: Iterable["ScanSummary"]) -> "ScanSummary":
+        """The summary of a scan from the summaries of its parts (e.g. one per file)."""
+        files = failed = lines = total = 0
+        by_code: dict[str, int] = {}
+        by_category: dict[str, int] = {}
+        by_api: dict[str, int] = {}
+        for part in parts:
+            files += part.files
+            failed += part.files_failed
+            lines += part.lines
+            total += part.diagnostics
+            for into, counts in ((by_code, part.by_code), (by_category, part.by_category), (by_api, part.by_api)):
+                for key, count in counts.items():
+                    into[key] = into.get(key, 0) + count
         return cls(
-            files=len(results),
+            files=files,
             files_failed=failed,
             lines=lines,
             diagnostics=total,

@@ -96,3 +96,50 @@ def test_no_cache_writes_nothing(tmp_path: Path) -> None:
     assert not (tmp_path / ".torch2ms_cache").exists()
     run_cli("scan", str(project), "--isolated", cwd=tmp_path)
     assert (tmp_path / ".torch2ms_cache").is_dir()
+
+
+def test_warm_text_report_is_served_without_loading_results(tmp_path: Path, monkeypatch) -> None:
+    """A cache hit gives its text lines and summary from the index: no result is unpickled."""
+    import pickle
+
+    from torch2ms import cache as cache_module
+    from torch2ms.api import scan_outcomes
+    from torch2ms.model import ScanSummary
+    from torch2ms.report import text
+
+    project = make_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    config = Config()
+    cold = scan_outcomes([str(project)], config, cache=Cache(tmp_path / "c", config, load_table()))
+    expected_text = text.render([o.result for o in cold])
+    expected_summary = ScanSummary.of([o.result for o in cold])
+
+    def no_loading(*_args, **_kwargs):
+        raise AssertionError("a warm text report must not unpickle results")
+
+    real_loads = pickle.loads
+    monkeypatch.setattr(cache_module.pickle, "loads", no_loading)
+    warm = scan_outcomes([str(project)], config, cache=Cache(tmp_path / "c", config, load_table()))
+    assert "".join(o.text for o in warm) == expected_text
+    assert ScanSummary.combine(o.summary for o in warm) == expected_summary
+    monkeypatch.setattr(cache_module.pickle, "loads", real_loads)
+    assert as_tuples(o.result for o in warm) == as_tuples(o.result for o in cold)
+
+
+def test_cached_text_follows_the_working_directory(tmp_path: Path) -> None:
+    """Lines cached in one working directory are re-rendered, not reused, from another one."""
+    project = make_project(tmp_path)
+    cache_dir = str(tmp_path / "c")
+    run_cli("scan", str(project), "--isolated", "--cache-dir", cache_dir, cwd=tmp_path)
+    from_inside = run_cli("scan", str(project), "--isolated", "--cache-dir", cache_dir, cwd=project)
+    fresh = run_cli("scan", str(project), "--isolated", "--no-cache", cwd=project)
+    assert from_inside.stdout == fresh.stdout
+    assert from_inside.stdout.startswith("broken.py:2:")
+
+
+def test_statistics_are_the_same_warm_and_cold(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    args = ("scan", str(project), "--isolated", "--statistics", "--cache-dir", str(tmp_path / "c"))
+    cold, warm = run_cli(*args, cwd=tmp_path), run_cli(*args, cwd=tmp_path)
+    assert cold.stdout == warm.stdout and "Findings by code:" in warm.stdout
+    assert warm.returncode == cold.returncode == 1

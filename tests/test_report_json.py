@@ -118,3 +118,27 @@ def test_rewrite_preview_shows_changed_lines_as_hunks():
     late = Diagnostic(code="TMS101", severity=Severity.INFO, category=Category.EQUIVALENT, span=Span(9, 0, 9, 1),
                       message="m", fix=Fix(title="t", edits=(Edit(Span(9, 0, 9, 1), "y"),)))
     assert json_report.rewrite_preview(late, text) is None
+
+
+def test_streamed_document_is_the_whole_document_dumped(tmp_path, monkeypatch):
+    """`write` streams file by file yet gives exactly `json.dumps(document(...), indent=2)`."""
+    make_project(tmp_path / "proj")
+    monkeypatch.chdir(tmp_path)
+    results = scan(tmp_path / "proj")
+    assert any(d.fix for r in results for d in r.diagnostics)  # rewrite previews are exercised
+    whole = json_report.document(results, "2.10", paths=["proj"], date="d",
+                                 sources=json_report.read_sources(results))
+    assert json_report.render(results, "2.10", paths=["proj"], date="d") == json.dumps(whole, indent=2) + "\n"
+    empty = json_report.document([], "2.10", paths=["proj"], date="d")
+    assert json_report.render([], "2.10", paths=["proj"], date="d") == json.dumps(empty, indent=2) + "\n"
+
+
+def test_cli_json_to_a_file_matches_stdout(tmp_path, monkeypatch):
+    make_project(tmp_path / "proj")
+    monkeypatch.chdir(tmp_path)
+    base = [sys.executable, "-m", "torch2ms", "scan", "proj", "--format", "json", "--no-cache", "--date", "d"]
+    to_stdout = subprocess.run(base, capture_output=True, text=True, timeout=120)
+    to_file = subprocess.run(base + ["-o", "out.json"], capture_output=True, text=True, timeout=120)
+    assert to_file.returncode == to_stdout.returncode == 1
+    assert (tmp_path / "out.json").read_text(encoding="utf-8") == to_stdout.stdout
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("out.json")] == ["out.json"]

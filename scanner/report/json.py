@@ -12,11 +12,12 @@ figure and a suggested rewrite per finding.
 from __future__ import annotations
 
 import functools
+import io
 import json
 import os
 from collections.abc import Iterable, Sequence
 from importlib import resources
-from typing import Any
+from typing import IO, Any
 
 from .. import __version__
 from ..codes import CODES
@@ -223,33 +224,42 @@ def project_name(paths: Sequence[str] | None) -> str:
     return unique[0] if len(unique) == 1 else ", ".join(unique[:3]) + (" …" if len(unique) > 3 else "")
 
 
-def document(results: list[FileResult], target_version: str, root: str | None = None,
-             paths: Sequence[str] | None = None, date: str | None = None,
-             sources: dict[str, str | None] | None = None) -> dict[str, Any]:
-    """The report document. `sources` maps a result's path to its text (for rewrite previews)."""
+def file_object(result: FileResult, root: str | None = None, source: str | None = None) -> dict[str, Any]:
+    """A file's entry of the document's "files" list; `source` is its text (for rewrite previews)."""
+    text = _lines_of(source) if source is not None and any(d.fix for d in result.diagnostics) else None
+    counts: dict[str, int] = {}
+    for diag in result.diagnostics:
+        counts[diag.category.value] = counts.get(diag.category.value, 0) + 1
+    error = result.error
+    return {
+        "path": display_path(result.path, root),
+        "lines": result.lines,
+        "error": error.message if error else None,
+        "findings": len(result.diagnostics),
+        "by_category": {c: counts[c] for c in ALL_CATEGORIES if c in counts},
+        "diagnostics": [_finding(diag, text) for diag in result.diagnostics],
+    }
+
+
+def head(results: list[FileResult], target_version: str, root: str | None = None,
+         paths: Sequence[str] | None = None, date: str | None = None) -> dict[str, Any]:
+    """The document without its "files" list: everything that sums over the files."""
     table = load_table()
     version = parse_version(target_version)
     verification = verification_record()
     summary = ScanSummary.of(results)
-    results = sorted(results, key=lambda r: r.path)
-    sources = sources or {}
 
-    files: list[dict[str, Any]] = []
     failures: list[dict[str, Any]] = []
     apis: dict[str, dict[str, Any]] = {}
     directories: dict[str, dict[str, int]] = {}
     by_severity: dict[str, int] = {}
-    for result in results:
+    for result in sorted(results, key=lambda r: r.path):
         path = display_path(result.path, root)
-        counts: dict[str, int] = {}
-        findings = []
-        source = sources.get(result.path)
-        text = _lines_of(source) if source is not None and any(d.fix for d in result.diagnostics) else None
+        dir_counts = directories.setdefault(_directory(path), {})
         for diag in result.diagnostics:
             category = diag.category.value
-            counts[category] = counts.get(category, 0) + 1
+            dir_counts[category] = dir_counts.get(category, 0) + 1
             by_severity[diag.severity.value] = by_severity.get(diag.severity.value, 0) + 1
-            findings.append(_finding(diag, text))
             if diag.torch_api and diag.category is not Category.FILE_ERROR:
                 row = apis.setdefault(diag.torch_api, {"uses": 0, "by_category": {}, "files": set(),
                                                         "locations": [], "mindspore_api": None})
@@ -265,18 +275,6 @@ def document(results: list[FileResult], target_version: str, root: str | None = 
         if error is not None:
             failures.append({"path": path, "code": error.code, "message": error.message,
                              "line": error.span.start_line})
-        folder = _directory(path)
-        dir_counts = directories.setdefault(folder, {})
-        for category, count in counts.items():
-            dir_counts[category] = dir_counts.get(category, 0) + count
-        files.append({
-            "path": path,
-            "lines": result.lines,
-            "error": error.message if error else None,
-            "findings": len(result.diagnostics),
-            "by_category": {c: counts[c] for c in ALL_CATEGORIES if c in counts},
-            "diagnostics": findings,
-        })
 
     api_rows = []
     for api, row in apis.items():
@@ -331,8 +329,17 @@ def document(results: list[FileResult], target_version: str, root: str | None = 
         "failures": failures,
         "apis": api_rows,
         "directories": dir_rows,
-        "files": files,
     }
+
+
+def document(results: list[FileResult], target_version: str, root: str | None = None,
+             paths: Sequence[str] | None = None, date: str | None = None,
+             sources: dict[str, str | None] | None = None) -> dict[str, Any]:
+    """The report document. `sources` maps a result's path to its text (for rewrite previews)."""
+    sources = sources or {}
+    doc = head(results, target_version, root, paths, date)
+    doc["files"] = [file_object(r, root, sources.get(r.path)) for r in sorted(results, key=lambda r: r.path)]
+    return doc
 
 
 def read_sources(results: list[FileResult]) -> dict[str, str | None]:
@@ -346,7 +353,30 @@ def read_sources(results: list[FileResult]) -> dict[str, str | None]:
     return out
 
 
+def write(out: IO[str], results: list[FileResult], target_version: str, root: str | None = None,
+          paths: Sequence[str] | None = None, date: str | None = None) -> None:
+    """Write the document file by file: the same text as `render`, without holding all of it."""
+    doc = head(results, target_version, root, paths, date)
+    doc["files"] = []
+    opening = json.dumps(doc, indent=2)
+    assert opening.endswith("[]\n}")
+    out.write(opening[:-len("[]\n}")])
+    ordered = sorted(results, key=lambda r: r.path)
+    if not ordered:
+        out.write("[]\n}\n")
+        return
+    from ..api import read_source
+
+    out.write("[\n")
+    for index, result in enumerate(ordered):
+        source = read_source(result.path)[0] if any(d.fix is not None for d in result.diagnostics) else None
+        item = json.dumps(file_object(result, root, source), indent=2).replace("\n", "\n    ")
+        out.write(("    " if index == 0 else ",\n    ") + item)
+    out.write("\n  ]\n}\n")
+
+
 def render(results: list[FileResult], target_version: str, root: str | None = None,
            paths: Sequence[str] | None = None, date: str | None = None) -> str:
-    doc = document(results, target_version, root, paths=paths, date=date, sources=read_sources(results))
-    return json.dumps(doc, indent=2) + "\n"
+    buffer = io.StringIO()
+    write(buffer, results, target_version, root, paths, date)
+    return buffer.getvalue()

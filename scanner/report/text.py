@@ -6,17 +6,18 @@ from ..model import FileResult, ScanSummary
 from . import display_path
 
 
+def render_file(result: FileResult, root: str | None = None) -> str:
+    """One file's lines of the text report (the report is these chunks, file after file)."""
+    path = display_path(result.path, root)
+    return "".join(f"{path}:{diag.span.start_line}:{diag.span.start_col + 1}: {diag.code} {diag.message}\n"
+                   for diag in result.diagnostics)
+
+
 def render(results: list[FileResult], root: str | None = None) -> str:
-    out = []
-    for result in results:
-        path = display_path(result.path, root)
-        for diag in result.diagnostics:
-            out.append(f"{path}:{diag.span.start_line}:{diag.span.start_col + 1}: {diag.code} {diag.message}")
-    return "\n".join(out) + ("\n" if out else "")
+    return "".join(render_file(result, root) for result in results)
 
 
-def render_statistics(results: list[FileResult]) -> str:
-    summary = ScanSummary.of(results)
+def render_statistics(summary: ScanSummary) -> str:
     lines = ["Findings by code:"]
     width = max((len(str(n)) for n in summary.by_code.values()), default=1)
     for code, count in summary.by_code.items():
