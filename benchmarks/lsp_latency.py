@@ -18,14 +18,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from lsprotocol import types as lsp
-from pygls.lsp.client import LanguageClient
 from pygls.uris import from_fs_path
 
 MODEL_BLOCK = '''
@@ -81,91 +82,132 @@ def libcst_parse_seconds(text: str, repeat: int) -> float:
 
 
 def core_scan_seconds(text: str, repeat: int = 5) -> float:
-    """Median time of torch2ms.engine.scan_source on `text` here: the part of the latency the server cannot shrink."""
+    """Median time of torch2ms.engine.scan_source on `text` here, as the server runs it (fixes are built
+    for code actions only): the part of the latency the server cannot shrink."""
     from torch2ms.engine import scan_source
     from torch2ms.mappings import load_table
 
     table = load_table()
-    scan_source(text, "model.py", None, table)
+    scan_source(text, "model.py", None, table, fixes=False)
     samples = []
     for _ in range(repeat):
         start = time.perf_counter()
-        scan_source(text, "model.py", None, table)
+        scan_source(text, "model.py", None, table, fixes=False)
         samples.append(time.perf_counter() - start)
     return statistics.median(samples)
 
 
 class Bench:
+    """A minimal LSP client over the server's stdio: Content-Length frames and json.loads.
+
+    A publishDiagnostics counts as arrived once its JSON is parsed, as in any editor; no
+    typed structuring (a pygls client would spend as long turning 1,000 diagnostics into
+    lsprotocol objects as the server spends finding them, and that is the client's cost).
+    """
+
     def __init__(self) -> None:
-        self.client = LanguageClient("lsp-latency", "1")
-        self.arrivals: dict[tuple[str, int | None], float] = {}
+        self.proc: asyncio.subprocess.Process | None = None
+        self.reader: asyncio.Task[None] | None = None
         self.counts: dict[tuple[str, int | None], int] = {}
         self.waiters: dict[tuple[str, int | None], asyncio.Future[float]] = {}
+        self.replies: dict[int, asyncio.Future[Any]] = {}
+        self.next_id = 0
 
-        @self.client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-        def published(params: lsp.PublishDiagnosticsParams) -> None:
-            key = (params.uri, params.version)
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc is not None and self.proc.stdin is not None
+        body = json.dumps({"jsonrpc": "2.0", **message}).encode("utf-8")
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    def notify(self, method: str, params: Any) -> None:
+        self.send({"method": method, "params": params})
+
+    async def request(self, method: str, params: Any) -> Any:
+        self.next_id += 1
+        reply: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.replies[self.next_id] = reply
+        self.send({"id": self.next_id, "method": method, "params": params})
+        return await asyncio.wait_for(reply, 600)
+
+    async def _read(self) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        stream = self.proc.stdout
+        while True:
+            length = 0
+            while True:
+                header = await stream.readline()
+                if not header:
+                    return
+                if header in (b"\r\n", b"\n"):
+                    break
+                name, _, value = header.decode("ascii").partition(":")
+                if name.strip().lower() == "content-length":
+                    length = int(value)
+            message = json.loads(await stream.readexactly(length))
             now = time.perf_counter()
-            self.counts[key] = len(params.diagnostics)
-            fut = self.waiters.pop(key, None)
-            if fut is not None and not fut.done():
-                fut.set_result(now)
-
-        @self.client.feature(lsp.WINDOW_LOG_MESSAGE)
-        def log_message(params: lsp.LogMessageParams) -> None:
-            pass
+            if message.get("method") == lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS:
+                params = message["params"]
+                key = (params["uri"], params.get("version"))
+                self.counts[key] = len(params["diagnostics"])
+                fut = self.waiters.pop(key, None)
+                if fut is not None and not fut.done():
+                    fut.set_result(now)
+            elif "id" in message and "method" in message:  # a request from the server: accept it
+                self.send({"id": message["id"], "result": None})
+            elif "id" in message and message["id"] in self.replies:
+                self.replies.pop(message["id"]).set_result(message.get("result"))
 
     async def start(self, root: Path) -> None:
-        await self.client.start_io(sys.executable, "-m", "torch2ms", "lsp")
-        await self.client.initialize_async(lsp.InitializeParams(
-            capabilities=lsp.ClientCapabilities(), root_uri=from_fs_path(str(root)),
-            initialization_options={"debounce": 0}))
-        self.client.initialized(lsp.InitializedParams())
+        self.proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "torch2ms", "lsp", stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE, limit=1 << 26)
+        self.reader = asyncio.ensure_future(self._read())
+        await self.request("initialize", {"processId": None, "rootUri": from_fs_path(str(root)),
+                                          "capabilities": {}, "initializationOptions": {"debounce": 0}})
+        self.notify("initialized", {})
 
     async def stop(self) -> None:
-        await self.client.shutdown_async(None)
-        self.client.exit(None)
-        await self.client.stop()
+        assert self.proc is not None
+        await self.request("shutdown", None)
+        self.notify("exit", None)
+        await asyncio.wait_for(self.proc.wait(), 30)
+        if self.reader is not None:
+            self.reader.cancel()
 
     def expect(self, uri: str, version: int) -> asyncio.Future[float]:
         fut: asyncio.Future[float] = asyncio.get_running_loop().create_future()
         self.waiters[(uri, version)] = fut
         return fut
 
+    def change(self, uri: str, version: int, line: int, start: int, end: int, text: str) -> None:
+        rng = {"start": {"line": line, "character": start}, "end": {"line": line, "character": end}}
+        self.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
+                                               "contentChanges": [{"range": rng, "text": text}]})
+
     async def measure(self, path: Path, text: str, edits: int) -> tuple[list[float], int]:
         uri = from_fs_path(str(path))
         assert uri is not None
         opened = self.expect(uri, 1)
-        self.client.text_document_did_open(lsp.DidOpenTextDocumentParams(
-            text_document=lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
+        self.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
+                                                             "text": text}})
         await asyncio.wait_for(opened, 600)
         findings = self.counts[(uri, 1)]
         # Toggle an "x" at the start of a new comment line appended at the end.
-        lines = text.split("\n")
-        last = len(lines) - 1
-        self.client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=2),
-            content_changes=[lsp.TextDocumentContentChangePartial(
-                range=lsp.Range(start=lsp.Position(line=last, character=0), end=lsp.Position(line=last, character=0)),
-                text="# ")]))
-        await asyncio.wait_for(self.expect(uri, 2), 600)
+        last = len(text.split("\n")) - 1
+        waiting = self.expect(uri, 2)
+        self.change(uri, 2, last, 0, 0, "# ")
+        await asyncio.wait_for(waiting, 600)
         times = []
         for i in range(edits):
             version = 3 + i
-            pos = lsp.Position(line=last, character=2)
-            if i % 2 == 0:
-                change = lsp.TextDocumentContentChangePartial(range=lsp.Range(start=pos, end=pos), text="x")
-            else:
-                change = lsp.TextDocumentContentChangePartial(
-                    range=lsp.Range(start=pos, end=lsp.Position(line=last, character=3)), text="")
             fut = self.expect(uri, version)
             sent = time.perf_counter()
-            self.client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-                text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version), content_changes=[change]))
+            if i % 2 == 0:
+                self.change(uri, version, last, 2, 2, "x")
+            else:
+                self.change(uri, version, last, 2, 3, "")
             arrived = await asyncio.wait_for(fut, 600)
             times.append(arrived - sent)
-        self.client.text_document_did_close(lsp.DidCloseTextDocumentParams(
-            text_document=lsp.TextDocumentIdentifier(uri=uri)))
+        self.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
         return times, findings
 
 

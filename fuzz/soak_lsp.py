@@ -2,16 +2,27 @@
 
     python -m fuzz.soak_lsp --edits 50000 --documents 8 --seed 1
 
-prints what it sent, what came back and the server's resident memory (VmRSS from
-/proc) after warm-up and at the end. It fails (exit 1) when a valid request got no
-answer, a document's last publication is not for its final version or differs from
-a fresh scan of the final text, or the server died. tests/test_soak_lsp.py runs a
-bounded version of the same function.
+prints what it sent, what came back and the server's memory after warm-up and at
+the end. It fails (exit 1) when a valid request got no answer, a document's last
+publication is not for its final version or differs from a fresh scan of the final
+text, or the server died. tests/test_soak_lsp.py runs a bounded version of the same
+function.
+
+Memory: the server runs under tracemalloc (``--no-trace`` turns it off) with one
+extra request, ``torch2ms/_soakMemory``, that only this soak's server has. After the
+warm-up every document is opened and set to a known text; at the end, after the
+checks, every document is set back to that text, so the two measurements see the
+same documents and any difference is what the edits left behind. The soak prints
+resident memory (VmRSS), the Python memory tracemalloc counts (bytes and live
+blocks, also per 1,000 edits), pygls' table of pending futures and the allocation
+sites that grew most. (Issue #9: pygls 2.1 kept a future per didChange for ever,
+about 2 KB an edit; the server's protocol class now drops them.)
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 import tempfile
@@ -24,6 +35,8 @@ from fuzz import mutate
 from fuzz.lsp_client import RawClient, utf16_position
 
 CANCELLED = -32800
+MEMORY_METHOD = "torch2ms/_soakMemory"
+ROOT = Path(__file__).resolve().parent.parent
 _FRAGMENTS = ("torch.zeros(3)", "F.relu(x)", "x.view(-1)", "\n", "    ", "(", ")", ":", "import torch\n", "é",
               "\U0001f600", "'", "nn.Module", "torch.nonzero(y)", "#", "\r\n", "def f(x):\n    ", "", "]")
 
@@ -52,20 +65,60 @@ class SoakReport:
     publications: int = 0
     rss_warm_kb: int = 0
     rss_end_kb: int = 0
+    measured_edits: int = 0  # edits between the two memory measurements
+    traced: bool = False
+    traced_warm: int = 0  # bytes of Python memory tracemalloc counts in the server
+    traced_end: int = 0
+    blocks_warm: int = 0  # live memory blocks tracemalloc counts
+    blocks_end: int = 0
+    pending_warm: int = 0  # pygls' _request_futures entries
+    pending_end: int = 0
+    top_growth: list[str] = field(default_factory=list)
+    type_growth: list[tuple[str, int]] = field(default_factory=list)
     seconds: float = 0.0
     server_exit: int | None = None
     problems: list[str] = field(default_factory=list)
 
-    def lines(self) -> list[str]:
+    def per_1000(self, amount: float) -> float:
+        return amount * 1000 / max(1, self.measured_edits)
+
+    @property
+    def traced_growth_per_1000(self) -> float:
+        """Bytes of Python memory the server kept per 1,000 edits after the warm-up."""
+        return self.per_1000(self.traced_end - self.traced_warm)
+
+    @property
+    def blocks_growth_per_1000(self) -> float:
+        return self.per_1000(self.blocks_end - self.blocks_warm)
+
+    def memory_lines(self) -> list[str]:
         growth = self.rss_end_kb - self.rss_warm_kb
+        lines = [f"server RSS: {self.rss_warm_kb / 1024:.1f} MiB after warm-up, {self.rss_end_kb / 1024:.1f} MiB "
+                 f"at the end ({growth / 1024:+.1f} MiB over {self.measured_edits} edits, "
+                 f"{self.per_1000(growth):+.0f} KiB per 1,000 edits)"]
+        if not self.traced:
+            return lines
+        lines.append(
+            f"server Python memory (tracemalloc): {self.traced_warm / 2**20:.2f} MiB in {self.blocks_warm} blocks "
+            f"after warm-up, {self.traced_end / 2**20:.2f} MiB in {self.blocks_end} blocks at the end "
+            f"({(self.traced_end - self.traced_warm) / 1024:+.0f} KiB, {self.blocks_end - self.blocks_warm:+d} blocks; "
+            f"per 1,000 edits {self.traced_growth_per_1000 / 1024:+.1f} KiB, {self.blocks_growth_per_1000:+.0f} blocks)")
+        lines.append(f"pygls pending futures: {self.pending_warm} after warm-up, {self.pending_end} at the end")
+        if self.top_growth:
+            lines.append("allocation sites that grew most (warm-up -> end):")
+            lines += [f"  {site}" for site in self.top_growth]
+        if self.type_growth:
+            lines.append("object counts that grew most: " + ", ".join(f"{name} {n:+d}" for name, n in self.type_growth))
+        return lines
+
+    def lines(self) -> list[str]:
         return [
             f"edits sent: {self.edits} ({self.incremental} incremental, {self.full} full), "
             f"opens: {self.opens}, closes: {self.closes}",
             f"requests: {self.requests} (cancelled: {self.cancelled}, answered as cancelled: {self.cancelled_answers}, "
             f"error answers: {self.error_answers}), malformed messages: {self.malformed}",
             f"publications received: {self.publications}",
-            f"server RSS: {self.rss_warm_kb / 1024:.1f} MiB after warm-up, {self.rss_end_kb / 1024:.1f} MiB at the end "
-            f"({growth / 1024:+.1f} MiB)",
+            *self.memory_lines(),
             f"time: {self.seconds:.1f} s; server exit code: {self.server_exit}",
             f"problems: {len(self.problems)}",
         ] + [f"  {p}" for p in self.problems[:50]]
@@ -117,11 +170,13 @@ ODD_BREAKS = {ord(c): " " for c in "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"}
 
 
 def run_soak(edits: int = 2000, documents: int = 4, seed: int = 0, debounce_ms: int = 5,
-             workdir: str | None = None, settle_s: float = 60.0, odd_breaks: bool = False) -> SoakReport:
+             workdir: str | None = None, settle_s: float = 60.0, odd_breaks: bool = False,
+             traced: bool = True, frames: int = 6) -> SoakReport:
     """Drive one server through the scripted session; the report lists every broken promise.
 
     `odd_breaks`: let full-text changes keep form feeds and other characters that pygls
-    (wrongly) treats as line breaks."""
+    (wrongly) treats as line breaks. `traced`: run the server under tracemalloc (keeping
+    `frames` frames per allocation) and report its memory figures (see the module's doc)."""
     from torch2ms.config import Config
     from torch2ms.engine import scan_source
     from torch2ms.lsp import convert
@@ -131,7 +186,8 @@ def run_soak(edits: int = 2000, documents: int = 4, seed: int = 0, debounce_ms: 
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="torch2ms-soak-") as tmp:
         root = Path(workdir or tmp)
-        client = RawClient(cwd=str(root))
+        client = RawClient(command=traced_server_command(frames) if traced else None, cwd=str(root))
+        report.traced = traced
         expect: dict[int, str] = {}  # request id -> "ok" | "error" | "cancel-ok"
         methods: dict[int, str] = {}
         try:
@@ -159,11 +215,26 @@ def run_soak(edits: int = 2000, documents: int = 4, seed: int = 0, debounce_ms: 
                 report.requests += 1
                 return ident
 
+            def known_state() -> None:
+                """Every document open, the junk document back to its text, all analysed."""
+                for doc in docs:
+                    if not doc.open:
+                        open_doc(doc)
+                junk.version += 1
+                client.notify("textDocument/didChange", {"textDocument": {"uri": junk.uri, "version": junk.version},
+                                                         "contentChanges": [{"text": junk.text}]})
+                _settle(client, docs + [junk], settle_s)
+
             warm_at = max(1, edits // 10)
+            warm_texts: dict[str, str] = {}
             for step in range(edits):
                 if step == warm_at:
-                    _settle(client, docs, settle_s)
-                    report.rss_warm_kb = client.rss_kb()
+                    known_state()
+                    warm_texts = {doc.uri: doc.text for doc in docs}
+                    if traced:
+                        _take_memory(client, report, "warm")
+                    else:
+                        report.rss_warm_kb = client.rss_kb()
                 doc = rng.choice([d for d in docs if d.open] or docs)
                 if not doc.open:
                     open_doc(doc)
@@ -256,7 +327,19 @@ def run_soak(edits: int = 2000, documents: int = 4, seed: int = 0, debounce_ms: 
                     report.problems.append(f"{doc.uri}: the published diagnostics differ from a scan of the final "
                                            f"text ({len(got)} vs {len(want)}); the server's copy of the text "
                                            f"diverged or the publication is stale")
-            report.rss_end_kb = client.rss_kb()
+            # Back to the texts of the warm-up measurement: what is left is what the edits kept.
+            for doc in docs:
+                if warm_texts and doc.text != warm_texts[doc.uri]:
+                    doc.version += 1
+                    doc.text = warm_texts[doc.uri]
+                    client.notify("textDocument/didChange", {"textDocument": {"uri": doc.uri, "version": doc.version},
+                                                             "contentChanges": [{"text": doc.text}]})
+            known_state()
+            report.measured_edits = edits - warm_at if edits > warm_at else 0
+            if traced:
+                _take_memory(client, report, "end")
+            else:
+                report.rss_end_kb = client.rss_kb()
             report.publications = sum(len(v) for v in client.published.values())
         except (TimeoutError, BrokenPipeError, OSError) as exc:
             report.problems.append(f"the session broke: {type(exc).__name__}: {exc} "
@@ -267,6 +350,21 @@ def run_soak(edits: int = 2000, documents: int = 4, seed: int = 0, debounce_ms: 
         if report.server_exit != 0:
             report.problems.append(f"the server exited with {report.server_exit} after shutdown/exit")
     return report
+
+
+def _take_memory(client: RawClient, report: SoakReport, mode: str) -> None:
+    answer = client.call(MEMORY_METHOD, {"mode": mode}, timeout=300)
+    if "error" in answer:
+        raise RuntimeError(f"{MEMORY_METHOD} failed: {answer['error']}")
+    figures = answer["result"]
+    if mode == "warm":
+        report.rss_warm_kb, report.traced_warm = figures["rss_kb"], figures["traced"]
+        report.blocks_warm, report.pending_warm = figures["blocks"], figures["pending"]
+    else:
+        report.rss_end_kb, report.traced_end = figures["rss_kb"], figures["traced"]
+        report.blocks_end, report.pending_end = figures["blocks"], figures["pending"]
+        report.top_growth = list(figures.get("top", []))
+        report.type_growth = [(name, n) for name, n in figures.get("types", [])]
 
 
 def _settle(client: RawClient, docs: list[Doc], timeout: float) -> None:
@@ -283,6 +381,71 @@ def _settle(client: RawClient, docs: list[Doc], timeout: float) -> None:
     client.wait_for(done, timeout)
 
 
+# ---------------------------------------------------------------- the traced server
+def serve_traced(frames: int = 6) -> None:
+    """`torch2ms lsp` on stdio under tracemalloc, with MEMORY_METHOD added (for the soak only).
+
+    MEMORY_METHOD {"mode": "warm"} records a baseline (the snapshot goes to a file, so it
+    does not count itself); {"mode": "end"} answers the same figures and what grew since.
+    """
+    import gc
+    import tracemalloc
+    from collections import Counter
+
+    tracemalloc.start(frames)
+    from torch2ms.lsp.server import create_server
+
+    server = create_server()
+    baseline: dict[str, Any] = {}
+    ignore = [tracemalloc.Filter(False, tracemalloc.__file__), tracemalloc.Filter(False, "<unknown>")]
+
+    def type_counts() -> Counter[str]:
+        return Counter(type(obj).__name__ for obj in gc.get_objects())
+
+    @server.feature(MEMORY_METHOD)
+    def memory(ls: Any, params: Any) -> dict[str, Any]:
+        mode = params.get("mode") if isinstance(params, dict) else getattr(params, "mode", None)
+        gc.collect()
+        figures: dict[str, Any] = {"rss_kb": _rss_kb(os.getpid()), "traced": tracemalloc.get_traced_memory()[0],
+                                   "pending": len(ls.protocol._request_futures)}
+        snapshot = tracemalloc.take_snapshot().filter_traces(ignore)
+        figures["blocks"] = len(snapshot.traces)
+        if mode == "warm":
+            handle, path = tempfile.mkstemp(prefix="torch2ms-soak-", suffix=".tracemalloc")
+            os.close(handle)
+            snapshot.dump(path)
+            baseline.update(path=path, types=type_counts())
+        elif mode == "end" and "path" in baseline:
+            before = tracemalloc.Snapshot.load(baseline["path"])
+            os.unlink(baseline["path"])
+            figures["top"] = [_site(stat) for stat in snapshot.compare_to(before, "traceback")[:8]]
+            grown = type_counts() - baseline["types"]
+            figures["types"] = [(name, n) for name, n in grown.most_common(8) if n > 20]
+        return figures
+
+    server.start_io()
+
+
+def _site(stat: Any) -> str:
+    """One line for a tracemalloc StatisticDiff: size, blocks and the innermost frames."""
+    frames = [f"{'/'.join(Path(f.filename).parts[-2:])}:{f.lineno}" for f in reversed(list(stat.traceback))]
+    return f"{stat.size_diff / 1024:+.1f} KiB {stat.count_diff:+d} blocks at " + " <- ".join(frames[:4])
+
+
+def traced_server_command(frames: int = 6) -> list[str]:
+    code = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); "
+            f"from fuzz.soak_lsp import serve_traced; serve_traced({int(frames)})")
+    return [sys.executable, "-c", code]
+
+
+def _rss_kb(pid: int) -> int:
+    with open(f"/proc/{pid}/status", encoding="ascii") as handle:
+        for line in handle:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fuzz.soak_lsp", description=__doc__.splitlines()[0])
     parser.add_argument("--edits", type=int, default=20000)
@@ -291,9 +454,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--debounce", type=int, default=5, metavar="MS")
     parser.add_argument("--odd-breaks", action="store_true",
                         help="keep form feeds, \\x85, \\u2028 ... in the texts (checks the server's line splitting)")
+    parser.add_argument("--no-trace", action="store_true",
+                        help="run the server without tracemalloc (faster; only RSS is reported)")
+    parser.add_argument("--frames", type=int, default=6, help="frames tracemalloc keeps per allocation (default 6)")
     args = parser.parse_args(argv)
     report = run_soak(args.edits, args.documents, args.seed, args.debounce, settle_s=300.0,
-                      odd_breaks=args.odd_breaks)
+                      odd_breaks=args.odd_breaks, traced=not args.no_trace, frames=args.frames)
     print("\n".join(report.lines()))
     return 1 if report.problems else 0
 

@@ -96,9 +96,6 @@ def visible_span(diag: Diagnostic, lines: Lines) -> Span:
 
 def to_lsp(diag: Diagnostic, lines: Lines) -> lsp.Diagnostic:
     description = lsp.CodeDescription(href=diag.doc_url) if diag.doc_url else None
-    data = {"fixable": diag.fix is not None}
-    if diag.torch_api:
-        data["api"] = diag.torch_api  # type: ignore[assignment]
     return lsp.Diagnostic(
         range=lines.range(visible_span(diag, lines)),
         message=diag.message,
@@ -106,7 +103,7 @@ def to_lsp(diag: Diagnostic, lines: Lines) -> lsp.Diagnostic:
         code=diag.code,
         code_description=description,
         source=SOURCE,
-        data=data,
+        data={"api": diag.torch_api} if diag.torch_api else None,
     )
 
 
@@ -120,9 +117,6 @@ _SEVERITY_NUMBER = {Severity.ERROR: 1, Severity.WARNING: 2, Severity.INFO: 3}
 def to_json(diag: Diagnostic, lines: Lines) -> dict[str, object]:
     """The same as `to_lsp`, as the JSON object itself (publishing thousands skips cattrs this way)."""
     rng = lines.range(visible_span(diag, lines))
-    data: dict[str, object] = {"fixable": diag.fix is not None}
-    if diag.torch_api:
-        data["api"] = diag.torch_api
     out: dict[str, object] = {
         "range": {"start": {"line": rng.start.line, "character": rng.start.character},
                   "end": {"line": rng.end.line, "character": rng.end.character}},
@@ -130,8 +124,9 @@ def to_json(diag: Diagnostic, lines: Lines) -> dict[str, object]:
         "severity": _SEVERITY_NUMBER[diag.severity],
         "code": diag.code,
         "source": SOURCE,
-        "data": data,
     }
+    if diag.torch_api:
+        out["data"] = {"api": diag.torch_api}
     if diag.doc_url:
         out["codeDescription"] = {"href": diag.doc_url}
     return out
