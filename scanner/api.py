@@ -16,6 +16,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import project_graph
 from .cache import Cache, Scanned, content_digest
 from .config import Config
 from .engine import file_error, scan_source
@@ -168,6 +169,7 @@ def scan_outcomes(paths: Iterable[str], config: Config | None = None, jobs: int 
                   cache: Cache | None = None) -> list[Scanned]:
     """`scan_paths` for reports that can use a cache hit's summary and text without its objects."""
     config = config or Config()
+    paths = list(paths)
     sources = list(iter_sources(paths, config))
     outcomes: list[Scanned | None] = [None if s.error is None else Scanned(s.path, s.error) for s in sources]
     load_table()  # fail early, in this process, on a broken table; forked workers inherit it
@@ -218,7 +220,16 @@ def scan_outcomes(paths: Iterable[str], config: Config | None = None, jobs: int 
                     done(index, digest, result)
     if cache is not None:
         cache.save()
-    return [o for o in outcomes if o is not None]
+    return _link_network_scope([o for o in outcomes if o is not None], paths)
+
+
+def _link_network_scope(outcomes: list[Scanned], roots: list[str]) -> list[Scanned]:
+    """Re-grade functions that network code in other files calls (project_graph.py); the cached and the
+    per-file results stay as the file's own scan made them."""
+    changes = project_graph.regrades([(o.path, o.scope) for o in outcomes], roots)
+    for index, reasons in changes.items():
+        outcomes[index] = Scanned(outcomes[index].path, project_graph.regraded(outcomes[index].result, reasons))
+    return outcomes
 
 
 def default_jobs() -> int:

@@ -15,39 +15,43 @@ import hashlib
 import os
 import pickle
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import __version__
 from .config import Config
 from .mappings import MappingTable
-from .model import FileResult, ScanSummary
+from .model import FileResult, ScanSummary, ScopeFacts
 from .report.text import render_file
 
 CACHE_DIR_NAME = ".torch2ms_cache"
-_FORMAT = 2
+_FORMAT = 3
 
 
 class Scanned:
     """One file's outcome in a scan: its `FileResult`, its summary and its text-report chunk,
-    each made once, on first use. A cache hit serves the summary and the chunk without
-    unpickling the result's objects, which is most of a warm re-scan's time otherwise."""
+    each made once, on first use. A cache hit serves the summary, the chunk and the
+    network-scope facts (project_graph.py) without unpickling the result's objects, which
+    is most of a warm re-scan's time otherwise."""
 
-    __slots__ = ("path", "_result", "_blob", "_summary", "_text")
+    __slots__ = ("path", "_result", "_blob", "_summary", "_text", "scope")
 
     def __init__(self, path: str, result: FileResult | None = None, *, blob: bytes | None = None,
-                 summary: ScanSummary | None = None, text: str | None = None) -> None:
+                 summary: ScanSummary | None = None, text: str | None = None,
+                 scope: ScopeFacts | None = None) -> None:
         self.path = path
         self._result = result
-        self._blob = blob
+        self._blob = blob  # the result pickled without its scope facts, which are kept beside it
         self._summary = summary
         self._text = text
+        self.scope = result.scope if result is not None else scope
 
     @property
     def result(self) -> FileResult:
         if self._result is None:
             assert self._blob is not None
-            self._result = pickle.loads(self._blob)
+            result = pickle.loads(self._blob)
+            self._result = result if self.scope is None else replace(result, scope=self.scope)
         return self._result
 
     @property
@@ -65,7 +69,8 @@ class Scanned:
 
     def blob(self) -> bytes:
         if self._blob is None:
-            self._blob = pickle.dumps(self.result, protocol=pickle.HIGHEST_PROTOCOL)
+            result = self.result if self.result.scope is None else replace(self.result, scope=None)
+            self._blob = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
         return self._blob
 
 
@@ -74,10 +79,11 @@ class _Entry:
     size: int
     mtime_ns: int
     digest: str
-    blob: bytes  # the pickled FileResult
+    blob: bytes  # the pickled FileResult, without its scope facts
     summary: ScanSummary
     text: str  # the text-report chunk as rendered in the working directory `cwd`
     cwd: str
+    scope: ScopeFacts | None
 
 
 def content_digest(data: bytes) -> str:
@@ -107,7 +113,7 @@ class Cache:
     def _scanned(self, path: str, entry: _Entry) -> Scanned:
         self.hits += 1
         return Scanned(path, blob=entry.blob, summary=entry.summary,
-                       text=entry.text if entry.cwd == self._cwd else None)
+                       text=entry.text if entry.cwd == self._cwd else None, scope=entry.scope)
 
     def lookup(self, path: str) -> Scanned | None:
         """The cached outcome when the file's size and mtime are unchanged (no read)."""
@@ -151,7 +157,7 @@ class Cache:
             return
         for path, (size, mtime_ns, digest, scanned) in self._fresh.items():
             self._entries[path] = _Entry(size, mtime_ns, digest, scanned.blob(), scanned.summary,
-                                         scanned.text, self._cwd)
+                                         scanned.text, self._cwd, scanned.scope)
         self._fresh.clear()
         try:
             self.directory.mkdir(parents=True, exist_ok=True)

@@ -28,12 +28,13 @@ input shapes). Control flow and host syncs are only findings in network code.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .codes import CODES
 from .mappings import MappingTable
-from .model import ApiCall, Arg, Category, Confidence, Diagnostic, MappingEntry, Span, Target
+from .model import ApiCall, Arg, Category, Confidence, Diagnostic, MappingEntry, ScopeFacts, Span, Target
 
 # Value tags set by the resolver (Val.tag, Arg.tag).
 STATIC = "static"  # known when the graph is compiled: shapes, sizes, constants, configuration
@@ -348,8 +349,71 @@ def _judge_arg(call: ApiCall, rule: str, name: str, arg: Arg, where: str, ms_api
 
 
 # ---------------------------------------------------------------- scope
-def network_contexts(calls: Iterable[ApiCall], events: Iterable[ShapeEvent]) -> frozenset[str]:
-    """Contexts (functions) in the network graph: forward and what it calls, transitively."""
+# A class as the scope needs it: (name, bases, methods defined in its body, nn.Module subclass). A base is
+# a class of the same file or "@" + an import reference; see resolve.ClassInfo and model.ScopeFacts.
+ClassFact = tuple[str, tuple[str, ...], tuple[str, ...], bool]
+
+
+def class_facts(classes: Iterable[Any]) -> tuple[ClassFact, ...]:
+    """The resolver's `ClassInfo`s as small tuples."""
+    return tuple((c.name, tuple(c.bases), tuple(c.own), bool(c.is_module)) for c in classes)
+
+
+class _Methods:
+    """Method lookup through the classes of one file: `self.helper` reaches the base that defines it,
+    and a method called on a class also reaches the overrides of its subclasses in the file."""
+
+    def __init__(self, classes: Iterable[ClassFact]) -> None:
+        self.classes: dict[str, ClassFact] = {}
+        self.subclasses: dict[str, list[str]] = {}
+        for fact in classes:
+            self.classes.setdefault(fact[0], fact)
+            for base in fact[1]:
+                if base[:1] != "@":
+                    self.subclasses.setdefault(base, []).append(fact[0])
+
+    def defining(self, name: str, method: str) -> str | None:
+        """The class of the file whose body defines `method` for class `name` (depth-first, left to right)."""
+        todo, seen = [name], set()
+        while todo:
+            current = todo.pop(0)
+            if current in seen or current not in self.classes:
+                continue
+            seen.add(current)
+            fact = self.classes[current]
+            if method in fact[2]:
+                return current
+            todo[:0] = [b for b in fact[1] if b[:1] != "@"]
+        return None
+
+    def expand(self, target: str) -> tuple[str, ...]:
+        """The contexts a call edge `Cls.method` may run: the definition found through the bases, the
+        subclasses' overrides; any other target is itself."""
+        owner, dot, method = target.partition(".")
+        if not dot or "." in method or owner not in self.classes:
+            return (target,)
+        out = [target]
+        found = self.defining(owner, method)
+        if found is not None and found != owner:
+            out.append(f"{found}.{method}")
+        todo, seen = list(self.subclasses.get(owner, ())), {owner}
+        while todo:
+            sub = todo.pop()
+            if sub in seen:
+                continue
+            seen.add(sub)
+            if method in self.classes[sub][2]:
+                out.append(f"{sub}.{method}")
+            todo.extend(self.subclasses.get(sub, ()))
+        return tuple(out)
+
+
+def network_contexts(calls: Iterable[ApiCall], events: Iterable[ShapeEvent],
+                     classes: Iterable[ClassFact] = ()) -> frozenset[str]:
+    """Contexts (functions) in the network graph: forward and what it calls, transitively.
+
+    `classes` (see `class_facts`) lets ``self.helper(x)`` reach a helper inherited from a base class
+    of the same file, and the overrides of a method in subclasses."""
     roots: set[str] = set()
     edges: dict[str, list[str]] = {}
     for call in calls:
@@ -362,15 +426,17 @@ def network_contexts(calls: Iterable[ApiCall], events: Iterable[ShapeEvent]) -> 
             edges.setdefault(event.context, []).extend(event.targets)
     if not edges:
         return frozenset(roots)
+    methods = _Methods(classes)
     seen = set(roots)
     todo = list(roots)
     while todo:
         context = todo.pop()
         for source in _prefixes(context):
             for target in edges.get(source, ()):
-                if target not in seen:
-                    seen.add(target)
-                    todo.append(target)
+                for reached in methods.expand(target) if methods.classes else (target,):
+                    if reached not in seen:
+                        seen.add(reached)
+                        todo.append(reached)
     # a nested function of a network function belongs to the network too
     for source in list(edges):
         if source not in seen and any(prefix in seen for prefix in _prefixes(source)):
@@ -394,24 +460,135 @@ def in_network(flag: bool, context: str, network: frozenset[str]) -> bool:
     return any(prefix in network for prefix in _prefixes(context))
 
 
+def _replaced(diags: Iterable[Diagnostic]) -> tuple[tuple[Span, str], ...]:
+    """(span, code) of the data-processing findings that network findings `diags` replace."""
+    return tuple((d.span, "TMS25" + d.code[-1]) for d in diags if d.code[-1] in "1234")
+
+
+def filter_latent(scope: ScopeFacts, keep: Callable[[Diagnostic], bool]) -> ScopeFacts:
+    """`scope` with only the latent findings that `keep` accepts (select/ignore, `# noqa`); what they
+    replace stays, so a re-graded function loses its TMS25x findings whether or not TMS20x is shown."""
+    latent = tuple((context, tuple(d for d in diags if keep(d)), replaced)
+                   for context, diags, replaced in scope.latent)
+    if latent == scope.latent:
+        return scope
+    return ScopeFacts(scope.roots, scope.edges, scope.classes, scope.imports, latent)
+
+
+# Names of the APIs `check_call` can judge dynamic without a table fact.
+_DYN_NAMES = frozenset(_RULES) | DYN_OPS | frozenset(_ALWAYS_REMEDY)
+
+
+def scope_facts(calls: Sequence[ApiCall], events: Sequence[ShapeEvent], classes: tuple[ClassFact, ...],
+                imports: Sequence[tuple[str, str]], network: frozenset[str], table: MappingTable,
+                version: tuple[int, ...]) -> ScopeFacts | None:
+    """What the project pass (project_graph.py) needs to extend this file's network graph across files.
+
+    Latent findings: per function outside this file's network graph, the findings it would have as
+    network code (the TMS20x versions of its TMS25x findings, its control flow and host syncs), with
+    the (span, code) of the TMS25x findings they replace. Edges are kept only where they can lead to
+    such findings or out of the file, so a file with nothing to re-grade and no imports carries nothing."""
+    methods = _Methods(classes)
+    off = [c for c in calls if not in_network(c.in_network, c.context, network)]
+    off_events = [e for e in events if e.kind != CALL and not in_network(e.in_network, e.context, network)]
+    found: dict[str, list[Diagnostic]] = {}
+    if off or off_events:
+        for call in off:
+            if call.confidence is Confidence.LOW:
+                continue
+            short = _short_name(call.api)
+            if short is None:
+                continue
+            entry = table.lookup(call.api)
+            if short not in _DYN_NAMES and (entry is None or entry.dynamic_shape is None):
+                continue
+            if entry is None:
+                diag = check_call(call, None, None, True)
+            elif entry.category_for(version) is not Category.MISSING:
+                diag = check_call(call, entry, entry.target_for(version), True)
+            else:
+                continue  # judged by _extra_items
+            if diag is not None:
+                found.setdefault(call.context, []).append(diag)
+        for context, diag in _event_items(off, off_events, _ALWAYS):
+            found.setdefault(context, []).append(diag)
+        for context, diag in _extra_items(off, table, version, _ALWAYS):
+            found.setdefault(context, []).append(diag)
+    known: set[str] = {c.context for c in calls if c.context} | {e.context for e in events if e.context}
+    local: dict[str, set[str]] = {}  # off-network context -> contexts of the file it may run
+    outside: dict[str, set[str]] = {}  # context -> callees that other modules may define
+    for event in events:
+        if event.kind != CALL or not event.context:
+            continue
+        net = in_network(event.in_network, event.context, network)
+        for target in event.targets:
+            if target[:1] == "@":
+                outside.setdefault(event.context, set()).add(target)
+                continue
+            owner, dot, method = target.partition(".")
+            expanded = methods.expand(target) if methods.classes else (target,)
+            if dot and owner in methods.classes:
+                # a method: inherited from a base in another module, or overridden in a subclass there
+                outside.setdefault(event.context, set()).add(target)
+            if not net:
+                local.setdefault(event.context, set()).update(t for t in expanded if t in known and t != event.context)
+    for context in known:  # reaching a function reaches the functions nested in it
+        for prefix in _prefixes(context)[1:]:
+            if prefix in known and not in_network(False, prefix, network):
+                local.setdefault(prefix, set()).add(context)
+                break
+    # keep what can lead to a finding or out of the file
+    relevant = set(found) | set(outside)
+    callers: dict[str, list[str]] = {}
+    for source, targets in local.items():
+        for target in targets:
+            callers.setdefault(target, []).append(source)
+    todo = list(relevant)
+    while todo:
+        for source in callers.get(todo.pop(), ()):
+            if source not in relevant:
+                relevant.add(source)
+                todo.append(source)
+    roots = tuple((c, tuple(sorted(outside[c]))) for c in sorted(outside) if in_network(False, c, network))
+    edges = []
+    for context in sorted(relevant):
+        if in_network(False, context, network):
+            continue
+        targets = {t for t in local.get(context, ()) if t in relevant} | outside.get(context, set())
+        if targets:
+            edges.append((context, tuple(sorted(targets))))
+    latent_items = tuple((c, tuple(found[c]), _replaced(found[c])) for c in sorted(found))
+    if not (roots or edges or classes or imports or latent_items):
+        return None
+    return ScopeFacts(roots=roots, edges=tuple(edges), classes=classes, imports=tuple(imports), latent=latent_items)
+
+
 # ---------------------------------------------------------------- events
 _SYNC_APIS = {"torch.Tensor.item": ".item()", "torch.Tensor.tolist": ".tolist()", "torch.Tensor.numpy": ".numpy()"}
+
+
+def _ALWAYS(flag: bool, context: str) -> bool:
+    return True
 
 
 def event_diagnostics(calls: Iterable[ApiCall], events: Iterable[ShapeEvent],
                       network: frozenset[str]) -> list[Diagnostic]:
     """Findings that are not decided by one API call: subscripts, control flow, host syncs."""
-    out: list[Diagnostic] = []
+    return [diag for _, diag in _event_items(calls, events, lambda flag, context: in_network(flag, context, network))]
+
+
+def _event_items(calls: Iterable[ApiCall], events: Iterable[ShapeEvent],
+                 is_network: Callable[[bool, str], bool]) -> Iterator[tuple[str, Diagnostic]]:
+    """(context, finding) for `event_diagnostics`; `is_network(flag, context)` decides the scope."""
     for call in calls:
         what = _SYNC_APIS.get(call.api)
-        if what is not None and call.confidence is Confidence.HIGH \
-                and in_network(call.in_network, call.context, network):
-            out.append(_host_sync(call.span, what, call.api))
+        if what is not None and call.confidence is Confidence.HIGH and is_network(call.in_network, call.context):
+            yield call.context, _host_sync(call.span, what, call.api)
     for event in events:
         kind = event.kind
         if kind == CALL:
             continue
-        net = in_network(event.in_network, event.context, network)
+        net = is_network(event.in_network, event.context)
         if kind in (BOOL_INDEX, MASK_INDEX):
             sure = kind == BOOL_INDEX
             index = f"'{event.detail}'" if event.detail else "the index"
@@ -420,13 +597,13 @@ def event_diagnostics(calls: Iterable[ApiCall], events: Iterable[ShapeEvent],
                        f"the mask has True values; MindSpore cannot fix that shape when compiling the graph; "
                        f"remedy: keep the shape: multiply by the mask or use where(mask, x, 0) (select), "
                        f"and reduce with masked sums and counts")
-            out.append(_diag("TMS203", net, event.span, message,
-                             confidence=Confidence.HIGH if sure else Confidence.LOW))
+            yield event.context, _diag("TMS203", net, event.span, message,
+                                       confidence=Confidence.HIGH if sure else Confidence.LOW)
         elif kind == DATA_SLICE:
             message = (f"dynamic shape: the slice bound '{event.detail}' is read from tensor values, so the slice "
                        f"length changes with the data and MindSpore must run the graph with dynamic shapes; "
                        f"remedy: slice to a fixed maximum length and mask the padding, or bucket input lengths")
-            out.append(_diag("TMS204", net, event.span, message))
+            yield event.context, _diag("TMS204", net, event.span, message)
         elif not net:
             continue  # control flow and host syncs are normal in data processing
         elif kind in (CONDITION, LOOP, WEAK_CONDITION):
@@ -436,11 +613,10 @@ def event_diagnostics(calls: Iterable[ApiCall], events: Iterable[ShapeEvent],
                        f"compile or falls back when the branches (or iterations) produce different shapes, "
                        f"and reading the value forces a device-to-host copy; remedy: compute both branches and "
                        f"pick per element with where/select, or use a fixed loop count and mask the surplus")
-            out.append(_diag("TMS205", True, event.span, message,
-                             confidence=Confidence.LOW if kind == WEAK_CONDITION else Confidence.HIGH))
+            yield event.context, _diag("TMS205", True, event.span, message,
+                                       confidence=Confidence.LOW if kind == WEAK_CONDITION else Confidence.HIGH)
         elif kind == HOST_SYNC:
-            out.append(_host_sync(event.span, f"{event.detail}(tensor)", None))
-    return out
+            yield event.context, _host_sync(event.span, f"{event.detail}(tensor)", None)
 
 
 def _host_sync(span: Span, what: str, api: str | None) -> Diagnostic:
@@ -461,19 +637,24 @@ def extra_call_diagnostics(calls: Iterable[ApiCall], table: MappingTable, versio
     - In network code, an always-dynamic method (``x.nonzero()``) on a receiver not proven a tensor
       (a helper's parameter): TMS201 with low confidence, beside the TMS105.
     """
-    out: list[Diagnostic] = []
+    return [diag for _, diag in _extra_items(calls, table, version,
+                                             lambda flag, context: in_network(flag, context, network))]
+
+
+def _extra_items(calls: Iterable[ApiCall], table: MappingTable, version: tuple[int, ...],
+                 is_network: Callable[[bool, str], bool]) -> Iterator[tuple[str, Diagnostic]]:
+    """(context, finding) for `extra_call_diagnostics`; `is_network(flag, context)` decides the scope."""
     for call in calls:
         short = _short_name(call.api)
-        if short is None or (short not in _RULES and short not in DYN_OPS and short not in _ALWAYS_REMEDY):
+        if short is None or short not in _DYN_NAMES:
             continue
         if call.confidence is Confidence.LOW:
-            if short in DYN_OPS and in_network(call.in_network, call.context, network):
-                out.append(_always(call, short, "", None, True, Confidence.LOW))
+            if short in DYN_OPS and is_network(call.in_network, call.context):
+                yield call.context, _always(call, short, "", None, True, Confidence.LOW)
             continue
         entry = table.lookup(call.api)
         if entry is None or entry.category_for(version) is not Category.MISSING:
             continue
-        found = check_call(call, entry, None, in_network(call.in_network, call.context, network))
+        found = check_call(call, entry, None, is_network(call.in_network, call.context))
         if found is not None:
-            out.append(found)
-    return out
+            yield call.context, found

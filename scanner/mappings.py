@@ -208,6 +208,7 @@ def _entry(raw: dict[str, Any], source: str) -> MappingEntry:
         dynamic_shape=dynamic,
         inplace_of=raw.get("inplace_of"),
         returns=raw.get("returns"),
+        not_runnable=str(raw.get("not_runnable") or ""),
         source=source,
     )
 
@@ -245,6 +246,12 @@ class MappingTable:
     inventory: Inventory
     files: tuple[str, ...]
     digest: str = ""  # of the table's source texts, for caches
+    # Top-level packages whose APIs the tables map (torch, torchvision, ...): the resolver tracks
+    # imports of these. Derived from the entries, so a new library file needs no code change.
+    roots: frozenset[str] = frozenset({"torch"})
+    # Module names for the resolver: meta.yaml's torch modules plus, for roots that meta.yaml does
+    # not describe, the lowercase package prefixes of the entries (torchvision.transforms, ...).
+    modules: frozenset[str] = frozenset()
 
     def lookup(self, api: str) -> MappingEntry | None:
         return self.entries.get(api)
@@ -276,6 +283,7 @@ def _resolve_inplace(entries: dict[str, MappingEntry]) -> dict[str, MappingEntry
             dynamic_shape=entry.dynamic_shape or base.dynamic_shape,
             inplace_of=entry.inplace_of,
             returns=entry.returns or base.returns,
+            not_runnable=entry.not_runnable,
             source=entry.source,
         )
     return out
@@ -347,14 +355,38 @@ def build_table(files: list[tuple[str, str]], meta_text: str, inventory_text: st
                 raise MappingError(file, int(line), "api",
                                    f"duplicate entry '{entry.api}' (first at {previous.source})")
             entries[entry.api] = entry
+    meta = _meta(meta_text, "meta.yaml")
     return MappingTable(
         entries=_resolve_inplace(entries),
-        meta=_meta(meta_text, "meta.yaml"),
+        meta=meta,
         inventory=_inventory(inventory_text),
         files=tuple(name for name, _ in files),
+        roots=frozenset(api.partition(".")[0] for api in entries) | {"torch"},
+        modules=meta.modules | _library_modules(entries, meta.modules),
         digest=hashlib.blake2b("\0".join([meta_text, inventory_text] + [n + "\0" + t for n, t in files]).encode(),
                                digest_size=12).hexdigest(),
     )
+
+
+def _library_modules(entries: dict[str, MappingEntry], known: frozenset[str]) -> frozenset[str]:
+    """Package prefixes of the entries under roots that `known` (meta.yaml's modules) does not cover."""
+    out: set[str] = set()
+    for api in entries:
+        parts = api.split(".")
+        if parts[0] in known:
+            continue
+        for cut in range(1, len(parts)):
+            prefix = ".".join(parts[:cut])
+            if not parts[cut - 1][:1].islower() or prefix in entries:
+                break
+            out.add(prefix)
+    return frozenset(out)
+
+
+@functools.lru_cache(maxsize=8)
+def prefilter_words(roots: frozenset[str]) -> tuple[str, ...]:
+    """The fewest words such that a text naming any root contains one of them ('torch' covers torchvision)."""
+    return tuple(sorted(r for r in roots if not any(o != r and o in r for o in roots)))
 
 
 @functools.lru_cache(maxsize=4)

@@ -184,6 +184,7 @@ class MappingEntry:
     dynamic_shape: DynamicShape | None = None
     inplace_of: str | None = None
     returns: str | None = None  # tensor, instance, other
+    not_runnable: str = ""  # why no example can run where verify runs (schema: not_runnable)
     source: str = ""  # "file.yaml:line" where the entry is defined
 
     def target_for(self, version: tuple[int, ...]) -> Target | None:
@@ -259,10 +260,30 @@ class Diagnostic:
 
 @_pickled_by_fields
 @dataclass(frozen=True, slots=True)
+class ScopeFacts:
+    """What the project-wide network-scope pass (project_graph.py) needs from one file.
+
+    Contexts are function names as the resolver writes them ("helper", "Net.forward");
+    a callee is a context of the same file, "Cls.method" (looked up through the class's
+    bases), or "@" + an import reference ("@.ops.helper", "@pkg.utils.f": leading dots
+    are a relative import's level). Nothing here depends on where the file lies.
+    """
+
+    roots: tuple[tuple[str, tuple[str, ...]], ...] = ()  # network contexts -> callees outside the file
+    edges: tuple[tuple[str, tuple[str, ...]], ...] = ()  # other contexts -> callees (pruned to what matters)
+    classes: tuple[tuple[str, tuple[str, ...], tuple[str, ...], bool], ...] = ()  # name, bases, own methods, nn.Module
+    imports: tuple[tuple[str, str], ...] = ()  # module-level project imports: local name -> "@" reference
+    # context -> its findings were it network code, and the (span, TMS25x code) of the findings they replace
+    latent: tuple[tuple[str, tuple[Diagnostic, ...], tuple[tuple[Span, str], ...]], ...] = ()
+
+
+@_pickled_by_fields
+@dataclass(frozen=True, slots=True)
 class FileResult:
     path: str
     diagnostics: tuple[Diagnostic, ...] = ()
     lines: int = 0
+    scope: ScopeFacts | None = field(default=None, compare=False, repr=False)  # for project_graph.py
 
     @property
     def error(self) -> Diagnostic | None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import builtins
 import operator
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -45,6 +46,9 @@ class ClassInfo:
     torch_base: str | None = None
     attrs: dict[str, "Val"] = field(default_factory=dict)
     methods: set[str] = field(default_factory=set)
+    bases: list[str] = field(default_factory=list)  # user bases: a class of the file, or "@" + an import reference
+    own: tuple[str, ...] = ()  # methods defined in the class body itself
+    external: bool = False  # a base (or a base's base) is imported from another module of the project
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +76,10 @@ _MODULE_SELF_METHODS = frozenset({"to", "cuda", "cpu", "train", "eval", "half", 
                                   "bfloat16", "requires_grad_", "apply", "type", "to_empty", "xpu"})
 _REGISTERS_TENSOR = frozenset({"torch.nn.Module.register_buffer", "torch.nn.Module.register_parameter"})
 _ITERABLE_OF_TENSORS = frozenset({"torch.utils.data.DataLoader"})
+# Top-level modules that are never part of a scanned project: their names are not import references.
+_FOREIGN_MODULES = frozenset(getattr(sys, "stdlib_module_names", ())) | frozenset({
+    "torch", "numpy", "scipy", "pandas", "PIL", "cv2", "sklearn", "matplotlib", "tqdm", "yaml", "mindspore",
+})
 # Builtins whose result is a Python number whose origin matters for dynamic shapes.
 _SCALAR_BUILTINS = frozenset({"int", "float", "bool", "complex", "len", "round", "abs", "min", "max", "range"})
 
@@ -145,6 +153,10 @@ class Resolver:
         self.table = table
         self.meta = table.meta
         self.inv = table.inventory
+        # Packages whose imports are tracked (torch, torchvision, ...) and the names that are modules
+        # of them: data of the loaded tables, not a list here.
+        self.roots = table.roots
+        self.modules = table.modules or self.meta.modules
         self.pos = positions
         self.calls: list[ApiCall] = []
         self.events: list[ds.ShapeEvent] = []  # facts for the dynamic-shape rules
@@ -154,6 +166,8 @@ class Resolver:
         self.in_network = False
         self.imports_torch = False
         self._class_stack: list[ClassInfo] = []
+        self.classes: list[ClassInfo] = []  # every class of the file, for the network scope across bases
+        self.imports: list[tuple[str, str]] = []  # module-level project imports: (local name, "@" reference)
         self._ev: dict[type, Callable[[Any], Val]] = {
             ast.Name: self._ev_name,
             ast.Attribute: self._ev_attribute,
@@ -237,7 +251,10 @@ class Resolver:
     def _star_exports(self, module: str, name: str) -> bool:
         if module == "torch":
             return name in self.inv.top_level
-        return name in self.inv.namespaces.get(module, ())
+        if module.partition(".")[0] in self.meta.modules:
+            return name in self.inv.namespaces.get(module, ())
+        qual = f"{module}.{name}"  # a library of the tables (torchvision, ...): its entries and modules
+        return qual in self.table.entries or qual in self.modules
 
     def bind_name(self, name: str, val: Val) -> None:
         scope = self.scope
@@ -284,6 +301,8 @@ class Resolver:
             return Val(INSTANCE, api)
         if api in self.meta.non_tensor_functions or (entry is not None and entry.returns == "other"):
             return V_OTHER
+        if entry is None and api.partition(".")[0] not in self.meta.modules:
+            return V_UNKNOWN  # e.g. torchvision.models.resnet18(): outside the tables, nothing is known
         return V_TENSOR
 
     def _instance_member(self, cls_name: str, name: str) -> str:
@@ -305,7 +324,7 @@ class Resolver:
         kind = recv.kind
         if kind == MODULE:
             qual = f"{recv.name}.{name}"
-            if qual in self.meta.modules:
+            if qual in self.modules:
                 return Val(MODULE, qual)
             return Val(SYMBOL, self.canonical(qual))
         if kind == SYMBOL:
@@ -343,6 +362,8 @@ class Resolver:
             return V_UNKNOWN
         if kind == USERCLASS:
             return V_UNKNOWN
+        if recv.name[:1] == "@" and kind in (OTHER, UNKNOWN):  # a project import: keep the reference
+            return Val(kind, f"{recv.name}.{name}")
         if kind in (CONST, OTHER):
             return V_OTHER
         return V_UNKNOWN
@@ -650,7 +671,15 @@ class Resolver:
                 return self._scalar_builtin(func.id, node, args)
             if callee.name in ("function", "method"):
                 self._call_edge(func, recv)
+            elif callee.name[:1] == "@":  # U.f(x) after `import pkg.utils as U`
+                self._edge((callee.name,))
             return V_OTHER
+        if kind == UNKNOWN:
+            if callee.name[:1] == "@":  # helper(x) after `from .ops import helper`
+                self._edge((callee.name,))
+            elif recv is not None and recv.cls is not None and isinstance(func, ast.Attribute) \
+                    and (recv.kind == USERCLASS or recv.cls.external):
+                self._edge((f"{recv.cls.name}.{func.attr}",))  # Base.helper(self, x); a method of an imported base
         return V_UNKNOWN
 
     def _scalar_builtin(self, name: str, node: ast.Call, args: tuple[Arg, ...]) -> Val:
@@ -678,6 +707,9 @@ class Resolver:
             targets = (f"{recv.cls.name}.{func.attr}",)
         else:
             return
+        self._edge(targets)
+
+    def _edge(self, targets: tuple[str, ...]) -> None:
         # no span: a call edge is never reported, and spans cost time on every user call
         self.events.append(ds.ShapeEvent(ds.CALL, _NO_SPAN, self.in_network, self.context, "", targets))
 
@@ -753,17 +785,19 @@ class Resolver:
     def _st_import(self, node: ast.Import) -> None:
         for alias in node.names:
             top = alias.name.split(".")[0]
-            is_torch = top == "torch"
-            self.imports_torch |= is_torch
-            if alias.asname:
-                self.bind_name(alias.asname, Val(MODULE, alias.name) if is_torch else V_OTHER)
-            else:
-                self.bind_name(top, Val(MODULE, "torch") if is_torch else V_OTHER)
+            is_torch = top in self.roots  # torch, or a library the tables map (torchvision, ...)
+            self.imports_torch |= top == "torch"
+            if is_torch:
+                self.bind_name(alias.asname or top, Val(MODULE, alias.name if alias.asname else top))
+            elif top in _FOREIGN_MODULES:
+                self.bind_name(alias.asname or top, V_OTHER)
+            else:  # perhaps a module of the scanned project: remember the reference for the network scope
+                self._bind_import(alias.asname or top, "@" + (alias.name if alias.asname else top), OTHER)
 
     def _st_importfrom(self, node: ast.ImportFrom) -> None:
         module = node.module or ""
-        is_torch = node.level == 0 and (module == "torch" or module.startswith("torch."))
-        self.imports_torch |= is_torch
+        is_torch = node.level == 0 and module.partition(".")[0] in self.roots
+        self.imports_torch |= is_torch and module.partition(".")[0] == "torch"
         for alias in node.names:
             if alias.name == "*":
                 if is_torch:
@@ -771,10 +805,19 @@ class Resolver:
                 continue
             local = alias.asname or alias.name
             if not is_torch:  # a class, function or value of another module: not known
-                self.bind_name(local, V_UNKNOWN)
+                if node.level == 0 and module.partition(".")[0] in _FOREIGN_MODULES:
+                    self.bind_name(local, V_UNKNOWN)
+                else:  # perhaps of the scanned project: keep the reference ("@.ops.helper") for the network scope
+                    self._bind_import(local, "@" + "." * node.level + (module + "." if module else "") + alias.name,
+                                      UNKNOWN)
                 continue
             qual = f"{module}.{alias.name}"
-            self.bind_name(local, Val(MODULE, qual) if qual in self.meta.modules else Val(SYMBOL, self.canonical(qual)))
+            self.bind_name(local, Val(MODULE, qual) if qual in self.modules else Val(SYMBOL, self.canonical(qual)))
+
+    def _bind_import(self, local: str, ref: str, kind: str) -> None:
+        self.bind_name(local, Val(kind, ref))
+        if self.scope.parent is None:
+            self.imports.append((local, ref))
 
     def _st_assign(self, node: ast.Assign) -> None:
         value = node.value
@@ -941,9 +984,16 @@ class Resolver:
                 cls.torch_base = cls.torch_base or val.cls.torch_base
                 cls.attrs.update(val.cls.attrs)
                 cls.methods |= val.cls.methods
+                cls.bases.append(val.cls.name)
+                cls.external |= val.cls.external
+            elif val.name[:1] == "@":  # a class imported from another module of the project
+                cls.bases.append(val.name)
+                cls.external = True
         for keyword in node.keywords:
             self.ev(keyword.value)
-        cls.methods |= {s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        cls.own = tuple(s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        cls.methods.update(cls.own)
+        self.classes.append(cls)
         self.bind_name(node.name, Val(USERCLASS, node.name, cls=cls))
         saved = self.scope
         self.scope = Scope("class", saved)
@@ -971,3 +1021,10 @@ def resolve_with_events(tree: ast.Module, table: MappingTable,
     """The `ApiCall`s and the dynamic-shape facts (`ShapeEvent`s) of one module."""
     resolver = Resolver(table, positions)
     return resolver.run(tree), resolver.events
+
+
+def resolve_module(tree: ast.Module, table: MappingTable, positions: Positions) -> Resolver:
+    """Run the resolver over a module; its `calls`, `events`, `classes` and `imports` are the facts."""
+    resolver = Resolver(table, positions)
+    resolver.run(tree)
+    return resolver

@@ -32,6 +32,32 @@ def check_golden(path: Path, actual: str) -> None:
     assert actual == expected, f"output differs from {path.name}:\n--- expected\n{expected}\n--- actual\n{actual}"
 
 
+def as_tuples(results):
+    return [(r.path, r.lines, r.diagnostics) for r in results]
+
+
+def scan_every_way(project: Path, cache_dir: Path) -> dict:
+    """The scan of `project` plain, with a cold and a warm cache, and on two jobs without and
+    with a (fresh) cache; "warm_cache" is the cache the warm scan used, for its hit counts."""
+    from torch2ms.api import scan_paths
+    from torch2ms.cache import Cache
+    from torch2ms.config import Config
+    from torch2ms.mappings import load_table
+
+    config = Config()
+
+    def cache(name: str) -> Cache:
+        return Cache(cache_dir / name, config, load_table())
+
+    runs = {"plain": scan_paths([str(project)], config),
+            "cold": scan_paths([str(project)], config, cache=cache("c"))}
+    runs["warm_cache"] = cache("c")
+    runs["warm"] = scan_paths([str(project)], config, cache=runs["warm_cache"])
+    runs["parallel"] = scan_paths([str(project)], config, jobs=2)
+    runs["parallel_cached"] = scan_paths([str(project)], config, jobs=2, cache=cache("c2"))
+    return runs
+
+
 @pytest.fixture
 def example_project() -> Path:
     return ROOT / "examples" / "vision_project"

@@ -10,7 +10,7 @@ from torch2ms.cache import Cache
 from torch2ms.config import Config
 from torch2ms.mappings import load_table
 
-from conftest import run_cli
+from conftest import as_tuples, run_cli, scan_every_way
 
 SOURCES = {
     f"pkg/m{i}.py": f"import torch\nimport torch.nn as nn\nx{i} = torch.zeros({i})\nl = nn.Linear({i}, 2)\n"
@@ -27,21 +27,11 @@ def make_project(root: Path) -> Path:
     return root / "pkg"
 
 
-def as_tuples(results):
-    return [(r.path, r.lines, r.diagnostics) for r in results]
-
-
 def test_cache_and_jobs_do_not_change_results(tmp_path: Path) -> None:
-    project = make_project(tmp_path)
-    config = Config()
-    plain = scan_paths([str(project)], config)
-    cold = scan_paths([str(project)], config, cache=Cache(tmp_path / "c", config, load_table()))
-    warm_cache = Cache(tmp_path / "c", config, load_table())
-    warm = scan_paths([str(project)], config, cache=warm_cache)
-    parallel = scan_paths([str(project)], config, jobs=2)
-    parallel_cached = scan_paths([str(project)], config, jobs=2, cache=Cache(tmp_path / "c2", config, load_table()))
-    assert as_tuples(plain) == as_tuples(cold) == as_tuples(warm) == as_tuples(parallel) == as_tuples(parallel_cached)
-    assert warm_cache.hits == len(SOURCES) and warm_cache.misses == 0
+    runs = scan_every_way(make_project(tmp_path), tmp_path)
+    expected = as_tuples(runs["plain"])
+    assert all(as_tuples(runs[k]) == expected for k in ("cold", "warm", "parallel", "parallel_cached"))
+    assert runs["warm_cache"].hits == len(SOURCES) and runs["warm_cache"].misses == 0
 
 
 def test_one_changed_file_is_rescanned_alone(tmp_path: Path) -> None:

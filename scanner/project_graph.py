@@ -1,0 +1,354 @@
+"""The network execution graph across files: a cheap pass over every file's `ScopeFacts`.
+
+Each file's scan (engine.py) judges its functions with the network graph of that
+file alone: ``forward`` of its nn.Module subclasses and what they call in the same
+file. It also records, in `FileResult.scope`, what a project-wide view needs: the
+calls that leave the file (``helper(x)`` after ``from .ops import helper``,
+``U.f(x)`` after ``import pkg.utils as U``, ``self.helper(x)`` with ``helper``
+inherited from an imported base), its classes with their bases, its module-level
+imports (for re-exports) and, per function outside its own network graph, the
+findings that function would have as network code.
+
+After all files are scanned (freshly or from the cache), `link` follows those calls
+from every network function, transitively and across any number of files (cycles
+are fine: each function is visited once), and re-grades the functions it reaches:
+their data-processing findings (TMS25x) become the network ones (TMS20x), their
+control flow and host syncs (TMS205, TMS206) appear, and each message says which
+network function calls it. Classes that are nn.Modules only through a base in
+another file get their ``forward`` as a network root the same way.
+
+Module names come from the paths: a file's dotted path relative to the scan root it
+was found under, and its dotted path from the top of its package (the highest
+folder with an ``__init__.py`` among the scanned files), so both ``models.ops`` and
+``src/mypkg/utils.py`` as ``mypkg.utils`` resolve. Relative imports resolve by the
+file's folder. Imports that name no scanned file are ignored. The pass reads no file
+and depends only on the per-file facts and the paths, so the result is the same with
+and without the cache and for any number of jobs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import replace
+
+from .model import Diagnostic, FileResult, ScopeFacts, Span
+
+Node = tuple[int, str]  # (file index, context)
+_MAX_REEXPORTS = 8  # how many `from .x import y` re-exports one reference may pass through
+
+
+class _File:
+    __slots__ = ("path", "shown", "classes", "imports", "edges", "roots", "latent", "known", "is_init")
+
+    def __init__(self, path: str, shown: str, scope: ScopeFacts) -> None:
+        self.path = path
+        self.shown = shown
+        self.classes = {fact[0]: fact for fact in scope.classes}
+        self.imports = dict(scope.imports)
+        self.edges = dict(scope.edges)
+        self.roots = dict(scope.roots)
+        self.latent = {entry[0]: entry for entry in scope.latent}
+        # names this file defines, as far as its facts tell: a re-export is only followed for other names
+        self.known = {c.partition(".")[0] for c in (*self.edges, *self.roots, *self.latent)} | set(self.classes)
+        self.is_init = os.path.basename(path) in ("__init__.py", "__init__.pyi")
+
+
+class _Project:
+    def __init__(self, items: Sequence[tuple[str, ScopeFacts | None]], roots: Sequence[str]) -> None:
+        norm = [os.path.normpath(os.path.abspath(path)) for path, _ in items]
+        self.by_path: dict[str, int] = {}
+        for index, path in enumerate(norm):
+            self.by_path.setdefault(path, index)
+        scan_roots = sorted({os.path.normpath(os.path.abspath(r)) for r in roots}, key=len, reverse=True)
+        self.modules: dict[str, int] = {}
+        self.files: dict[int, _File] = {}
+        for index, ((_, scope), path) in enumerate(zip(items, norm)):
+            root = self._root_of(path, scan_roots)
+            names = [_dotted(os.path.relpath(path, root))]
+            top = os.path.dirname(path)
+            while self._has_init(top) and os.path.dirname(top) != top:
+                top = os.path.dirname(top)
+            names.append(_dotted(os.path.relpath(path, top)))
+            for name in names:
+                if name:
+                    self.modules.setdefault(name, index)
+            if scope is not None:
+                shown = os.path.relpath(path, root).replace(os.sep, "/")
+                self.files[index] = _File(path, shown, scope)
+        self._resolved: dict[tuple[int, str], Node | None] = {}
+        self._subclasses: dict[tuple[int, str], list[tuple[int, str]]] | None = None
+
+    def _has_init(self, folder: str) -> bool:
+        return os.path.join(folder, "__init__.py") in self.by_path or os.path.join(folder, "__init__.pyi") in self.by_path
+
+    @staticmethod
+    def _root_of(path: str, roots: Sequence[str]) -> str:
+        for root in roots:  # longest first
+            if path == root:
+                return os.path.dirname(root)
+            if path.startswith(root.rstrip(os.sep) + os.sep):
+                return root
+        return os.path.dirname(path)
+
+    def _module_file(self, parts: Sequence[str], base: str) -> int | None:
+        stem = os.path.join(base, *parts)
+        for candidate in (stem + ".py", stem + ".pyi", os.path.join(stem, "__init__.py"),
+                          os.path.join(stem, "__init__.pyi")):
+            index = self.by_path.get(candidate)
+            if index is not None:
+                return index
+        return None
+
+    # ------------------------------------------------------------------ references
+    def resolve(self, index: int, ref: str, depth: int = 0) -> Node | None:
+        """The (file, name) an "@" reference made in file `index` denotes, following re-exports."""
+        key = (index, ref)
+        if key in self._resolved:
+            return self._resolved[key]
+        self._resolved[key] = None  # a re-export cycle resolves to nothing
+        found = self._resolve(index, ref, depth)
+        self._resolved[key] = found
+        return found
+
+    def _resolve(self, index: int, ref: str, depth: int) -> Node | None:
+        body = ref[1:]
+        dotted = body.lstrip(".")
+        level = len(body) - len(dotted)
+        parts = dotted.split(".") if dotted else []
+        target: Node | None = None
+        if level:
+            base = os.path.dirname(self.files[index].path) if index in self.files else ""
+            for _ in range(level - 1):
+                base = os.path.dirname(base)
+            for cut in range(len(parts), -1, -1):
+                module = self._module_file(parts[:cut], base) if cut else self._module_file((), base)
+                if module is not None:
+                    target = (module, ".".join(parts[cut:]))
+                    break
+        else:
+            folder = os.path.dirname(self._path_of(index))
+            beside = not self._has_init(folder)  # a script's folder is first on sys.path
+            for cut in range(len(parts), 0, -1):
+                module = self._module_file(parts[:cut], folder) if beside else None
+                if module is None:
+                    module = self.modules.get(".".join(parts[:cut]))
+                if module is not None:
+                    target = (module, ".".join(parts[cut:]))
+                    break
+        if target is None or not target[1]:
+            return None  # not a scanned module, or a module itself rather than a name in it
+        module, name = target
+        file = self.files.get(module)
+        first, _, rest = name.partition(".")
+        if file is not None and first in file.known:
+            return target
+        if depth < _MAX_REEXPORTS and file is not None and first in file.imports:
+            again = file.imports[first] + ("." + rest if rest else "")
+            return self.resolve(module, again, depth + 1)
+        if file is None or file.is_init:
+            # `from .ops import helper` in an __init__ the scan knows nothing of (no torch in it): the one
+            # module of the package that defines the name
+            folder = os.path.dirname(self._path_of(module))
+            owners = [i for i, f in self.files.items() if os.path.dirname(f.path) == folder and first in f.known
+                      and not f.is_init]
+            if len(owners) == 1:
+                return owners[0], name
+        return target
+
+    def _path_of(self, index: int) -> str:
+        file = self.files.get(index)
+        if file is not None:
+            return file.path
+        for path, i in self.by_path.items():
+            if i == index:
+                return path
+        return ""
+
+    # ------------------------------------------------------------------ classes
+    def _class(self, index: int, base: str) -> Node | None:
+        """The class a base written in file `index` denotes."""
+        if base[:1] == "@":
+            found = self.resolve(index, base)
+        else:
+            found = (index, base)
+        if found is None or found[0] not in self.files or found[1] not in self.files[found[0]].classes:
+            return None
+        return found
+
+    def defining(self, index: int, cls: str, method: str) -> Node | None:
+        """Where `cls.method` is defined: the class or its bases, depth-first, across files."""
+        todo, seen = [(index, cls)], set()
+        while todo:
+            node = todo.pop(0)
+            if node in seen:
+                continue
+            seen.add(node)
+            fact = self.files[node[0]].classes.get(node[1])
+            if fact is None:
+                continue
+            if method in fact[2]:
+                return node[0], f"{node[1]}.{method}"
+            todo[:0] = [b for b in (self._class(node[0], base) for base in fact[1]) if b is not None]
+        return None
+
+    def module_base(self, index: int, cls: str) -> Node | None:
+        """A class that makes `cls` an nn.Module subclass (itself when its own file knows), or None."""
+        todo, seen = [(index, cls)], set()
+        while todo:
+            node = todo.pop()
+            if node in seen:
+                continue
+            seen.add(node)
+            fact = self.files[node[0]].classes[node[1]]
+            if fact[3]:
+                return node
+            todo.extend(b for b in (self._class(node[0], base) for base in fact[1]) if b is not None)
+        return None
+
+    def subclasses(self, node: tuple[int, str]) -> list[tuple[int, str]]:
+        if self._subclasses is None:
+            self._subclasses = {}
+            for index, file in self.files.items():
+                for name, fact in file.classes.items():
+                    for base in fact[1]:
+                        found = self._class(index, base)
+                        if found is not None:
+                            self._subclasses.setdefault(found, []).append((index, name))
+        return self._subclasses.get(node, [])
+
+    def method_targets(self, index: int, cls: str, method: str) -> list[Node]:
+        """`cls.method` as a call: its definition through the bases, and overrides in subclasses."""
+        out = []
+        found = self.defining(index, cls, method)
+        if found is not None:
+            out.append(found)
+        todo, seen = list(self.subclasses((index, cls))), {(index, cls)}
+        while todo:
+            sub = todo.pop()
+            if sub in seen:
+                continue
+            seen.add(sub)
+            if method in self.files[sub[0]].classes[sub[1]][2]:
+                out.append((sub[0], f"{sub[1]}.{method}"))
+            todo.extend(self.subclasses(sub))
+        return out
+
+    def targets(self, index: int, target: str) -> list[Node]:
+        if target[:1] == "@":
+            found = self.resolve(index, target)
+            if found is None:
+                return []
+            index, target = found
+        owner, dot, method = target.partition(".")
+        if index not in self.files:
+            return []
+        if dot and "." not in method and owner in self.files[index].classes:
+            return self.method_targets(index, owner, method)
+        if not dot and owner in self.files[index].classes:
+            return []  # a class called: its __init__ runs, which is not network code
+        return [(index, target)]
+
+
+def regrades(items: Sequence[tuple[str, ScopeFacts | None]], roots: Sequence[str]) -> dict[int, dict[str, str]]:
+    """For each file (by index in `items`) that has functions reached from network code in other files:
+    context -> why it is network code. `items`: (path, scope facts) of every scanned file, in the scan's
+    order; `roots`: the paths the scan was given (for module names)."""
+    if not any(scope is not None and (scope.roots or scope.classes) for _, scope in items):
+        return {}
+    project = _Project(items, roots)
+    parent: dict[Node, Node | None] = {}
+    why_root: dict[Node, str] = {}
+    queue: deque[Node] = deque()
+    local_roots: set[Node] = set()
+    for index, file in project.files.items():
+        for context in sorted(file.roots):
+            node = (index, context)
+            parent[node] = None
+            local_roots.add(node)
+            queue.append(node)
+        for name in sorted(file.classes):
+            fact = file.classes[name]
+            if fact[3] or "forward" not in fact[2]:
+                continue
+            base = project.module_base(index, name)
+            if base is None:
+                continue
+            node = (index, f"{name}.forward")
+            if node not in parent:
+                parent[node] = None
+                via = project.files[base[0]]
+                why_root[node] = (f"forward of {name}, an nn.Module subclass through its base {base[1]} in "
+                                  f"{via.shown}")
+                queue.append(node)
+    while queue:
+        node = queue.popleft()
+        file = project.files[node[0]]
+        targets = file.roots.get(node[1], ()) if node in local_roots else file.edges.get(node[1], ())
+        for target in targets:
+            for reached in project.targets(node[0], target):
+                if reached not in parent:
+                    parent[reached] = node
+                    queue.append(reached)
+    out: dict[int, dict[str, str]] = {}
+    for node in parent:
+        if node in local_roots:
+            continue
+        file = project.files.get(node[0])
+        if file is None or node[1] not in file.latent:
+            continue
+        out.setdefault(node[0], {})[node[1]] = _reason(project, node, parent, why_root)
+    return out
+
+
+def _reason(project: _Project, node: Node, parent: dict[Node, Node | None], why_root: dict[Node, str]) -> str:
+    caller = parent[node]
+    if caller is None:
+        return why_root.get(node, "network code")
+    root = caller
+    while parent[root] is not None:
+        root = parent[root]  # type: ignore[assignment]
+    where = "" if caller[0] == node[0] else f" in {project.files[caller[0]].shown}"
+    text = f"called from {caller[1]}{where}"
+    if root != caller:
+        text += f", on the path from {root[1]} in {project.files[root[0]].shown}"
+    return text
+
+
+def regraded(result: FileResult, reasons: dict[str, str]) -> FileResult:
+    """`result` with the functions in `reasons` graded as network code."""
+    scope = result.scope
+    if scope is None or not reasons:
+        return result
+    added: list[Diagnostic] = []
+    replaced: set[tuple[Span, str]] = set()
+    for context, diags, replaces in scope.latent:
+        reason = reasons.get(context)
+        if reason is None:
+            continue
+        added.extend(replace(diag, message=f"{diag.message}; this is network code: {reason}") for diag in diags)
+        replaced.update(replaces)  # the data-processing findings (TMS25x) of the same spans
+    kept = [d for d in result.diagnostics if (d.span, d.code) not in replaced]
+    diagnostics = sorted(kept + added, key=Diagnostic.sort_key)
+    return FileResult(path=result.path, diagnostics=tuple(diagnostics), lines=result.lines, scope=scope)
+
+
+def link(results: Sequence[FileResult], roots: Sequence[str]) -> list[FileResult]:
+    """`results` with the network scope extended across files (see the module's docstring)."""
+    changes = regrades([(r.path, r.scope) for r in results], roots)
+    if not changes:
+        return list(results)
+    return [regraded(r, changes[i]) if i in changes else r for i, r in enumerate(results)]
+
+
+def _dotted(relative: str) -> str:
+    stem, ext = os.path.splitext(relative)
+    if ext not in (".py", ".pyi"):
+        return ""
+    parts = [p for p in stem.split(os.sep) if p and p != "."]
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    if not parts or any(p == ".." or not p.isidentifier() for p in parts):
+        return ""
+    return ".".join(parts)
