@@ -48,13 +48,16 @@ from torch2ms import __version__
 from torch2ms.config import Config, ConfigError, find_pyproject, load_config
 from torch2ms.engine import scan_source
 from torch2ms.mappings import MappingError, MappingTable, load_table, parse_version
-from torch2ms.model import Diagnostic, FileResult
+from torch2ms.model import Category, Diagnostic, FileResult
 
 from . import convert
 
 log = logging.getLogger("torch2ms.lsp")
 
 SCAN_WORKSPACE = "torch2ms.scanWorkspace"
+VERIFY_CALL = "torch2ms.verifyCall"  # arguments: document uri, 1-based line
+VERIFY_KIND = "quickfix.torch2ms.verify"
+VERIFY_TIMEOUT_S = 300.0
 DEFAULT_DEBOUNCE_MS = 300
 SETTINGS_SECTION = "torch2ms"
 
@@ -558,6 +561,17 @@ def create_server() -> Torch2msServer:
                     actions.append(lsp.CodeAction(
                         title=f"Suppress {diag.code} with # noqa on this line", kind=lsp.CodeActionKind.QuickFix,
                         diagnostics=[lsp_diag], edit=workspace_edit([edit])))
+        if wanted(VERIFY_KIND):
+            offered: set[int] = set()
+            for diag, lsp_diag in pairs:
+                line = diag.span.start_line
+                if _in_range(diag, lines, params.range) and diag.fix is not None and diag.torch_api \
+                        and diag.category in (Category.EQUIVALENT, Category.DIFF_PARAMS) and line not in offered:
+                    offered.add(line)
+                    actions.append(lsp.CodeAction(
+                        title=f"Verify {diag.torch_api} against its MindSpore rewrite (runs torch and MindSpore)",
+                        kind=VERIFY_KIND, diagnostics=[lsp_diag],
+                        command=lsp.Command(title="torch2ms verify", command=VERIFY_CALL, arguments=[state.uri, line])))
         fixed = await ls.with_fixes(state) if wanted(convert.FIX_ALL_KIND) else None
         if fixed is not None and any(d.fix is not None and d.fix.safe for d in fixed.diagnostics):
             from torch2ms.fix import FixError, fix_source
@@ -581,6 +595,13 @@ def create_server() -> Torch2msServer:
     async def scan_workspace(ls: Torch2msServer, *args: Any) -> dict[str, int]:
         return await _scan_workspace(ls)
 
+    @server.command(VERIFY_CALL)
+    async def verify_call(ls: Torch2msServer, *args: Any) -> dict[str, Any]:
+        if len(args) != 2 or not isinstance(args[0], str) or isinstance(args[1], bool) \
+                or not isinstance(args[1], int):
+            raise JsonRpcInvalidParams(f"{VERIFY_CALL} takes a document uri and a 1-based line")
+        return await _verify_call(ls, args[0], args[1])
+
     return server
 
 
@@ -594,6 +615,59 @@ def _at(diags: tuple[Diagnostic, ...], line: int, col: int) -> Diagnostic | None
                     best.span.end_line - best.span.start_line, best.span.end_col - best.span.start_col):
                 best = diag
     return best
+
+
+async def _verify_call(ls: Torch2msServer, uri: str, line: int) -> dict[str, Any]:
+    """`torch2ms verify FILE:LINE` on the document's current text, in a child process (the server never
+    imports torch or MindSpore); the outcome is shown to the user and returned."""
+    import json
+    import tempfile
+
+    doc = ls.document(uri)
+    if doc is None:
+        raise JsonRpcInvalidParams(f"{uri} is not open")
+    name = os.path.basename(doc.path or "") or "snippet.py"
+    with tempfile.TemporaryDirectory(prefix="torch2ms-verify-") as tmp:
+        path = os.path.join(tmp, name)
+        with open(path, "w", encoding="utf-8", newline="") as handle:
+            handle.write(doc.source)  # unsaved edits included
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "torch2ms", "verify", "--json", f"{path}:{line}",
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=tmp)
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(), VERIFY_TIMEOUT_S)
+        except asyncio.TimeoutError:
+            proc.kill()
+            await proc.wait()
+            out, err = b"", f"no answer within {VERIFY_TIMEOUT_S:.0f} s".encode()
+    found: dict[str, Any] | None = None
+    for text in out.decode("utf-8", "replace").splitlines():
+        try:
+            found = json.loads(text)
+        except ValueError:
+            continue
+    if found is None:
+        reason = err.decode("utf-8", "replace").strip().splitlines()
+        reason_text = reason[-1] if reason else f"torch2ms verify exited with {proc.returncode}"
+        reason_text = reason_text.replace(path, f"line {line}").replace("torch2ms verify: error: ", "")
+        answer: dict[str, Any] = {"status": "error", "reason": reason_text}
+        ls.window_show_message(lsp.ShowMessageParams(
+            type=lsp.MessageType.Warning, message=f"torch2ms verify: {reason_text}"))
+        return answer
+    spec, result, ran_on = found["spec"], found["result"], found.get("ran_on") or {}
+    status = str(result.get("status", "error"))
+    answer = {"status": status, "api": spec["api"], "torch": spec["torch"], "mindspore": spec["mindspore"],
+              "inputs": spec["inputs"], "max_abs_err": result.get("max_abs_err"),
+              "max_rel_err": result.get("max_rel_err"), "reason": result.get("reason") or "", "ran_on": ran_on}
+    where = f" on torch {ran_on.get('torch_version')}, MindSpore {ran_on.get('mindspore_version')}, " \
+            f"{str(ran_on.get('device')).upper()}" if ran_on else ""
+    message = (f"torch2ms verify line {line}: {spec['api']} -> {spec['mindspore'].strip('()')}: {status.upper()}"
+               f" (max abs err {result.get('max_abs_err')}, max rel err {result.get('max_rel_err')}){where}"
+               f"{': ' + answer['reason'] if answer['reason'] else ''}")
+    ls.window_show_message(lsp.ShowMessageParams(
+        type=lsp.MessageType.Info if status == "passed" else lsp.MessageType.Warning, message=message))
+    answer["message"] = message
+    return answer
 
 
 async def _scan_workspace(ls: Torch2msServer) -> dict[str, int]:

@@ -11,7 +11,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Union
 
 import pytest
 import pytest_lsp
@@ -233,6 +233,45 @@ async def test_noqa_action_applied_and_rescanned_clean(client: LanguageClient, t
     after = await wait_diags(client, uri, lambda d: not any(x.range.start.line in (6, 7) for x in d))
     assert codes(after) == ["TMS101"]  # only torch.clamp on line 5 is left
     assert scan_source(text, "model.py").diagnostics[0].span.start_line == 6
+
+
+@pytest.mark.asyncio
+async def test_verify_code_action_runs_the_call_in_torch_and_mindspore(client: LanguageClient, tmp_path: Path) -> None:
+    """The code action runs `torch2ms verify FILE:LINE` on the open text (unsaved edits included)."""
+    from importlib.metadata import version
+
+    # lsprotocol's client-side hook reads any object with a "command" key as a Command, although a
+    # CodeAction's "command" is an object and a Command's a string (editors tell them apart that way).
+    converter = client.protocol._converter
+    converter.register_structure_hook(
+        Union[lsp.Command, lsp.CodeAction],
+        lambda obj, _: converter.structure(obj, lsp.Command if isinstance(obj.get("command"), str)
+                                           else lsp.CodeAction))
+    await start(client, client.profile, tmp_path)  # type: ignore[attr-defined]
+    text = MODEL.replace("min=0.0", "min=0.25")  # only in the editor: the file on disk does not exist
+    uri = open_doc(client, tmp_path / "model.py", text)
+    diags = await wait_diags(client, uri, lambda d: len(d) > 0)
+    clamp = next(d for d in diags if d.range.start.line == 5)
+    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri), range=clamp.range,
+        context=lsp.CodeActionContext(diagnostics=[clamp], only=[lsp.CodeActionKind.QuickFix])))
+    verify = [a for a in actions or [] if isinstance(a, lsp.CodeAction) and a.kind == "quickfix.torch2ms.verify"]
+    assert len(verify) == 1 and verify[0].command is not None, actions
+    assert list(verify[0].command.arguments or ()) == [uri, 6]
+    result = await client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+        command=verify[0].command.command, arguments=verify[0].command.arguments))
+    assert result["status"] == "passed", result
+    assert result["api"] == "torch.clamp" and "min=0.25" in result["torch"]
+    assert "mindspore.mint.clamp(x, min=0.25)" in result["mindspore"]
+    assert result["ran_on"]["mindspore_version"] == version("mindspore")
+    assert any("PASSED" in m.message and "torch.clamp" in m.message for m in client.messages)
+    # a line without a mapped call: a clear answer, and the server goes on
+    blank = await client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+        command="torch2ms.verifyCall", arguments=[uri, 3]))
+    assert blank["status"] == "error" and "line 3" in blank["reason"], blank
+    hover = await client.text_document_hover_async(lsp.HoverParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri), position=clamp.range.start))
+    assert hover is not None
 
 
 @pytest.mark.asyncio
