@@ -164,19 +164,15 @@ _MALFORMED = (
 )
 
 
-# Characters str.splitlines() breaks at but LSP (and Python) do not: pygls 2.1 splits documents with
-# str.splitlines(), so an incremental edit below one of them lands on the wrong line (see docs/security.md).
-ODD_BREAKS = {ord(c): " " for c in "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"}
-
 
 def run_soak(edits: int = 2000, documents: int = 4, seed: int = 0, debounce_ms: int = 5,
-             workdir: str | None = None, settle_s: float = 60.0, odd_breaks: bool = False,
+             workdir: str | None = None, settle_s: float = 60.0,
              traced: bool = True, frames: int = 6) -> SoakReport:
     """Drive one server through the scripted session; the report lists every broken promise.
 
-    `odd_breaks`: let full-text changes keep form feeds and other characters that pygls
-    (wrongly) treats as line breaks. `traced`: run the server under tracemalloc (keeping
-    `frames` frames per allocation) and report its memory figures (see the module's doc)."""
+    Full-text changes keep the form feeds, U+2028 and other characters that str.splitlines()
+    (but not LSP) breaks lines at. `traced`: run the server under tracemalloc (keeping `frames`
+    frames per allocation) and report its memory figures (see the module's doc)."""
     from torch2ms.config import Config
     from torch2ms.engine import scan_source
     from torch2ms.lsp import convert
@@ -243,9 +239,7 @@ def run_soak(edits: int = 2000, documents: int = 4, seed: int = 0, debounce_ms: 
                     change = _edit(doc, rng)
                     report.incremental += 1
                 else:
-                    doc.text = mutate.mutate_text(rng.choice(texts), rng)
-                    if not odd_breaks:
-                        doc.text = doc.text.translate(ODD_BREAKS)
+                    doc.text = mutate.mutate_text(rng.choice(texts), rng)  # form feeds, U+2028 ... included
                     change = {"text": doc.text}
                     report.full += 1
                 client.notify("textDocument/didChange", {
@@ -452,14 +446,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--documents", type=int, default=6)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--debounce", type=int, default=5, metavar="MS")
-    parser.add_argument("--odd-breaks", action="store_true",
-                        help="keep form feeds, \\x85, \\u2028 ... in the texts (checks the server's line splitting)")
     parser.add_argument("--no-trace", action="store_true",
                         help="run the server without tracemalloc (faster; only RSS is reported)")
     parser.add_argument("--frames", type=int, default=6, help="frames tracemalloc keeps per allocation (default 6)")
     args = parser.parse_args(argv)
     report = run_soak(args.edits, args.documents, args.seed, args.debounce, settle_s=300.0,
-                      odd_breaks=args.odd_breaks, traced=not args.no_trace, frames=args.frames)
+                      traced=not args.no_trace, frames=args.frames)
     print("\n".join(report.lines()))
     return 1 if report.problems else 0
 
