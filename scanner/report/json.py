@@ -358,9 +358,16 @@ def write(out: IO[str], results: list[FileResult], target_version: str, root: st
     """Write the document file by file: the same text as `render`, without holding all of it."""
     doc = head(results, target_version, root, paths, date)
     doc["files"] = []
-    opening = json.dumps(doc, indent=2)
-    assert opening.endswith("[]\n}")
-    out.write(opening[:-len("[]\n}")])
+    # The head alone is tens of MB for a large project: write its pieces as they are encoded (the
+    # same text as json.dumps(doc, indent=2)) and keep back the empty "files" list at its end.
+    pending = ""
+    for piece in json.JSONEncoder(indent=2).iterencode(doc):
+        pending += piece
+        if len(pending) > 1 << 16:
+            out.write(pending[:-16])
+            pending = pending[-16:]
+    assert pending.endswith("[]\n}")
+    out.write(pending[:-len("[]\n}")])
     ordered = sorted(results, key=lambda r: r.path)
     if not ordered:
         out.write("[]\n}\n")
