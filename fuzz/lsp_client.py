@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import subprocess
 import sys
 import threading
@@ -40,7 +41,12 @@ def utf16_position(text: str, offset: int) -> dict[str, int]:
 
 
 class RawClient:
-    """Speaks LSP over a server process's stdin/stdout; a reader thread collects what comes back."""
+    """Speaks LSP over a server process's stdin/stdout; a reader thread collects what comes back.
+
+    Writes go through a writer thread, so neither the caller nor the reader (which answers the
+    server's own requests) ever blocks on a full pipe: a server blocked writing a large
+    publication while its input pipe is full would otherwise wait for a client blocked writing
+    to it, for ever."""
 
     def __init__(self, command: list[str] | None = None, cwd: str | None = None, stderr_path: str | None = None) -> None:
         self._stderr = open(stderr_path or os.devnull, "wb")
@@ -55,16 +61,32 @@ class RawClient:
         self.server_requests: list[dict[str, Any]] = []
         self.unparsable: list[bytes] = []
         self.closed = False
-        self._write_lock = threading.Lock()
+        self._outbox: queue.Queue[bytes | None] = queue.Queue()
+        self._writer = threading.Thread(target=self._write_loop, name="lsp-writer", daemon=True)
+        self._writer.start()
         self._reader = threading.Thread(target=self._read_loop, name="lsp-reader", daemon=True)
         self._reader.start()
 
     # ------------------------------------------------------------ wire
     def send_bytes(self, data: bytes) -> None:
-        assert self.proc.stdin is not None
-        with self._write_lock:
-            self.proc.stdin.write(data)
-            self.proc.stdin.flush()
+        """Queue `data` for the server, in order; never blocks."""
+        self._outbox.put(data)
+
+    def _write_loop(self) -> None:
+        stream = self.proc.stdin
+        assert stream is not None
+        broken = False
+        while True:
+            data = self._outbox.get()
+            if data is None:
+                return
+            if broken:
+                continue  # the server is gone: what is left is dropped
+            try:
+                stream.write(data)
+                stream.flush()
+            except (OSError, ValueError):
+                broken = True
 
     def send_body(self, body: bytes) -> None:
         self.send_bytes(b"Content-Length: %d\r\n\r\n" % len(body) + body)
@@ -184,6 +206,8 @@ class RawClient:
             self.proc.wait()
             return None
         finally:
+            self._outbox.put(None)
+            self._writer.join(10)
             for stream in (self.proc.stdin, self.proc.stdout):
                 try:
                     if stream is not None:
