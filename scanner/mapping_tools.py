@@ -8,6 +8,7 @@ are shared with scripts/build_tables.py, which generates the tables.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
 import json
 import re
@@ -36,7 +37,9 @@ GENERAL_PARAMS = frozenset({
 # Parameter-fact kinds that name a torch parameter and so declare it.
 _DECLARING = ("renamed", "dropped", "default_differs", "unsupported_values", "semantics_differ")
 
-_DOC_SIG = re.compile(r"^\s*(?:[\w.]+\.)?(?P<name>\w+)\((?P<params>.*)\)\s*(?:->.*)?$")
+# Non-greedy: the parameter list ends at the first ")" followed by "->" or the end of the line,
+# not at the last ")" of a tuple return annotation such as "-> (Tensor, Tensor, Tensor)".
+_DOC_SIG = re.compile(r"^\s*(?:[\w.]+\.)?(?P<name>\w+)\((?P<params>.*?)\)\s*(?:->.*)?$")
 
 
 # ------------------------------------------------------------------------------- helpers
@@ -147,10 +150,30 @@ class CheckResult:
     entries: int = 0
     targets: int = 0
     examples: int = 0
+    # Sources of libraries that are not importable here (torchvision, ...): root -> count, and why.
+    not_checked: dict[str, int] = field(default_factory=dict)
+    not_checked_reason: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
         return not self.problems
+
+
+def _unavailable(root: str, cache: dict[str, str | None]) -> str | None:
+    """Why the package `root` cannot be used to resolve names here (None: it can). torch is required."""
+    if root == "torch":
+        return None
+    if root not in cache:
+        reason = None
+        try:
+            if importlib.util.find_spec(root) is None:
+                reason = f"{root} not installed"
+            else:
+                importlib.import_module(root)
+        except Exception as exc:  # noqa: BLE001 - e.g. a build of it made for another torch
+            reason = f"{root} cannot be imported ({type(exc).__name__})"
+        cache[root] = reason
+    return cache[root]
 
 
 def _quiet_import() -> tuple[Any, Any]:
@@ -167,12 +190,18 @@ def check_table(table: MappingTable) -> CheckResult:
     """Resolve every torch source and MindSpore target, compare signatures, require examples."""
     _quiet_import()
     result = CheckResult(entries=len(table.entries))
+    libraries: dict[str, str | None] = {}
     for api in sorted(table.entries):
         entry = table.entries[api]
         where = entry.source
-        torch_obj = resolve(api)
-        if torch_obj is None:
-            result.problems.append(f"{where}: {api}: the torch API does not resolve in the installed torch")
+        root = api.partition(".")[0]
+        absent = _unavailable(root, libraries)
+        torch_obj = None if absent else resolve(api)
+        if absent:  # the MindSpore side is still resolved below
+            result.not_checked[root] = result.not_checked.get(root, 0) + 1
+            result.not_checked_reason[root] = absent
+        elif torch_obj is None:
+            result.problems.append(f"{where}: {api}: the torch API does not resolve in the installed {root}")
         base = table.entries.get(entry.inplace_of) if entry.inplace_of else None
         sig_api, sig_obj = api, torch_obj
         if base is not None and entry.targets is base.targets:  # inherited: compare the base's signature
@@ -195,7 +224,8 @@ def check_table(table: MappingTable) -> CheckResult:
         if entry.category is Category.MISSING and not entry.note:
             result.problems.append(f"{where}: {api}: a missing entry needs a note with the workaround")
         result.examples += len(entry.examples)
-        if entry.category is not Category.MISSING and not entry.examples and entry.inplace_of is None:
+        if entry.category is not Category.MISSING and not entry.examples and entry.inplace_of is None \
+                and not absent and not entry.not_runnable:  # no example can run without the library
             result.warnings.append(f"{where}: {api}: {entry.category.value} entry without an example")
         for number, example in enumerate(entry.examples):
             try:
@@ -279,7 +309,28 @@ def compute_stats(table: MappingTable, use_installed: bool = True) -> tuple[list
         categories[key] = categories.get(key, 0) + 1
     categories["with_examples"] = sum(1 for e in table.entries.values() if e.examples)
     categories["dynamic_shape"] = sum(1 for e in table.entries.values() if e.dynamic_shape)
+    # Entries the table declares impossible to run where verify runs (not_runnable): kept rare.
+    categories["not_runnable"] = sum(1 for e in table.entries.values() if e.not_runnable and not e.examples)
     return rows, categories, source
+
+
+def library_stats(table: MappingTable) -> dict[str, dict[str, int]]:
+    """Entries per category for the namespaces outside torch (torchvision.transforms, ...).
+
+    Their public API is not inventoried (the libraries are not installed here); the tables hold
+    the official tables' rows for them.
+    """
+    roots = {ns.partition(".")[0] for ns in STATS_NAMESPACES}
+    version = tuple(int(p) for p in table.meta.default_target.split("."))
+    out: dict[str, dict[str, int]] = {}
+    for api in sorted(table.entries):
+        if api.partition(".")[0] in roots:
+            continue
+        counts = out.setdefault(api.rpartition(".")[0], {"entries": 0})
+        counts["entries"] += 1
+        key = table.entries[api].category_for(version).value
+        counts[key] = counts.get(key, 0) + 1
+    return out
 
 
 # ------------------------------------------------------------------------------- CLI glue
@@ -295,7 +346,12 @@ def run_check(out: TextIO = sys.stdout, directory: str | None = None) -> int:
         print(f"warning: {warning}", file=out)
     for problem in result.problems:
         print(problem, file=out)
-    print(f"resolved {result.entries} torch APIs and {result.targets} MindSpore targets; "
+    for root, count in sorted(result.not_checked.items()):
+        print(f"not checked: {count} {root} source(s): {result.not_checked_reason[root]} "
+              f"(their MindSpore targets were resolved)", file=out)
+    skipped = sum(result.not_checked.values())
+    print(f"resolved {result.entries - skipped} torch APIs ({skipped} not checked) and "
+          f"{result.targets} MindSpore targets; "
           f"{result.examples} examples; {len(result.warnings)} warning(s) (entries without a runnable example); "
           f"{len(result.problems)} problem(s)", file=out)
     return 0 if result.ok else 1
@@ -318,6 +374,7 @@ def run_stats(out: TextIO = sys.stdout, as_json: bool = False, show_missing: boo
             "total": {"public": total, "classified": classified, "percent": round(percent, 1)},
             "categories": categories,
             "entries": len(table.entries),
+            "libraries": library_stats(table),
         }
         out.write(json.dumps(data, indent=2) + "\n")
         return 0
@@ -332,7 +389,15 @@ def run_stats(out: TextIO = sys.stdout, as_json: bool = False, show_missing: boo
         if show_missing and r.unclassified:
             print(f"  {'':<{width}}  not classified: {', '.join(r.unclassified)}", file=out)
     print(f"  {'total':<{width}}  {classified:5d} / {total:5d}  {percent:5.1f}%", file=out)
+    libraries = library_stats(table)
+    if libraries:
+        print("other libraries (the official tables' rows; their public API is not inventoried):", file=out)
+        lwidth = max(len(ns) for ns in libraries)
+        print(f"  {'namespace':<{lwidth}}  entries  equivalent diff_params missing", file=out)
+        for ns, cats in libraries.items():
+            print(f"  {ns:<{lwidth}}  {cats['entries']:7d}  {cats.get('equivalent', 0):10d} "
+                  f"{cats.get('diff_params', 0):11d} {cats.get('missing', 0):7d}", file=out)
     print(f"entries: {len(table.entries)} in {len(table.files)} files", file=out)
-    for key in ("equivalent", "diff_params", "missing", "with_examples", "dynamic_shape"):
+    for key in ("equivalent", "diff_params", "missing", "with_examples", "dynamic_shape", "not_runnable"):
         print(f"  {key:<14} {categories.get(key, 0):5d}", file=out)
     return 0

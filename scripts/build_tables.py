@@ -36,6 +36,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -258,7 +259,16 @@ def _worker(jobs_path: str, out_path: str) -> None:
                 return "values differ"
         return "ok" if dtype_ok else "dtype"
 
-    def run(code: str, lib: str, seed: int, specs: dict[str, Any] | None) -> Any:
+    def magnitudes(value: Any) -> Any:
+        if isinstance(value, list):
+            return [magnitudes(v) for v in value]
+        return np.abs(value) if isinstance(value, np.ndarray) and value.dtype.kind in "fc" else value
+
+    def run(code: str, lib: str, seed: int, specs: dict[str, Any] | None, fixture: str | None = None) -> Any:
+        if fixture:
+            from torch2ms.verify import fixtures
+
+            fixtures.ensure(fixture, torch, mindspore)
         env: dict[str, Any] = {"torch": torch, "mindspore": mindspore}
         names = list(specs) if specs else _names_in(code)
         for k, name in enumerate(names):
@@ -277,7 +287,7 @@ def _worker(jobs_path: str, out_path: str) -> None:
         """Whether the torch side of a candidate runs and gives tensors (for MindSpore-kernel failures)."""
         try:
             signal.alarm(10)
-            value = to_np(run(cand["torch"], "torch", 0, cand.get("inputs")))
+            value = to_np(run(cand["torch"], "torch", 0, cand.get("inputs"), cand.get("fixture")))
             signal.alarm(0)
             return not isinstance(value, tuple)
         except BaseException:  # noqa: BLE001
@@ -293,7 +303,7 @@ def _worker(jobs_path: str, out_path: str) -> None:
                 result["tried"] += 1
                 signal.alarm(10)
                 try:
-                    t1 = run(cand["torch"], "torch", 0, cand.get("inputs"))
+                    t1 = run(cand["torch"], "torch", 0, cand.get("inputs"), cand.get("fixture"))
                     a = to_np(t1)
                     if not isinstance(a, tuple):  # a tensor result: a comparison was possible
                         result["torch_ran"] = True
@@ -301,10 +311,13 @@ def _worker(jobs_path: str, out_path: str) -> None:
                         raise ValueError("torch result is not a tensor")
                     random = False
                     if not isinstance(a, tuple):
-                        a2 = to_np(run(cand["torch"], "torch", 1, cand.get("inputs")))
+                        a2 = to_np(run(cand["torch"], "torch", 1, cand.get("inputs"), cand.get("fixture")))
                         random = same(a, a2, False) != "ok" and same(a, a2, True) in ("ok", "dtype")
-                    m1 = to_np(run(cand["mindspore"], "mindspore", 0, cand.get("inputs")))
-                    verdict = same(a, m1, random)
+                    m1 = to_np(run(cand["mindspore"], "mindspore", 0, cand.get("inputs"), cand.get("fixture")))
+                    if cand.get("compare") == "abs":  # values unique only up to sign (singular vectors)
+                        verdict = same(magnitudes(a), magnitudes(m1), random)
+                    else:
+                        verdict = same(a, m1, random)
                     if cand.get("object_ok") and (isinstance(a, tuple) or isinstance(m1, tuple)):
                         verdict = "ok"  # an object (module, optimizer, None): running both is the check
                     signal.alarm(0)
@@ -336,6 +349,32 @@ def _worker(jobs_path: str, out_path: str) -> None:
             result["errors"] = result.get("errors", [])[:80]
             out.write(json.dumps(result) + "\n")
             out.flush()
+
+
+# A worker that writes no result for this long is stuck in a call that the per-example alarm cannot
+# interrupt (e.g. a point-to-point send to a peer that never comes, blocking inside the C++ library).
+STALL_SECONDS = 120
+
+
+def _wait_or_kill_stalled(proc: subprocess.Popen[bytes], out_file: Path) -> None:
+    """Wait for a worker; kill it when its result file has not grown for STALL_SECONDS.
+
+    The caller then treats the job it was running as a crash and restarts the rest of its chunk.
+    """
+    size, last_change = -1, time.monotonic()
+    while True:
+        try:
+            proc.wait(timeout=5)
+            return
+        except subprocess.TimeoutExpired:
+            pass
+        now_size = out_file.stat().st_size if out_file.exists() else 0
+        if now_size != size:
+            size, last_change = now_size, time.monotonic()
+        elif time.monotonic() - last_change > STALL_SECONDS:
+            proc.kill()
+            proc.wait()
+            return
 
 
 def run_jobs(jobs: list[dict[str, Any]], workers: int, cache: Path | None) -> dict[str, dict[str, Any]]:
@@ -372,7 +411,7 @@ def run_jobs(jobs: list[dict[str, Any]], workers: int, cache: Path | None) -> di
                 running.append((n, chunk, proc, out_file))
             pending = {}
             for n, chunk, proc, out_file in running:
-                proc.wait()
+                _wait_or_kill_stalled(proc, out_file)
                 results = []
                 if out_file.exists():
                     results = [json.loads(x) for x in out_file.read_text(encoding="utf-8").splitlines() if x]
@@ -787,6 +826,10 @@ def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: s
         if man is not None and "examples" in man:
             cands = [{"torch": e["torch"], "mindspore": e["mindspore"], "target": None, "kind": e.get("kind"),
                       "object_ok": True, "inputs": e.get("inputs")} for e in man["examples"]]
+            for cand, e in zip(cands, man["examples"]):
+                for key in ("fixture", "compare"):  # state the example needs (a process group); compare: abs
+                    if e.get(key):
+                        cand[key] = e[key]
             job_list.append({"id": api, "candidates": cands})
         elif man is not None and man.get("category") == "missing":
             continue
@@ -827,10 +870,14 @@ def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: s
         entry: dict[str, Any] = {"api": api}
         if man is not None and (man.get("category") == "missing" or "examples" in man or man.get("ms")):
             entry = {k: v for k, v in man.items()}
-            if "examples" in man and not (res and res.get("ok")):
+            if "examples" in man and not (res and res.get("ok")) and res and res.get("nocpu"):
+                # torch runs it but MindSpore has no CPU kernel: keep it (verify says where it cannot run)
+                log.append(f"NOCPU manual example {api}")
+                entry["examples"] = [e for e in man["examples"] if e["torch"] == res["nocpu"]["torch"]]
+            elif "examples" in man and not (res and res.get("ok")):
                 log.append(f"FAILED manual example {api}: {res and res.get('errors')}")
                 entry.pop("examples", None)
-            elif res and res.get("ok"):
+            elif res and res.get("ok") and "examples" in man:  # an entry without examples stays without
                 entry["examples"] = [e for e in man["examples"] if e["torch"] == res["cand"]["torch"]] + \
                     [e for e in man["examples"] if e["torch"] != res["cand"]["torch"]][:0]
         elif (res and res.get("ok")) or (res and res.get("nocpu")):
@@ -962,6 +1009,235 @@ def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: s
     print(f"entries: {len(entries)} {dict(counts)}; log lines: {len(log)}", file=sys.stderr)
 
 
+# ------------------------------------------------------------------ torchvision / torchaudio / torchtext
+# The official tables also map 89 APIs of torch's domain libraries (sections torchvision,
+# torchaudio, torchtext) to mindspore.dataset.* and a few mindspore.ops operators. These
+# libraries are not installed beside torch here (no CPU build of them matches torch 2.13
+# without replacing torch), so their entries come from the reference rows alone: the
+# MindSpore target is resolved in the installed MindSpore, the torch side is not.
+LIBRARIES = ("torchvision", "torchaudio", "torchtext")
+_DIFF_PAGE_URL = "https://www.mindspore.cn/docs/en/master/note/api_mapping/pytorch_diff/{}.html"
+_MS_API_URL = "https://www.mindspore.cn/docs/en/master/api_python/{}/{}.html"
+_MS_API_DIRS = (("mindspore.dataset.vision.", "dataset_vision"), ("mindspore.dataset.transforms.", "dataset_transforms"),
+                ("mindspore.dataset.audio.", "dataset_audio"), ("mindspore.dataset.text.", "dataset_text"),
+                ("mindspore.dataset.", "dataset"), ("mindspore.ops.", "ops"))
+
+# What to do, in our words, by torch namespace (the longest matching prefix wins) ...
+LIBRARY_NOTES = {
+    "torchvision.transforms": (
+        "MindSpore's image transforms run inside a mindspore.dataset pipeline (dataset.map(operations=[...])) "
+        "on NumPy/PIL images in HWC layout, not on CHW torch tensors; convert to CHW at the end "
+        "(vision.ToTensor or vision.HWC2CHW)"),
+    "torchvision.datasets": (
+        "MindSpore's dataset classes read a copy already on disk (dataset_dir) and cannot download it; "
+        "they return a pipeline object: apply transforms with .map(operations=..., input_columns=...) "
+        "and batch with .batch() instead of passing transform= and wrapping it in a DataLoader"),
+    "torchvision.ops": "a mindspore.ops operator with a different calling convention; see the parameter facts",
+    "torchaudio.transforms": (
+        "MindSpore's audio transforms run in a mindspore.dataset pipeline (dataset.map) or eagerly on NumPy "
+        "arrays; torchaudio's are modules applied to tensors"),
+    "torchaudio.datasets": (
+        "MindSpore's audio dataset classes read a copy already on disk (dataset_dir) and cannot download it; "
+        "they return a pipeline object to chain with .map() and .batch()"),
+    "torchtext.datasets": (
+        "MindSpore's text dataset classes read a copy already on disk (dataset_dir), select the split with "
+        "usage= ('train', 'test', 'all', ...) and return a pipeline object; the official row describes "
+        "torchtext 0.9.1, whose API changed up to its final release 0.18"),
+    "torchtext.data": (
+        "torchtext's helper works on Python lists/iterators; the MindSpore counterpart is a text transform "
+        "applied to a dataset column with dataset.map(operations=...)"),
+}
+# ... and by API, where one needs more than its namespace's note.
+LIBRARY_API_NOTES = {
+    "torchvision.transforms.Normalize": (
+        "MindSpore's Normalize expects HWC input by default (is_hwc=True) and uses mean/std on the pixel scale "
+        "of its input: pass 0-255 values for decoded uint8 images, or normalise after ToTensor with is_hwc=False"),
+    "torchvision.transforms.ConvertImageDtype": (
+        "TypeCast only changes the dtype; torch also rescales the values to the new dtype's range "
+        "(uint8 0..255 to float 0..1): add vision.Rescale(1.0 / 255, 0.0) for that"),
+    "torchvision.transforms.ColorJitter": "the MindSpore name is RandomColorAdjust (same four factors)",
+    "torchvision.transforms.ToPILImage": "the MindSpore name is ToPIL; it takes no mode argument",
+    "torchvision.ops.nms": (
+        "create mindspore.ops.NMSWithMask(iou_threshold) and call it on one (N, 5) tensor of boxes with the "
+        "score as fifth column; it returns boxes, indices and a keep mask: take the indices where the mask is True"),
+    "torchvision.ops.roi_align": (
+        "create mindspore.ops.ROIAlign(pooled_height, pooled_width, spatial_scale, sample_num, roi_end_mode) "
+        "and call it on the features and a (K, 5) rois tensor whose first column is the batch index"),
+    "torchvision.ops.deform_conv2d": (
+        "mindspore.ops.deformable_conv2d needs kernel_size, strides and padding given explicitly (4-element, "
+        "NCHW order) and one offsets tensor whose layout differs from torch's and also carries the modulation "
+        "mask; rearrange offset and mask before calling"),
+    "torchaudio.transforms.ComplexNorm": (
+        "removed from later torchaudio releases (absent from torchaudio 2.11): torch code should use "
+        "torch.abs(spec) ** power; mindspore.dataset.audio.ComplexNorm still exists in MindSpore 2.10"),
+    "torchtext.data.functional.custom_replace": (
+        "torchtext takes a list of (pattern, replacement) pairs; MindSpore's RegexReplace applies one pattern: "
+        "chain one RegexReplace per pair"),
+    "torchtext.data.functional.load_sp_model": (
+        "no model object to load in MindSpore: pass the model file path (or a text.SentencePieceVocab) as "
+        "mode= of SentencePieceTokenizer"),
+    "torchtext.data.functional.sentencepiece_numericalizer": (
+        "use SentencePieceTokenizer(mode=model, out_type=SPieceTokenizerOutType.INT) to get ids"),
+    "torchtext.data.functional.sentencepiece_tokenizer": (
+        "use SentencePieceTokenizer(mode=model, out_type=SPieceTokenizerOutType.STRING) to get pieces"),
+    "torchtext.data.functional.numericalize_tokens_from_iterator": (
+        "build a mindspore.dataset.text.Vocab and map text.Lookup(vocab, unknown_token=...) over the token column"),
+    "torchtext.data.utils.ngrams_iterator": (
+        "torchtext yields every 1..ngrams-gram; MindSpore's Ngram(n=[1, 2, ...]) takes the list of sizes and "
+        "joins the tokens with separator"),
+}
+# Notes for parameter facts whose difference is in meaning, not only in name.
+LIBRARY_PARAM_NOTES = {
+    "window_fn": "torch takes a window function (torch.hann_window); MindSpore takes a WindowType value",
+    "spm": "torch takes a loaded model; MindSpore's mode takes a model file path or a SentencePieceVocab",
+    "sp_model": "torch takes a loaded model; MindSpore's mode takes a model file path or a SentencePieceVocab",
+    "ngrams": "torch's ngrams=k means all sizes up to k; MindSpore's n is the list of sizes",
+    "iou_threshold": "set once when creating NMSWithMask, not per call",
+    "output_size": "torch's (height, width) pair becomes the two arguments pooled_height and pooled_width",
+    "aligned": "torch's half-pixel alignment flag has no exact counterpart; roi_end_mode only chooses how box ends round",
+    "offset": "MindSpore's offsets tensor has another layout and also carries the modulation mask",
+    "train": "MindSpore selects the split with usage='train' / 'test' instead of a train flag",
+}
+# Renames that the reference rows list only as a signature difference.
+LIBRARY_RENAMES = {("torchvision.transforms.ConvertImageDtype", "dtype"): "data_type",
+                   ("torchvision.ops.deform_conv2d", "dilation"): "dilations"}
+# Call inputs that an operator class takes when called, not when created.
+LIBRARY_CALL_INPUTS = {
+    ("torchvision.ops.nms", "boxes"): "pass boxes and scores together as one (N, 5) tensor when calling NMSWithMask",
+    ("torchvision.ops.nms", "scores"): "the fifth column of the (N, 5) tensor given to NMSWithMask",
+    ("torchvision.ops.roi_align", "input"): "the features tensor, given when calling the ROIAlign instance",
+    ("torchvision.ops.roi_align", "boxes"): "a (K, 5) rois tensor (batch index first), given when calling ROIAlign",
+}
+
+
+def _library_doc(row: dict[str, str], target: str) -> str:
+    if row.get("diff_page"):
+        return _DIFF_PAGE_URL.format(Path(row["diff_page"]).stem)
+    for prefix, folder in _MS_API_DIRS:
+        if target.startswith(prefix):
+            return _MS_API_URL.format(folder, target)
+    return _MS_API_URL.format("mindspore", target)
+
+
+def _library_note(api: str) -> str:
+    best = ""
+    for prefix in LIBRARY_NOTES:
+        if api.startswith(prefix + ".") and len(prefix) > len(best):
+            best = prefix
+    parts = [LIBRARY_API_NOTES[api]] if api in LIBRARY_API_NOTES else []
+    if best and not api.startswith("torchvision.ops."):
+        parts.append(LIBRARY_NOTES[best])
+    return "; ".join(parts) or LIBRARY_NOTES.get(best, "")
+
+
+def _library_facts(api: str, row: dict[str, str], diff_rows: list[dict[str, str]]) -> list[dict[str, Any]]:
+    facts: list[dict[str, Any]] = []
+    seen: set[tuple[str, str]] = set()
+
+    def add(fact: dict[str, Any]) -> None:
+        ident = (fact["kind"], fact.get("torch") or fact.get("ms") or "")
+        if ident not in seen:
+            seen.add(ident)
+            facts.append(fact)
+
+    for d in diff_rows:
+        kind, tp, mp = d["kind"], d["torch_param"], d["mindspore_param"]
+        if tp and d["torch_default_installed"].startswith("<absent"):
+            continue  # a parameter of the old release the table describes, gone from the current one
+        if (api, tp) in LIBRARY_CALL_INPUTS:
+            add({"kind": "semantics_differ", "torch": tp, "note": LIBRARY_CALL_INPUTS[(api, tp)]})
+        elif kind == "renamed" and tp and mp:
+            add({"kind": "renamed", "torch": tp, "ms": mp.replace(";", ", ")})
+        elif kind == "removed_in_ms" and tp in LIBRARY_PARAM_NOTES:
+            add({"kind": "semantics_differ", "torch": tp, "note": LIBRARY_PARAM_NOTES[tp]})
+        elif kind == "removed_in_ms" and tp and tp not in GENERAL_PARAMS:
+            add({"kind": "dropped", "torch": tp})
+        elif kind == "added_in_ms" and mp and d["ms_default_installed"] in ("<required>", "<no_signature>"):
+            add({"kind": "added_required", "ms": mp})  # <no_signature>: a call input of an operator class
+        elif kind == "default_differs" and (tp or mp):
+            td, md = d["torch_default_installed"], d["ms_default_installed"]
+            if not (td.startswith("<") or md.startswith("<") or td == md):
+                add({"kind": "default_differs", "torch": tp or mp, "torch_default": _literal(td),
+                     "ms_default": _literal(md)})
+        elif kind == "semantics_differ" and tp:
+            add({"kind": "semantics_differ", "torch": tp,
+                 "note": LIBRARY_PARAM_NOTES.get(tp, "behaves differently; read the difference page")})
+    # Parameters of the current torch library that the MindSpore signature lacks (the reference data
+    # compared torchvision 0.28 / torchaudio 2.11 / torchtext 0.18 with MindSpore 2.10).
+    declared = {f.get("torch") for f in facts}
+    for name in filter(None, row.get("torch_params_not_in_ms_sig", "").split(";")):
+        if name == "?" or name in declared or name in GENERAL_PARAMS or name.startswith("_"):
+            continue
+        if (api, name) in LIBRARY_RENAMES:
+            add({"kind": "renamed", "torch": name, "ms": LIBRARY_RENAMES[(api, name)]})
+        elif name in LIBRARY_PARAM_NOTES:
+            add({"kind": "semantics_differ", "torch": name, "note": LIBRARY_PARAM_NOTES[name]})
+        else:
+            add({"kind": "dropped", "torch": name})
+    if row["category"] == "diff_function":
+        add({"kind": "semantics_differ",
+             "note": "the official table documents a behaviour difference; read its difference page"})
+    return facts
+
+
+def library_entries(ref: Path) -> dict[str, list[dict[str, Any]]]:
+    """Entries for the official rows of LIBRARIES, by library (file) name; the newest table wins."""
+    rows: dict[str, dict[str, str]] = {}
+    for name in ("pytorch_ms_api_mapping_r2.4.10.csv", "pytorch_ms_api_mapping.csv"):
+        for row in read_csv(ref / name):
+            if row["torch_api"].split(".")[0] in LIBRARIES and row["mindspore_api"]:
+                rows[row["torch_resolved_name"] or row["torch_api"]] = row
+    diffs: dict[str, list[dict[str, str]]] = defaultdict(list)
+    for d in read_csv(ref / "pytorch_ms_param_diffs.csv"):
+        if d["torch_api"].split(".")[0] in LIBRARIES and d["source_ref"] == "master":
+            diffs[d["torch_api"]].append(d)
+    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for api in sorted(rows):
+        row = rows[api]
+        documented = row["mindspore_api"]
+        target = fix_ms_name(documented) or (row["ms_alternative_2_10"] or None)
+        if target is not None and resolve(target) is None:
+            target = None
+        entry: dict[str, Any] = {"api": api}
+        if target is None:  # the documented target is gone from the installed MindSpore
+            entry["category"] = "missing"
+            entry["note"] = (f"the official table maps it to {documented}, which MindSpore 2.10 does not have; "
+                             + (_library_note(api) or "compose it from mindspore.dataset transforms"))
+        else:
+            facts = _library_facts(api, row, diffs.get(api, []))
+            entry["category"] = "diff_params" if facts or row["category"] != "consistent" else "equivalent"
+            entry["ms"] = [{"api": target, "params": facts} if facts else {"api": target}]
+            note = _library_note(api)
+            if target != documented:
+                note = f"the official table spells the target {documented}; " + note
+            if note:
+                entry["note"] = note
+            entry["doc"] = _library_doc(row, target)
+        if api.startswith("torchtext.data."):
+            entry["returns"] = "other"  # lists and generators of tokens, not tensors
+        out[api.split(".")[0]].append(entry)
+    return out
+
+
+def write_library_files(ref: Path) -> None:
+    """Write mappings/<library>.yaml for the torchvision / torchaudio / torchtext rows."""
+    for lib, entries in library_entries(ref).items():
+        lines = [f"# Generated by scripts/build_tables.py from the official tables' {lib} rows; the MindSpore",
+                 f"# targets are checked against the installed MindSpore, the {lib} names are not",
+                 f"# ({lib} is not installed: `torch2ms mappings check` reports them as not checked).",
+                 f"namespace: {lib}", "entries:"]
+        for entry in entries:
+            for n, key in enumerate(k for k in KEY_ORDER if k in entry):
+                prefix = "  - " if n == 0 else "    "
+                if key == "ms":
+                    lines.append(f"{prefix}ms:")
+                    lines.extend(f"      - {_flow(item)}" for item in entry["ms"])
+                else:
+                    lines.append(f"{prefix}{key}: {_flow(entry[key])}")
+        (MAPPINGS / f"{lib}.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        print(f"{lib}.yaml: {len(entries)} entries", file=sys.stderr)
+
+
 # ---------------------------------------------------------------------------------- writing
 def _flow(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
@@ -976,7 +1252,7 @@ def write_files(entries: dict[str, dict[str, Any]]) -> None:
     for api in sorted(entries):
         by_file[namespace_of(api, files)].append(entries[api])
     for old in MAPPINGS.glob("torch*.yaml"):
-        if old.stem not in by_file:
+        if old.stem not in by_file and old.stem not in LIBRARIES:  # library files: write_library_files
             old.unlink()
     for ns, items in by_file.items():
         lines = [f"# Generated by scripts/build_tables.py from the reference tables and the installed",
@@ -1013,6 +1289,8 @@ def main() -> None:
     if not (args.reference / "pytorch_ms_api_mapping.csv").exists():
         parser.error(f"{args.reference}: no pytorch_ms_api_mapping.csv there")
     build(args.reference, args.jobs, args.cache, args.report, args.only)
+    if not args.only:
+        write_library_files(args.reference)
 
 
 if __name__ == "__main__":

@@ -110,6 +110,19 @@ def test_split_params_reads_docstring_signatures() -> None:
     assert split_params("input, dim=(1, 2), *args") == [("input", None), ("dim", "(1, 2)")]
 
 
+
+def test_docstring_signature_with_a_tuple_result() -> None:
+    """The names inside a result annotation such as `-> (Tensor, Tensor)` are not parameters."""
+    from torch2ms.mapping_tools import torch_params
+
+    class Documented:  # not callable: torch_params falls back to the docstring, as for torch builtins
+        __doc__ = ("\nsvd(input, some=True, compute_uv=True, *, out=None) -> (Tensor, Tensor, Tensor)\n\n"
+                   "pad(input, pad=(0, 0)) -> Tensor\n")
+
+    assert torch_params(Documented(), "svd") == [
+        [("input", None), ("some", "True"), ("compute_uv", "True"), ("out", "None")]]
+    assert torch_params(Documented(), "pad") == [[("input", None), ("pad", "(0, 0)")]]
+
 def test_drift_reports_undeclared_parameters() -> None:
     def torch_fn(input, dim, keepdim=False, out=None):  # noqa: A002 - mirrors torch's names
         return input

@@ -7,6 +7,7 @@ MindSpore, seconds each); the crash and hang tests replace workers on purpose.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import io
 import json
 import math
@@ -19,7 +20,8 @@ import pytest
 
 from torch2ms.mappings import load_table
 from torch2ms.verify import command
-from torch2ms.verify.cases import entry_verdict, example_specs, sample, select
+from torch2ms.model import Category, Example, MappingEntry, ParamFact, Target
+from torch2ms.verify.cases import entry_verdict, example_specs, example_target, sample, select
 from torch2ms.verify.compare import Arr, compare
 from torch2ms.verify.locate import LocateError, free_names, locate, parse_shape
 from torch2ms.verify.pool import Pool
@@ -89,6 +91,63 @@ def test_every_example_becomes_a_job_spec() -> None:
     assert specs[0]["torch"] == entry.examples[0].torch and specs[0]["id"] == "torch.abs#0"
     verdict = entry_verdict(entry, [{"status": "failed", "reason": "boom", "max_abs_err": 1.0}])
     assert verdict.status == "failed" and verdict.max_abs_err == 1.0
+
+
+def _argmin_entry(dtype_note: str | None) -> MappingEntry:
+    """torch.argmin whose CPU example runs mindspore.ops.argmin (int32 where torch gives int64)."""
+    facts = [ParamFact(kind="renamed", torch="dim", ms="axis")]
+    if dtype_note is not None:
+        facts.append(ParamFact(kind="semantics_differ", note=dtype_note))
+    return MappingEntry(
+        api="torch.argmin", category=Category.EQUIVALENT,
+        targets=(Target(api="mindspore.mint.argmin", since=(2, 3)),
+                 Target(api="mindspore.ops.argmin", until=(2, 3), category=Category.DIFF_PARAMS, params=tuple(facts))),
+        examples=(Example(torch="torch.argmin(x)", mindspore="mindspore.ops.argmin(x)",
+                          inputs={"x": {"shape": [3, 4], "dtype": "float32"}}, extra={"dtypes": {"int64": "int32"}}),))
+
+
+def _pad_entry() -> MappingEntry:
+    """F.pad: the default target keeps torch's names, the older mindspore.ops.pad (the CPU example) renames pad."""
+    return MappingEntry(
+        api="torch.nn.functional.pad", category=Category.EQUIVALENT,
+        targets=(Target(api="mindspore.mint.nn.functional.pad", since=(2, 3)),
+                 Target(api="mindspore.ops.pad", until=(2, 3), category=Category.DIFF_PARAMS,
+                        params=(ParamFact(kind="renamed", torch="pad", ms="padding"),))),
+        examples=(Example(torch="torch.nn.functional.pad(x, (1, 0))", mindspore="mindspore.ops.pad(x, (1, 0))",
+                          inputs={"x": {"shape": [3, 4], "dtype": "float32"}}),))
+
+
+def test_a_dtype_difference_counts_only_where_the_table_states_it() -> None:
+    stated = _argmin_entry("result dtype differs (torch int64, MindSpore int32)")
+    assert example_target(stated, stated.examples[0]).api == "mindspore.ops.argmin"  # the target the code runs
+    assert example_specs(stated)[0]["dtypes"] == {"int64": "int32"}
+    # The example's `dtypes` alone declares nothing: without a fact, or with a fact naming other dtypes,
+    # the difference is not passed on and the comparison still fails on it.
+    assert "dtypes" not in example_specs(_argmin_entry(None))[0]
+    assert "dtypes" not in example_specs(_argmin_entry("result dtype differs (torch int64, MindSpore float32)"))[0]
+    assert "dtypes" not in example_specs(_argmin_entry("returns int32 indices"))[0]  # not about the dtype pair
+    # A declared pair accepts exactly that pair, one way round, and the values must still agree.
+    declared = {"int64": "int32"}
+    i64, i32 = Arr(np.array([1, 2]), "int64"), Arr(np.array([1, 2], np.int32), "int32")
+    assert compare(i64, i32, dtypes=declared).ok
+    assert "values differ" in compare(i64, Arr(np.array([1, 3], np.int32), "int32"), dtypes=declared).reason
+    assert "dtype differs" in compare(i64, Arr(np.array([1, 2], np.int16), "int16"), dtypes=declared).reason
+    assert "dtype differs" in compare(i32, Arr(np.array([1, 2]), "int64"), dtypes=declared).reason
+    assert "dtype differs" in compare([i64, i64], [i64, Arr(np.array([1.0, 2.0], np.float32), "float32")],
+                                      dtypes=declared).reason
+
+
+def test_call_forms_use_the_facts_of_the_target_the_example_runs() -> None:
+    entry = _pad_entry()
+    assert example_target(entry, entry.examples[0]).api == "mindspore.ops.pad"
+    assert example_specs(entry)[0]["renames"] == {"pad": "padding"}
+    mint = Example(torch="torch.nn.functional.pad(x, (1, 0))",
+                   mindspore="mindspore.mint.nn.functional.pad(x, (1, 0))")
+    assert "renames" not in example_specs(dataclasses.replace(entry, examples=(mint,)))[0]
+    method = MappingEntry(api="torch.Tensor.eq_", category=Category.DIFF_PARAMS,
+                          targets=(Target(api="mindspore.Tensor.eq"),),
+                          examples=(Example(torch="x.eq_(y)", mindspore="x.eq(y)"),))
+    assert example_target(method, method.examples[0]).api == "mindspore.Tensor.eq"
 
 
 def test_record_reader_round_trip_and_errors(tmp_path: Path) -> None:
@@ -199,6 +258,17 @@ def test_examples_run_in_real_torch_and_mindspore(pool: Pool) -> None:
     assert res[19]["status"] == "failed" and "keyword form" in res[19]["reason"] and "'pad'" in res[19]["reason"]
     assert res[20]["status"] == "passed" and any("keyword form passed" in n for n in res[20]["notes"])
     assert res[21]["status"] == "skipped" and "no CPU kernel for Roll" in res[21]["reason"]
+
+
+def test_declared_dtype_difference_passes_and_undeclared_fails_for_real(pool: Pool) -> None:
+    stated = example_specs(_argmin_entry("result dtype differs (torch int64, MindSpore int32)"))
+    unstated = example_specs(_argmin_entry(None))
+    pad = example_specs(_pad_entry())
+    res = pool.run(stated + unstated + pad)
+    assert res[0]["status"] == "passed", res[0]
+    assert res[1]["status"] == "failed" and "dtype differs: torch int64, MindSpore int32" in res[1]["reason"]
+    assert res[2]["status"] == "passed", res[2]  # the keyword form calls mindspore.ops.pad(x, padding=(1, 0))
+    assert any("keyword form passed" in n for n in res[2]["notes"])
 
 
 def test_crash_and_hang_are_failed_results_and_the_run_completes(pool: Pool) -> None:

@@ -5,25 +5,69 @@ Pure: no torch, no MindSpore, no processes.
 
 from __future__ import annotations
 
+import ast
 import hashlib
+import re
 from collections.abc import Iterable
 from typing import Any
 
 from ..mappings import MappingTable, parse_version
-from ..model import Category, MappingEntry
+from ..model import Category, Example, MappingEntry, Target
 from .record import EntryRecord
 
 VERIFIED_CATEGORIES = (Category.EQUIVALENT, Category.DIFF_PARAMS)
-EXAMPLE_KEYS = ("rtol", "atol", "random", "compare", "dtypes", "kind", "grad", "seed", "timeout")
+EXAMPLE_KEYS = ("rtol", "atol", "random", "compare", "dtypes", "kind", "grad", "seed", "timeout", "fixture")
 KINDS_FIRST = ("layer", "loss", "optimizer", "scheduler", "inplace", "method", "function")
 PER_KIND_IN_SAMPLE = 3
 DEFAULT_VERSION = (2, 10)
 _RANK = {"failed": 3, "error": 2, "passed": 1, "skipped": 0}
+NOT_RUNNABLE = "not runnable here: "  # the reason's prefix for entries the table declares not_runnable
 
 
-def _facts(entry: MappingEntry, version: tuple[int, ...]) -> dict[str, Any]:
+def _callees(code: str) -> tuple[set[str], set[str]]:
+    """The dotted names called in `code` (mindspore.ops.pad) and the method names called on values (x.eq)."""
+    try:
+        tree = ast.parse(code.strip(), mode="eval")
+    except SyntaxError:
+        return set(), set()
+    dotted: set[str] = set()
+    methods: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        parts: list[str] = []
+        func = node.func
+        while isinstance(func, ast.Attribute):
+            parts.append(func.attr)
+            func = func.value
+        if isinstance(func, ast.Name):
+            dotted.add(".".join([func.id] + parts[::-1]))
+        if parts:
+            methods.add(parts[0])  # x.eq(y), f(x).sum(): a method call, whatever the receiver
+    return dotted, methods
+
+
+def example_target(entry: MappingEntry, example: Example,
+                   version: tuple[int, ...] = DEFAULT_VERSION) -> Target | None:
+    """The target whose API the example's MindSpore code calls (its facts shape the call forms).
+
+    An example may run an older target than the default one, e.g. `mindspore.ops.pad` on CPU where
+    `mindspore.mint.nn.functional.pad` has no CPU kernel: then the older target's renames apply.
+    The default target for `version` when the code calls none of the targets (or the default one).
+    """
+    default = entry.target_for(version)
+    dotted, methods = _callees(example.mindspore)
+    matches = [t for t in entry.targets if t.api in dotted]
+    if not matches:
+        matches = [t for t in entry.targets if t.api.startswith("mindspore.Tensor.")
+                   and t.api.rpartition(".")[2] in methods]
+    if not matches or default in matches:
+        return default
+    return matches[0]
+
+
+def _facts(target: Target | None) -> dict[str, Any]:
     """The target's parameter facts the call forms need: renames, differing defaults, dropped names."""
-    target = entry.target_for(version)
     if target is None:
         return {}
     renames = {p.torch: p.ms for p in target.params if p.kind == "renamed" and p.torch and p.ms}
@@ -41,11 +85,41 @@ def _facts(entry: MappingEntry, version: tuple[int, ...]) -> dict[str, Any]:
     return out
 
 
+_WORD = re.compile(r"[a-z0-9_]+")
+_DTYPE_SPELLINGS = {"float": "float32", "double": "float64", "half": "float16", "long": "int64",
+                    "int": "int32", "bool_": "bool"}
+
+
+def _dtype_word(name: str) -> str:
+    name = str(name).lower().rpartition(".")[2]
+    return _DTYPE_SPELLINGS.get(name, name)
+
+
+def declared_dtypes(target: Target | None, example: Example) -> dict[str, str]:
+    """The example's `dtypes` pairs (torch dtype -> MindSpore dtype) that the target's facts state.
+
+    A dtype difference is accepted by verify only when the table says so: a fact of the target
+    the example runs (normally `semantics_differ`) whose note mentions "dtype" and names both
+    dtypes, e.g. "result dtype differs (torch int64, MindSpore int32)". A pair the facts do not
+    state is left out, so that difference still fails the comparison.
+    """
+    wanted = example.extra.get("dtypes") or {}
+    if not wanted or target is None:
+        return {}
+    notes = [set(_WORD.findall(p.note.lower())) for p in target.params if p.note and "dtype" in p.note.lower()]
+    out: dict[str, str] = {}
+    for t_dtype, m_dtype in wanted.items():
+        pair = {_dtype_word(t_dtype), _dtype_word(m_dtype)}
+        if any(pair <= words for words in notes):
+            out[str(t_dtype)] = str(m_dtype)
+    return out
+
+
 def example_specs(entry: MappingEntry, version: tuple[int, ...] = DEFAULT_VERSION) -> list[dict[str, Any]]:
     """One job spec per example of the entry (with the parameter facts its call forms need)."""
     specs = []
-    facts = _facts(entry, version)
     for number, example in enumerate(entry.examples):
+        target = example_target(entry, example, version)
         spec: dict[str, Any] = {
             "id": f"{entry.api}#{number}",
             "api": entry.api,
@@ -54,7 +128,11 @@ def example_specs(entry: MappingEntry, version: tuple[int, ...] = DEFAULT_VERSIO
             "inputs": dict(example.inputs),
         }
         spec.update({k: example.extra[k] for k in EXAMPLE_KEYS if k in example.extra})
-        spec.update(facts)
+        spec.pop("dtypes", None)
+        dtypes = declared_dtypes(target, example)
+        if dtypes:
+            spec["dtypes"] = dtypes
+        spec.update(_facts(target))
         specs.append(spec)
     return specs
 
@@ -116,6 +194,8 @@ def select(table: MappingTable, apis: list[str] | None = None, sample_size: int 
 def entry_verdict(entry: MappingEntry, results: list[dict[str, Any]]) -> EntryRecord:
     """Combine the results of an entry's examples: the worst status wins; errors are the largest seen."""
     if not entry.examples:
+        if entry.not_runnable:  # declared in the table: counted apart from entries that merely lack one
+            return EntryRecord(status="skipped", reason=f"{NOT_RUNNABLE}{entry.not_runnable}")
         return EntryRecord(status="skipped", reason="no example")
     worst = max(results, key=lambda r: _RANK.get(r.get("status", "error"), 2))
     status = str(worst.get("status", "error"))

@@ -17,7 +17,7 @@ from typing import Any, TextIO
 
 from ..mappings import load_table
 from ..model import MappingEntry
-from .cases import entry_verdict, example_specs, select
+from .cases import NOT_RUNNABLE, entry_verdict, example_specs, select
 from .pool import Pool, VerifyError
 from .record import Record, default_path, read_record, RecordError, write_record
 
@@ -134,7 +134,8 @@ def _run_location(args: argparse.Namespace, targets: list[tuple[str, int]], pool
     worst = EXIT_OK
     for spec, result in zip(specs, results):
         if args.json:
-            out.write(json.dumps({"location": spec["id"], "spec": spec, "result": result}) + "\n")
+            ran_on = {k: info.get(k) for k in ("torch_version", "mindspore_version", "device")} if info else None
+            out.write(json.dumps({"location": spec["id"], "spec": spec, "result": result, "ran_on": ran_on}) + "\n")
             continue
         status = result.get("status", "error")
         out.write(f"{spec['id']}: {spec['api']}\n")
@@ -212,11 +213,13 @@ def run(args: argparse.Namespace, out: TextIO | None = None, pool: Pool | None =
             out.write(json.dumps(result, default=str) + "\n")
     counts = {s: sum(1 for v in verdicts.values() if v.status == s) for s in ("passed", "failed", "error", "skipped")}
     ran = counts["passed"] + counts["failed"] + counts["error"]
+    not_runnable = sum(1 for v in verdicts.values() if v.status == "skipped" and v.reason.startswith(NOT_RUNNABLE))
     rate = 100.0 * counts["passed"] / ran if ran else 0.0
     summary = (f"verified {ran} entries ({n_examples} examples) in {elapsed:.1f} s on torch "
                f"{info.get('torch_version', '?')}, MindSpore {info.get('mindspore_version', '?')}, "
                f"{str(info.get('device', args.device)).upper()}: {counts['passed']} passed, {counts['failed']} failed, "
-               f"{counts['error']} error, {counts['skipped']} skipped; pass rate {rate:.1f}%"
+               f"{counts['error']} error, {counts['skipped']} skipped"
+               f"{f' ({not_runnable} declared not runnable here)' if not_runnable else ''}; pass rate {rate:.1f}%"
                f"{f'; {restarts} worker restart(s)' if restarts else ''}")
     print(summary, file=sys.stderr if args.json else out)
     if args.write_record is not None:

@@ -204,7 +204,24 @@ def compare_random(a: Arr, b: Arr, dtypes: dict[str, str] | None = None) -> Outc
     return out
 
 
-MODES = ("values", "statistics", "shape")
+def compare_magnitudes(a: Arr, b: Arr, rtol: float | None = None, atol: float | None = None,
+                       dtypes: dict[str, str] | None = None) -> Outcome:
+    """Values up to sign (or, for complex numbers, phase): |torch| against |MindSpore|.
+
+    For results that are unique only up to sign, such as singular vectors: each
+    column of U and V may be negated in either library.
+    """
+    x, y = np.asarray(a.value), np.asarray(b.value)
+    if x.dtype.kind in "fciu" and x.dtype != np.bool_:
+        x = np.abs(x)
+    if y.dtype.kind in "fciu" and y.dtype != np.bool_:
+        y = np.abs(y)
+    out = compare_arrays(Arr(x, a.dtype), Arr(y, b.dtype), rtol, atol, dtypes)
+    out.notes.append("compared magnitudes (values up to sign)")
+    return out
+
+
+MODES = ("values", "statistics", "shape", "abs")
 
 
 def compare(a: Any, b: Any, rtol: float | None = None, atol: float | None = None,
@@ -212,8 +229,8 @@ def compare(a: Any, b: Any, rtol: float | None = None, atol: float | None = None
             dtypes: dict[str, str] | None = None) -> Outcome:
     """Compare two plain values (see the module docstring) recursively.
 
-    `mode`: "values" (allclose), "statistics" (random ops; the default when `random`)
-    or "shape" (shape and dtype only). `dtypes` declares expected dtype differences
+    `mode`: "values" (allclose), "statistics" (random ops; the default when `random`),
+    "shape" (shape and dtype only) or "abs" (values up to sign). `dtypes` declares expected dtype differences
     (torch dtype -> MindSpore dtype), e.g. {"int64": "int32"}.
     """
     mode = mode or ("statistics" if random else "values")
@@ -233,6 +250,8 @@ def compare(a: Any, b: Any, rtol: float | None = None, atol: float | None = None
             inner = compare_shape(a, b, dtypes)
         elif mode == "statistics":
             inner = compare_random(a, b, dtypes)
+        elif mode == "abs":
+            inner = compare_magnitudes(a, b, rtol, atol, dtypes)
         else:
             inner = compare_arrays(a, b, rtol, atol, dtypes)
         out.merge(inner, where)

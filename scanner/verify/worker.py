@@ -26,6 +26,7 @@ import zlib
 from typing import Any
 
 from .code import call_forms, receiver, split_layer
+from . import fixtures
 from .compare import Arr, Outcome, canonical_dtype, compare
 
 STEPS = 3  # optimizer steps
@@ -258,6 +259,11 @@ class Job:
 
     # environments ---------------------------------------------------------
     def envs(self, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
+        if self.spec.get("fixture"):
+            try:
+                fixtures.ensure(str(self.spec["fixture"]), self.rt.torch, self.rt.ms)
+            except fixtures.FixtureError as exc:
+                raise ExampleError("setup", exc) from exc
         t_in, m_in = self.rt.inputs(self.specs, seed)
         t_env: dict[str, Any] = {"torch": self.rt.torch, "__builtins__": __builtins__}
         m_env: dict[str, Any] = {"mindspore": self.rt.ms, "__builtins__": __builtins__}
