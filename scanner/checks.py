@@ -5,7 +5,7 @@ from __future__ import annotations
 from . import dynamic_shape
 from .codes import CODES
 from .mappings import MappingTable, doc_url
-from .model import ApiCall, Arg, Category, Confidence, Diagnostic, MappingEntry, ParamFact, Target
+from .model import ApiCall, Category, Confidence, Diagnostic, MappingEntry, ParamFact, Target, arg_for
 
 _CODE_BY_CATEGORY = {
     Category.EQUIVALENT: "TMS101",
@@ -18,34 +18,22 @@ def _version_text(version: tuple[int, ...]) -> str:
     return ".".join(str(v) for v in version)
 
 
-def _arg_for(call: ApiCall, name: str | None, position: int | None) -> Arg | None:
-    """The argument passed for parameter `name` (by keyword) or at `position`."""
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword == name:
-            return arg
-    if position is not None:
-        positional = [a for a in call.args if a.keyword is None]
-        if any(a.starred for a in positional[: position + 1]):
-            return None
-        if position < len(positional):
-            return positional[position]
-    return None
-
-
 def relevant_params(call: ApiCall, target: Target) -> list[ParamFact]:
     """The parameter facts that matter for this call: the ones it passes, and defaults it relies on."""
-    used = {a.keyword: a for a in call.args if a.keyword}
     out = []
     for fact in target.params:
-        if fact.kind in ("renamed", "dropped"):
-            if fact.torch in used:
+        if fact.kind == "renamed":  # only a keyword argument is affected
+            if any(a.keyword == fact.torch for a in call.args if a.keyword):
+                out.append(fact)
+        elif fact.kind == "dropped":
+            if arg_for(call.args, fact.torch, fact.position) is not None:
                 out.append(fact)
         elif fact.kind == "unsupported_values":
-            arg = used.get(fact.torch or "")
+            arg = arg_for(call.args, fact.torch, fact.position)
             if arg is not None and (not arg.is_const or arg.value in fact.values):
                 out.append(fact)
         elif fact.kind == "default_differs":
-            if fact.torch not in used:
+            if arg_for(call.args, fact.torch, fact.position) is None:
                 out.append(fact)
         else:
             out.append(fact)

@@ -34,7 +34,7 @@ from typing import Any
 
 from .codes import CODES
 from .mappings import MappingTable
-from .model import ApiCall, Arg, Category, Confidence, Diagnostic, MappingEntry, ScopeFacts, Span, Target
+from .model import ApiCall, Arg, Category, Confidence, Diagnostic, MappingEntry, ScopeFacts, Span, Target, arg_for
 
 # Value tags set by the resolver (Val.tag, Arg.tag).
 STATIC = "static"  # known when the graph is compiled: shapes, sizes, constants, configuration
@@ -198,21 +198,8 @@ def _repeat_interleave_dynamic(api: str, args: Sequence[Arg]) -> bool:
     method = api.startswith("torch.Tensor.")
     if not method and _single_argument(args):
         return True  # torch.repeat_interleave(repeats)
-    repeats = _arg_for(args, "repeats", 0 if method else 1)
+    repeats = arg_for(args, "repeats", 0 if method else 1)
     return repeats is not None and repeats.is_tensor
-
-
-def _arg_for(args: Sequence[Arg], name: str | None, position: int | None) -> Arg | None:
-    for arg in args:
-        if arg.keyword is not None and arg.keyword == name:
-            return arg
-    if position is not None:
-        positional = [a for a in args if a.keyword is None]
-        if any(a.starred for a in positional[: position + 1]):
-            return None
-        if position < len(positional):
-            return positional[position]
-    return None
 
 
 def _short_name(api: str) -> str | None:
@@ -292,7 +279,7 @@ def check_call(call: ApiCall, entry: MappingEntry | None, target: Target | None,
         if position == -1:
             candidates = [a for a in call.args if a.keyword is None]
         else:
-            arg = _arg_for(call.args, name, position)
+            arg = arg_for(call.args, name, position)
             candidates = [arg] if arg is not None else []
         for arg in candidates:
             found = _judge_arg(call, rule, name, arg, where, ms_api, network)

@@ -114,6 +114,52 @@ def torch_params(obj: Any, name: str) -> list[list[tuple[str, str | None]]] | No
     return overloads or None
 
 
+def _positional_names(text: str) -> list[str]:
+    """The names a call may pass by position in a docstring parameter list: those before `*`."""
+    names = []
+    for name_default in text.split(","):
+        part = name_default.strip()
+        if part.startswith("*"):
+            break  # keyword-only marker or *args: the rest is keyword-only
+        if part == "/":
+            continue
+        name = part.partition("=")[0].split(":")[0].strip()
+        if not re.fullmatch(r"[A-Za-z_]\w*", name):
+            return []  # a default with a comma, or something else unreadable: trust nothing
+        names.append(name)
+    return names
+
+
+def torch_positions(obj: Any, name: str) -> dict[str, int]:
+    """Parameter -> positional index (receiver not counted) for the parameters of a torch callable
+    that a call may pass by position, where every overload agrees on the index."""
+    overloads: list[list[str]] = []
+    target = obj.__init__ if isinstance(obj, type) else obj
+    try:
+        sig = inspect.signature(target)
+    except (TypeError, ValueError):
+        sig = None
+    if sig is not None and not any(p.kind is p.VAR_POSITIONAL for p in sig.parameters.values()):
+        overloads.append([p.name for p in sig.parameters.values() if p.name != "self"
+                          and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)])
+    else:
+        doc = getattr(obj, "__doc__", None) or ""
+        for line in doc.splitlines()[:60]:
+            match = _DOC_SIG.match(line.strip().removeprefix(".. function::"))  # overloads: ".. function:: f(...)"
+            if match and match.group("name") == name:
+                overloads.append(_positional_names(match.group("params")))
+    # Ambiguous across overloads (max(input, dim) and max(input, other)): a name at two indexes, or
+    # two names at one index; none of those is given a position.
+    at_index: dict[int, set[str]] = {}
+    of_name: dict[str, set[int]] = {}
+    for names in overloads:
+        for index, param in enumerate(names):
+            at_index.setdefault(index, set()).add(param)
+            of_name.setdefault(param, set()).add(index)
+    return {param: next(iter(indexes)) for param, indexes in of_name.items()
+            if len(indexes) == 1 and len(at_index[next(iter(indexes))]) == 1}
+
+
 def ms_params(obj: Any) -> list[tuple[str, str | None]] | None:
     """The parameters of a MindSpore callable; None when unreadable or variadic (accepts anything)."""
     found = _signature_params(obj)

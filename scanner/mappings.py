@@ -167,6 +167,7 @@ def _params(raw: list[dict[str, Any]] | None) -> tuple[ParamFact, ...]:
             ms_default=p.get("ms_default"),
             values=tuple(p.get("values", ())),
             note=p.get("note", ""),
+            position=p.get("position"),
         )
         for p in raw or ()
     )

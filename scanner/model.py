@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from enum import Enum
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
 _T = TypeVar("_T")
@@ -102,6 +102,21 @@ class ApiCall:
     context: str = ""  # enclosing function, e.g. "Net.forward"
 
 
+def arg_for(args: Sequence[Arg], name: str | None, position: int | None) -> Arg | None:
+    """The argument passed for parameter `name`: by keyword, or at positional index `position`
+    (a method's receiver not counted); None when not passed or hidden behind a `*args`."""
+    for arg in args:
+        if arg.keyword is not None and arg.keyword == name:
+            return arg
+    if position is not None:
+        positional = [a for a in args if a.keyword is None]
+        if any(a.starred for a in positional[: position + 1]):
+            return None
+        if position < len(positional):
+            return positional[position]
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class ParamFact:
     """How one parameter differs between the torch API and its MindSpore target."""
@@ -113,6 +128,7 @@ class ParamFact:
     ms_default: Any = None
     values: tuple[Any, ...] = ()
     note: str = ""
+    position: int | None = None  # torch's positional index of the parameter (receiver not counted)
 
     def describe(self) -> str:
         if self.kind == "renamed":

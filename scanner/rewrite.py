@@ -39,7 +39,7 @@ from dataclasses import replace
 from typing import Iterator, Sequence
 
 from .mappings import MappingTable
-from .model import ApiCall, Arg, Confidence, Diagnostic, Edit, Fix, MappingEntry, ParamFact, Span, Target
+from .model import ApiCall, Arg, Confidence, Diagnostic, Edit, Fix, MappingEntry, ParamFact, Span, Target, arg_for
 
 IMPORT_LINE = "import mindspore"
 _FIXABLE_CODES = frozenset({"TMS101", "TMS102"})
@@ -244,6 +244,11 @@ def _keyword(call: ApiCall, name: str | None) -> Arg | None:
     return None
 
 
+def _passed(call: ApiCall, fact: ParamFact) -> Arg | None:
+    """The argument the call passes for the fact's torch parameter, by keyword or by position."""
+    return arg_for(call.args, fact.torch, fact.position) if fact.torch is not None else None
+
+
 def _close_paren(src: SourceText, call: ApiCall) -> tuple[int, int]:
     """Line and column of the call's closing parenthesis."""
     end = src.offset(call.span.end_line, call.span.end_col)
@@ -309,7 +314,7 @@ def _param_edits(src: SourceText, call: ApiCall, target: Target) -> tuple[list[E
     explicit: list[str] = []
     starred = any(a.starred for a in call.args)
     for fact in target.params:
-        passed = _keyword(call, fact.torch)
+        passed = _passed(call, fact)
         if fact.kind == "added_required":
             return None
         if fact.kind == "semantics_differ":

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-from torch2ms.mapping_tools import GENERAL_PARAMS, ms_params, resolve, torch_params  # noqa: E402
+from torch2ms.mapping_tools import GENERAL_PARAMS, ms_params, resolve, torch_params, torch_positions  # noqa: E402
 MAPPINGS = ROOT / "mappings"
 # Hand-written entries: mapping_overrides.yaml plus any mapping_overrides_*.yaml beside it
 # (one file per topic); an API may be overridden in one file only.
@@ -996,6 +996,7 @@ def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: s
             if base in entries and "inplace_of" not in entry and entries[base].get("category") != "missing":
                 entry["inplace_of"] = base
 
+    add_positions(entries)
     if only:
         for api in apis:
             print(json.dumps(entries[api]))
@@ -1244,6 +1245,20 @@ def _flow(value: Any) -> str:
 
 
 KEY_ORDER = ["api", "category", "inplace_of", "returns", "dynamic_shape", "ms", "note", "doc", "examples"]
+
+
+def add_positions(entries: dict[str, dict[str, Any]]) -> None:
+    """Give each parameter fact that names a torch parameter its positional index in torch's signature
+    (where the overloads agree), so that the scanner sees the argument however a call passes it."""
+    for api, entry in entries.items():
+        facts = [f for t in entry.get("ms", ()) for f in t.get("params", ()) if f.get("torch")]
+        obj = resolve(api) if facts else None
+        if obj is None:
+            continue
+        positions = torch_positions(obj, api.rpartition(".")[2])
+        for fact in facts:
+            if fact["torch"] in positions:
+                fact["position"] = positions[fact["torch"]]
 
 
 def write_files(entries: dict[str, dict[str, Any]]) -> None:

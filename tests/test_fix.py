@@ -126,6 +126,30 @@ def test_dropping_a_non_default_value_is_unsafe():
     assert "antialias" not in unsafe and "mindspore.mint.nn.functional.interpolate(x, 2.0)" in unsafe
 
 
+@pytest.mark.parametrize(("line", "expected"), [
+    # a parameter whose value must change in MindSpore (an int32 index), passed by position or keyword
+    ("y = torch.index_add(x, 0, i, s)", None),
+    ("y = torch.index_add(x, 0, index=i, source=s)", None),
+    # a dropped parameter passed by position cannot be removed by name: no fix
+    ("y = F.celu(x, 1.0, True)", None),
+    ("y = F.celu(x, 1.0)", (True, "y = mindspore.ops.celu(x, 1.0)")),
+    # a default that differs: written out when torch's default is relied on, left alone when passed
+    ("y = torch.amax(x, 1)", (True, "y = mindspore.mint.amax(x, 1)")),
+    ("y = torch.amax(x, dim=1)", (True, "y = mindspore.mint.amax(x, dim=1)")),
+    ("y = torch.amax(x)", (False, "y = mindspore.mint.amax(x)")),
+])
+def test_parameter_facts_see_positional_arguments(line: str, expected) -> None:
+    """A fact names torch's parameter and its position (`position`, from torch's signature)."""
+    source = "import torch\nimport torch.nn.functional as F\n" + line + "\n"
+    (diag,) = [d for d in scan_source(source, "f.py").diagnostics if d.span.start_line == 3]
+    if expected is None:
+        assert diag.fix is None, diag.fix
+        return
+    safe, text = expected
+    assert diag.fix is not None and diag.fix.safe is safe
+    assert apply_edits(source, diag.fix.edits).splitlines()[-1] == text
+
+
 def test_a_fix_that_would_not_parse_is_left_out():
     # A keyword added after a bare generator argument would be a syntax error.
     table = load_table(TABLE)
