@@ -11,6 +11,7 @@ cannot be read is ignored and rebuilt.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import pickle
@@ -90,10 +91,25 @@ def content_digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
+@functools.lru_cache(maxsize=1)
+def code_digest() -> str:
+    """A digest of the scanner's own source files: results cached by one build of the analysis are
+    never served to another, even when the version number stays (an editable install)."""
+    digest = hashlib.blake2b(digest_size=16)
+    package = Path(__file__).resolve().parent
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode())
+        try:
+            digest.update(path.read_bytes())
+        except OSError:
+            digest.update(b"?")
+    return digest.hexdigest()
+
+
 class Cache:
     def __init__(self, directory: Path, config: Config, table: MappingTable) -> None:
         self.directory = directory
-        salt = f"{_FORMAT}|{__version__}|{table.digest}|{config.key()}"
+        salt = f"{_FORMAT}|{__version__}|{code_digest()}|{table.digest}|{config.key()}"
         self.file = directory / f"results-{hashlib.blake2b(salt.encode(), digest_size=8).hexdigest()}.pickle"
         self._entries: dict[str, _Entry] = self._load()
         self._fresh: dict[str, tuple[int, int, str, Scanned]] = {}

@@ -133,3 +133,20 @@ def test_statistics_are_the_same_warm_and_cold(tmp_path: Path) -> None:
     cold, warm = run_cli(*args, cwd=tmp_path), run_cli(*args, cwd=tmp_path)
     assert cold.stdout == warm.stdout and "Findings by code:" in warm.stdout
     assert warm.returncode == cold.returncode == 1
+
+
+def test_results_of_another_build_of_the_scanner_are_not_reused(tmp_path: Path, monkeypatch) -> None:
+    """The cache key includes a digest of the scanner's own sources (an edited editable install)."""
+    from torch2ms import cache as cache_module
+
+    project = make_project(tmp_path)
+    config = Config()
+    scan_paths([str(project)], config, cache=Cache(tmp_path / "c", config, load_table()))
+    same = Cache(tmp_path / "c", config, load_table())
+    scan_paths([str(project)], config, cache=same)
+    assert same.misses == 0 and same.hits == len(SOURCES)
+    assert len(cache_module.code_digest()) == 32
+    monkeypatch.setattr(cache_module, "code_digest", lambda: "another build")
+    other = Cache(tmp_path / "c", config, load_table())
+    scan_paths([str(project)], config, cache=other)
+    assert other.hits == 0 and other.misses == len(SOURCES)
