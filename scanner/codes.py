@@ -64,7 +64,7 @@ _ROWS = (
     ("TMS205", "data-dependent-control-flow", Severity.WARNING, Category.DYNAMIC_SHAPE,
      "An if/while (or loop count) in network code that depends on tensor values.", DYNAMIC_SHAPE_URL),
     ("TMS206", "host-sync-in-network", Severity.WARNING, Category.DYNAMIC_SHAPE,
-     ".item(), .tolist(), .numpy() or int()/float()/bool() of a tensor in network code.", DYNAMIC_SHAPE_URL),
+     ".item(), .tolist(), .numpy(), int()/float()/bool() of a tensor or an assert on tensor values in network code.", DYNAMIC_SHAPE_URL),
     ("TMS251", "dynamic-shape-op-in-data", Severity.INFO, Category.DYNAMIC_SHAPE,
      "TMS201 outside the network: a value-dependent output size in data processing.", DYNAMIC_SHAPE_URL),
     ("TMS252", "dynamic-shape-argument-in-data", Severity.INFO, Category.DYNAMIC_SHAPE,

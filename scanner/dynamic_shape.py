@@ -51,6 +51,7 @@ CONDITION = "condition"  # if / while / conditional expression on tensor values
 WEAK_CONDITION = "weak_condition"  # the same on a bare tensor name (`if flag:`): low confidence
 LOOP = "loop"  # for ... in range(n) with n read from tensor values
 HOST_SYNC = "host_sync"  # int(t), float(t), bool(t): a tensor value copied to Python
+ASSERT = "assert"  # assert on tensor values: the check needs the value in Python
 CALL = "call"  # a call of a user function or method: an edge of the call graph
 
 
@@ -604,13 +605,18 @@ def _event_items(calls: Iterable[ApiCall], events: Iterable[ShapeEvent],
                                        confidence=Confidence.LOW if kind == WEAK_CONDITION else Confidence.HIGH)
         elif kind == HOST_SYNC:
             yield event.context, _host_sync(event.span, f"{event.detail}(tensor)", None)
+        elif kind == ASSERT:
+            yield event.context, _host_sync(event.span, f"assert '{event.detail}'", None,
+                                            "check the inputs before the network runs (in data processing "
+                                            "or the training loop), or drop the check from construct")
 
 
-def _host_sync(span: Span, what: str, api: str | None) -> Diagnostic:
+def _host_sync(span: Span, what: str, api: str | None, remedy: str = "") -> Diagnostic:
     message = (f"host sync in network code: {what} copies a tensor value to Python; in a MindSpore graph "
                f"this is not a graph operation (it breaks the graph or forces a sync), and any shape derived "
-               f"from it is dynamic; remedy: keep the value as a tensor inside the network, and move the "
-               f"conversion out of forward (to the training loop, logging or metrics)")
+               f"from it is dynamic; remedy: "
+               + (remedy or "keep the value as a tensor inside the network, and move the conversion out of "
+                            "forward (to the training loop, logging or metrics)"))
     return _diag("TMS206", True, span, message, api)
 
 

@@ -203,6 +203,7 @@ class Resolver:
             ast.AsyncFunctionDef: self._st_functiondef,
             ast.ClassDef: self._st_classdef,
             ast.If: self._st_if,
+            ast.Assert: self._st_assert,
             ast.While: self._st_while,
             ast.For: self._st_for,
             ast.AsyncFor: self._st_for,
@@ -861,6 +862,13 @@ class Resolver:
         self._condition(node.test)
         self.block(node.body)
         self.block(node.orelse)
+
+    def _st_assert(self, node: ast.Assert) -> None:
+        val = self.ev(node.test)
+        if node.msg is not None:
+            self.ev(node.msg)
+        if val.kind == TENSOR and val.tag != ds.GUESS and not isinstance(node.test, ast.Name):
+            self._event(ds.ASSERT, node.test, node.test)  # the check reads tensor values on the host
 
     def _st_while(self, node: ast.While) -> None:
         self._condition(node.test)

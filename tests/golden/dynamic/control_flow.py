@@ -38,6 +38,9 @@ class Net(nn.Module):
             return x, y
         for _ in range(self.depth):  # fine
             x = self.proj(x)
+        assert x.abs().sum() > 0, "empty output"  # TMS206: the check reads a tensor value
+        assert x.shape[-1] == 4  # fine: shapes are static
+        assert return_all is not None  # fine
         return x
 
 
@@ -47,4 +50,5 @@ def evaluate(model, loader):
         out = model(batch)
         if out.sum() > 0:  # fine: not network code
             total += out.sum().item()  # fine: host syncs belong in the training loop
+        assert out.isfinite().all()  # fine: not network code
     return total
