@@ -20,6 +20,7 @@ import {
     BUNDLED_LIBS_DIR,
     CONFIG_SECTION,
     SCAN_WORKSPACE_COMMAND,
+    VERIFY_CALL_COMMAND,
     Torch2msSettings,
     bundleCompatibilityWarning,
     buildServerLaunch,
@@ -38,11 +39,11 @@ const CLIENT_NAME = 'torch2ms';
 type ServerState = 'starting' | 'running' | 'stopped' | 'error';
 
 /**
- * The server registers `torch2ms.scanWorkspace` as an executeCommand provider.
- * The stock client would register a VS Code command of the same name, which
- * clashes with the command this extension contributes (and keeps while the
- * server is down), so the executeCommand feature is left out; the
- * contributed command sends the request itself.
+ * The server registers `torch2ms.scanWorkspace` and `torch2ms.verifyCall` as
+ * executeCommand providers. The stock client would register VS Code commands
+ * of the same names, which clash with the commands this extension registers
+ * (and keeps while the server is down), so the executeCommand feature is left
+ * out; the extension's commands send the request themselves.
  */
 class Torch2msLanguageClient extends LanguageClient {
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- matches the base signature
@@ -76,6 +77,7 @@ class Torch2msExtension implements vscode.Disposable {
         this.disposables.push(
             vscode.commands.registerCommand('torch2ms.restart', () => this.restart('restart command')),
             vscode.commands.registerCommand('torch2ms.scanWorkspace', () => this.scanWorkspace()),
+            vscode.commands.registerCommand(VERIFY_CALL_COMMAND, (uri: unknown, line: unknown) => this.verifyCall(uri, line)),
             vscode.commands.registerCommand('torch2ms.showOutput', () => this.output.show()),
             vscode.workspace.onDidChangeConfiguration((event) => {
                 if (restartRequired((section) => event.affectsConfiguration(section))) {
@@ -289,6 +291,24 @@ class Torch2msExtension implements vscode.Disposable {
         } catch (error) {
             this.output.error(`Workspace scan failed: ${errorText(error)}`);
             void showErrorWithActions(`torch2ms: workspace scan failed: ${errorText(error)}`, this.output);
+        }
+    }
+
+    /** The server's "Verify ..." code action: runs the call in torch and MindSpore; the server shows the outcome. */
+    private async verifyCall(uri: unknown, line: unknown): Promise<void> {
+        const client = this.client;
+        if (!client || !client.isRunning()) {
+            void vscode.window.showWarningMessage('torch2ms: the server is not running.');
+            return;
+        }
+        try {
+            await vscode.window.withProgress(
+                { location: vscode.ProgressLocation.Notification, title: 'torch2ms: running the call in torch and MindSpore' },
+                () => client.sendRequest(ExecuteCommandRequest.type, { command: VERIFY_CALL_COMMAND, arguments: [uri, line] }),
+            );
+        } catch (error) {
+            this.output.error(`Verify failed: ${errorText(error)}`);
+            void showErrorWithActions(`torch2ms: verify failed: ${errorText(error)}`, this.output);
         }
     }
 

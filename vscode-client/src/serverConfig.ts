@@ -14,8 +14,10 @@ import * as path from 'node:path';
 /** Configuration section shared by VS Code settings and the server. */
 export const CONFIG_SECTION = 'torch2ms';
 
-/** Command the server registers through workspace/executeCommand. */
+/** Commands the server registers through workspace/executeCommand. */
 export const SCAN_WORKSPACE_COMMAND = 'torch2ms.scanWorkspace';
+/** Arguments: document uri and 1-based line; the server's "Verify ..." code actions carry it. */
+export const VERIFY_CALL_COMMAND = 'torch2ms.verifyCall';
 
 /** Module and sub-command that start the server: `python -m torch2ms lsp`. */
 export const SERVER_MODULE = 'torch2ms';

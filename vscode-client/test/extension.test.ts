@@ -134,7 +134,7 @@ test('the extension bundle drives the server as specified', { timeout: 120_000 }
     });
 
     await t.test("registers its commands even though the server advertises torch2ms.scanWorkspace", () => {
-        for (const command of ['torch2ms.restart', 'torch2ms.scanWorkspace', 'torch2ms.showOutput']) {
+        for (const command of ['torch2ms.restart', 'torch2ms.scanWorkspace', 'torch2ms.verifyCall', 'torch2ms.showOutput']) {
             assert.ok(harness.commands.has(command), command);
         }
     });
@@ -165,6 +165,15 @@ test('the extension bundle drives the server as specified', { timeout: 120_000 }
         await fakeVscode.commands.executeCommand('torch2ms.scanWorkspace');
         const sent = await waitFor('executeCommand', () => events('executeCommand', firstPid)[0]);
         assert.deepEqual(sent.data, { command: 'torch2ms.scanWorkspace', arguments: [] });
+        assert.ok(!harness.messages.some((message) => message.kind === 'error'), JSON.stringify(harness.messages));
+    });
+
+    await t.test("torch2ms.verifyCall (the server's code action) sends its arguments to the server", async () => {
+        const uri = fakeVscode.Uri.file(path.join(workspace, 'model.py')).toString();
+        await fakeVscode.commands.executeCommand('torch2ms.verifyCall', uri, 2);
+        const sent = await waitFor('executeCommand verifyCall', () =>
+            events('executeCommand', firstPid).find((entry) => (entry.data as { command: string }).command === 'torch2ms.verifyCall'));
+        assert.deepEqual(sent.data, { command: 'torch2ms.verifyCall', arguments: [uri, 2] });
         assert.ok(!harness.messages.some((message) => message.kind === 'error'), JSON.stringify(harness.messages));
     });
 

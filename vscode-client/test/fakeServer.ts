@@ -44,7 +44,7 @@ connection.onRequest(InitializeRequest.type, (params): InitializeResult => {
     return {
         capabilities: {
             textDocumentSync: TextDocumentSyncKind.Full,
-            executeCommandProvider: { commands: ['torch2ms.scanWorkspace'] },
+            executeCommandProvider: { commands: ['torch2ms.scanWorkspace', 'torch2ms.verifyCall'] },
         },
         serverInfo: { name: 'fake-torch2ms' },
     };
