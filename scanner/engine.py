@@ -173,7 +173,6 @@ def _analyse(text: str, path: str, config: Config, table: MappingTable | None, f
     except (RecursionError, MemoryError, ValueError) as exc:
         return file_error(path, "TMS901", f"cannot parse: {type(exc).__name__}: too deeply nested or too large",
                           lines=lines_count)
-    table = table or load_table()
     try:
         positions = Positions(text)
         resolver = resolve_module(tree, table, positions)
