@@ -168,6 +168,23 @@ def ms_params(obj: Any) -> list[tuple[str, str | None]] | None:
     return found[0]
 
 
+def ms_positional(obj: Any) -> list[tuple[str, bool]] | None:
+    """(name, required) for each parameter a call of a MindSpore callable may pass by position, in
+    order; a Cell class that keeps Cell's own constructor takes none (auto_prefix and flags are
+    plumbing, not the layer's arguments). None when unreadable or variadic."""
+    target = obj.__init__ if isinstance(obj, type) else obj
+    if getattr(target, "__qualname__", "") == "Cell.__init__":
+        return []
+    try:
+        sig = inspect.signature(target)
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_POSITIONAL for p in sig.parameters.values()):
+        return None
+    return [(p.name, p.default is inspect.Parameter.empty) for p in sig.parameters.values()
+            if p.name != "self" and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
 def drift(entry_api: str, torch_obj: Any, target: Target, ms_obj: Any) -> list[str]:
     """torch parameters that the target's signature lacks and the target's facts do not declare."""
     if not callable(torch_obj) or not callable(ms_obj):

@@ -262,7 +262,8 @@ class MappingTable:
 
 
 def _resolve_inplace(entries: dict[str, MappingEntry]) -> dict[str, MappingEntry]:
-    """Give an in-place entry its base's facts where it does not state its own."""
+    """Give an in-place entry its base's facts where it does not state its own (an entry marked
+    missing keeps that verdict: MindSpore has the out-of-place op but no in-place form of it)."""
     out = dict(entries)
     for api, entry in entries.items():
         if entry.inplace_of is None:
@@ -272,8 +273,8 @@ def _resolve_inplace(entries: dict[str, MappingEntry]) -> dict[str, MappingEntry
             file, _, line = entry.source.rpartition(":")
             raise MappingError(file, int(line) if line.isdigit() else None, "inplace_of",
                                f"'{entry.inplace_of}' is not an entry of the tables")
-        if entry.targets:
-            continue
+        if entry.targets or entry.category is Category.MISSING:
+            continue  # its own targets, or its own verdict: no in-place form (assign the result)
         out[api] = MappingEntry(
             api=api,
             category=base.category,

@@ -42,7 +42,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-from torch2ms.mapping_tools import GENERAL_PARAMS, ms_params, resolve, torch_params, torch_positions  # noqa: E402
+from torch2ms.mapping_tools import (  # noqa: E402
+    GENERAL_PARAMS, ms_params, ms_positional, resolve, torch_params, torch_positions,
+)
 MAPPINGS = ROOT / "mappings"
 # Hand-written entries: mapping_overrides.yaml plus any mapping_overrides_*.yaml beside it
 # (one file per topic); an API may be overridden in one file only.
@@ -651,20 +653,67 @@ def param_facts(api: str, torch_obj: Any, target: str, ms_obj: Any,
             if mp and mp != tp:
                 fact["ms"] = mp
             add(fact)
-    # Signature drift: torch parameters the MindSpore signature lacks.
+    # Signature drift: torch parameters the MindSpore signature lacks. Each is matched to a MindSpore
+    # parameter by name first (alike names, or known synonyms: dim/axis, correction/ddof), then by
+    # position where both are required operands (input/x, A/input); otherwise it is dropped. Two
+    # optional parameters that only share a position (validate_args/seed) are not a rename.
     if tparams and mlist is not None:
         declared = {f.get("torch") for f in facts}
-        mpos = [n for n, _ in mlist]
+        free = [n for n in (mnames or set()) if n not in tnames and n not in CELL_PLUMBING]
+        required = {n for overload in tparams for n, default in overload if default is None}
+        mpos = ms_positional(ms_obj) or []
+        if api.startswith("torch.Tensor.") and not target.startswith("mindspore.Tensor."):
+            mpos = mpos[1:]  # a Tensor method mapped to a function: its first parameter is the tensor
+        positions = torch_positions(torch_obj, last)
         for overload in tparams:
-            for pos, (name, _default) in enumerate(overload):
+            for name, _default in overload:
                 if name in GENERAL_PARAMS or name in mnames or name in declared or name.startswith("_"):
                     continue
-                if pos < len(mpos) and mpos[pos] not in tnames:
-                    add({"kind": "renamed", "torch": name, "ms": mpos[pos]})
+                scored = sorted((-_alike(name, m), m) for m in free if _alike(name, m))
+                match = scored[0][1] if scored else None
+                pos = positions.get(name)
+                if match is None and pos is not None and pos < len(mpos) and name in required:
+                    m_name, m_required = mpos[pos]
+                    if (m_required or pos == 0) and m_name in free:
+                        match = m_name
+                if match is not None:
+                    free.remove(match)
+                    add({"kind": "renamed", "torch": name, "ms": match})
                 else:
                     add({"kind": "dropped", "torch": name})
                 declared.add(name)
     return facts
+
+
+# MindSpore Cell constructor plumbing, never the counterpart of a torch argument.
+CELL_PLUMBING = frozenset({"auto_prefix", "flags"})
+
+# Parameter names that mean the same in both frameworks though they are not spelt alike.
+SYNONYMS = {frozenset(pair) for pair in (
+    ("dim", "axis"), ("dim0", "axis0"), ("dim1", "axis1"), ("dim2", "axis2"), ("dims", "axis"),
+    ("correction", "ddof"), ("p", "ord"), ("lr", "learning_rate"), ("negative_slope", "alpha"),
+    ("num_classes", "depth"), ("tensors", "inputs"), ("in_features", "in_channels"),
+    ("out_features", "out_channels"), ("loc", "mean"), ("scale", "sd"), ("std", "stddev"),
+    ("num_embeddings", "vocab_size"), ("embedding_dim", "embedding_size"), ("weight", "gamma"),
+    ("num_parameters", "channel"), ("init", "w"), ("k", "bias"), ("dilation", "rates"),
+    ("exponent", "other"), ("threshold", "thr"), ("num_workers", "num_parallel_workers"),
+    ("dataset", "source"), ("rank", "shard_id"), ("p", "prob"), ("a", "from_"), ("b", "to"), ("num_replicas", "num_shards"),
+)}
+
+
+def _alike(torch_name: str, ms_name: str) -> float:
+    """How surely two parameter names mean the same, 0 when they do not: a known synonym (3), one a
+    prefix of the other (2: eps/epsilon, keepdim/keepdims, input/input_x), or spelt nearly alike
+    (the similarity ratio, at least 0.6: bias/has_bias)."""
+    from difflib import SequenceMatcher
+
+    if frozenset((torch_name, ms_name)) in SYNONYMS:
+        return 3.0
+    if len(torch_name) > 1 and len(ms_name) > 1 and (
+            ms_name.startswith(torch_name) or torch_name.startswith(ms_name)):
+        return 2.0
+    ratio = SequenceMatcher(None, torch_name, ms_name).ratio()
+    return ratio if ratio >= 0.6 else 0.0
 
 
 def _literal(text: str) -> Any:
@@ -841,7 +890,18 @@ def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: s
                 for c in cands:
                     c["object_ok"] = True
             job_list.append({"id": api, "candidates": cands})
+        # A same-named function of an older namespace (ops.gather beside mint.gather) is an older
+        # version's target only if it reproduces torch's result too: same names can mean other ops.
+        if not official_old.get(api):
+            for name, era in discovered:
+                if era == "old":
+                    job_list.append({"id": f"{api}@old:{name}", "candidates": make_candidates(api, name, kind)})
     results = run_jobs(job_list, jobs, cache)
+    for api in apis:
+        plan[api]["discovered"] = [
+            (name, era) for name, era in plan[api]["discovered"]
+            if era != "old" or official_old.get(api) or any(
+                results.get(f"{api}@old:{name}", {}).get(k) for k in ("ok", "nocpu"))]
 
     # ---- dynamic shape facts
     dynamic: dict[str, Any] = {}
@@ -974,7 +1034,7 @@ def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: s
             entry["category"] = "missing"
             entry["note"] = missing_note(api)
             near = info["order"][:1]
-            if near:
+            if near and not (info["kind"] == "inplace" and not near[0].endswith("_")):  # not the out-of-place op
                 entry["note"] += f" ({near[0]} exists but did not reproduce torch's result in our checks)"
             entry.pop("ms", None)
             last = api.rpartition(".")[2]

@@ -150,6 +150,16 @@ def test_parameter_facts_see_positional_arguments(line: str, expected) -> None:
     assert apply_edits(source, diag.fix.edits).splitlines()[-1] == text
 
 
+@pytest.mark.parametrize("method", ["float_power_(2)", "polygamma_(1)", "detach_()"])
+def test_an_inplace_method_without_an_inplace_form_is_missing_and_never_rewritten(method: str) -> None:
+    # Rewriting x.float_power_(2) to x.float_power(2) would silently drop the update of x.
+    source = f"import torch\nx = torch.ones(3)\nx.{method}\n"
+    (diag,) = [d for d in scan_source(source, "f.py").diagnostics if d.span.start_line == 3]
+    assert diag.code == "TMS103" and diag.fix is None
+    assert "no in-place form" in diag.message and f"x = x.{method.split('_(')[0]}(" in diag.message
+    assert "x.float_power(2)" not in fix_text(source, "f.py", Config(), True, load_table()).text
+
+
 def test_a_fix_that_would_not_parse_is_left_out():
     # A keyword added after a bare generator argument would be a syntax error.
     table = load_table(TABLE)

@@ -1,0 +1,76 @@
+"""scripts/build_tables.py: the parameter facts it derives from the installed torch and MindSpore
+signatures, and the older-version targets it keeps (those that reproduce torch's result)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from torch2ms.mappings import load_table
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def build() -> Any:
+    spec = importlib.util.spec_from_file_location("build_tables_under_test", ROOT / "scripts" / "build_tables.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _facts(build: Any, api: str, target: str) -> set[tuple[str, str | None, str | None]]:
+    facts = build.param_facts(api, build.resolve(api), target, build.resolve(target), [])
+    return {(f["kind"], f.get("torch"), f.get("ms")) for f in facts}
+
+
+def test_optional_parameters_that_only_share_a_position_are_not_renamed(build: Any) -> None:
+    # torch.distributions.Normal(loc, scale, validate_args) against Normal(mean, sd, seed, dtype, name):
+    # validate_args sits where seed sits, but it is not seed.
+    facts = _facts(build, "torch.distributions.Normal", "mindspore.nn.probability.distribution.Normal")
+    assert facts == {("renamed", "loc", "mean"), ("renamed", "scale", "sd"), ("dropped", "validate_args", None)}
+
+
+def test_a_cell_that_keeps_cells_constructor_takes_no_torch_argument(build: Any) -> None:
+    # mint.nn.Mish inherits Cell.__init__(auto_prefix, flags): torch's inplace is dropped, not renamed.
+    assert _facts(build, "torch.nn.Mish", "mindspore.mint.nn.Mish") == {("dropped", "inplace", None)}
+
+
+def test_a_tensor_method_mapped_to_a_function_skips_the_tensor_parameter(build: Any) -> None:
+    # Tensor.std(dim, *, correction, keepdim) against ops.std(input, axis, ddof, keepdims).
+    facts = _facts(build, "torch.Tensor.std", "mindspore.ops.std")
+    assert facts == {("renamed", "dim", "axis"), ("renamed", "correction", "ddof"), ("renamed", "keepdim", "keepdims")}
+
+
+def test_synonyms_win_over_names_that_merely_look_alike(build: Any) -> None:
+    facts = _facts(build, "torch.nn.Embedding", "mindspore.nn.Embedding")
+    assert ("renamed", "num_embeddings", "vocab_size") in facts
+    assert ("renamed", "embedding_dim", "embedding_size") in facts
+    assert not any(kind == "renamed" and ms == "embedding_table" for kind, _, ms in facts)
+
+
+def test_required_operands_are_matched_by_position(build: Any) -> None:
+    assert ("renamed", "data", "input_data") in _facts(build, "torch.tensor", "mindspore.tensor")
+    assert _facts(build, "torch.dot", "mindspore.ops.dot") == {("renamed", "tensor", "other")}
+
+
+def test_alike_scores(build: Any) -> None:
+    assert build._alike("dim", "axis") > build._alike("keepdim", "keepdims") > build._alike("bias", "has_bias") > 0
+    assert build._alike("validate_args", "seed") == 0
+    assert build._alike("p", "pad") == 0  # a one-letter name is no prefix of anything
+
+
+def test_same_named_older_functions_that_compute_something_else_are_no_target() -> None:
+    # ops.gather is index_select-like, ops.select is where(cond, x, y), ops.inv is a reciprocal, ops.equal
+    # is element-wise: none of them is the torch function of the same name, in any version.
+    table = load_table()
+    for api, wrong in [("torch.gather", "mindspore.ops.gather"), ("torch.select", "mindspore.ops.select"),
+                       ("torch.linalg.inv", "mindspore.ops.inv"), ("torch.equal", "mindspore.ops.equal")]:
+        entry = table.entries[api]
+        assert wrong not in [t.api for t in entry.targets], api
