@@ -44,11 +44,11 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import TextDocument, Workspace
 
-from torch2ms import __version__
+from torch2ms import __version__, project_graph
 from torch2ms.config import Config, ConfigError, find_pyproject, load_config
 from torch2ms.engine import scan_source
 from torch2ms.mappings import MappingError, MappingTable, load_table, parse_version
-from torch2ms.model import Category, Diagnostic, FileResult
+from torch2ms.model import Category, Diagnostic, FileResult, ScopeFacts
 
 from . import convert
 
@@ -119,6 +119,9 @@ class DocState:
     version: int | None = None  # of the text the result below belongs to
     text: str = ""
     result: FileResult | None = None  # published: without fixes (engine.scan_source(fixes=False))
+    base: FileResult | None = None  # the same before the project's network scope re-graded it
+    path: str | None = None  # normalised file path (the key of the server's scope facts)
+    reasons: dict[str, str] | None = None  # the re-grading applied: context -> why it is network code
     lines: convert.Lines | None = None
     fixed: FileResult | None = None  # the same result with its fixes, built for the first code action
     _lsp: list[lsp.Diagnostic] | None = None
@@ -200,6 +203,14 @@ class Torch2msServer(LanguageServer):
         self._config_errors: set[str] = set()
         self._table: MappingTable | None = None
         self.workspace_published: dict[str, str] = {}  # key -> uri of closed files a workspace scan reported
+        # The network scope across files (scanner/project_graph.py), as the CLI grades a project: the scope
+        # facts of every workspace file (of the editor's text for open documents) and, per file, the
+        # functions that network code elsewhere reaches. Empty until the workspace is indexed.
+        self.scopes: dict[str, ScopeFacts | None] = {}
+        self.scope_roots: list[str] = []
+        self.reached: dict[str, dict[str, str]] = {}
+        self.indexed = False
+        self._link_generation = 0
         self.analyses = 0  # finished scans (for tests and the benchmark)
 
     # ------------------------------------------------------------ helpers
@@ -320,6 +331,9 @@ class Torch2msServer(LanguageServer):
             self.warn_user(str(exc))
             return
         self.analyses += 1
+        state.path = os.path.normpath(os.path.abspath(path)) if path else None
+        if self.update_scope(state.path, result.scope):
+            await self.relink(skip=key)
         state_now = self.docs.get(key)
         doc_now = self.document(key)
         if state_now is not state or doc_now is None:
@@ -331,9 +345,10 @@ class Torch2msServer(LanguageServer):
         if doc_now.version != version:
             return  # an edit came in: its own timer will run
         lines = convert.Lines(text, self.encoding)
-        state.version, state.text, state.result, state.lines, state._lsp = version, text, result, lines, None
-        state.fixed = None
-        self.publish(state.uri, [convert.to_json(d, lines) for d in result.diagnostics], version)
+        state.version, state.text, state.base, state.result, state.lines = version, text, result, None, lines
+        self.regrade(state)
+        assert state.result is not None
+        self.publish(state.uri, [convert.to_json(d, lines) for d in state.result.diagnostics], version)
 
     async def current(self, uri: str) -> DocState | None:
         """The document's state with a result for its current version (analysing now if needed)."""
@@ -369,10 +384,98 @@ class Torch2msServer(LanguageServer):
             self.pool, scan_source, text, path or unquote(state.uri), self.config_for(path), self.table)
         if state.result is not result or state.version != version:
             return None  # re-analysed meanwhile
+        if state.reasons:
+            fixed = project_graph.regraded(fixed, state.reasons)
         if [d.span for d in fixed.diagnostics] != [d.span for d in result.diagnostics]:
             return None  # the configuration changed meanwhile: the next analysis publishes anew
         state.fixed = fixed
         return fixed
+
+    # ------------------------------------------------------------ network scope across files
+    def workspace_folders(self) -> list[str]:
+        folders = [to_fs_path(f.uri) for f in self.workspace.folders.values()]
+        if not folders and self.workspace.root_path:
+            folders = [self.workspace.root_path]
+        return [os.path.normpath(os.path.abspath(f)) for f in folders if f and os.path.isdir(f)]
+
+    async def index_workspace(self) -> None:
+        """Collect the scope facts of the workspace's files (one scan off the event loop), then grade the
+        open documents with the project's network graph, as a CLI scan of the workspace does."""
+        from torch2ms.api import scan_outcomes
+
+        folders = self.workspace_folders()
+        if not folders:
+            return
+        config = self.config_for(os.path.join(folders[0], "__init__.py"))
+        try:
+            outcomes = await asyncio.get_running_loop().run_in_executor(
+                self.pool, functools.partial(scan_outcomes, folders, config))
+        except Exception as exc:  # noqa: BLE001 - the editor keeps its file-local grading
+            self.log(f"indexing the workspace failed: {type(exc).__name__}: {exc}", lsp.MessageType.Warning)
+            return
+        self.note_scopes([(o.path, o.scope) for o in outcomes], folders)
+        await self.relink()
+
+    def note_scopes(self, items: list[tuple[str, ScopeFacts | None]], folders: list[str]) -> None:
+        """Scope facts of files on disk (open documents keep those of their editor text)."""
+        open_paths = {state.path for state in self.docs.values()}
+        for path, scope in items:
+            path = os.path.normpath(os.path.abspath(path))
+            if path not in open_paths:
+                self.scopes[path] = scope
+        for state in self.docs.values():
+            if state.path is not None and state.base is not None:
+                self.scopes[state.path] = state.base.scope
+        self.scope_roots = folders
+        self.indexed = True
+
+    def update_scope(self, path: str | None, scope: ScopeFacts | None) -> bool:
+        """Record a file's new scope facts; whether that can change how other files are graded."""
+        if not self.indexed or path is None:
+            return False
+        before = self.scopes.get(path, ())
+        self.scopes[path] = scope
+        return before == () or project_graph.linking_facts(before) != project_graph.linking_facts(scope)  # type: ignore[arg-type]
+
+    async def relink(self, skip: str | None = None) -> None:
+        """Follow network calls across the workspace's files again (off the event loop) and re-publish the
+        open documents whose grading changed (but `skip`, which its analysis publishes)."""
+        self._link_generation += 1
+        generation = self._link_generation
+        paths = list(self.scopes)
+        items = [(path, self.scopes[path]) for path in paths]
+        changes = await asyncio.get_running_loop().run_in_executor(
+            self.pool, functools.partial(project_graph.regrades, items, list(self.scope_roots), False))
+        if generation != self._link_generation:
+            return  # a newer pass is under way
+        self.reached = {paths[index]: reasons for index, reasons in changes.items()}
+        for key, state in list(self.docs.items()):
+            if key != skip and state.base is not None and self.regrade(state):
+                self.publish(state.uri, [convert.to_json(d, state.lines) for d in state.result.diagnostics],  # type: ignore[union-attr]
+                             state.version)
+
+    def regrade(self, state: DocState) -> bool:
+        """Apply the project's network scope to the document's own result; whether that changed it."""
+        reasons = self.reached.get(state.path or "", {})
+        if state.base is None or (state.result is not None and reasons == state.reasons):
+            return False
+        state.reasons = reasons
+        state.result = project_graph.regraded(state.base, reasons) if reasons else state.base
+        state._lsp, state.fixed = None, None
+        return True
+
+    async def refresh_from_disk(self, path: str) -> None:
+        """A closed document's facts come from its file again (its unsaved text is gone)."""
+        if not self.indexed or not os.path.isfile(path):
+            return
+        config = self.config_for(path)
+        try:
+            result = await asyncio.get_running_loop().run_in_executor(
+                self.pool, lambda: scan_source(_read_text(path), path, config, self.table, fixes=False))
+        except MappingError:
+            return
+        if self.update_scope(path, result.scope):
+            await self.relink()
 
     def reanalyse_all(self) -> None:
         for key in list(self.docs):
@@ -441,6 +544,7 @@ def create_server() -> Torch2msServer:
     async def initialized(ls: Torch2msServer, params: lsp.InitializedParams) -> None:
         await ls.pull_configuration()
         ls.reanalyse_all()
+        await ls.index_workspace()
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: Torch2msServer, params: lsp.DidChangeConfigurationParams) -> None:
@@ -481,13 +585,15 @@ def create_server() -> Torch2msServer:
         ls.schedule(params.text_document.uri, 0)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls: Torch2msServer, params: lsp.DidCloseTextDocumentParams) -> None:
+    async def did_close(ls: Torch2msServer, params: lsp.DidCloseTextDocumentParams) -> None:
         state = ls.docs.pop(unquote(params.text_document.uri), None)
         if state is None:
             return
         if state.timer is not None:
             state.timer.cancel()
         ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=state.uri, diagnostics=[]))
+        if state.path is not None:
+            await ls.refresh_from_disk(state.path)
 
     @server.feature(lsp.TEXT_DOCUMENT_DIAGNOSTIC, lsp.DiagnosticOptions(
         identifier=convert.SOURCE, inter_file_dependencies=False, workspace_diagnostics=False))
@@ -674,10 +780,7 @@ async def _scan_workspace(ls: Torch2msServer) -> dict[str, int]:
     """Scan every workspace folder; publish for files that are not open; report $/progress."""
     from torch2ms.api import scan_paths
 
-    folders = [to_fs_path(f.uri) for f in ls.workspace.folders.values()]
-    if not folders and ls.workspace.root_path:
-        folders = [ls.workspace.root_path]
-    folders = [f for f in folders if f and os.path.isdir(f)]
+    folders = ls.workspace_folders()
     loop = asyncio.get_running_loop()
     token = f"torch2ms-scan-{uuid.uuid4().hex}"
     caps = ls.client_capabilities
@@ -713,9 +816,11 @@ async def _scan_workspace(ls: Torch2msServer) -> dict[str, int]:
 
     files = findings = 0
     reported: dict[str, str] = {}
+    scopes: list[tuple[str, ScopeFacts | None]] = []
     try:
         for index, folder in enumerate(folders):
             results = await loop.run_in_executor(ls.pool, scan, folder)
+            scopes.extend((result.path, result.scope) for result in results)
             for result in results:
                 files += 1
                 uri = from_fs_path(os.path.abspath(result.path)) or result.path
@@ -738,6 +843,8 @@ async def _scan_workspace(ls: Torch2msServer) -> dict[str, int]:
             if stale not in reported and stale not in ls.docs:
                 ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=stale_uri, diagnostics=[]))
         ls.workspace_published = reported
+        ls.note_scopes(scopes, folders)  # the scan's facts are the freshest index of the workspace
+        await ls.relink()
     finally:
         if progress:
             ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(

@@ -251,10 +251,14 @@ class _Project:
         return [(index, target)]
 
 
-def regrades(items: Sequence[tuple[str, ScopeFacts | None]], roots: Sequence[str]) -> dict[int, dict[str, str]]:
+def regrades(items: Sequence[tuple[str, ScopeFacts | None]], roots: Sequence[str],
+             latent_only: bool = True) -> dict[int, dict[str, str]]:
     """For each file (by index in `items`) that has functions reached from network code in other files:
     context -> why it is network code. `items`: (path, scope facts) of every scanned file, in the scan's
-    order; `roots`: the paths the scan was given (for module names)."""
+    order; `roots`: the paths the scan was given (for module names). `latent_only=False` keeps every
+    reached function, also those without findings yet: the answer then depends only on the calls,
+    classes and imports of the files, not on their findings (the language server reuses it while a
+    function's body is edited)."""
     if not any(scope is not None and (scope.roots or scope.classes) for _, scope in items):
         return {}
     project = _Project(items, roots)
@@ -296,7 +300,7 @@ def regrades(items: Sequence[tuple[str, ScopeFacts | None]], roots: Sequence[str
         if node in local_roots:
             continue
         file = project.files.get(node[0])
-        if file is None or node[1] not in file.latent:
+        if file is None or (latent_only and node[1] not in file.latent):
             continue
         out.setdefault(node[0], {})[node[1]] = _reason(project, node, parent, why_root)
     return out
@@ -332,6 +336,11 @@ def regraded(result: FileResult, reasons: dict[str, str]) -> FileResult:
     kept = [d for d in result.diagnostics if (d.span, d.code) not in replaced]
     diagnostics = sorted(kept + added, key=Diagnostic.sort_key)
     return FileResult(path=result.path, diagnostics=tuple(diagnostics), lines=result.lines, scope=scope)
+
+
+def linking_facts(scope: ScopeFacts | None) -> tuple[object, ...] | None:
+    """The part of a file's scope facts that can change another file's grading (all but its findings)."""
+    return None if scope is None else (scope.roots, scope.edges, scope.classes, scope.imports)
 
 
 def link(results: Sequence[FileResult], roots: Sequence[str]) -> list[FileResult]:

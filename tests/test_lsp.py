@@ -376,6 +376,50 @@ async def test_scan_workspace_reports_progress(client: LanguageClient, tmp_path:
         assert "6 file(s)" in reports[-1].message
 
 
+NET = """\
+import torch
+from .util import helper
+
+
+class Net(torch.nn.Module):
+    def forward(self, x):
+        return helper(x)
+"""
+HELPER = "import torch\n\n\ndef helper(x: torch.Tensor):\n    return x[x > 0]\n"
+
+
+@pytest.mark.asyncio
+async def test_network_scope_follows_calls_across_the_workspace(client: LanguageClient, tmp_path: Path) -> None:
+    """A helper that a forward in another file calls is graded as network code, as the CLI grades it; editing
+    the caller re-grades the open helper, and closing the caller brings back what its file on disk says."""
+    from torch2ms.api import scan_paths
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("", encoding="utf-8")
+    (pkg / "model.py").write_text(NET, encoding="utf-8")
+    (pkg / "util.py").write_text(HELPER, encoding="utf-8")
+    cli = {Path(r.path).name: r for r in scan_paths([str(tmp_path)])}
+    network_codes = codes(cli["util.py"].diagnostics)
+    local_codes = codes(scan_source(HELPER, str(pkg / "util.py")).diagnostics)
+    assert network_codes != local_codes  # the CLI re-grades the helper: the test below can tell them apart
+
+    await start(client, client.profile, tmp_path)  # type: ignore[attr-defined]
+    util = open_doc(client, pkg / "util.py", HELPER)
+    diags = await wait_diags(client, util, lambda d: codes(d) == network_codes)
+    assert all("Net.forward in pkg/model.py" in d.message for d in diags if d.code not in local_codes)
+    model = open_doc(client, pkg / "model.py", NET)
+    await wait_diags(client, model, lambda d: True)
+    change_doc(client, model, NET.replace("return helper(x)", "return x"), 2)  # the call is gone
+    await wait_diags(client, util, lambda d: codes(d) == local_codes)
+    change_doc(client, model, NET, 3)
+    await wait_diags(client, util, lambda d: codes(d) == network_codes)
+    change_doc(client, model, NET.replace("return helper(x)", "return x"), 4)
+    await wait_diags(client, util, lambda d: codes(d) == local_codes)
+    client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=model)))
+    await wait_diags(client, util, lambda d: codes(d) == network_codes)  # the file on disk still calls it
+
+
 @pytest.mark.asyncio
 async def test_syntax_error_shows_one_parse_diagnostic(vscode: LanguageClient, tmp_path: Path) -> None:
     client = vscode
