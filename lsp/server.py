@@ -211,6 +211,8 @@ class Torch2msServer(LanguageServer):
         self.reached: dict[str, dict[str, str]] = {}
         self.indexed = False
         self._link_generation = 0
+        self.index_task: asyncio.Future[None] | None = None
+        self._tasks: set[asyncio.Future[None]] = set()
         self.analyses = 0  # finished scans (for tests and the benchmark)
 
     # ------------------------------------------------------------ helpers
@@ -410,6 +412,8 @@ class Torch2msServer(LanguageServer):
         try:
             outcomes = await asyncio.get_running_loop().run_in_executor(
                 self.pool, functools.partial(scan_outcomes, folders, config))
+        except RuntimeError:
+            return  # shutting down: the pool takes no more work
         except Exception as exc:  # noqa: BLE001 - the editor keeps its file-local grading
             self.log(f"indexing the workspace failed: {type(exc).__name__}: {exc}", lsp.MessageType.Warning)
             return
@@ -444,8 +448,11 @@ class Torch2msServer(LanguageServer):
         generation = self._link_generation
         paths = list(self.scopes)
         items = [(path, self.scopes[path]) for path in paths]
-        changes = await asyncio.get_running_loop().run_in_executor(
-            self.pool, functools.partial(project_graph.regrades, items, list(self.scope_roots), False))
+        try:
+            changes = await asyncio.get_running_loop().run_in_executor(
+                self.pool, functools.partial(project_graph.regrades, items, list(self.scope_roots), False))
+        except RuntimeError:
+            return  # shutting down: the pool takes no more work
         if generation != self._link_generation:
             return  # a newer pass is under way
         self.reached = {paths[index]: reasons for index, reasons in changes.items()}
@@ -464,15 +471,22 @@ class Torch2msServer(LanguageServer):
         state._lsp, state.fixed = None, None
         return True
 
+    def background(self, work: Any) -> None:
+        """Run a coroutine as a task the server holds until it is done (handlers return at once)."""
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
     async def refresh_from_disk(self, path: str) -> None:
         """A closed document's facts come from its file again (its unsaved text is gone)."""
         if not self.indexed or not os.path.isfile(path):
             return
         config = self.config_for(path)
+        table = self.table
         try:
             result = await asyncio.get_running_loop().run_in_executor(
-                self.pool, lambda: scan_source(_read_text(path), path, config, self.table, fixes=False))
-        except MappingError:
+                self.pool, lambda: scan_source(_read_text(path), path, config, table, fixes=False))
+        except (MappingError, RuntimeError):  # a broken table; or shutting down
             return
         if self.update_scope(path, result.scope):
             await self.relink()
@@ -527,6 +541,8 @@ def create_server() -> Torch2msServer:
 
     @server.feature(lsp.SHUTDOWN)
     def shutdown(ls: Torch2msServer, params: None) -> None:
+        if ls.index_task is not None:
+            ls.index_task.cancel()
         for state in ls.docs.values():
             if state.timer is not None:
                 state.timer.cancel()
@@ -544,7 +560,8 @@ def create_server() -> Torch2msServer:
     async def initialized(ls: Torch2msServer, params: lsp.InitializedParams) -> None:
         await ls.pull_configuration()
         ls.reanalyse_all()
-        await ls.index_workspace()
+        # A task of its own: a handler that stayed pending for the whole index would hold pygls' future for it.
+        ls.index_task = asyncio.ensure_future(ls.index_workspace())
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: Torch2msServer, params: lsp.DidChangeConfigurationParams) -> None:
@@ -585,15 +602,15 @@ def create_server() -> Torch2msServer:
         ls.schedule(params.text_document.uri, 0)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
-    async def did_close(ls: Torch2msServer, params: lsp.DidCloseTextDocumentParams) -> None:
+    def did_close(ls: Torch2msServer, params: lsp.DidCloseTextDocumentParams) -> None:
         state = ls.docs.pop(unquote(params.text_document.uri), None)
         if state is None:
             return
         if state.timer is not None:
             state.timer.cancel()
         ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=state.uri, diagnostics=[]))
-        if state.path is not None:
-            await ls.refresh_from_disk(state.path)
+        if state.path is not None and ls.indexed:
+            ls.background(ls.refresh_from_disk(state.path))
 
     @server.feature(lsp.TEXT_DOCUMENT_DIAGNOSTIC, lsp.DiagnosticOptions(
         identifier=convert.SOURCE, inter_file_dependencies=False, workspace_diagnostics=False))

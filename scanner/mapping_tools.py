@@ -105,13 +105,22 @@ def torch_params(obj: Any, name: str) -> list[list[tuple[str, str | None]]] | No
     found = _signature_params(obj)
     if found is not None and not found[1]:
         return [found[0]]
-    doc = getattr(obj, "__doc__", None) or ""
-    overloads = []
-    for line in doc.splitlines()[:40]:
-        match = _DOC_SIG.match(line)
-        if match and match.group("name") == name:
-            overloads.append(split_params(match.group("params")))
+    overloads = [split_params(params) for params in _doc_signatures(obj, name)]
     return overloads or None
+
+
+def _doc_signatures(obj: Any, name: str) -> list[str]:
+    """The parameter lists of the signatures a torch builtin's docstring opens with, overloads written
+    as `.. function:: name(...)` included."""
+    doc = getattr(obj, "__doc__", None) or ""
+    found = []
+    for line in doc.splitlines()[:60]:
+        if "return_types." in line:
+            continue  # printed output of an example: torch.return_types.topk(values=..., indices=...)
+        match = _DOC_SIG.match(line.strip().removeprefix(".. function::"))
+        if match and match.group("name") == name:
+            found.append(match.group("params"))
+    return found
 
 
 def _positional_names(text: str) -> list[str]:
@@ -143,11 +152,7 @@ def torch_positions(obj: Any, name: str) -> dict[str, int]:
         overloads.append([p.name for p in sig.parameters.values() if p.name != "self"
                           and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)])
     else:
-        doc = getattr(obj, "__doc__", None) or ""
-        for line in doc.splitlines()[:60]:
-            match = _DOC_SIG.match(line.strip().removeprefix(".. function::"))  # overloads: ".. function:: f(...)"
-            if match and match.group("name") == name:
-                overloads.append(_positional_names(match.group("params")))
+        overloads.extend(_positional_names(params) for params in _doc_signatures(obj, name))
     # Ambiguous across overloads (max(input, dim) and max(input, other)): a name at two indexes, or
     # two names at one index; none of those is given a position.
     at_index: dict[int, set[str]] = {}

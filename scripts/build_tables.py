@@ -894,13 +894,13 @@ def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: s
         # version's target only if it reproduces torch's result too: same names can mean other ops.
         if not official_old.get(api):
             for name, era in discovered:
-                if era == "old":
+                if era in ("old", "any"):
                     job_list.append({"id": f"{api}@old:{name}", "candidates": make_candidates(api, name, kind)})
     results = run_jobs(job_list, jobs, cache)
     for api in apis:
         plan[api]["discovered"] = [
             (name, era) for name, era in plan[api]["discovered"]
-            if era != "old" or official_old.get(api) or any(
+            if era == "new" or official_old.get(api) or any(
                 results.get(f"{api}@old:{name}", {}).get(k) for k in ("ok", "nocpu"))]
 
     # ---- dynamic shape facts
@@ -996,7 +996,10 @@ def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: s
             names = _names_in(cand["torch"] + " " + cand["mindspore"])
             if names:
                 example["inputs"] = {n: INPUTS[n] for n in names}
-            if res.get("random"):  # a random op, or a layer with randomly initialised weights
+            if api.rpartition(".")[2].startswith(("empty", "new_empty")):
+                example["compare"] = "shape"  # uninitialised memory may hold anything, NaN and inf included
+                example["note"] = "uninitialised memory: verify compares shape and dtype only"
+            elif res.get("random"):  # a random op, or a layer with randomly initialised weights
                 example["random"] = True
             if res.get("verdict") == "dtype" and res.get("dtypes"):
                 example["dtypes"] = {res["dtypes"][0]: res["dtypes"][1]}

@@ -74,3 +74,17 @@ def test_same_named_older_functions_that_compute_something_else_are_no_target() 
                        ("torch.linalg.inv", "mindspore.ops.inv"), ("torch.equal", "mindspore.ops.equal")]:
         entry = table.entries[api]
         assert wrong not in [t.api for t in entry.targets], api
+
+
+def test_every_documented_overload_is_read_and_printed_output_is_not(build: Any) -> None:
+    import torch
+
+    from torch2ms.mapping_tools import torch_params
+
+    # torch.mean documents its dim overload as ".. function:: mean(input, dim, keepdim=False, ...)".
+    names = [{n for n, _ in overload} for overload in torch_params(torch.mean, "mean") or []]
+    assert any({"dim", "keepdim"} <= overload for overload in names)
+    assert {("renamed", "dim", "axis"), ("renamed", "keepdim", "keep_dims")} <= _facts(
+        build, "torch.mean", "mindspore.ops.mean")
+    # torch.topk's docstring prints "torch.return_types.topk(values=..., indices=...)": not a signature.
+    assert not {"values", "indices"} & {n for o in torch_params(torch.topk, "topk") or [] for n, _ in o}
