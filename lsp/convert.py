@@ -202,7 +202,7 @@ def noqa_edit(diag: Diagnostic, lines: Lines) -> lsp.TextEdit | None:
 
 # ---------------------------------------------------------------- hover
 def hover_markdown(diag: Diagnostic, table: MappingTable, version: tuple[int, ...],
-                   verification: dict[str, str]) -> str:
+                   verification: dict[str, tuple[str, str]]) -> str:
     """Markdown for a finding: its mapping entry, parameter facts, note, docs, verification."""
     api = diag.torch_api
     entry = table.lookup(api) if api else None
@@ -227,6 +227,6 @@ def hover_markdown(diag: Diagnostic, table: MappingTable, version: tuple[int, ..
     link = doc_url(entry, target) or diag.doc_url
     if link:
         out.append(f"[MindSpore documentation]({link})")
-    status = verification.get(entry.api)
-    out.append(f"Verification: {status}" if status else "Verification: not verified")
+    record = verification.get(entry.api)
+    out.append(f"Verification: {record[1]}" if record else "Verification: not verified")
     return "\n\n".join(out)

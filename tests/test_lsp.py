@@ -22,6 +22,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from torch2ms.config import Config
 from torch2ms.engine import scan_source
+from torch2ms.verify.record import load_record
 
 SERVER = [sys.executable, "-m", "torch2ms", "lsp"]
 PROFILES = ["visual-studio-code", "neovim@v0.7.0"]
@@ -320,6 +321,11 @@ async def test_hover_shows_the_mapping_entry(client: LanguageClient, tmp_path: P
     assert "`torch.nn.functional.softmax`" in value
     assert "`mindspore.mint.nn.functional.softmax`" in value
     assert "](https://" in value and "Verification:" in value
+    record = load_record()
+    assert record is not None and record.get("torch.nn.functional.softmax") is not None
+    assert f"Verification: {record.label('torch.nn.functional.softmax')}" in value
+    if record.get("torch.nn.functional.softmax").status == "passed":  # type: ignore[union-attr]
+        assert f"verified on MindSpore {record.mindspore_version}, {record.device.upper()}" in value
     assert hover.range is not None and hover.range.start == lsp.Position(line=6, character=8)
     # nothing to say on a blank line
     none = await client.text_document_hover_async(lsp.HoverParams(

@@ -12,6 +12,7 @@ import pytest
 
 from torch2ms.model import ScanSummary
 from torch2ms.report import json as json_report
+from torch2ms.verify.record import load_record
 
 from report_project import make_project, scan, synthetic
 
@@ -37,7 +38,7 @@ def test_report_of_a_real_scan_is_valid_and_consistent(tmp_path, monkeypatch, va
     text = json_report.render(results, "2.10", paths=["proj"], date="2026-01-02")
     doc = json.loads(text)
     assert _errors(validator, doc) == []
-    assert doc["schema_version"] == json_report.SCHEMA_VERSION == 2
+    assert doc["schema_version"] == json_report.SCHEMA_VERSION == 3
     assert doc["project"] == {"name": "proj", "date": "2026-01-02"}
     summary = ScanSummary.of(results)
     assert doc["summary"]["files"] == summary.files == len(doc["files"])
@@ -52,8 +53,11 @@ def test_report_of_a_real_scan_is_valid_and_consistent(tmp_path, monkeypatch, va
         assert not f["path"].startswith("/")
     # every API row's locations point at a finding of that API
     where = {(f["path"], d["span"]["start_line"], d["torch_api"]) for f in doc["files"] for d in f["diagnostics"]}
+    record = load_record()
     for api in doc["apis"]:
-        assert api["verification"]
+        entry = record.get(api["api"]) if record is not None else None
+        assert api["verification_status"] == (entry.status if entry is not None else "none")
+        assert api["verification"] == (record.label(api["api"]) if entry is not None else "not verified")
         for loc in api["locations"]:
             assert (loc["path"], loc["line"], api["api"]) in where
     assert [r["code"] for r in doc["rules"]] == sorted(r["code"] for r in doc["rules"])

@@ -11,21 +11,20 @@ figure and a suggested rewrite per finding.
 
 from __future__ import annotations
 
-import functools
 import io
 import json
 import os
-from collections.abc import Iterable, Sequence
-from importlib import resources
+from collections.abc import Sequence
 from typing import IO, Any
 
 from .. import __version__
 from ..codes import CODES
 from ..mappings import load_table, parse_version
 from ..model import Category, Diagnostic, FileResult, ScanSummary
+from ..verify.record import load_record
 from . import display_path
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # Categories of a torch API use, in the order the reports show them (worst first).
 API_CATEGORIES = ("missing", "dynamic_shape", "unmapped", "diff_params", "equivalent")
@@ -44,43 +43,14 @@ READINESS_DEFINITION = (
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
-@functools.lru_cache(maxsize=1)
-def verification_record() -> dict[str, str]:
-    """`api -> status` from ``mappings/verification.json`` when it is there, else empty.
-
-    The record is written by ``torch2ms verify``; this reader accepts a mapping
-    keyed by API (optionally under "entries" or "results") or a list of objects
-    with "api" and "status".
-    """
-    try:
-        text = resources.files("torch2ms.data").joinpath("verification.json").read_text(encoding="utf-8")
-    except (FileNotFoundError, OSError):
+def verification_record() -> dict[str, tuple[str, str]]:
+    """`api -> (status, label)` from ``mappings/verification.json`` (written by ``torch2ms verify``):
+    the status (passed, failed, error, skipped) and the line reports and hovers show, e.g. "verified on
+    MindSpore 2.10.0, CPU". Empty when there is no readable record."""
+    record = load_record()
+    if record is None:
         return {}
-    try:
-        doc = json.loads(text)
-    except ValueError:
-        return {}
-    if isinstance(doc, dict):
-        for key in ("entries", "results", "apis"):
-            if key in doc and isinstance(doc[key], (dict, list)):
-                doc = doc[key]
-                break
-    out: dict[str, str] = {}
-    items: Iterable[tuple[Any, Any]]
-    if isinstance(doc, dict):
-        items = doc.items()
-    elif isinstance(doc, list):
-        items = ((d.get("api"), d) for d in doc if isinstance(d, dict))
-    else:
-        return {}
-    for api, value in items:
-        if not isinstance(api, str):
-            continue
-        if isinstance(value, str):
-            out[api] = value
-        elif isinstance(value, dict) and isinstance(value.get("status"), str):
-            out[api] = value["status"]
-    return out
+    return {api: (entry.status, record.label(api) or entry.status) for api, entry in record.entries.items()}
 
 
 def _lines_of(text: str) -> list[str]:
@@ -291,7 +261,8 @@ def head(results: list[FileResult], target_version: str, root: str | None = None
             "mindspore_api": target.api if target is not None else row["mindspore_api"],
             "parameter_differences": params,
             "note": entry.note if entry is not None else "",
-            "verification": verification.get(api, "not verified"),
+            "verification": verification.get(api, ("none", "not verified"))[1],
+            "verification_status": verification.get(api, ("none", "not verified"))[0],
             "locations": row["locations"],
         })
     api_rows.sort(key=lambda r: (-r["uses"], r["api"]))
