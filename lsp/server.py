@@ -203,13 +203,9 @@ class Torch2msServer(LanguageServer):
         self._config_errors: set[str] = set()
         self._table: MappingTable | None = None
         self.workspace_published: dict[str, str] = {}  # key -> uri of closed files a workspace scan reported
-        # The network scope across files (scanner/project_graph.py), as the CLI grades a project: the scope
-        # facts of every workspace file (of the editor's text for open documents) and, per file, the
-        # functions that network code elsewhere reaches. Empty until the workspace is indexed.
-        self.scopes: dict[str, ScopeFacts | None] = {}
-        self.scope_roots: list[str] = []
-        self.reached: dict[str, dict[str, str]] = {}
-        self.indexed = False
+        # The network scope across files, as the CLI grades a project: the workspace's scope facts (of the
+        # editor's text for open documents); not ready until the workspace is indexed.
+        self.project = project_graph.ProjectScope()
         self._link_generation = 0
         self.index_task: asyncio.Future[None] | None = None
         self._tasks: set[asyncio.Future[None]] = set()
@@ -333,8 +329,8 @@ class Torch2msServer(LanguageServer):
             self.warn_user(str(exc))
             return
         self.analyses += 1
-        state.path = os.path.normpath(os.path.abspath(path)) if path else None
-        if self.update_scope(state.path, result.scope):
+        state.path = project_graph.norm_path(path) if path else None
+        if state.path is not None and self.project.update(state.path, result.scope):
             await self.relink(skip=key)
         state_now = self.docs.get(key)
         doc_now = self.document(key)
@@ -398,7 +394,7 @@ class Torch2msServer(LanguageServer):
         folders = [to_fs_path(f.uri) for f in self.workspace.folders.values()]
         if not folders and self.workspace.root_path:
             folders = [self.workspace.root_path]
-        return [os.path.normpath(os.path.abspath(f)) for f in folders if f and os.path.isdir(f)]
+        return [project_graph.norm_path(f) for f in folders if f and os.path.isdir(f)]
 
     async def index_workspace(self) -> None:
         """Collect the scope facts of the workspace's files (one scan off the event loop), then grade the
@@ -421,41 +417,21 @@ class Torch2msServer(LanguageServer):
         await self.relink()
 
     def note_scopes(self, items: list[tuple[str, ScopeFacts | None]], folders: list[str]) -> None:
-        """Scope facts of files on disk (open documents keep those of their editor text)."""
-        open_paths = {state.path for state in self.docs.values()}
-        for path, scope in items:
-            path = os.path.normpath(os.path.abspath(path))
-            if path not in open_paths:
-                self.scopes[path] = scope
-        for state in self.docs.values():
-            if state.path is not None and state.base is not None:
-                self.scopes[state.path] = state.base.scope
-        self.scope_roots = folders
-        self.indexed = True
-
-    def update_scope(self, path: str | None, scope: ScopeFacts | None) -> bool:
-        """Record a file's new scope facts; whether that can change how other files are graded."""
-        if not self.indexed or path is None:
-            return False
-        before = self.scopes.get(path, ())
-        self.scopes[path] = scope
-        return before == () or project_graph.linking_facts(before) != project_graph.linking_facts(scope)  # type: ignore[arg-type]
+        """Scope facts of the workspace's files on disk; open documents keep those of their editor text."""
+        self.project.load(items, folders, keep=[state.path for state in self.docs.values() if state.path])
 
     async def relink(self, skip: str | None = None) -> None:
         """Follow network calls across the workspace's files again (off the event loop) and re-publish the
         open documents whose grading changed (but `skip`, which its analysis publishes)."""
         self._link_generation += 1
         generation = self._link_generation
-        paths = list(self.scopes)
-        items = [(path, self.scopes[path]) for path in paths]
         try:
-            changes = await asyncio.get_running_loop().run_in_executor(
-                self.pool, functools.partial(project_graph.regrades, items, list(self.scope_roots), False))
+            reached = await asyncio.get_running_loop().run_in_executor(self.pool, self.project.pass_over_copy())
         except RuntimeError:
             return  # shutting down: the pool takes no more work
         if generation != self._link_generation:
             return  # a newer pass is under way
-        self.reached = {paths[index]: reasons for index, reasons in changes.items()}
+        self.project.reached = reached
         for key, state in list(self.docs.items()):
             if key != skip and state.base is not None and self.regrade(state):
                 self.publish(state.uri, [convert.to_json(d, state.lines) for d in state.result.diagnostics],  # type: ignore[union-attr]
@@ -463,7 +439,7 @@ class Torch2msServer(LanguageServer):
 
     def regrade(self, state: DocState) -> bool:
         """Apply the project's network scope to the document's own result; whether that changed it."""
-        reasons = self.reached.get(state.path or "", {})
+        reasons = self.project.reasons(state.path)
         if state.base is None or (state.result is not None and reasons == state.reasons):
             return False
         state.reasons = reasons
@@ -479,7 +455,7 @@ class Torch2msServer(LanguageServer):
 
     async def refresh_from_disk(self, path: str) -> None:
         """A closed document's facts come from its file again (its unsaved text is gone)."""
-        if not self.indexed or not os.path.isfile(path):
+        if not self.project.ready or not os.path.isfile(path):
             return
         config = self.config_for(path)
         table = self.table
@@ -488,7 +464,7 @@ class Torch2msServer(LanguageServer):
                 self.pool, lambda: scan_source(_read_text(path), path, config, table, fixes=False))
         except (MappingError, RuntimeError):  # a broken table; or shutting down
             return
-        if self.update_scope(path, result.scope):
+        if self.project.update(path, result.scope):
             await self.relink()
 
     def reanalyse_all(self) -> None:
@@ -609,7 +585,7 @@ def create_server() -> Torch2msServer:
         if state.timer is not None:
             state.timer.cancel()
         ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=state.uri, diagnostics=[]))
-        if state.path is not None and ls.indexed:
+        if state.path is not None and ls.project.ready:
             ls.background(ls.refresh_from_disk(state.path))
 
     @server.feature(lsp.TEXT_DOCUMENT_DIAGNOSTIC, lsp.DiagnosticOptions(

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 
 from .model import Diagnostic, FileResult, ScopeFacts, Span
@@ -341,6 +341,61 @@ def regraded(result: FileResult, reasons: dict[str, str]) -> FileResult:
 def linking_facts(scope: ScopeFacts | None) -> tuple[object, ...] | None:
     """The part of a file's scope facts that can change another file's grading (all but its findings)."""
     return None if scope is None else (scope.roots, scope.edges, scope.classes, scope.imports)
+
+
+class ProjectScope:
+    """A project's network scope kept up to date one file at a time (the language server's view): the
+    scope facts of every file and, per file, the functions that network code in other files reaches.
+    That answer depends only on the files' calls, classes and imports (`linking_facts`), so an edit
+    inside a function body needs no new pass; `update` says when one is due."""
+
+    def __init__(self) -> None:
+        self.facts: dict[str, ScopeFacts | None] = {}
+        self.roots: list[str] = []
+        self.reached: dict[str, dict[str, str]] = {}
+        self.ready = False  # facts of the whole project are loaded
+
+    def load(self, items: Sequence[tuple[str, ScopeFacts | None]], roots: Sequence[str],
+             keep: Iterable[str] = ()) -> None:
+        """Facts of the project's files (from a scan), except those of the paths in `keep`, whose newer
+        facts (an editor's unsaved text) stay."""
+        kept = {norm_path(path) for path in keep}
+        for path, scope in items:
+            path = norm_path(path)
+            if path not in kept:
+                self.facts[path] = scope
+        self.roots = [norm_path(root) for root in roots]
+        self.ready = True
+
+    def update(self, path: str, scope: ScopeFacts | None) -> bool:
+        """Record one file's new facts; whether a new pass is due (the file is new, or its calls, classes
+        or imports changed)."""
+        path = norm_path(path)
+        known = path in self.facts
+        before = self.facts.get(path)
+        self.facts[path] = scope
+        return self.ready and (not known or linking_facts(before) != linking_facts(scope))
+
+    def pass_over_copy(self) -> Callable[[], dict[str, dict[str, str]]]:
+        """The graph pass over the facts as they are now, to run anywhere (a worker thread); its result
+        goes to `reached`."""
+        paths = list(self.facts)
+        items = [(path, self.facts[path]) for path in paths]
+        roots = list(self.roots)
+
+        def run() -> dict[str, dict[str, str]]:
+            changes = regrades(items, roots, latent_only=False)
+            return {paths[index]: reasons for index, reasons in changes.items()}
+
+        return run
+
+    def reasons(self, path: str | None) -> dict[str, str]:
+        """Context -> why it is network code, for the functions of `path` reached from other files."""
+        return self.reached.get(norm_path(path), {}) if path else {}
+
+
+def norm_path(path: str) -> str:
+    return os.path.normpath(os.path.abspath(path))
 
 
 def link(results: Sequence[FileResult], roots: Sequence[str]) -> list[FileResult]:

@@ -22,7 +22,7 @@ from torch2ms.config import Config
 from torch2ms.engine import scan_source
 from torch2ms.mappings import load_table
 from torch2ms.model import Severity
-from torch2ms.project_graph import link, regrades
+from torch2ms.project_graph import ProjectScope, link, regraded, regrades
 
 from conftest import GOLDEN, ROOT, as_tuples, check_golden, scan_every_way
 
@@ -182,3 +182,34 @@ def test_scope_facts_are_small_for_plain_files(scope_is_small: bool) -> None:
     """A file with no imports of the project, no classes and no data-processing findings carries nothing."""
     source = "import torch\nimport os\n\n\ndef f(x):\n    return g(x) + os.getpid()\n\n\ndef g(x):\n    return x\n"
     assert (scan_source(source, "a.py").scope is None) is scope_is_small
+
+
+def test_project_scope_kept_up_to_date_one_file_at_a_time(tmp_path: Path) -> None:
+    """The language server's view: a pass is due only when calls, classes or imports change, and its
+    answer re-grades a file exactly as a project scan does."""
+    net = ("import torch\nfrom .util import helper\n\n\nclass Net(torch.nn.Module):\n"
+           "    def forward(self, x):\n        return helper(x)\n")
+    util = "import torch\n\n\ndef helper(x: torch.Tensor):\n    return x[x > 0]\n"
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    files = {pkg / "__init__.py": "", pkg / "model.py": net, pkg / "util.py": util}
+    for path, text in files.items():
+        path.write_text(text, encoding="utf-8")
+    scans = {path: scan_source(text, str(path)) for path, text in files.items()}
+    project = ProjectScope()
+    assert not project.update(str(pkg / "util.py"), scans[pkg / "util.py"].scope)  # not loaded yet: no pass
+    project.load([(str(p), r.scope) for p, r in scans.items()], [str(tmp_path)])
+    project.reached = project.pass_over_copy()()
+    expected = {Path(r.path).name: r for r in scan_paths([str(tmp_path)])}["util.py"]
+    assert regraded(scans[pkg / "util.py"], project.reasons(str(pkg / "util.py"))) == expected
+    assert project.reasons(str(pkg / "util.py")) and not project.reasons(str(pkg / "model.py"))
+
+    # an edit inside forward that keeps its calls: no pass due
+    body_edit = net.replace("return helper(x)", "y = helper(x)\n        return y * 2")
+    assert not project.update(str(pkg / "model.py"), scan_source(body_edit, str(pkg / "model.py")).scope)
+    # the call is gone: a pass is due, and it no longer reaches the helper
+    assert project.update(str(pkg / "model.py"), scan_source(net.replace("helper(x)", "x"), str(pkg / "model.py")).scope)
+    project.reached = project.pass_over_copy()()
+    assert project.reasons(str(pkg / "util.py")) == {}
+    # a new file is a pass too
+    assert project.update(str(pkg / "extra.py"), scan_source("import torch\n", str(pkg / "extra.py")).scope)
