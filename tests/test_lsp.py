@@ -116,6 +116,13 @@ def edits_of(action: lsp.CodeAction, uri: str) -> list[lsp.TextEdit]:
     return out
 
 
+async def quick_fixes(client: LanguageClient, uri: str, diag: lsp.Diagnostic) -> Any:
+    """The quick-fix code actions the server offers for one of its diagnostics."""
+    return await client.text_document_code_action_async(lsp.CodeActionParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri), range=diag.range,
+        context=lsp.CodeActionContext(diagnostics=[diag], only=[lsp.CodeActionKind.QuickFix])))
+
+
 def codes(diags: list[lsp.Diagnostic]) -> list[str]:
     return sorted(str(d.code) for d in diags)
 
@@ -253,9 +260,7 @@ async def test_verify_code_action_runs_the_call_in_torch_and_mindspore(client: L
     uri = open_doc(client, tmp_path / "model.py", text)
     diags = await wait_diags(client, uri, lambda d: len(d) > 0)
     clamp = next(d for d in diags if d.range.start.line == 5)
-    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
-        text_document=lsp.TextDocumentIdentifier(uri=uri), range=clamp.range,
-        context=lsp.CodeActionContext(diagnostics=[clamp], only=[lsp.CodeActionKind.QuickFix])))
+    actions = await quick_fixes(client, uri, clamp)
     verify = [a for a in actions or [] if isinstance(a, lsp.CodeAction) and a.kind == "quickfix.torch2ms.verify"]
     assert len(verify) == 1 and verify[0].command is not None, actions
     assert list(verify[0].command.arguments or ()) == [uri, 6]
@@ -281,9 +286,7 @@ async def test_quick_fix_and_fix_all(client: LanguageClient, tmp_path: Path) -> 
     uri = open_doc(client, tmp_path / "model.py", MODEL)
     diags = await wait_diags(client, uri, lambda d: len(d) > 0)
     clamp = next(d for d in diags if d.range.start.line == 5)
-    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
-        text_document=lsp.TextDocumentIdentifier(uri=uri), range=clamp.range,
-        context=lsp.CodeActionContext(diagnostics=[clamp], only=[lsp.CodeActionKind.QuickFix])))
+    actions = await quick_fixes(client, uri, clamp)
     fixes = [a for a in actions or [] if isinstance(a, lsp.CodeAction) and "noqa" not in a.title]
     assert fixes and "mindspore.mint.clamp" in fixes[0].title
     assert fixes[0].kind == lsp.CodeActionKind.QuickFix and fixes[0].diagnostics
