@@ -669,8 +669,8 @@ def param_facts(api: str, torch_obj: Any, target: str, ms_obj: Any,
             for name, _default in overload:
                 if name in GENERAL_PARAMS or name in mnames or name in declared or name.startswith("_"):
                     continue
-                scored = sorted((-_alike(name, m), m) for m in free if _alike(name, m))
-                match = scored[0][1] if scored else None
+                negated, best = min(((-_alike(name, m), m) for m in free), default=(0.0, None))
+                match = best if negated < 0 else None  # the most alike name, the first in order on a tie
                 pos = positions.get(name)
                 if match is None and pos is not None and pos < len(mpos) and name in required:
                     m_name, m_required = mpos[pos]
