@@ -1244,6 +1244,17 @@ def _library_facts(api: str, row: dict[str, str], diff_rows: list[dict[str, str]
     return facts
 
 
+# Why the entries of the other libraries have no example that verify could run.
+LIBRARY_NOT_RUNNABLE = {
+    "datasets": "a dataset class: it reads the dataset's files, which no test machine has",
+    "torchvision": ("torchvision cannot run beside the CPU build of torch 2.13 here: the torchvision 0.28 wheel on "
+                    "PyPI is a CUDA build whose C++ operators do not load (import fails on torchvision::nms)"),
+    "torchaudio": ("torchaudio cannot run beside the CPU build of torch 2.13 here: its newest wheel on PyPI (2.11, "
+                   "built for torch 2.11) is a CUDA build whose library needs libc10_cuda.so"),
+    "torchtext": "torchtext was discontinued at 0.18 (torch 2.3) and has no release for torch 2.13",
+}
+
+
 def library_entries(ref: Path) -> dict[str, list[dict[str, Any]]]:
     """Entries for the official rows of LIBRARIES, by library (file) name; the newest table wins."""
     rows: dict[str, dict[str, str]] = {}
@@ -1279,6 +1290,9 @@ def library_entries(ref: Path) -> dict[str, list[dict[str, Any]]]:
             entry["doc"] = _library_doc(row, target)
         if api.startswith("torchtext.data."):
             entry["returns"] = "other"  # lists and generators of tokens, not tensors
+        if "ms" in entry:
+            entry["not_runnable"] = (LIBRARY_NOT_RUNNABLE["datasets"] if ".datasets." in api
+                                     else LIBRARY_NOT_RUNNABLE[api.split(".")[0]])
         out[api.split(".")[0]].append(entry)
     return out
 
@@ -1291,13 +1305,7 @@ def write_library_files(ref: Path) -> None:
                  f"# ({lib} is not installed: `torch2ms mappings check` reports them as not checked).",
                  f"namespace: {lib}", "entries:"]
         for entry in entries:
-            for n, key in enumerate(k for k in KEY_ORDER if k in entry):
-                prefix = "  - " if n == 0 else "    "
-                if key == "ms":
-                    lines.append(f"{prefix}ms:")
-                    lines.extend(f"      - {_flow(item)}" for item in entry["ms"])
-                else:
-                    lines.append(f"{prefix}{key}: {_flow(entry[key])}")
+            lines.extend(_entry_lines(entry))
         (MAPPINGS / f"{lib}.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
         print(f"{lib}.yaml: {len(entries)} entries", file=sys.stderr)
 
@@ -1324,6 +1332,22 @@ def add_positions(entries: dict[str, dict[str, Any]]) -> None:
                 fact["position"] = positions[fact["torch"]]
 
 
+def _entry_lines(entry: dict[str, Any]) -> list[str]:
+    """One entry as YAML lines: keys in KEY_ORDER (then the others, sorted), one flow-style value each;
+    targets and examples one per line."""
+    lines: list[str] = []
+    for key in KEY_ORDER + sorted(k for k in entry if k not in KEY_ORDER):
+        if key not in entry:
+            continue
+        prefix = "    " if lines else "  - "
+        if key in ("ms", "examples"):
+            lines.append(f"{prefix}{key}:")
+            lines.extend(f"      - {_flow(item)}" for item in entry[key])
+        else:
+            lines.append(f"{prefix}{key}: {_flow(entry[key])}")
+    return lines
+
+
 def write_files(entries: dict[str, dict[str, Any]]) -> None:
     files = NAMESPACES + EXTRA_FILES
     by_file: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -1337,19 +1361,7 @@ def write_files(entries: dict[str, dict[str, Any]]) -> None:
                  f"# torch / MindSpore; hand-written facts come from scripts/mapping_overrides.yaml.",
                  f"namespace: {ns}", "entries:"]
         for entry in items:
-            first = True
-            for key in KEY_ORDER + sorted(k for k in entry if k not in KEY_ORDER):
-                if key not in entry:
-                    continue
-                value = entry[key]
-                prefix = "  - " if first else "    "
-                first = False
-                if key in ("ms", "examples"):
-                    lines.append(f"{prefix}{key}:")
-                    for item in value:
-                        lines.append(f"      - {_flow(item)}")
-                else:
-                    lines.append(f"{prefix}{key}: {_flow(value)}")
+            lines.extend(_entry_lines(entry))
         (MAPPINGS / f"{ns}.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
