@@ -89,6 +89,8 @@ def split_params(text: str) -> list[tuple[str, str | None]]:
 
 def _signature_params(obj: Any) -> tuple[list[tuple[str, str | None]], bool] | None:
     target = obj.__init__ if isinstance(obj, type) else obj
+    if _keeps_cell_init(target):
+        return [], False
     try:
         sig = inspect.signature(target)
     except (TypeError, ValueError):
@@ -173,12 +175,17 @@ def ms_params(obj: Any) -> list[tuple[str, str | None]] | None:
     return found[0]
 
 
+def _keeps_cell_init(constructor: Any) -> bool:
+    """A MindSpore Cell class without a constructor of its own: it takes no arguments of the layer's
+    (Cell's auto_prefix and flags are plumbing, never the counterpart of a torch argument)."""
+    return getattr(constructor, "__qualname__", "") == "Cell.__init__"
+
+
 def ms_positional(obj: Any) -> list[tuple[str, bool]] | None:
     """(name, required) for each parameter a call of a MindSpore callable may pass by position, in
-    order; a Cell class that keeps Cell's own constructor takes none (auto_prefix and flags are
-    plumbing, not the layer's arguments). None when unreadable or variadic."""
+    order. None when unreadable or variadic."""
     target = obj.__init__ if isinstance(obj, type) else obj
-    if getattr(target, "__qualname__", "") == "Cell.__init__":
+    if _keeps_cell_init(target):
         return []
     try:
         sig = inspect.signature(target)

@@ -659,7 +659,7 @@ def param_facts(api: str, torch_obj: Any, target: str, ms_obj: Any,
     # optional parameters that only share a position (validate_args/seed) are not a rename.
     if tparams and mlist is not None:
         declared = {f.get("torch") for f in facts}
-        free = [n for n in (mnames or set()) if n not in tnames and n not in CELL_PLUMBING]
+        free = [n for n in (mnames or set()) if n not in tnames]
         required = {n for overload in tparams for n, default in overload if default is None}
         mpos = ms_positional(ms_obj) or []
         if api.startswith("torch.Tensor.") and not target.startswith("mindspore.Tensor."):
@@ -684,9 +684,6 @@ def param_facts(api: str, torch_obj: Any, target: str, ms_obj: Any,
                 declared.add(name)
     return facts
 
-
-# MindSpore Cell constructor plumbing, never the counterpart of a torch argument.
-CELL_PLUMBING = frozenset({"auto_prefix", "flags"})
 
 # Parameter names that mean the same in both frameworks though they are not spelt alike.
 SYNONYMS = {frozenset(pair) for pair in (
