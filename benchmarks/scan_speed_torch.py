@@ -16,7 +16,8 @@ import torch
 
 from torch2ms.engine import parse, scan_source
 from torch2ms.mappings import load_table
-from torch2ms.resolve import Positions, resolve
+from torch2ms.resolve import resolve
+from torch2ms.source import SourceText
 
 
 def main() -> None:
@@ -37,7 +38,7 @@ def main() -> None:
     lines = sum(t.count("\n") + 1 for _, t in texts)
     table = load_table()
     parsed = []
-    for path, text in texts:
+    for _path, text in texts:
         try:
             parsed.append((parse(text), text))
         except (SyntaxError, ValueError, RecursionError):
@@ -46,7 +47,7 @@ def main() -> None:
     for _ in range(options.repeat):
         start = time.perf_counter()
         for tree, text in parsed:
-            resolve(tree, table, Positions(text))
+            resolve(tree, table, SourceText(text))
         best_resolve = min(best_resolve, time.perf_counter() - start)
     print(f"files {len(texts)}  lines {lines}  resolve only (parsed trees), best of {options.repeat}: "
           f"{best_resolve:.2f} s  {lines / best_resolve:,.0f} lines/s")

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from torch2ms.codes import CODES
 from torch2ms.config import Config
-from torch2ms.engine import _RECURSION_LIMIT, scan_source, source_lines
+from torch2ms.engine import _RECURSION_LIMIT, scan_source
+from torch2ms.source import split_lines
 from torch2ms.mappings import MappingTable, load_table
 from torch2ms.model import FileResult
 from torch2ms.rewrite import SourceText
@@ -67,7 +68,7 @@ def check_result(result: FileResult, text: str | None, path: str) -> list[str]:
             problems.append(f"{diag.code} with an empty message")
     if text is None:
         return problems
-    lines = source_lines(text)
+    lines = split_lines(text)
     src = SourceText(text)
     for diag in result.diagnostics:
         s = diag.span

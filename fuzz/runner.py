@@ -159,7 +159,7 @@ class Runner:
     def close(self) -> None:
         self._stop()
 
-    def __enter__(self) -> "Runner":
+    def __enter__(self) -> Runner:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -13,7 +13,8 @@ from collections.abc import Iterable, Sequence
 
 from lsprotocol import types as lsp
 
-from torch2ms.engine import noqa_codes, source_lines
+from torch2ms.engine import noqa_codes
+from torch2ms.source import Encoding, SourceText
 from torch2ms.mappings import MappingTable, doc_url
 from torch2ms.model import Category, Diagnostic, Edit, Severity, Span
 
@@ -27,49 +28,38 @@ _SEVERITY = {
 }
 
 
-class Lines:
-    """A snapshot of a document's physical lines with column conversion for one encoding.
+_ENCODINGS = {
+    lsp.PositionEncodingKind.Utf8.value: Encoding.UTF8,
+    lsp.PositionEncodingKind.Utf16.value: Encoding.UTF16,
+    lsp.PositionEncodingKind.Utf32.value: Encoding.UTF32,
+}
 
-    Lines are split as Python's tokenizer splits them (\\r\\n, \\r, \\n), the same
-    way the scanner counts them, so a span's line number indexes this list.
-    """
+
+class Lines:
+    """A snapshot of a document with LSP positions in one encoding (the position model is
+    `torch2ms.source`: lines as Python's tokenizer counts them, so a span's line number indexes them)."""
 
     def __init__(self, text: str, encoding: str = lsp.PositionEncodingKind.Utf16) -> None:
-        self.lines = source_lines(text)
-        self.encoding = str(encoding)
-
-    def _units(self, chars: str) -> int:
-        if chars.isascii() or self.encoding == lsp.PositionEncodingKind.Utf32:
-            return len(chars)
-        if self.encoding == lsp.PositionEncodingKind.Utf8:
-            return len(chars.encode("utf-8", "surrogatepass"))
-        return len(chars.encode("utf-16-le", "surrogatepass")) // 2
+        self.source = SourceText(text)
+        key = encoding.value if isinstance(encoding, lsp.PositionEncodingKind) else str(encoding)
+        self.encoding = _ENCODINGS.get(key, Encoding.UTF16)
 
     def line(self, index: int) -> str:
-        return self.lines[index] if 0 <= index < len(self.lines) else ""
+        """The text of the 0-based line `index` ("" outside the document)."""
+        return self.source.line(index + 1)
 
     def to_client(self, line1: int, col: int) -> lsp.Position:
         """Scanner position (1-based line, code-point column) -> LSP position."""
-        index = max(line1 - 1, 0)
-        if index >= len(self.lines):
-            return lsp.Position(line=max(len(self.lines) - 1, 0), character=self._units(self.line(len(self.lines) - 1)))
-        text = self.lines[index]
-        col = min(max(col, 0), len(text))
-        return lsp.Position(line=index, character=col if text.isascii() else self._units(text[:col]))
+        count = len(self.source)
+        if line1 > count:
+            return self.end()
+        line1 = max(line1, 1)
+        return lsp.Position(line=line1 - 1, character=self.source.to_units(line1, col, self.encoding))
 
     def from_client(self, position: lsp.Position) -> tuple[int, int]:
         """LSP position -> scanner position (1-based line, code-point column), clamped to the text."""
-        index = min(max(position.line, 0), max(len(self.lines) - 1, 0))
-        text = self.line(index)
-        wanted = max(position.character, 0)
-        if text.isascii() or self.encoding == lsp.PositionEncodingKind.Utf32:
-            return index + 1, min(wanted, len(text))
-        units = 0
-        for col, char in enumerate(text):
-            if units >= wanted:
-                return index + 1, col
-            units += self._units(char)
-        return index + 1, len(text)
+        line1 = min(max(position.line, 0), len(self.source) - 1) + 1
+        return line1, self.source.from_units(line1, position.character, self.encoding)
 
     def range(self, span: Span) -> lsp.Range:
         start = self.to_client(span.start_line, span.start_col)
@@ -77,8 +67,9 @@ class Lines:
         return lsp.Range(start=start, end=end)
 
     def end(self) -> lsp.Position:
-        last = len(self.lines) - 1
-        return lsp.Position(line=last, character=self._units(self.lines[last]))
+        last = len(self.source)
+        return lsp.Position(line=last - 1, character=self.source.to_units(last, len(self.source.line(last)),
+                                                                          self.encoding))
 
 
 def visible_span(diag: Diagnostic, lines: Lines) -> Span:
@@ -151,19 +142,12 @@ def whole_document_edit(old: str, new: str, lines: Lines) -> lsp.TextEdit:
                         new_text=new[start:end_new])
 
 
-_BREAK = re.compile(r"\r\n|\r|\n")
-
-
 def _offset_position(text: str, offset: int, lines: Lines) -> lsp.Position:
     # Back the offset out of a \r\n pair so it never points between \r and \n.
     if 0 < offset < len(text) and text[offset - 1] == "\r" and text[offset] == "\n":
         offset -= 1
-    line = 0
-    line_start = 0
-    for match in _BREAK.finditer(text, 0, offset):
-        line += 1
-        line_start = match.end()
-    return lines.to_client(line + 1, offset - line_start)
+    source = lines.source if lines.source.text == text else SourceText(text)
+    return lines.to_client(*source.position(offset))
 
 
 def spans_overlap(span: Span, line1: int, col: int, end_line1: int, end_col: int) -> bool:

@@ -26,7 +26,6 @@ import functools
 import gc
 import logging
 import os
-import re
 import sys
 import threading
 import time
@@ -49,6 +48,7 @@ from torch2ms.config import Config, ConfigError, find_pyproject, load_config
 from torch2ms.engine import scan_source
 from torch2ms.mappings import MappingError, MappingTable, load_table, parse_version
 from torch2ms.model import Category, Diagnostic, FileResult, ScopeFacts
+from torch2ms.source import split_lines_keepends
 
 from . import convert
 
@@ -72,7 +72,7 @@ class ClientSettings:
     debounce_ms: int = DEFAULT_DEBOUNCE_MS
 
     @classmethod
-    def parse(cls, raw: Any) -> tuple["ClientSettings", list[str]]:
+    def parse(cls, raw: Any) -> tuple[ClientSettings, list[str]]:
         """Settings from untrusted JSON; the problems found come back as messages (bad values ignored)."""
         problems: list[str] = []
         if raw is None:
@@ -135,7 +135,6 @@ class DocState:
         return self._lsp
 
 
-_PHYSICAL_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
 class PhysicalLinesDocument(TextDocument):
@@ -148,7 +147,7 @@ class PhysicalLinesDocument(TextDocument):
 
     @property
     def lines(self) -> tuple[str, ...]:
-        return tuple(_PHYSICAL_LINE.findall(self.source))
+        return tuple(split_lines_keepends(self.source))
 
 
 class PhysicalLinesWorkspace(Workspace):
@@ -185,7 +184,7 @@ class Torch2msProtocol(LanguageServerProtocol):
         super()._execute_handler(msg_id, handler, callback, args, kwargs)
         future = self._request_futures.get(msg_id)
         if future is not None:
-            future.add_done_callback(lambda done, key=msg_id: self._forget_future(key, done))
+            future.add_done_callback(functools.partial(self._forget_future, msg_id))
 
     def _forget_future(self, msg_id: Any, future: Any) -> None:
         if self._request_futures.get(msg_id) is future:
@@ -345,8 +344,8 @@ class Torch2msServer(LanguageServer):
         lines = convert.Lines(text, self.encoding)
         state.version, state.text, state.base, state.result, state.lines = version, text, result, None, lines
         self.regrade(state)
-        assert state.result is not None
-        self.publish(state.uri, [convert.to_json(d, lines) for d in state.result.diagnostics], version)
+        published = state.result or result
+        self.publish(state.uri, [convert.to_json(d, lines) for d in published.diagnostics], version)
 
     async def current(self, uri: str) -> DocState | None:
         """The document's state with a result for its current version (analysing now if needed)."""
@@ -376,6 +375,8 @@ class Torch2msServer(LanguageServer):
         if state.fixed is not None:
             return state.fixed
         result, text, version = state.result, state.text, state.version
+        if result is None:
+            return None  # not analysed yet (or closed meanwhile)
         doc = self.document(state.uri)
         path = doc.path if doc is not None else None
         fixed = await asyncio.get_running_loop().run_in_executor(
@@ -434,8 +435,9 @@ class Torch2msServer(LanguageServer):
         self.project.reached = reached
         for key, state in list(self.docs.items()):
             if key != skip and state.base is not None and self.regrade(state):
-                self.publish(state.uri, [convert.to_json(d, state.lines) for d in state.result.diagnostics],  # type: ignore[union-attr]
-                             state.version)
+                lines, result = state.lines, state.result
+                if lines is not None and result is not None:
+                    self.publish(state.uri, [convert.to_json(d, lines) for d in result.diagnostics], state.version)
 
     def regrade(self, state: DocState) -> bool:
         """Apply the project's network scope to the document's own result; whether that changed it."""

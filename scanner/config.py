@@ -60,7 +60,7 @@ class Config:
         """A stable text of everything that changes results (for caches)."""
         return repr((sorted(self.select), sorted(self.ignore), self.target_version))
 
-    def with_overrides(self, **values: Any) -> "Config":
+    def with_overrides(self, **values: Any) -> Config:
         return replace(self, **{k: v for k, v in values.items() if v is not None})
 
 

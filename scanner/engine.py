@@ -19,19 +19,13 @@ from .codes import CODES
 from .config import Config
 from .mappings import MappingTable, load_table, prefilter_words
 from .model import ApiCall, Category, Diagnostic, FileResult, Span
-from .resolve import Positions, resolve_module
+from .resolve import resolve_module
 from .rewrite import attach_fixes
+from .source import SourceText, count_lines, split_lines
 
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z0-9]+(?:[,\s]+[A-Z0-9]+)*))?", re.IGNORECASE)
 _PY2_HINTS = ("Missing parentheses in call to", "leading zeros in decimal integer literals",
               "invalid token", "Did you mean print", "Did you mean exec")
-
-
-def count_lines(text: str) -> int:
-    if not text:
-        return 0
-    breaks = text.count("\n") + text.count("\r") - text.count("\r\n")  # \r alone ends a line too
-    return breaks + (0 if text.endswith(("\n", "\r")) else 1)
 
 
 def file_error(path: str, code: str, message: str, line: int = 1, col: int = 0, lines: int = 0) -> FileResult:
@@ -77,7 +71,7 @@ def noqa_codes(line: str) -> frozenset[str] | None:
 
 def suppressed(diag: Diagnostic, lines: list[str]) -> bool:
     if diag.category is Category.FILE_ERROR:
-        # A file that could not be analysed has no findings to vouch for: a `# noqa` that
+        # A file that could not be analysed has no findings to vouch for: a noqa comment that
         # happens to sit on the line of a syntax error must not hide the whole file.
         return False
     index = diag.span.start_line - 1
@@ -104,21 +98,13 @@ def diagnose(calls: list[ApiCall], table: MappingTable, config: Config,
     return out
 
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
-
-
-def source_lines(text: str) -> list[str]:
-    """Physical lines as Python's tokenizer counts them (not str.splitlines, which also splits on \\f)."""
-    return _LINE_BREAK.split(text)
-
-
 def apply_config(result: FileResult, text: str, config: Config) -> FileResult:
     """Drop what select/ignore and `# noqa` comments turn off (also from the findings kept for the
     project-wide network scope, `FileResult.scope.latent`)."""
     scope = result.scope
     if not result.diagnostics and (scope is None or not scope.latent):
         return result
-    lines = source_lines(text) if "noqa" in text.lower() else []
+    lines = split_lines(text) if "noqa" in text.lower() else []
     kept = [d for d in result.diagnostics if config.enabled(d.code) and not suppressed(d, lines)]
     if scope is not None and scope.latent:
         scope = dynamic_shape.filter_latent(scope, lambda d: config.enabled(d.code) and not suppressed(d, lines))
@@ -174,7 +160,7 @@ def _analyse(text: str, path: str, config: Config, table: MappingTable | None, f
         return file_error(path, "TMS901", f"cannot parse: {type(exc).__name__}: too deeply nested or too large",
                           lines=lines_count)
     try:
-        positions = Positions(text)
+        positions = SourceText(text)
         resolver = resolve_module(tree, table, positions)
         calls, shape_events = resolver.calls, resolver.events
         classes = dynamic_shape.class_facts(resolver.classes)

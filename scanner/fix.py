@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from .config import Config
 from .mappings import MappingTable, load_table
 from .model import Diagnostic, Edit, FileResult, Span
-from .rewrite import SourceText
+from .rewrite import FixSource
+from .source import SourceText, split_lines_keepends
 
 MAX_ROUNDS = 4
 
@@ -126,7 +127,7 @@ def _select(text: str, diags: list[Diagnostic], unsafe: bool) -> tuple[str, list
 
 def _fallback(text: str, applied: list[Diagnostic]) -> tuple[str, list[Diagnostic]]:
     """Some fix breaks the syntax in its context: keep, one by one, the fixes that do not."""
-    current, kept = text, []
+    current, kept = text, list[Diagnostic]()
     for diag in applied:
         trial_edits: list[Edit] = []
         for d in kept + [diag]:
@@ -205,7 +206,7 @@ def fix_source(text: str, path: str, config: Config | None = None,
 def _torch_bindings(tree: ast.Module) -> list[tuple[ast.Import | ast.ImportFrom, ast.alias, str, list[ast.stmt]]]:
     """(statement, alias, bound name, enclosing body) of the torch imports at module level
     (also inside top-level if/try blocks; imports inside functions are left alone)."""
-    out = []
+    out: list[tuple[ast.Import | ast.ImportFrom, ast.alias, str, list[ast.stmt]]] = []
     bodies: list[list[ast.stmt]] = [tree.body]
     for stmt in tree.body:
         if isinstance(stmt, (ast.If, ast.Try)):
@@ -252,7 +253,7 @@ def remove_unused_torch_imports(before: str, after: str) -> str:
     bindings = _torch_bindings(tree)
     if not bindings:
         return after
-    src = SourceText(after, tree)
+    src = FixSource(after, tree)
     statements = {id(stmt): stmt for stmt, _, _, _ in bindings}
     in_imports = _word_counts("\n".join(_segment(src, stmt) for stmt in statements.values()))
     count_before, count_after = _word_counts(before), _word_counts(after)
@@ -277,9 +278,7 @@ def remove_unused_torch_imports(before: str, after: str) -> str:
 
 
 def _segment(src: SourceText, stmt: ast.stmt) -> str:
-    line, end_line = stmt.lineno, stmt.end_lineno or stmt.lineno
-    start = src.line_starts[line - 1] + src.char_col(line, stmt.col_offset)
-    end = src.line_starts[end_line - 1] + src.char_col(end_line, stmt.end_col_offset or 0)
+    start, end = src.node_offsets(stmt)
     return src.text[start:end]
 
 
@@ -290,8 +289,7 @@ def _alias_text(alias: ast.alias) -> str:
 def _import_edit(src: SourceText, stmt: ast.Import | ast.ImportFrom, body: list[ast.stmt],
                  keep: list[ast.alias]) -> Edit | None:
     line, end_line = stmt.lineno, stmt.end_lineno or stmt.lineno
-    start = src.line_starts[line - 1] + src.char_col(line, stmt.col_offset)
-    end = src.line_starts[end_line - 1] + src.char_col(end_line, stmt.end_col_offset or 0)
+    start, end = src.node_offsets(stmt)
     text = src.text
     if keep:
         if line != end_line:
@@ -302,7 +300,7 @@ def _import_edit(src: SourceText, stmt: ast.Import | ast.ImportFrom, body: list[
             new = f"from {stmt.module} import " + ", ".join(_alias_text(a) for a in keep)
         return Edit(src.span_of(start, end), new)
     line_start = src.line_starts[line - 1]
-    line_end = src.line_starts[end_line] if end_line < len(src.line_starts) else len(text)
+    line_end = src.line_after(end_line)
     alone = not text[line_start:start].strip() and not _code_after(text[end:line_end])
     if len(body) == 1 or not alone:
         return Edit(src.span_of(start, end), "pass")
@@ -394,7 +392,7 @@ def write_atomic(path: str, text: str, expected_original: str, encoding: str = "
 
 
 def unified_diff(path: str, before: str, after: str) -> str:
-    lines = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+    lines = difflib.unified_diff(split_lines_keepends(before), split_lines_keepends(after),
                                  fromfile=f"a/{path}", tofile=f"b/{path}")
     out = []
     for line in lines:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from .mappings import MappingError, MappingTable, load_table
-from .model import Category, MappingEntry, Target
+from .model import Category, Target
 
 # The namespaces whose public callables the tables classify (see mappings/README.md).
 STATS_NAMESPACES = (
@@ -87,8 +87,13 @@ def split_params(text: str) -> list[tuple[str, str | None]]:
     return out
 
 
+def _callable_of(obj: Any) -> Any:
+    """What a call of `obj` runs: a class's __init__, else the object itself."""
+    return obj.__init__ if isinstance(obj, type) else obj  # type: ignore[misc]
+
+
 def _signature_params(obj: Any) -> tuple[list[tuple[str, str | None]], bool] | None:
-    target = obj.__init__ if isinstance(obj, type) else obj
+    target = _callable_of(obj)
     if _keeps_cell_init(target):
         return [], False
     try:
@@ -145,7 +150,7 @@ def torch_positions(obj: Any, name: str) -> dict[str, int]:
     """Parameter -> positional index (receiver not counted) for the parameters of a torch callable
     that a call may pass by position, where every overload agrees on the index."""
     overloads: list[list[str]] = []
-    target = obj.__init__ if isinstance(obj, type) else obj
+    target = _callable_of(obj)
     try:
         sig = inspect.signature(target)
     except (TypeError, ValueError):
@@ -184,7 +189,7 @@ def _keeps_cell_init(constructor: Any) -> bool:
 def ms_positional(obj: Any) -> list[tuple[str, bool]] | None:
     """(name, required) for each parameter a call of a MindSpore callable may pass by position, in
     order. None when unreadable or variadic."""
-    target = obj.__init__ if isinstance(obj, type) else obj
+    target = _callable_of(obj)
     if _keeps_cell_init(target):
         return []
     try:

@@ -50,7 +50,7 @@ class _LineList(list):  # type: ignore[type-arg]
     item_lines: list[int]
 
 
-class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
+class _Loader(_BaseLoader):  # type: ignore[misc]
     """A safe YAML loader that remembers lines and rejects duplicate keys."""
 
     file_name = "<yaml>"
@@ -141,7 +141,7 @@ def _schema_error(file_name: str, doc: Any, error: jsonschema.ValidationError) -
     return MappingError(file_name, line, key or "(top)", best.message)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _validator(name: str) -> jsonschema.protocols.Validator:
     text = resources.files("torch2ms.data").joinpath(name).read_text(encoding="utf-8")
     schema = yaml.load(text, Loader=_BaseLoader)

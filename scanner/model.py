@@ -23,7 +23,7 @@ def _pickled_by_fields(cls: type[_T]) -> type[_T]:
     def __reduce__(self: Any) -> tuple[Any, tuple[Any, ...]]:
         return (cls, tuple(getattr(self, name) for name in names))
 
-    cls.__reduce__ = __reduce__  # type: ignore[method-assign,assignment]
+    cls.__reduce__ = __reduce__  # type: ignore[method-assign]
     return cls
 
 
@@ -321,11 +321,11 @@ class ScanSummary:
     by_api: dict[str, int]
 
     @classmethod
-    def of(cls, results: Iterable[FileResult]) -> "ScanSummary":
+    def of(cls, results: Iterable[FileResult]) -> ScanSummary:
         return cls.combine(cls.of_file(result) for result in results)
 
     @classmethod
-    def of_file(cls, result: FileResult) -> "ScanSummary":
+    def of_file(cls, result: FileResult) -> ScanSummary:
         by_code: dict[str, int] = {}
         by_category: dict[str, int] = {}
         by_api: dict[str, int] = {}
@@ -338,7 +338,7 @@ class ScanSummary:
                    by_code, by_category, by_api)
 
     @classmethod
-    def combine(cls, parts: Iterable["ScanSummary"]) -> "ScanSummary":
+    def combine(cls, parts: Iterable[ScanSummary]) -> ScanSummary:
         """The summary of a scan from the summaries of its parts (e.g. one per file)."""
         files = failed = lines = total = 0
         by_code: dict[str, int] = {}

@@ -299,8 +299,8 @@ def regrades(items: Sequence[tuple[str, ScopeFacts | None]], roots: Sequence[str
     for node in parent:
         if node in local_roots:
             continue
-        file = project.files.get(node[0])
-        if file is None or (latent_only and node[1] not in file.latent):
+        found = project.files.get(node[0])
+        if found is None or (latent_only and node[1] not in found.latent):
             continue
         out.setdefault(node[0], {})[node[1]] = _reason(project, node, parent, why_root)
     return out

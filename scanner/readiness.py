@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from .codes import CODES
 from .mappings import MappingTable
 from .model import ApiCall, Category, Confidence, Diagnostic, Edit, Fix, Span
-from .resolve import Positions
+from .source import SourceText
 
 # ------------------------------------------------------------------ kinds and codes
 SECOND_ORDER = "Second-order gradients"
@@ -154,7 +154,7 @@ class _Facts:
     """What the checks share about one file: calls by span, classes, call nodes by method name."""
 
     def __init__(self, tree: ast.Module, calls: list[ApiCall], text: str, table: MappingTable,
-                 version: tuple[int, ...], positions: Positions) -> None:
+                 version: tuple[int, ...], positions: SourceText) -> None:
         self.tree = tree
         self.calls = calls
         self.text = text
@@ -174,7 +174,6 @@ class _Facts:
         self.self_assigns: list[tuple[str, ast.Assign | ast.AnnAssign]] = []  # x.attr = ... with its function
         self.callback_names: set[str] = set()  # functions passed as collate_fn= / worker_init_fn=
         self._call_index: dict[Span, ast.Call] | None = None
-        self._lines: list[str] | None = None
         self._collect(tree)
 
     # -------------------------------------------------------------- collection
@@ -211,7 +210,7 @@ class _Facts:
                     for item in value:
                         if isinstance(item, ast.stmt):
                             children.append((item, inner, node))
-                        elif isinstance(item, (ast.excepthandler, ast.match_case)):
+                        elif isinstance(item, (ast.ExceptHandler, ast.match_case)):
                             children.extend((sub, inner, node) for sub in item.body)
                             self._expressions(item, hot)
                         elif isinstance(item, ast.AST):
@@ -225,14 +224,7 @@ class _Facts:
 
     def _hot_lines(self) -> list[int]:
         """Sorted lines where a method call the checks look at, or a collate_fn= keyword, starts."""
-        lines: set[int] = set()
-        line, offset = 1, 0
-        for start in (m.start() for m in _HOT.finditer(self.text)):
-            text = self.text  # line breaks as the tokenizer counts them: \r\n, \r, \n
-            line += text.count("\n", offset, start) + text.count("\r", offset, start) - text.count("\r\n", offset, start)
-            offset = start
-            lines.add(line)
-        return sorted(lines)
+        return sorted({self.pos.position(m.start())[0] for m in _HOT.finditer(self.text)})
 
     def _expressions(self, node: ast.AST, hot: list[int]) -> None:
         """Record the calls inside one expression (or handler/pattern header) that spans a hot line."""
@@ -291,10 +283,10 @@ class _Facts:
                     self._call_index.setdefault(self.span(node), node)
         return self._call_index.get(span)
 
-    def span(self, node: ast.AST) -> Span:
+    def span(self, node: ast.expr | ast.stmt) -> Span:
         return self.pos.span(node)
 
-    def api_at(self, node: ast.AST, kinds: tuple[str, ...] = ("call", "method", "attribute"),
+    def api_at(self, node: ast.expr, kinds: tuple[str, ...] = ("call", "method", "attribute"),
                high_only: bool = False) -> str | None:
         """The torch API the resolver found at exactly this node, if any."""
         for call in self.by_span.get(self.span(node), ()):
@@ -303,14 +295,12 @@ class _Facts:
         return None
 
     def line(self, number: int) -> str:
-        if self._lines is None:
-            self._lines = re.split(r"\r\n|\r|\n", self.text)
-        return self._lines[number - 1] if 0 < number <= len(self._lines) else ""
+        return self.pos.line(number)
 
     def def_span(self, node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) -> Span:
         """The span of the name in a `class NAME` / `def NAME` header."""
         line = self.line(node.lineno)
-        start = self.pos.col(node.lineno, node.col_offset)
+        start = self.pos.char_col(node.lineno, node.col_offset)
         match = re.compile(r"(?:class|def)\s+(" + re.escape(node.name) + r")\b").search(line, start)
         if match is None:
             return Span(node.lineno, start, node.lineno, start)
@@ -449,10 +439,10 @@ def check_sparse(facts: _Facts) -> Iterator[Diagnostic]:
             continue
         api = call.api
         if api in _SPARSE_FLAG_APIS:
-            node = by_node.get(call.span)
-            if node is None:
+            flagged = by_node.get(call.span)
+            if flagged is None:
                 continue
-            present, value = _const_kw(node, "sparse")
+            present, value = _const_kw(flagged, "sparse")
             if not present or value is False or value is None:
                 continue
             seen.add(call.span)
@@ -518,7 +508,7 @@ _CONTAINER_TARGETS = {
 
 
 def _wrap_fix(facts: _Facts, value: ast.expr, shape: str, target: str) -> Fix | None:
-    from .rewrite import SourceText  # the shared import-insertion helper of the fixes
+    from .rewrite import FixSource  # the shared import-insertion helper of the fixes
 
     span = facts.span(value)
     prefix, suffix = f"{target}(", ")"
@@ -529,7 +519,7 @@ def _wrap_fix(facts: _Facts, value: ast.expr, shape: str, target: str) -> Fix | 
     edits = [Edit(Span(span.start_line, span.start_col, span.start_line, span.start_col), prefix),
              Edit(Span(span.end_line, span.end_col, span.end_line, span.end_col), suffix)]
     try:
-        imp = SourceText(facts.text, facts.tree).import_edit()
+        imp = FixSource(facts.text, facts.tree).import_edit()
     except (ValueError, IndexError):
         return None
     if imp is not None:
@@ -784,16 +774,16 @@ def check_data_pipeline(facts: _Facts) -> Iterator[Diagnostic]:
         last = call.api.rpartition(".")[2]
         if not last[:1].isupper() and last not in ("random_split", "default_collate", "get_worker_info"):
             continue
-        ms = _DATA_TARGETS.get(call.api)
+        target = _DATA_TARGETS.get(call.api)
         if call.api.endswith("DataLoader"):
             how = ("MindSpore builds the pipeline from the dataset: "
                    "mindspore.dataset.GeneratorDataset(source, column_names, shuffle=...).batch(batch_size); "
                    "num_workers becomes num_parallel_workers")
         elif last.endswith("Sampler"):
-            how = f"use {ms or 'a mindspore.dataset sampler'} (pass it as sampler= to the MindSpore dataset)"
+            how = f"use {target or 'a mindspore.dataset sampler'} (pass it as sampler= to the MindSpore dataset)"
         else:
             how = "data processing belongs to mindspore.dataset (or NumPy) in MindSpore"
-        yield _diag("TMS351", call.span, f"{call.api}: {how}", torch_api=call.api, mindspore_api=ms,
+        yield _diag("TMS351", call.span, f"{call.api}: {how}", torch_api=call.api, mindspore_api=target,
                     confidence=call.confidence)
     for node in facts.imports:
         modules: list[str] = []
@@ -893,7 +883,7 @@ def check_training_loop(facts: _Facts) -> Iterator[Diagnostic]:
     if facts.imports_torch and facts.methods.get("backward"):
         scopes: list[tuple[str, list[ast.stmt], ast.AST]] = [("<module>", facts.tree.body, facts.tree)]
         scopes += [(context, func.body, func) for context, func in facts.functions]
-        for context, body, owner in scopes:
+        for _context, body, owner in scopes:
             yield from _training_in_scope(facts, body, owner)
     for call in facts.calls:
         if call.kind not in ("call",) or call.api not in _CLIP_APIS:
@@ -931,7 +921,7 @@ def check_training_loop(facts: _Facts) -> Iterator[Diagnostic]:
 
 
 def _training_in_scope(facts: _Facts, body: list[ast.stmt], owner: ast.AST) -> Iterator[Diagnostic]:
-    loops = [loop for loop in _loops(body)]
+    loops = list(_loops(body))
     qualifying: list[tuple[ast.For | ast.AsyncFor | ast.While, _Step]] = []
     for loop in loops:
         step = _step_facts(facts, loop.body + loop.orelse)
@@ -953,14 +943,12 @@ def _training_in_scope(facts: _Facts, body: list[ast.stmt], owner: ast.AST) -> I
             yield _training_diag(facts, facts.def_span(owner), step, function=owner.name)
 
 
-def _contains(outer: ast.AST, inner: ast.AST) -> bool:
+def _contains(outer: ast.stmt | ast.expr, inner: ast.stmt | ast.expr) -> bool:
     if outer is inner:
         return False
-    o_start = (outer.lineno, outer.col_offset)  # type: ignore[attr-defined]
-    o_end = (outer.end_lineno, outer.end_col_offset)  # type: ignore[attr-defined]
-    i_start = (inner.lineno, inner.col_offset)  # type: ignore[attr-defined]
-    i_end = (inner.end_lineno, inner.end_col_offset)  # type: ignore[attr-defined]
-    return o_start <= i_start and i_end <= o_end  # type: ignore[operator]
+    o_end = (outer.end_lineno or outer.lineno, outer.end_col_offset or 0)
+    i_end = (inner.end_lineno or inner.lineno, inner.end_col_offset or 0)
+    return (outer.lineno, outer.col_offset) <= (inner.lineno, inner.col_offset) and i_end <= o_end
 
 
 def _training_diag(facts: _Facts, span: Span, step: _Step, function: str | None = None) -> Diagnostic:
@@ -1000,9 +988,9 @@ CHECKS = (check_second_order, check_sparse, check_containers, check_module_struc
 
 
 def readiness_diagnostics(tree: ast.Module, calls: list[ApiCall], text: str, table: MappingTable,
-                          version: tuple[int, ...], positions: Positions | None = None) -> list[Diagnostic]:
+                          version: tuple[int, ...], positions: SourceText | None = None) -> list[Diagnostic]:
     """Every readiness finding of one file (pure: the tree, the resolved calls and the text)."""
-    facts = _Facts(tree, calls, text, table, version, positions or Positions(text))
+    facts = _Facts(tree, calls, text, table, version, positions or SourceText(text))
     out: list[Diagnostic] = []
     for check in CHECKS:
         out.extend(check(facts))

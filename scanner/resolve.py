@@ -19,11 +19,13 @@ import builtins
 import operator
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from . import dynamic_shape as ds
 from .mappings import MappingTable
 from .model import ApiCall, Arg, Confidence, Span
+from .source import SourceText
 
 # Value kinds.
 MODULE = "module"  # a torch module; name = qualified name
@@ -44,7 +46,7 @@ class ClassInfo:
     name: str
     is_module: bool = False  # subclass of torch.nn.Module (directly or through a user class)
     torch_base: str | None = None
-    attrs: dict[str, "Val"] = field(default_factory=dict)
+    attrs: dict[str, Val] = field(default_factory=dict)
     methods: set[str] = field(default_factory=set)
     bases: list[str] = field(default_factory=list)  # user bases: a class of the file, or "@" + an import reference
     own: tuple[str, ...] = ()  # methods defined in the class body itself
@@ -101,34 +103,6 @@ def _fold(op: ast.operator, left: Any, right: Any) -> Any:
     return fn(left, right)
 
 
-class Positions:
-    """Converts ast positions (UTF-8 byte columns) to code-point columns."""
-
-    def __init__(self, text: str) -> None:
-        self._text = text
-        self._lines: list[str] | None = None
-        self.ascii = text.isascii()
-
-    def _line(self, lineno: int) -> str:
-        if self._lines is None:
-            self._lines = self._text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-        return self._lines[lineno - 1] if 0 < lineno <= len(self._lines) else ""
-
-    def col(self, lineno: int, byte_col: int) -> int:
-        if self.ascii:
-            return byte_col
-        line = self._line(lineno)
-        if line.isascii():
-            return byte_col
-        return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
-
-    def span(self, node: ast.AST) -> Span:
-        lineno = node.lineno  # type: ignore[attr-defined]
-        end_lineno = node.end_lineno or lineno  # type: ignore[attr-defined]
-        return Span(lineno, self.col(lineno, node.col_offset),  # type: ignore[attr-defined]
-                    end_lineno, self.col(end_lineno, node.end_col_offset or 0))  # type: ignore[attr-defined]
-
-
 class Scope:
     __slots__ = ("names", "parent", "kind", "global_names", "stars")
 
@@ -149,7 +123,7 @@ class Scope:
 class Resolver:
     """Collects the `ApiCall`s of one module."""
 
-    def __init__(self, table: MappingTable, positions: Positions) -> None:
+    def __init__(self, table: MappingTable, positions: SourceText) -> None:
         self.table = table
         self.meta = table.meta
         self.inv = table.inventory
@@ -274,7 +248,7 @@ class Resolver:
         return qualname
 
     # ------------------------------------------------------------------ reporting
-    def report(self, api: str, node: ast.AST, kind: str, confidence: Confidence = Confidence.HIGH,
+    def report(self, api: str, node: ast.expr, kind: str, confidence: Confidence = Confidence.HIGH,
                call: ast.Call | None = None, args: tuple[Arg, ...] = ()) -> None:
         span = self.pos.span(node)
         func_span = name_span = None
@@ -489,7 +463,7 @@ class Resolver:
             return Val(UNKNOWN, tag=ds.DATA)  # `a and t` takes the truth value of a tensor
         return V_UNKNOWN
 
-    def _event(self, kind: str, node: ast.AST, detail: ast.AST | str | None = None,
+    def _event(self, kind: str, node: ast.expr | ast.stmt, detail: ast.AST | str | None = None,
                targets: tuple[str, ...] = ()) -> None:
         if isinstance(detail, ast.AST):
             text = ast.unparse(detail)
@@ -1020,18 +994,18 @@ def _all_args(args: ast.arguments) -> list[ast.arg]:
     return out
 
 
-def resolve(tree: ast.Module, table: MappingTable, positions: Positions) -> list[ApiCall]:
+def resolve(tree: ast.Module, table: MappingTable, positions: SourceText) -> list[ApiCall]:
     return Resolver(table, positions).run(tree)
 
 
 def resolve_with_events(tree: ast.Module, table: MappingTable,
-                        positions: Positions) -> tuple[list[ApiCall], list[ds.ShapeEvent]]:
+                        positions: SourceText) -> tuple[list[ApiCall], list[ds.ShapeEvent]]:
     """The `ApiCall`s and the dynamic-shape facts (`ShapeEvent`s) of one module."""
     resolver = Resolver(table, positions)
     return resolver.run(tree), resolver.events
 
 
-def resolve_module(tree: ast.Module, table: MappingTable, positions: Positions) -> Resolver:
+def resolve_module(tree: ast.Module, table: MappingTable, positions: SourceText) -> Resolver:
     """Run the resolver over a module; its `calls`, `events`, `classes` and `imports` are the facts."""
     resolver = Resolver(table, positions)
     resolver.run(tree)

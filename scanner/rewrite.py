@@ -33,12 +33,12 @@ human (``semantics_differ``, ``added_required``).
 from __future__ import annotations
 
 import ast
-import itertools
 import re
 from dataclasses import replace
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 from .mappings import MappingTable
+from .source import SourceText
 from .model import ApiCall, Arg, Confidence, Diagnostic, Edit, Fix, MappingEntry, ParamFact, Span, Target, arg_for
 
 IMPORT_LINE = "import mindspore"
@@ -53,56 +53,26 @@ _DEVICE_MOVES = frozenset({
 _DEVICE_STRING = re.compile(r"^(cuda|cpu|mps|xpu|npu|hpu|meta)(:\d+)?$")
 _DEVICE_TEXT = re.compile(r"(?i)device|\bcuda\b|\bgpu\b")
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\s*\.\s*[A-Za-z_][A-Za-z0-9_]*)*$")
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
-class SourceText:
-    """A source text with position helpers shared by every fix of one file."""
+class FixSource(SourceText):
+    """A source text (positions: `torch2ms.source`) with the syntax-tree lookups shared by every fix of one file."""
+
+    __slots__ = ("_tree", "_import_edit", "_classes", "_statements")
 
     def __init__(self, text: str, tree: ast.Module | None = None) -> None:
-        self.text = text
+        super().__init__(text)
         self._tree = tree
-        if "\r" not in text:
-            starts = [0, *itertools.accumulate(len(line) + 1 for line in text.split("\n"))][:-1]
-        else:
-            starts = [0, *(match.end() for match in _LINE_BREAK.finditer(text))]
-        self.line_starts = starts
-        first = _LINE_BREAK.search(text)
-        self.newline = first.group(0) if first else "\n"
         self._import_edit: Edit | None | bool = False
         self._classes: dict[tuple[int, int], ast.ClassDef] | None = None
-        self._statements: dict[tuple[int, int, int | None, int | None], tuple[ast.Expr, list[ast.stmt]]] | None = None
+        self._statements: dict[tuple[int, int, int | None, int | None],
+                                tuple[ast.Expr | ast.Assign, list[ast.stmt]]] | None = None
 
     @property
     def tree(self) -> ast.Module:
         if self._tree is None:
             self._tree = ast.parse(self.text)
         return self._tree
-
-    def offset(self, line: int, col: int) -> int:
-        if not 1 <= line <= len(self.line_starts):
-            raise ValueError(f"line {line} is outside the text ({len(self.line_starts)} lines)")
-        start = self.line_starts[line - 1]
-        end = self.line_starts[line] if line < len(self.line_starts) else len(self.text)
-        if not 0 <= col <= end - start:
-            raise ValueError(f"column {col} is outside line {line}")
-        return start + col
-
-    def position(self, offset: int) -> tuple[int, int]:
-        lo, hi = 0, len(self.line_starts) - 1
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if self.line_starts[mid] <= offset:
-                lo = mid
-            else:
-                hi = mid - 1
-        return lo + 1, offset - self.line_starts[lo]
-
-    def span_of(self, start: int, end: int) -> Span:
-        return Span(*self.position(start), *self.position(end))
-
-    def slice(self, span: Span) -> str:
-        return self.text[self.offset(span.start_line, span.start_col):self.offset(span.end_line, span.end_col)]
 
     # ------------------------------------------------------------- imports
     def import_edit(self) -> Edit | None:
@@ -121,8 +91,11 @@ class SourceText:
                 and isinstance(body[0].value.value, str):
             index = 1  # the module docstring
         after: ast.stmt | None = body[index - 1] if index else None
-        while index < len(body) and isinstance(body[index], ast.ImportFrom) and body[index].module == "__future__":
-            after = body[index]
+        while index < len(body):
+            stmt = body[index]
+            if not (isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__"):
+                break
+            after = stmt
             index += 1
         while index < len(body) and isinstance(body[index], (ast.Import, ast.ImportFrom)):
             after = body[index]
@@ -152,7 +125,7 @@ class SourceText:
                 key = (value.lineno, value.col_offset, value.end_lineno, value.end_col_offset)
                 self._statements[key] = (stmt, body)
         line, end_line = span.start_line, span.end_line
-        key = (line, self._byte_col(line, span.start_col), end_line, self._byte_col(end_line, span.end_col))
+        key = (line, self.byte_col(line, span.start_col), end_line, self.byte_col(end_line, span.end_col))
         found = self._statements.get(key)
         if found is None:
             return None
@@ -166,7 +139,7 @@ class SourceText:
         start = self.offset(line, span.start_col)
         end = self.offset(end_line, span.end_col)
         line_start = self.line_starts[line - 1]
-        line_end = self.line_starts[end_line] if end_line < len(self.line_starts) else len(self.text)
+        line_end = self.line_after(end_line)
         rest = self.text[end:line_end].strip()
         alone = not self.text[line_start:start].strip() and (not rest or rest.startswith("#"))
         if len(body) == 1 or not alone:
@@ -177,21 +150,11 @@ class SourceText:
     def class_with_base(self, span: Span) -> ast.ClassDef | None:
         if self._classes is None:
             self._classes = {}
-            for node, _body in _all_statements(self.tree.body):
-                if isinstance(node, ast.ClassDef):
-                    for base in node.bases:
-                        self._classes[(base.lineno, base.col_offset)] = node
-        node = self._classes.get((span.start_line, self._byte_col(span.start_line, span.start_col)))
-        return node
-
-    def _byte_col(self, line: int, col: int) -> int:
-        start = self.line_starts[line - 1]
-        return len(self.text[start:start + col].encode("utf-8"))
-
-    def char_col(self, line: int, byte_col: int) -> int:
-        start = self.line_starts[line - 1]
-        end = self.line_starts[line] if line < len(self.line_starts) else len(self.text)
-        return len(self.text[start:end].encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
+            for stmt, _body in _all_statements(self.tree.body):
+                if isinstance(stmt, ast.ClassDef):
+                    for base in stmt.bases:
+                        self._classes[(base.lineno, base.col_offset)] = stmt
+        return self._classes.get((span.start_line, self.byte_col(span.start_line, span.start_col)))
 
 
 # ---------------------------------------------------------------- helpers
@@ -249,13 +212,13 @@ def _passed(call: ApiCall, fact: ParamFact) -> Arg | None:
     return arg_for(call.args, fact.torch, fact.position) if fact.torch is not None else None
 
 
-def _close_paren(src: SourceText, call: ApiCall) -> tuple[int, int]:
+def _close_paren(src: FixSource, call: ApiCall) -> tuple[int, int]:
     """Line and column of the call's closing parenthesis."""
     end = src.offset(call.span.end_line, call.span.end_col)
     return src.position(end - 1)
 
 
-def _removal_edits(src: SourceText, call: ApiCall, removed: list[Arg]) -> list[Edit]:
+def _removal_edits(src: FixSource, call: ApiCall, removed: list[Arg]) -> list[Edit]:
     """Edits deleting the keyword arguments `removed` with their separating commas."""
     args = _ordered(call.args)
     gone = {id(a) for a in removed}
@@ -280,7 +243,7 @@ def _removal_edits(src: SourceText, call: ApiCall, removed: list[Arg]) -> list[E
     return edits
 
 
-def _insert_keywords(src: SourceText, call: ApiCall, pieces: list[str]) -> Edit | None:
+def _insert_keywords(src: FixSource, call: ApiCall, pieces: list[str]) -> Edit | None:
     if not pieces:
         return None
     text = ", ".join(pieces)
@@ -306,7 +269,7 @@ def _literal(value: object) -> str | None:
 
 
 # ---------------------------------------------------------------- fixes
-def _param_edits(src: SourceText, call: ApiCall, target: Target) -> tuple[list[Edit], bool] | None:
+def _param_edits(src: FixSource, call: ApiCall, target: Target) -> tuple[list[Edit], bool] | None:
     """The edits for the target's parameter facts and whether they are safe; None: no fix possible."""
     edits: list[Edit] = []
     safe = True
@@ -383,7 +346,7 @@ def _size_tuple_edits(call: ApiCall) -> list[Edit]:
             Edit(Span(last.end_line, last.end_col, last.end_line, last.end_col), ")")]
 
 
-def _device_move_fix(src: SourceText, call: ApiCall) -> Fix | None:
+def _device_move_fix(src: FixSource, call: ApiCall) -> Fix | None:
     """`x.cuda()` / `x.to(device)` -> `x` (unsafe: MindSpore sets the device once per program)."""
     if call.kind != "method" or call.name_span is None:
         return None
@@ -422,7 +385,7 @@ def _device_move_fix(src: SourceText, call: ApiCall) -> Fix | None:
     return Fix(title=f"Remove the device move .{method}()", edits=(Edit(src.span_of(dot, end), ""),), safe=False)
 
 
-def _eval_fix(src: SourceText, call: ApiCall) -> Fix | None:
+def _eval_fix(src: FixSource, call: ApiCall) -> Fix | None:
     """`model.eval()` -> `model.set_train(False)` (a registered rewrite: the data says only 'set_train')."""
     if call.kind != "method" or call.args or call.name_span is None:
         return None
@@ -432,7 +395,7 @@ def _eval_fix(src: SourceText, call: ApiCall) -> Fix | None:
                edits=(Edit(src.span_of(name_at, end), "set_train(False)"),), safe=True)
 
 
-def _receiver_length(src: SourceText, call: ApiCall) -> int:
+def _receiver_length(src: FixSource, call: ApiCall) -> int:
     """The length of the receiver text of a method call (up to the dot before the name)."""
     if call.name_span is None:
         return 0
@@ -442,7 +405,7 @@ def _receiver_length(src: SourceText, call: ApiCall) -> int:
     return max(dot - start, 0)
 
 
-def _cell_fix(src: SourceText, call: ApiCall) -> Fix | None:
+def _cell_fix(src: FixSource, call: ApiCall) -> Fix | None:
     """`class Net(nn.Module)` -> `class Net(mindspore.nn.Cell)` and its `forward` -> `construct` (unsafe)."""
     if call.kind != "attribute" or not _DOTTED.match(src.slice(call.span)):
         return None
@@ -455,7 +418,7 @@ def _cell_fix(src: SourceText, call: ApiCall) -> Fix | None:
                        for s in node.body):
                     break
                 line = stmt.lineno
-                start = src.line_starts[line - 1] + src.char_col(line, stmt.col_offset)
+                start = src.offset(line, src.char_col(line, stmt.col_offset))
                 match = re.compile(r"(async\s+)?def\s+").match(src.text, start)
                 if match is None:
                     break
@@ -471,7 +434,7 @@ def _cell_fix(src: SourceText, call: ApiCall) -> Fix | None:
 
 
 def build_fix(call: ApiCall, diag: Diagnostic, entry: MappingEntry | None, target: Target | None,
-              src: SourceText) -> Fix | None:
+              src: FixSource) -> Fix | None:
     """The fix for one finding, or None when it must be left to a human."""
     if diag.confidence is not Confidence.HIGH or call.confidence is not Confidence.HIGH:
         return None
@@ -528,7 +491,7 @@ def attach_fixes(diagnostics: Sequence[Diagnostic], calls: Sequence[ApiCall], te
                  table: MappingTable, version: tuple[int, ...]) -> list[Diagnostic]:
     """Give every fixable finding its `Fix`; a finding is matched to its call by span and torch API."""
     by_key = {(call.span, call.api): call for call in calls}
-    src: SourceText | None = None
+    src: FixSource | None = None
     out = []
     for diag in diagnostics:
         call = by_key.get((diag.span, diag.torch_api)) if diag.torch_api else None
@@ -536,7 +499,7 @@ def attach_fixes(diagnostics: Sequence[Diagnostic], calls: Sequence[ApiCall], te
             out.append(diag)
             continue
         if src is None:
-            src = SourceText(text, tree)
+            src = FixSource(text, tree)
         entry = table.lookup(call.api)
         target = entry.target_for(version) if entry is not None else None
         try:

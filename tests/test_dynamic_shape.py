@@ -26,7 +26,8 @@ from torch2ms.dynamic_shape import DATA_SUFFIX, network_contexts
 from torch2ms.engine import parse, scan_source
 from torch2ms.mappings import load_table
 from torch2ms.model import Confidence, Severity
-from torch2ms.resolve import Positions, resolve_with_events
+from torch2ms.source import SourceText
+from torch2ms.resolve import resolve_with_events
 
 from conftest import GOLDEN, ROOT, check_golden
 
@@ -166,7 +167,7 @@ def test_network_graph_follows_calls_transitively() -> None:
               "    return x\n\n\ndef c(x):\n    return x\n\n\nclass Net(nn.Module):\n"
               "    def forward(self, x):\n        return self.step(x)\n\n    def step(self, x):\n        return a(x)\n")
     tree = parse(source)
-    calls, events = resolve_with_events(tree, load_table(), Positions(source))
+    calls, events = resolve_with_events(tree, load_table(), SourceText(source))
     network = network_contexts(calls, events)
     assert {"Net.forward", "Net.step", "a", "b"} <= network
     assert "c" not in network

@@ -173,7 +173,7 @@ def test_odd_bytes(runner: Runner, data: bytes) -> None:
 
 # ---------------------------------------------------------------- regressions found by fuzzing
 def test_noqa_on_a_syntax_error_line_does_not_hide_the_file_error() -> None:
-    # Found by the generated-program fuzzer: a `# noqa` on the line of the syntax error
+    # Found by the generated-program fuzzer: a noqa comment on the line of the syntax error
     # silently turned an unanalysable file into a clean one.
     result = scan_source("import torch\nx = torch.zeros(1  # noqa\n", "a.py")
     assert [d.code for d in result.diagnostics] == ["TMS901"]

@@ -11,7 +11,8 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Union
+from typing import Any
+from collections.abc import Callable
 
 import pytest
 import pytest_lsp
@@ -252,7 +253,7 @@ async def test_verify_code_action_runs_the_call_in_torch_and_mindspore(client: L
     # CodeAction's "command" is an object and a Command's a string (editors tell them apart that way).
     converter = client.protocol._converter
     converter.register_structure_hook(
-        Union[lsp.Command, lsp.CodeAction],
+        lsp.Command | lsp.CodeAction,
         lambda obj, _: converter.structure(obj, lsp.Command if isinstance(obj.get("command"), str)
                                            else lsp.CodeAction))
     await start(client, client.profile, tmp_path)  # type: ignore[attr-defined]

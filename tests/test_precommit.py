@@ -18,7 +18,7 @@ import pytest
 
 from conftest import ROOT
 
-PACKAGE_PARTS = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "scanner", "lsp", "mappings")
+PACKAGE_PARTS = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "torch2ms", "scanner", "lsp", "mappings")
 TORCH_CODE = "import torch\n\n\ndef join(a, b):\n    return torch.cat([a, b], dim=0)\n"
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "torch2ms test", "GIT_AUTHOR_EMAIL": "test@example.invalid",
@@ -44,7 +44,8 @@ def _package_files() -> list[str]:
     proc = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "--", *PACKAGE_PARTS],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
-    return sorted({line for line in proc.stdout.splitlines() if line and (ROOT / line).is_file()})
+    return sorted({line for line in proc.stdout.splitlines()
+                   if line and ((ROOT / line).is_symlink() or (ROOT / line).is_file())})
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +60,10 @@ def hook_setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, dic
     for rel in _package_files():
         dest = hooks / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / rel, dest)
+        if (ROOT / rel).is_symlink():  # torch2ms -> scanner, scanner/lsp -> ../lsp, ...: links, as git keeps them
+            dest.symlink_to(os.readlink(ROOT / rel))
+        else:
+            shutil.copy2(ROOT / rel, dest)
     assert (hooks / ".pre-commit-hooks.yaml").is_file()
     _git("init", "-q", cwd=hooks, env=env)
     _git("add", "-A", cwd=hooks, env=env)

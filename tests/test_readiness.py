@@ -23,9 +23,10 @@ from torch2ms.fix import apply_edits
 from torch2ms.mappings import load_table
 from torch2ms.model import Category, Diagnostic
 from torch2ms.readiness import KIND_OF_CODE, KINDS, READINESS_CODES, kind_of, readiness_diagnostics
-from torch2ms.resolve import Positions, resolve
+from torch2ms.source import SourceText
+from torch2ms.resolve import resolve
 
-from conftest import GOLDEN, ROOT, check_golden
+from conftest import GOLDEN, check_golden
 
 READINESS = GOLDEN / "readiness"
 CASES = sorted(p for p in READINESS.glob("*.py") if not p.name.endswith(".fixed.py"))
@@ -189,7 +190,7 @@ def test_container_fix_runs_in_mindspore() -> None:
         def __init__(self) -> None:
             super().__init__()
             self.layers = mindspore.nn.CellList([mindspore.nn.Dense(3, 3), mindspore.nn.ReLU()])
-            self.pair = mindspore.nn.CellList(list((mindspore.nn.Dense(3, 3), mindspore.nn.Tanh())))
+            self.pair = mindspore.nn.CellList([mindspore.nn.Dense(3, 3), mindspore.nn.Tanh()])
             self.heads = mindspore.nn.CellDict({"cls": mindspore.nn.Dense(3, 2)})
             self.scales = mindspore.ParameterTuple(
                 [mindspore.Parameter(mindspore.Tensor(np.ones(3, np.float32)), name=f"scale{i}") for i in range(2)])
@@ -268,7 +269,7 @@ def test_checks_are_pure_functions_of_the_tree() -> None:
     text = (READINESS / "training_loop.py").read_text(encoding="utf-8")
     tree = parse(text)
     table = load_table()
-    calls = resolve(tree, table, Positions(text))
+    calls = resolve(tree, table, SourceText(text))
     first = readiness_diagnostics(tree, calls, text, table, Config().version)
     again = readiness_diagnostics(tree, calls, text, table, Config().version)
     assert first == again and first

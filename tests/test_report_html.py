@@ -97,7 +97,7 @@ class Page(HTMLParser):
 
 @pytest.fixture()
 def project(tmp_path, monkeypatch):
-    root = make_project(tmp_path / "visionproj")
+    make_project(tmp_path / "visionproj")
     monkeypatch.chdir(tmp_path)
     results = scan(Path("visionproj"))
     return results
@@ -185,7 +185,7 @@ def test_page_is_self_contained(project):
 
 def test_escaping_of_hostile_source_and_names(tmp_path, monkeypatch):
     name = "p<b>&amp;x"
-    root = make_project(tmp_path / name)
+    make_project(tmp_path / name)
     monkeypatch.chdir(tmp_path)
     results = scan(Path(name))
     page_text = html_report.render(results, "2.10", paths=[name], date="<i>today</i>")

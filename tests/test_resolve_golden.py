@@ -14,7 +14,8 @@ import pytest
 
 from torch2ms.engine import parse
 from torch2ms.mappings import load_table
-from torch2ms.resolve import Positions, resolve
+from torch2ms.source import SourceText
+from torch2ms.resolve import resolve
 
 from conftest import GOLDEN, check_golden
 
@@ -22,7 +23,7 @@ CASES = sorted((GOLDEN / "resolve").glob("*.py"))
 
 
 def render(source: str) -> str:
-    calls = resolve(parse(source), load_table(), Positions(source))
+    calls = resolve(parse(source), load_table(), SourceText(source))
     lines = [
         f"{c.span.start_line}:{c.span.start_col + 1} {c.api} {c.kind} {c.confidence.value}"
         for c in sorted(calls, key=lambda c: (c.span.start_line, c.span.start_col, c.api))

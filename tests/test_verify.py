@@ -204,6 +204,34 @@ def test_locate_turns_a_call_into_a_job(tmp_path: Path) -> None:
         parse_shape("2,3")
 
 
+@pytest.mark.parametrize("breaks", ["\x0c\x0c", "\x1c\x1d", "\x85\u2028", "\u2029\x0b"])
+def test_locate_counts_lines_as_python_and_runs_only_the_call(tmp_path: Path, breaks: str) -> None:
+    # str.splitlines() breaks at these characters, Python's tokenizer does not: a line map built
+    # with it put the span of the call on line 5 onto line 3, whose columns 4..16 hold print("pwn").
+    src = tmp_path / "model.py"
+    src.write_text(f'import torch\n# {breaks}\nSS=\'print("pwn")\'\nx = torch.ones(2)\ny = torch.abs(x)\n',
+                   encoding="utf-8")
+    found = locate(str(src), 5, TABLE, {"x": parse_shape("x=2")[1]})
+    assert found.spec["torch"] == "(torch.abs(x))"
+    assert found.spec["mindspore"] == "(mindspore.mint.abs(x))"
+    assert "pwn" not in json.dumps(found.spec)
+
+
+def test_locate_refuses_a_span_that_is_not_exactly_one_call() -> None:
+    from torch2ms.model import Span
+    from torch2ms.source import SourceText
+    from torch2ms.verify.locate import _call_at, _one_call
+
+    text = "import torch\ny = torch.abs(x) + print('pwn')\n"
+    tree = __import__("ast").parse(text)
+    src = SourceText(text)
+    assert _call_at(tree, src, Span(2, 4, 2, 16)) is not None
+    assert _call_at(tree, src, Span(2, 4, 2, 30)) is None  # a span over more than the call
+    assert _one_call("torch.abs(x) + print('pwn')") is None
+    assert _one_call("torch.abs(x); print('pwn')") is None
+    assert _one_call("torch.abs(x)") is not None
+
+
 # ------------------------------------------------------------------ real torch and MindSpore
 def test_examples_run_in_real_torch_and_mindspore(pool: Pool) -> None:
     specs = [

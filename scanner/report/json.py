@@ -97,7 +97,7 @@ def rewrite_preview(diag: Diagnostic, text: str | list[str] | None) -> dict[str,
 
 
 def _hunk(lines: list[str], edits: list[Any]) -> tuple[int, list[str], list[str]] | None:
-    first = min(e.span.start_line for e in edits)
+    first: int = min(e.span.start_line for e in edits)
     last = max(e.span.end_line for e in edits)
     chunk = lines[first - 1:last]
     starts = [0]
@@ -265,14 +265,14 @@ def head(results: list[FileResult], target_version: str, root: str | None = None
             "verification_status": verification.get(api, ("none", "not verified"))[0],
             "locations": row["locations"],
         })
-    api_rows.sort(key=lambda r: (-r["uses"], r["api"]))
+    api_rows.sort(key=lambda r: (-int(r["uses"]), str(r["api"])))
 
     by_category = {c: summary.by_category[c] for c in ALL_CATEGORIES if c in summary.by_category}
     api_uses = sum(r["uses"] for r in api_rows)
     dir_rows = [{"path": d, "findings": sum(c.values()),
                  "by_category": {k: c[k] for k in ALL_CATEGORIES if k in c}}
                 for d, c in directories.items()]
-    dir_rows.sort(key=lambda r: (-r["findings"], r["path"]))
+    dir_rows.sort(key=lambda r: (-int(str(r["findings"])), str(r["path"])))
     used_codes = set(summary.by_code)
     return {
         "schema_version": SCHEMA_VERSION,
@@ -288,7 +288,7 @@ def head(results: list[FileResult], target_version: str, root: str | None = None
             "distinct_apis": len(api_rows),
             "by_code": summary.by_code,
             "by_category": by_category,
-            "by_severity": {s: by_severity[s] for s in sorted(by_severity, key=_SEVERITY_ORDER.get)},
+            "by_severity": {s: by_severity[s] for s in sorted(by_severity, key=lambda s: _SEVERITY_ORDER.get(s, 9))},
             "by_api": summary.by_api,
             "readiness": readiness(by_category),
         },

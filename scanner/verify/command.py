@@ -53,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _jobs(args: argparse.Namespace) -> int:
     if args.jobs and args.jobs > 0:
-        return args.jobs
+        return int(args.jobs)
     return max(1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 # Canonical dtype names. torch names are ``str(torch.float32)[6:]``; MindSpore's are
 # ``str(mindspore.float32).lower()``. Both libraries name their dtypes alike except for
@@ -68,13 +69,13 @@ class Outcome:
     compared: int = 0  # number of tensors/values whose contents were compared
     notes: list[str] = field(default_factory=list)
 
-    def fail(self, reason: str) -> "Outcome":
+    def fail(self, reason: str) -> Outcome:
         if self.ok:
             self.ok = False
             self.reason = reason
         return self
 
-    def merge(self, other: "Outcome", where: str = "") -> None:
+    def merge(self, other: Outcome, where: str = "") -> None:
         self.max_abs_err = max(self.max_abs_err, other.max_abs_err)
         self.max_rel_err = max(self.max_rel_err, other.max_rel_err)
         self.compared += other.compared
@@ -112,7 +113,7 @@ def dtypes_agree(a: str, b: str, declared: dict[str, str] | None = None) -> bool
     return False
 
 
-def _errors(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+def _errors(a: NDArray[Any], b: NDArray[Any]) -> tuple[float, float]:
     if a.size == 0:
         return 0.0, 0.0
     diff = np.abs(a - b)
@@ -163,7 +164,7 @@ def compare_arrays(a: Arr, b: Arr, rtol: float | None = None, atol: float | None
     return out
 
 
-def _stats(x: np.ndarray) -> tuple[float, float, int]:
+def _stats(x: NDArray[Any]) -> tuple[float, float, int]:
     finite = x[np.isfinite(x)] if x.dtype.kind in "fc" else x
     if finite.size == 0:
         return 0.0, 0.0, 0

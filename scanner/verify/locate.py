@@ -17,6 +17,7 @@ from ..api import read_source
 from ..engine import scan_source
 from ..mappings import MappingTable
 from ..model import Category, Diagnostic, Span
+from ..source import SourceText
 from .cases import example_specs
 from .code import split_layer
 
@@ -57,31 +58,40 @@ def parse_shape(text: str) -> tuple[str, dict[str, Any]]:
     return name, spec
 
 
-def _offset(lines: list[str], line: int, col: int) -> int:
-    return sum(len(text) for text in lines[: line - 1]) + col
-
-
-def _text(lines: list[str], span: Span) -> str:
-    return "".join(lines)[_offset(lines, span.start_line, span.start_col):_offset(lines, span.end_line, span.end_col)]
-
-
 def _inside(inner: Span, outer: Span) -> bool:
     return (inner.start_line, inner.start_col) >= (outer.start_line, outer.start_col) and \
         (inner.end_line, inner.end_col) <= (outer.end_line, outer.end_col)
 
 
-def rewritten(lines: list[str], diag: Diagnostic) -> str | None:
+def rewritten(src: SourceText, diag: Diagnostic) -> str | None:
     """The call's text with the fix's edits inside the call applied; None without a fix."""
     if diag.fix is None:
         return None
-    base = _offset(lines, diag.span.start_line, diag.span.start_col)
-    text = _text(lines, diag.span)
-    edits = sorted(((_offset(lines, e.span.start_line, e.span.start_col) - base,
-                     _offset(lines, e.span.end_line, e.span.end_col) - base, e.text)
+    base = src.offset(diag.span.start_line, diag.span.start_col)
+    text = src.slice(diag.span)
+    edits = sorted(((src.offset(e.span.start_line, e.span.start_col) - base,
+                     src.offset(e.span.end_line, e.span.end_col) - base, e.text)
                     for e in diag.fix.edits if _inside(e.span, diag.span)), reverse=True)
     for start, end, new in edits:
         text = text[:start] + new + text[end:]
     return text
+
+
+def _one_call(code: str) -> ast.Call | None:
+    """The call expression `code` is, or None when it is anything else (or not one expression)."""
+    try:
+        node = ast.parse(code, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return node if isinstance(node, ast.Call) else None
+
+
+def _call_at(tree: ast.Module, src: SourceText, span: Span) -> ast.Call | None:
+    """The call expression of the file whose span is exactly `span`."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.lineno == span.start_line and src.span(node) == span:
+            return node
+    return None
 
 
 def _setup(tree: ast.Module, modules: tuple[str, ...]) -> list[str]:
@@ -140,16 +150,24 @@ def locate(path: str, line: int, table: MappingTable, shapes: dict[str, dict[str
     diag = max(candidates, key=lambda d: ((d.span.end_line, d.span.end_col) > (d.span.start_line, d.span.start_col),
                                           d.span.end_line - d.span.start_line, d.span.end_col - d.span.start_col,
                                           -d.span.start_col))
-    lines = text.splitlines(keepends=True)
-    torch_code = _text(lines, diag.span)
-    ms_code = rewritten(lines, diag)
+    # Only the call itself may run: its text, cut by the position model the scanner uses, must be
+    # exactly one call expression of the file's syntax tree, and so must the rewrite of it.
+    src = SourceText(text)
+    tree = ast.parse(text)
+    node = _call_at(tree, src, diag.span)
+    torch_code = src.slice(diag.span)
+    alone = _one_call(torch_code)
+    if node is None or alone is None or ast.dump(alone) != ast.dump(node):
+        raise LocateError(f"{path}:{line}: {diag.torch_api} is not a call expression that can run on its own")
+    ms_code = rewritten(src, diag)
     if ms_code is None:
         raise LocateError(f"{path}:{line}: {diag.torch_api} has no automatic rewrite to verify ({diag.message})")
+    if _one_call(ms_code) is None:
+        raise LocateError(f"{path}:{line}: the rewrite of {diag.torch_api} is not one call expression: {ms_code!r}")
     entry = table.entries.get(diag.torch_api or "")
     examples = example_specs(entry) if entry is not None else []
     example = examples[0] if examples else None
     kind = str(example.get("kind") or "function") if example else "function"
-    tree = ast.parse(text)
     torch_setup = _setup(tree, SETUP_MODULES)
     ms_setup = [s for s in torch_setup if not s.split()[1].startswith("torch")] + MS_SETUP
     torch_code, ms_code = f"({torch_code})", f"({ms_code})"

@@ -146,14 +146,15 @@ class Pool:
             self._retire(worker, kill=True)
         self._selector.close()
 
-    def __enter__(self) -> "Pool":
+    def __enter__(self) -> Pool:
         return self
 
     def __exit__(self, *_: object) -> None:
         self.close()
 
     # -------------------------------------------------------------- running
-    def _send(self, worker: _Worker, spec: dict[str, Any]) -> bool:
+    def _send(self, worker: _Worker, spec: dict[str, Any]) -> dict[str, Any] | None:
+        """Give the worker the job; the job as sent, or None when the worker's pipe is gone."""
         spec = dict(spec)
         spec.setdefault("timeout", self.timeout)
         worker.job = spec
@@ -164,8 +165,8 @@ class Pool:
             worker.proc.stdin.write((json.dumps(spec) + "\n").encode("utf-8"))
             worker.proc.stdin.flush()
         except (BrokenPipeError, OSError):
-            return False
-        return True
+            return None
+        return spec
 
     def run(self, specs: Iterable[dict[str, Any]],
             on_result: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
@@ -189,11 +190,11 @@ class Pool:
         def feed(worker: _Worker) -> None:
             if todo and worker.ready and worker.job is None:
                 position, spec = todo.popleft()
-                if not self._send(worker, spec):
+                sent = self._send(worker, spec)
+                if sent is None:
                     todo.appendleft((position, spec))
                     return
-                assert worker.job is not None
-                index_of[id(worker.job)] = position
+                index_of[id(sent)] = position
 
         while len(results) < total:
             busy_or_needed = len(self._workers)

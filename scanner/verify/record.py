@@ -69,7 +69,7 @@ class Record:
         return f"not verified ({entry.reason})" if entry.reason else "not verified"
 
     def summary(self) -> dict[str, int]:
-        counts = {status: 0 for status in STATUSES}
+        counts = dict.fromkeys(STATUSES, 0)
         for entry in self.entries.values():
             counts[entry.status] = counts.get(entry.status, 0) + 1
         return counts

@@ -128,12 +128,12 @@ class Runtime:
         if kind in "iu":
             low, high = int(spec.get("low", 0)), int(spec.get("high", 5))
             return rng.integers(low, max(high, low + 1), size=shape).astype(dtype)
-        low, high = float(spec.get("low", -1.0)), float(spec.get("high", 1.0))
+        lo, hi = float(spec.get("low", -1.0)), float(spec.get("high", 1.0))
         if kind == "c":
-            re = rng.uniform(low, high, size=shape)
-            im = rng.uniform(low, high, size=shape)
-            return (re + 1j * im).astype(dtype)
-        return rng.uniform(low, high, size=shape).astype("float32" if dtype == "bfloat16" else dtype)
+            real = rng.uniform(lo, hi, size=shape)
+            imag = rng.uniform(lo, hi, size=shape)
+            return (real + 1j * imag).astype(dtype)
+        return rng.uniform(lo, hi, size=shape).astype("float32" if dtype == "bfloat16" else dtype)
 
     def to_torch(self, array: Any, dtype: str) -> Any:
         tensor = self.torch.from_numpy(self.np.array(array, copy=True))
@@ -216,7 +216,7 @@ def _eval(side: str, code: str, env: dict[str, Any]) -> Any:
         raise ExampleError(side, exc) from exc
 
 
-def _run(side: str, code: str, env: dict[str, Any], rt: "Runtime") -> tuple[Any, Any]:
+def _run(side: str, code: str, env: dict[str, Any], rt: Runtime) -> tuple[Any, Any]:
     """Evaluate and convert to a plain value; MindSpore raises many kernel errors only on conversion."""
     value = _eval(side, code, env)
     try:
