@@ -18,6 +18,8 @@ import keyword
 import token
 import tokenize
 
+from ..source import split_lines
+
 CLASSES = ("kw", "str", "com", "num", "bi", "def", "deco", "op", "self")
 KW, STR, COM, NUM, BI, DEF, DECO, OP, SELF = range(len(CLASSES))
 
@@ -27,11 +29,6 @@ _STRING_TYPES = {token.STRING}
 for _name in ("FSTRING_START", "FSTRING_MIDDLE", "FSTRING_END", "TSTRING_START", "TSTRING_MIDDLE", "TSTRING_END"):
     if hasattr(token, _name):
         _STRING_TYPES.add(getattr(token, _name))
-
-
-def split_lines(text: str) -> list[str]:
-    """Physical lines as the tokenizer counts them (\\r\\n, \\r and \\n end a line)."""
-    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
 
 
 def _classify(tok: tokenize.TokenInfo, previous: tokenize.TokenInfo | None) -> int | None:

@@ -29,7 +29,8 @@ from markupsafe import Markup
 
 from ..model import FileResult
 from . import json as json_report
-from .highlight import CLASSES, highlight, split_lines
+from ..source import split_lines
+from .highlight import CLASSES, highlight
 
 # Source text embedded in full up to this many characters in all; past it,
 # files show excerpts around their findings (CONTEXT lines either side) up to

@@ -21,6 +21,7 @@ from .. import __version__
 from ..codes import CODES
 from ..mappings import load_table, parse_version
 from ..model import Category, Diagnostic, FileResult, ScanSummary
+from ..source import split_lines
 from ..verify.record import load_record
 from . import display_path
 
@@ -53,10 +54,6 @@ def verification_record() -> dict[str, tuple[str, str]]:
     return {api: (entry.status, record.label(api) or entry.status) for api, entry in record.entries.items()}
 
 
-def _lines_of(text: str) -> list[str]:
-    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-
-
 def rewrite_preview(diag: Diagnostic, text: str | list[str] | None) -> dict[str, Any] | None:
     """The lines a finding's fix changes, before and after the fix; None without a fix or source.
 
@@ -66,7 +63,7 @@ def rewrite_preview(diag: Diagnostic, text: str | list[str] | None) -> dict[str,
     fix = diag.fix
     if fix is None or not fix.edits or text is None:
         return None
-    lines = _lines_of(text) if isinstance(text, str) else text
+    lines = split_lines(text) if isinstance(text, str) else text
     edits = sorted(fix.edits, key=lambda e: (e.span.start_line, e.span.start_col, e.span.end_line, e.span.end_col))
     if edits[0].span.start_line < 1 or max(e.span.end_line for e in edits) > len(lines):
         return None
@@ -196,7 +193,7 @@ def project_name(paths: Sequence[str] | None) -> str:
 
 def file_object(result: FileResult, root: str | None = None, source: str | None = None) -> dict[str, Any]:
     """A file's entry of the document's "files" list; `source` is its text (for rewrite previews)."""
-    text = _lines_of(source) if source is not None and any(d.fix for d in result.diagnostics) else None
+    text = split_lines(source) if source is not None and any(d.fix for d in result.diagnostics) else None
     counts: dict[str, int] = {}
     for diag in result.diagnostics:
         counts[diag.category.value] = counts.get(diag.category.value, 0) + 1
