@@ -22,7 +22,8 @@ from typing import Any
 import jsonschema
 import yaml
 
-from .model import Category, DynamicShape, Example, MappingEntry, ParamFact, Target
+from .model import Category, DynamicShape, Example, MappingEntry, ParamFact, Target, WeightForm
+from .weights.facts import param_from_json
 from .model import __file__ as model_file
 
 _BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -173,6 +174,27 @@ def _params(raw: list[dict[str, Any]] | None) -> tuple[ParamFact, ...]:
     )
 
 
+def _example(raw: dict[str, Any]) -> Example:
+    return Example(
+        torch=raw["torch"],
+        mindspore=raw["mindspore"],
+        inputs=dict(raw.get("inputs", {})),
+        extra={k: v for k, v in raw.items() if k not in ("torch", "mindspore", "inputs")},
+    )
+
+
+def _weights(raw: list[dict[str, Any]] | None) -> tuple[WeightForm, ...]:
+    return tuple(
+        WeightForm(
+            ms=form["ms"],
+            params=tuple(param_from_json(p) for p in form.get("params", ())),
+            example=_example(form["example"]) if "example" in form else None,
+            note=form.get("note", ""),
+        )
+        for form in raw or ()
+    )
+
+
 def _entry(raw: dict[str, Any], source: str) -> MappingEntry:
     targets = tuple(
         Target(
@@ -190,15 +212,7 @@ def _entry(raw: dict[str, Any], source: str) -> MappingEntry:
         dynamic = DynamicShape(always=True)
     elif isinstance(dyn, dict):
         dynamic = DynamicShape(arg=dyn["arg"], position=dyn.get("position"), note=dyn.get("note", ""))
-    examples = tuple(
-        Example(
-            torch=e["torch"],
-            mindspore=e["mindspore"],
-            inputs=dict(e.get("inputs", {})),
-            extra={k: v for k, v in e.items() if k not in ("torch", "mindspore", "inputs")},
-        )
-        for e in raw.get("examples", ())
-    )
+    examples = tuple(_example(e) for e in raw.get("examples", ()))
     return MappingEntry(
         api=raw["api"],
         category=Category(raw.get("category", "equivalent")),
@@ -211,6 +225,7 @@ def _entry(raw: dict[str, Any], source: str) -> MappingEntry:
         returns=raw.get("returns"),
         not_runnable=str(raw.get("not_runnable") or ""),
         source=source,
+        weights=_weights(raw.get("weights")),
     )
 
 
@@ -357,6 +372,7 @@ def build_table(files: list[tuple[str, str]], meta_text: str, inventory_text: st
                 raise MappingError(file, int(line), "api",
                                    f"duplicate entry '{entry.api}' (first at {previous.source})")
             entries[entry.api] = entry
+    _check_sub_layers(entries)
     meta = _meta(meta_text, "meta.yaml")
     return MappingTable(
         entries=_resolve_inplace(entries),
@@ -368,6 +384,21 @@ def build_table(files: list[tuple[str, str]], meta_text: str, inventory_text: st
         digest=hashlib.blake2b("\0".join([meta_text, inventory_text] + [n + "\0" + t for n, t in files]).encode(),
                                digest_size=12).hexdigest(),
     )
+
+
+def _check_sub_layers(entries: dict[str, MappingEntry]) -> None:
+    """A weight fact that names a sub-layer (layer -> ms_layer) must name a weight form of the tables."""
+    for entry in entries.values():
+        for form in entry.weights:
+            for param in form.params:
+                if param.layer is None:
+                    continue
+                sub = entries.get(param.layer)
+                if sub is None or param.ms_layer is None or sub.weight_form(param.ms_layer) is None:
+                    file, _, line = entry.source.rpartition(":")
+                    raise MappingError(file, int(line), "weights",
+                                       f"{entry.api} -> {form.ms}: the sub-layer {param.torch} names "
+                                       f"{param.layer} -> {param.ms_layer}, which has no weight facts")
 
 
 def _library_modules(entries: dict[str, MappingEntry], known: frozenset[str]) -> frozenset[str]:

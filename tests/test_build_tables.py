@@ -88,3 +88,17 @@ def test_every_documented_overload_is_read_and_printed_output_is_not(build: Any)
         build, "torch.mean", "mindspore.ops.mean")
     # torch.topk's docstring prints "torch.return_types.topk(values=..., indices=...)": not a signature.
     assert not {"values", "indices"} & {n for o in torch_params(torch.topk, "topk") or [] for n, _ in o}
+
+
+def test_the_committed_tables_hold_the_weight_facts_of_the_overrides(build: Any) -> None:
+    """mappings/*.yaml carry exactly scripts/mapping_overrides_weights.yaml (`build_tables.py --weights-only`)."""
+    import yaml
+
+    written = {}
+    for path in sorted((ROOT / "mappings").glob("torch*.yaml")):
+        for entry in yaml.safe_load(path.read_text(encoding="utf-8"))["entries"]:
+            if "weights" in entry:
+                written[entry["api"]] = entry["weights"]
+    facts = build.weight_facts()
+    assert written == facts
+    assert {"torch.nn.BatchNorm2d", "torch.nn.LSTM", "torch.nn.Embedding", "torch.nn.MultiheadAttention"} <= set(facts)

@@ -11,8 +11,10 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from ..mappings import MappingTable, parse_version
+from ..mappings import MappingTable, load_table, parse_version
 from ..model import Category, Example, MappingEntry, Target
+from ..weights.facts import Facts
+from .code import split_layer
 from .record import EntryRecord
 
 VERIFIED_CATEGORIES = (Category.EQUIVALENT, Category.DIFF_PARAMS)
@@ -115,13 +117,35 @@ def declared_dtypes(target: Target | None, example: Example) -> dict[str, str]:
     return out
 
 
-def example_specs(entry: MappingEntry, version: tuple[int, ...] = DEFAULT_VERSION) -> list[dict[str, Any]]:
-    """One job spec per example of the entry (with the parameter facts its call forms need)."""
+def _weights(entry: MappingEntry, example: Example, facts: Facts | None) -> dict[str, Any] | None:
+    """The weight facts of the MindSpore class a layer example builds (with its sub-layers' facts), if any."""
+    if not entry.weights or str(example.extra.get("kind") or "") not in ("layer", "loss"):
+        return None
+    split = split_layer(example.mindspore)
+    if split is None:
+        return None
+    dotted, _ = _callees(split[0])
+    form = next((f for f in entry.weights if f.ms in dotted), None)
+    if form is None:
+        return None
+    if facts is None:
+        facts = Facts.from_entries(load_table().entries.values())
+    return {"layer": entry.api, "ms": form.ms, "forms": facts.closure(entry.api, form.ms).to_json()}
+
+
+def example_specs(entry: MappingEntry, version: tuple[int, ...] = DEFAULT_VERSION,
+                  facts: Facts | None = None) -> list[dict[str, Any]]:
+    """One job spec per example of the entry (with the parameter facts its call forms need), then one per
+    weight form's own example. A layer example that builds a class with weight facts carries them
+    (`weights`): the worker copies torch's weights by them. `facts`: the weight forms, for the sub-layers
+    a form names (default: those of the installed tables)."""
     specs = []
-    for number, example in enumerate(entry.examples):
+    numbered = [(f"{entry.api}#{n}", e) for n, e in enumerate(entry.examples)]
+    numbered += [(f"{entry.api}#weights:{form.ms}", form.example) for form in entry.weights if form.example]
+    for spec_id, example in numbered:
         target = example_target(entry, example, version)
         spec: dict[str, Any] = {
-            "id": f"{entry.api}#{number}",
+            "id": spec_id,
             "api": entry.api,
             "torch": example.torch,
             "mindspore": example.mindspore,
@@ -133,6 +157,9 @@ def example_specs(entry: MappingEntry, version: tuple[int, ...] = DEFAULT_VERSIO
         if dtypes:
             spec["dtypes"] = dtypes
         spec.update(_facts(target))
+        weights = _weights(entry, example, facts)
+        if weights is not None:
+            spec["weights"] = weights
         specs.append(spec)
     return specs
 
@@ -202,7 +229,8 @@ def entry_verdict(entry: MappingEntry, results: list[dict[str, Any]]) -> EntryRe
     reason = str(worst.get("reason") or "")
     if status != "passed" and len(results) > 1:
         number = results.index(worst)
-        reason = f"example {number}: {reason}"
+        form = str(worst.get("id") or "").partition("#weights:")[2]
+        reason = f"weight facts for {form}: {reason}" if form else f"example {number}: {reason}"
     abs_errs = [r["max_abs_err"] for r in results if isinstance(r.get("max_abs_err"), (int, float))]
     rel_errs = [r["max_rel_err"] for r in results if isinstance(r.get("max_rel_err"), (int, float))]
     return EntryRecord(status=status, max_abs_err=max(abs_errs) if abs_errs else None,

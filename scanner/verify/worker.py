@@ -253,6 +253,8 @@ class Job:
         self.mode = str(spec.get("compare") or ("statistics" if spec.get("random") else "values"))
         self.dtypes = {canonical_dtype(k): canonical_dtype(v) for k, v in (spec.get("dtypes") or {}).items()}
         self.notes: list[str] = []
+        self.weights: dict[str, Any] | None = spec.get("weights")  # the table's weight facts for the layer
+        self.weights_outcome: Outcome | None = None
 
     def cmp(self, a: Any, b: Any, where: str = "result", mode: str | None = None) -> Outcome:
         return compare(a, b, self.rtol, self.atol, where=where, mode=mode or self.mode, dtypes=self.dtypes)
@@ -296,8 +298,80 @@ class Job:
                 t_layer.to(self.rt.torch_device)
             t_layer.train(True)
             m_layer.set_train(True)
-            copied = self.copy_weights(t_layer, m_layer)
+            if self.weights is not None:
+                self.weights_outcome = self.copy_by_facts(t_layer, m_layer, self.weights)
+                copied = self.weights_outcome.ok
+            else:
+                copied = self.copy_weights(t_layer, m_layer)
         return t_split[1], m_split[1], copied
+
+    def copy_by_facts(self, t_layer: Any, m_layer: Any, weights: dict[str, Any]) -> Outcome:
+        """Give torch's tensors seeded random values and copy them into the cell by the table's weight
+        facts. Every torch tensor must have a fact, every fact must name a parameter of the cell with
+        the right shape, and every parameter of the cell must be filled: otherwise the example fails."""
+        from ..weights.facts import Facts, apply_transform
+
+        rt, np = self.rt, self.rt.np
+        facts = Facts.from_json(weights["forms"])
+        layer, ms_class = str(weights["layer"]), str(weights["ms"])
+        out = Outcome()
+        targets = dict(m_layer.parameters_and_names())
+        buffers = {name for name, _ in t_layer.named_buffers()}
+        rng = np.random.default_rng(_seed_of("weights", self.seed_value))
+        plan: list[tuple[str, Any, Any]] = []
+        for name, tensor in t_layer.state_dict().items():
+            placed = facts.place(layer, ms_class, name)
+            if isinstance(placed, str):
+                out.fail(f"weights: torch {name}: {placed}")
+                continue
+            if placed.ms is None:
+                continue
+            param = targets.get(placed.ms)
+            if param is None:
+                out.fail(f"weights: the fact {name} -> {placed.ms} ({placed.form}) names no parameter of the "
+                         f"cell (it has {', '.join(sorted(targets)) or 'none'})")
+                continue
+            if tensor.is_floating_point():  # distinct values, so that a wrong pairing shows in the outputs
+                low, high = (0.5, 1.5) if name in buffers else (-0.5, 0.5)  # running variances stay positive
+                with rt.torch.no_grad():
+                    tensor.copy_(rt.torch.from_numpy(rng.uniform(low, high, tuple(tensor.shape)).astype(np.float32)))
+            if any(ms_name == placed.ms for ms_name, _, _ in plan):
+                out.fail(f"weights: two torch tensors go to the cell's {placed.ms} (the second is {name})")
+                continue
+            value = apply_transform(tensor.detach().cpu().numpy(), placed.transform)
+            if tuple(value.shape) != tuple(param.shape):
+                out.fail(f"weights: torch {name} {list(tensor.shape)} becomes {list(value.shape)} by the fact "
+                         f"{name} -> {placed.ms}, but the cell's {placed.ms} is {list(param.shape)}")
+                continue
+            plan.append((placed.ms, param, value))
+        filled = {ms_name for ms_name, _, _ in plan}
+        for ms_name in targets:
+            if ms_name not in filled and facts.ms_only(layer, ms_class, ms_name) is None and out.ok:
+                out.fail(f"weights: the cell's parameter {ms_name} gets no torch tensor by the facts of "
+                         f"{layer} -> {ms_class}")
+        if out.ok:
+            for _, param, value in plan:
+                param.set_data(rt.ms.Tensor(value, dtype=param.dtype))
+            self.notes.append(f"weights copied by the facts of {layer} -> {ms_class} ({len(plan)} tensors, "
+                              "seeded random values)")
+        return out
+
+    def check_inference(self, t_code: str, m_code: str, t_env: dict[str, Any], m_env: dict[str, Any]) -> Outcome:
+        """The layer's outputs in inference mode (eval / set_train(False)): what copied weights are for."""
+        rt = self.rt
+        t_layer, m_layer = t_env["__layer"], m_env["__layer"]
+        t_layer.eval()
+        m_layer.set_train(False)
+        try:
+            rt.seed(self.seed_value)
+            _, a = _run("torch", t_code, t_env, rt)
+            rt.seed(self.seed_value)
+            _, b = _run("mindspore", m_code, m_env, rt)
+        finally:
+            t_layer.train(True)
+            m_layer.set_train(True)
+        self.notes.append("inference mode compared")
+        return self.cmp(a, b, "inference mode", mode="values")
 
     def copy_weights(self, t_layer: Any, m_layer: Any) -> bool:
         """Copy torch's parameters and buffers into the cell; True when every torch tensor found a home."""
@@ -338,8 +412,13 @@ class Job:
         rt = self.rt
         t_env, m_env = self.envs(self.seed_value)
         t_code, m_code, copied = self.torch_code, self.ms_code, False
+        inference = None
         if self.kind in ("layer", "loss"):
             t_code, m_code, copied = self._layers(t_env, m_env)
+            if self.weights_outcome is not None:
+                if not self.weights_outcome.ok:
+                    return self.result(self.weights_outcome)
+                inference = self.check_inference(t_code, m_code, t_env, m_env)
         rt.seed(self.seed_value)
         _t_out, a = _run("torch", t_code, t_env, rt)
         inplace_after = None
@@ -366,6 +445,8 @@ class Job:
                 self.notes.append("random result detected (torch differs between seeds)")
                 self.mode = "statistics"
                 outcome = self.cmp(a, b)
+        if inference is not None:
+            outcome.merge(inference)
         if outcome.ok and inplace_after is not None:
             outcome.merge(self.cmp(inplace_after, b, "torch input after the in-place call"))
         if outcome.ok and self.mode == "values" and (self.spec.get("grad") or self.kind == "loss"):
