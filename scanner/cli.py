@@ -22,6 +22,7 @@ from .cache import CACHE_DIR_NAME, Cache, Scanned
 from .config import Config, ConfigError, find_pyproject, load_config
 from .mappings import MappingError, load_table, parse_version
 from .model import FileResult, ScanSummary
+from .verify.model_record import ModelRecordError
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -70,6 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="where to keep the cache (default: .torch2ms_cache beside the pyproject.toml, "
                            "else in the working directory)")
     scan.add_argument("--date", metavar="TEXT", help="fixed date for the HTML report (reproducible output)")
+    scan.add_argument("--model-record", action="append", default=[], metavar="FILE",
+                      help="show this `verify-model --record` result in the HTML report (repeatable)")
     scan.add_argument("--fix", action="store_true",
                       help="apply the safe rewrites in place, then report the findings that remain")
     scan.add_argument("--diff", action="store_true",
@@ -93,6 +96,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_verify_arguments(sub.add_parser(
         "verify", help="run mapping examples (or the torch call at FILE:LINE) in real torch and MindSpore"))
+
+    from .verify.model import add_arguments as add_model_arguments
+    from .weights.convert import add_arguments as add_convert_arguments
+
+    add_convert_arguments(sub.add_parser(
+        "convert-weights", help="convert a torch state_dict (.pth, .safetensors) into a MindSpore checkpoint by a map"))
+    add_model_arguments(sub.add_parser(
+        "verify-model", help="run a torch network and its MindSpore port on the same weights and inputs, and compare"))
     return parser
 
 
@@ -156,8 +167,18 @@ def _render(fmt: str, results: list[FileResult], config: Config, args: argparse.
     if fmt == "html":
         from .report import html
 
-        return html.render(results, config.target_version, paths=args.paths, date=args.date)
+        return html.render(results, config.target_version, paths=args.paths, date=args.date,
+                           models=getattr(args, "models", None))
     raise ValueError(f"unknown format {fmt!r}")
+
+
+def _model_records(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The `verify-model --record` files for the HTML report, read before scanning (a bad one is exit 2)."""
+    from .verify.model_record import read_model_record
+
+    if args.model_record and not (args.html or args.format == "html"):
+        raise ConfigError("--model-record is shown in the HTML report: add --html FILE (or --format html)")
+    return [read_model_record(path) for path in args.model_record]
 
 
 @contextlib.contextmanager
@@ -231,6 +252,7 @@ def _exit_code(args: argparse.Namespace, findings: bool) -> int:
 
 def run_scan(args: argparse.Namespace) -> int:
     config = _config(args)
+    args.models = _model_records(args)
     load_table()
     if args.fix or args.diff:
         return _run_fix(args, config)
@@ -267,17 +289,30 @@ def run_verify(args: argparse.Namespace) -> int:
     return main_safe(args)
 
 
+def run_convert_weights(args: argparse.Namespace) -> int:
+    from .weights.convert import run  # torch/MindSpore are imported only in its worker processes
+
+    return run(args)
+
+
+def run_verify_model(args: argparse.Namespace) -> int:
+    from .verify.model import run  # torch/MindSpore are imported only in its worker processes
+
+    return run(args)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    handlers: dict[str, Any] = {"scan": run_scan, "mappings": run_mappings, "lsp": run_lsp, "verify": run_verify}
+    handlers: dict[str, Any] = {"scan": run_scan, "mappings": run_mappings, "lsp": run_lsp, "verify": run_verify,
+                                "convert-weights": run_convert_weights, "verify-model": run_verify_model}
     handler = handlers.get(args.command)
     if handler is None:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
     try:
         return int(handler(args))
-    except (ConfigError, MappingError) as exc:
+    except (ConfigError, MappingError, ModelRecordError) as exc:
         print(f"torch2ms: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:

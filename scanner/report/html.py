@@ -30,6 +30,7 @@ from markupsafe import Markup
 from ..model import FileResult
 from . import json as json_report
 from ..source import split_lines
+from ..verify.model_record import summary as model_summary
 from .highlight import CLASSES, highlight
 
 # Source text embedded in full up to this many characters in all; past it,
@@ -216,8 +217,10 @@ def _environment() -> jinja2.Environment:
 
 def build(results: list[FileResult], target_version: str, paths: Sequence[str] | None = None,
           date: str | None = None, root: str | None = None,
-          read: Callable[[str], str | None] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The JSON document and the template context. `read` gives a file's text (default: `read_source`)."""
+          read: Callable[[str], str | None] | None = None,
+          models: Sequence[dict[str, Any]] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The JSON document and the template context. `read` gives a file's text (default: `read_source`);
+    `models`: `verify-model --record` results, shown in their own section."""
     if read is None:
         from ..api import read_source
 
@@ -277,18 +280,20 @@ def build(results: list[FileResult], target_version: str, paths: Sequence[str] |
         "row_limit": ROW_LIMIT,
         "file_ids": file_index,
         "blob": _script_json(blob),
+        "models": [model_summary(record) for record in models or ()],
     }
     return doc, context
 
 
 def render(results: list[FileResult], target_version: str, paths: Sequence[str] | None = None,
            date: str | None = None, root: str | None = None,
-           read: Callable[[str], str | None] | None = None) -> str:
+           read: Callable[[str], str | None] | None = None,
+           models: Sequence[dict[str, Any]] | None = None) -> str:
     # Thousands of findings make millions of small objects; the cyclic GC only slows their building.
     enabled = gc.isenabled()
     gc.disable()
     try:
-        _, context = build(results, target_version, paths=paths, date=date, root=root, read=read)
+        _, context = build(results, target_version, paths=paths, date=date, root=root, read=read, models=models)
         return _environment().get_template("report.html.j2").render(**context)
     finally:
         if enabled:

@@ -726,13 +726,20 @@ def _limit_memory(megabytes: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
+def protocol_stream() -> Any:
+    """A private copy of stdout for the protocol; file descriptor 1 then points at stderr, so that library
+    prints never corrupt the protocol."""
+    proto = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
+    os.dup2(2, 1)
+    return proto
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="torch2ms-verify-worker")
     parser.add_argument("--device", default="cpu", choices=("cpu", "gpu", "ascend"))
     parser.add_argument("--memory-mb", type=int, default=4096)
     args = parser.parse_args(argv)
-    proto = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
-    os.dup2(2, 1)  # library prints go to stderr, never into the protocol
+    proto = protocol_stream()
     try:
         rt = Runtime(args.device)
     except BaseException as exc:  # noqa: BLE001
