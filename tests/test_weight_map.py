@@ -185,3 +185,34 @@ def test_factory_calls_take_literals_only() -> None:
     for bad in ("resnet18(num_classes=n)", "a.b()", "f(**kw)", "f(", "__import__('os').system('x')"):
         with pytest.raises(ValueError):
             parse_call(bad)
+
+
+def test_code_the_reader_cannot_follow_gives_a_rule_not_a_crash(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(self, name, args=(), kwargs=()):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(Structure, "build", broken)
+    weight_map = build_map(_source("rnn_torch.py"), _source("rnn_ms.py"), FACTS)
+    result = place(weight_map.roots["TextRNN"], ["fc.weight"])
+    assert result.unplaced["fc.weight"] == ("unknown: the map builder could not follow TextRNN "
+                                            "(RecursionError: maximum recursion depth exceeded)")
+
+
+def test_a_class_whose_base_cannot_be_resolved_is_still_followed() -> None:
+    source = textwrap.dedent("""
+        from torch import nn
+        from .layers import ProjectBase
+
+        class Block(ProjectBase):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(2, 2)
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = Block()
+    """)
+    net = Structure(source, "torch").build("Net")
+    assert isinstance(net, Instance) and dict(net.children)["block"] == Instance(
+        "Block", (("fc", Layer("torch.nn.Linear")),))

@@ -417,22 +417,37 @@ def build_map(torch_source: str, ported_source: str, facts: Facts, torch_name: s
     ported_cells = set(m_struct.cell_classes())
     for name in t_struct.cell_classes():
         if name in ported_cells:
-            roots[name] = pairing.node(t_struct.build(name), m_struct.build(name), label=name)
+            roots[name] = _guarded(pairing, t_struct, m_struct, (name, (), {}), (name, (), {}), name)
     for factory in factories:
         t_text, m_text = factory if isinstance(factory, tuple) else (factory, factory)
-        values = []
+        calls = []
         for struct, file, text in ((t_struct, torch_name, t_text), (m_struct, ported_name, m_text)):
             try:
-                name, args, kwargs = parse_call(text)
+                call = parse_call(text)
             except ValueError as exc:
                 raise MapError(f"{file}: {exc}") from None
-            if name not in struct.classes and name not in struct.functions:
-                raise MapError(f"{file}: no class or function named {name}")
-            values.append(struct.build(name, tuple(_literal(a) for a in args),
-                                       tuple((k, _literal(v)) for k, v in kwargs.items())))
+            if call[0] not in struct.classes and call[0] not in struct.functions:
+                raise MapError(f"{file}: no class or function named {call[0]}")
+            calls.append(call)
         label = root_name(t_text, m_text)
-        roots[label] = pairing.node(values[0], values[1], label=label)
+        roots[label] = _guarded(pairing, t_struct, m_struct, calls[0], calls[1], label)
     return WeightMap(torch_name, ported_name, roots)
+
+
+Call = tuple[str, tuple[Any, ...], dict[str, Any]]
+
+
+def _guarded(pairing: _Pairing, t_struct: Structure, m_struct: Structure, t_call: Call, m_call: Call,
+             label: str) -> Node:
+    """The root of a call on both sides; code the reader cannot follow (however odd) gives a root whose one
+    rule says so, and the other roots still stand."""
+    try:
+        values = [struct.build(name, tuple(_literal(a) for a in args), tuple((k, _literal(v)) for k, v in kw.items()))
+                  for struct, (name, args, kw) in ((t_struct, t_call), (m_struct, m_call))]
+        return pairing.node(values[0], values[1], label=label)
+    except (RecursionError, Exception) as exc:  # noqa: BLE001
+        return Node((), (Rule("", None, "unknown", f"the map builder could not follow {label} "
+                                                 f"({type(exc).__name__}: {exc})"),), label)
 
 
 def write_map(torch_source_path: str, ported_source_path: str, out_path: str,

@@ -99,6 +99,10 @@ def _placement(entry: Entry, key: str, binding: dict[str, str]) -> Placement:
 
 def _apply_rule(rule: Rule, keys: list[str], result: Result) -> list[str]:
     """Place the keys under the rule's prefix; returns the keys it does not cover."""
+    if not rule.torch:  # the whole node
+        for key in keys:
+            result.unplaced[key] = f"{rule.rule}: {rule.reason}"
+        return []
     depth = rule.torch.count(".") + 1
     groups: dict[str, tuple[dict[str, str], list[str]]] = {}
     rest_keys = []

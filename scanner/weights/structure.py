@@ -255,6 +255,11 @@ class Structure:
                 return True
         return False
 
+    def _unknown_base(self, name: str) -> bool:
+        """A base of the class cannot be resolved (imported relatively, say): its instances may be cells."""
+        cls = self.classes.get(name)
+        return cls is not None and any(isinstance(base, Unknown) for base in self._bases(cls))
+
     def cell_classes(self) -> list[str]:
         return [name for name in self.classes if self.is_cell_class(name)]
 
@@ -692,7 +697,7 @@ class Structure:
         if isinstance(func, ClassRef) and func.library:
             return self._library_call(func.name, args, kwargs)
         if isinstance(func, ClassRef):
-            if not self.is_cell_class(func.name):
+            if not (self.is_cell_class(func.name) or self._unknown_base(func.name)):
                 return OPAQUE
             return self.instance(func.name, args, kwargs, depth + 1)
         if isinstance(func, FuncRef):
