@@ -16,10 +16,11 @@ import json
 import os
 import sys
 import tempfile
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from .mapping import MapError, Node, WeightMap, read_map
-from .place import Result, place
+if TYPE_CHECKING:  # the command line registers this command without loading the map code
+    from .mapping import Node, WeightMap
+    from .place import Result
 
 EXIT_OK, EXIT_UNPLACED, EXIT_USAGE = 0, 1, 2
 
@@ -48,6 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def choose_root(weight_map: WeightMap, keys: list[str], wanted: str | None) -> tuple[str, Node, Result, str]:
     """The root to apply: the one asked for, the only one, or the one that places every key (fewest unplaced)."""
+    from .place import place
+
     if wanted is not None:
         if wanted not in weight_map.roots:
             raise ConvertError(f"the map has no root {wanted!r} (it has: {', '.join(weight_map.roots)})")
@@ -72,6 +75,8 @@ def choose_root(weight_map: WeightMap, keys: list[str], wanted: str | None) -> t
 def convert(args: argparse.Namespace, pools: dict[str, Any] | None = None) -> dict[str, Any]:
     from ..verify.model import pool_for
     from ..verify.model_worker import load_arrays
+    from .mapping import read_map
+    from .place import place
 
     if not os.path.isfile(args.checkpoint):
         raise ConvertError(f"{args.checkpoint}: no such file")
@@ -156,6 +161,7 @@ def print_text(report: dict[str, Any], out: TextIO) -> None:
 def run(args: argparse.Namespace, out: TextIO | None = None, pools: dict[str, Any] | None = None) -> int:
     """Run `torch2ms convert-weights`; `pools` ({"torch": ..., "mindspore": ...}) lets a caller reuse warm workers."""
     from ..verify.pool import VerifyError
+    from .mapping import MapError
 
     out = out or sys.stdout
     try:

@@ -150,7 +150,7 @@ SIDES = {
                   ("torch.nn.Parameter", "torch.nn.parameter.Parameter"), ("torch.nn.",)),
     "mindspore": Side("mindspore", ("mindspore",), ("mindspore.nn.Cell", "mindspore.nn.cell.Cell"),
                       ("mindspore.nn.SequentialCell",), ("mindspore.nn.CellList",), ("mindspore.nn.CellDict",),
-                      ("mindspore.Parameter", "mindspore.common.parameter.Parameter"),
+                      ("mindspore.Parameter", "mindspore.common.Parameter", "mindspore.common.parameter.Parameter"),
                       ("mindspore.nn.", "mindspore.mint.nn.")),
 }
 _ORDERED_DICTS = ("collections.OrderedDict", "dict")
