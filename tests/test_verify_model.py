@@ -213,6 +213,27 @@ def test_convert_weights_round_trip_pth_and_safetensors(pools, tmp_path: Path) -
     assert saved["embed.embedding_table"] == rnn.state_dict()["embed.weight"].ravel().tolist()
     assert saved["lstm.weight_hh_l1_reverse"] == rnn.state_dict()["lstm.weight_hh_l1_reverse"].ravel().tolist()
 
+    # safetensors keeps one name of a tied tensor: whichever it keeps, MindSpore's one parameter gets the values
+    from safetensors.torch import save_model
+
+    sys.path.insert(0, str(MODELS))
+    try:
+        import transformer_torch
+    finally:
+        sys.path.remove(str(MODELS))
+    lm = transformer_torch.TinyLM()
+    save_model(lm, str(tmp_path / "lm.safetensors"))  # keeps embed.weight
+    head_only = {k: v.clone() for k, v in lm.state_dict().items() if k != "embed.weight"}
+    save_file(head_only, str(tmp_path / "head.safetensors"))
+    write_map(_m("transformer_torch.py"), _m("transformer_ms.py"), str(tmp_path / "lm.map.json"))
+    for name in ("lm", "head"):
+        code, report = _convert(pools, str(tmp_path / f"{name}.safetensors"), "--map", str(tmp_path / "lm.map.json"),
+                                "--out", str(tmp_path / f"{name}.ckpt"))
+        assert code == 0 and report["written"] and report["buffers"] == [{"torch": "pos", "ms": "pos"}], report
+        saved = _ms_checkpoint(tmp_path / f"{name}.ckpt")
+        assert saved["embed.embedding_table"] == lm.embed.weight.ravel().tolist(), name
+        assert "pos" not in saved and len(saved) == 27
+
 
 def test_convert_weights_reports_unplaced_keys_and_bad_files(pools, tmp_path: Path) -> None:
     import torch

@@ -172,8 +172,11 @@ def _root(args: argparse.Namespace, original: Target, ported: Target, torch_clas
         raise MapError(f"{args.map}: no root for {name} or {torch_class} (it has: {', '.join(weight_map.roots)})")
     texts = []
     for path in (original.path, ported.path):
-        with open(path, encoding="utf-8") as handle:
-            texts.append(handle.read())
+        try:
+            with open(path, encoding="utf-8") as handle:
+                texts.append(handle.read())
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"{path}: cannot read it as UTF-8 text: {exc}") from None
     facts = Facts.from_entries(load_table().entries.values())
     weight_map = build_map(texts[0], texts[1], facts, original.path, ported.path, [(original.text, ported.text)])
     return name, weight_map.roots[name]

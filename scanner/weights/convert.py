@@ -111,12 +111,15 @@ def convert(args: argparse.Namespace, pools: dict[str, Any] | None = None) -> di
             result.unplaced[key] = (f"tied to {result.placed[key].tied_to} by the map, but the checkpoint holds "
                                     "other values for it")
             del result.placed[key]
+        # A tied name whose tensor the checkpoint holds under that name only (safetensors keeps one name of
+        # a shared tensor) carries the values.
+        written = {k: p for k, p in sorted(result.placed.items()) if p.ms is not None and (
+            p.kind == "parameter" or (p.kind == "tie" and p.tied_to not in by_name))}
         plan = [{"torch": by_name[k], "ms": p.ms, "dtype": keys[by_name[k]]["dtype"],
                  "transform": {a: list(b) if isinstance(b, tuple) else b for a, b in p.transform}}
-                for k, p in sorted(result.placed.items()) if p.ms is not None and p.kind == "parameter"]
+                for k, p in written.items()]
         report.update(
-            placed=[{"torch": k, "ms": p.ms, "transform": dict(p.transform) or None}
-                    for k, p in sorted(result.placed.items()) if p.ms is not None and p.kind == "parameter"],
+            placed=[{"torch": k, "ms": p.ms, "transform": dict(p.transform) or None} for k, p in written.items()],
             dropped=[{"torch": k, "note": p.note} for k, p in sorted(result.placed.items()) if p.ms is None],
             tied=[{"torch": k, "tied_to": p.tied_to} for k, p in sorted(result.placed.items()) if p.kind == "tie"],
             buffers=[{"torch": k, "ms": p.ms} for k, p in sorted(result.placed.items()) if p.kind == "buffer"],
