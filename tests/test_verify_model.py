@@ -36,11 +36,8 @@ def _parser(add: Any) -> argparse.ArgumentParser:
     return parser
 
 
-def _verify(pools: dict[str, Any], *argv: str) -> tuple[int, dict[str, Any], str]:
-    out = io.StringIO()
-    args = _parser(verify_model.add_arguments).parse_args([*argv, "--json"])
-    code = verify_model.run(args, out, pools)
-    return code, json.loads(out.getvalue()) if out.getvalue() else {}, out.getvalue()
+def _verify(pools: dict[str, Any], original: str, ported: str, *inputs: str, **options: Any) -> tuple[int, dict[str, Any]]:
+    return verify_model.check(original, ported, list(inputs), pools, **options)
 
 
 def _m(name: str) -> str:
@@ -53,9 +50,9 @@ def _rows(result: dict[str, Any], mode: str) -> list[dict[str, Any]]:
 
 def test_convnet_with_batchnorm_agrees_in_pynative_and_graph_with_a_training_step(pools, tmp_path: Path) -> None:
     record = tmp_path / "record.json"
-    code, result, text = _verify(pools, _m("convnet_torch.py") + ":small_resnet(num_classes=7)",
-                                 _m("convnet_ms.py") + ":small_resnet(num_classes=7)",
-                                 "--input", "2,3,16,16", "--train-step", "--record", str(record))
+    code, result = _verify(pools, _m("convnet_torch.py") + ":small_resnet(num_classes=7)",
+                           _m("convnet_ms.py") + ":small_resnet(num_classes=7)", "2,3,16,16",
+                           train_step=True, record=str(record))
     assert code == 0, result["problems"]
     assert result["status"] == "passed" and set(result["modes"]) == {"pynative", "graph"}
     for mode in ("pynative", "graph"):
@@ -77,9 +74,8 @@ def test_convnet_with_batchnorm_agrees_in_pynative_and_graph_with_a_training_ste
 
 
 def test_recurrent_network_and_a_wrong_weight_in_the_map(pools, tmp_path: Path) -> None:
-    code, result, _ = _verify(pools, _m("rnn_torch.py") + ":TextRNN", _m("rnn_ms.py") + ":TextRNN",
-                              "--input", "3,7:int64:0:50", "--train-step", "--loss", "sum",
-                              "--write-map", str(tmp_path / "rnn.map.json"))
+    code, result = _verify(pools, _m("rnn_torch.py") + ":TextRNN", _m("rnn_ms.py") + ":TextRNN", "3,7:int64:0:50",
+                           train_step=True, loss="sum", write_map=str(tmp_path / "rnn.map.json"))
     assert code == 0, result["problems"]
     assert [r["path"] for r in _rows(result, "graph")] == ["[0]", "[1]"]  # (logits, h)
     assert result["weights"]["copied"] == 25
@@ -89,16 +85,15 @@ def test_recurrent_network_and_a_wrong_weight_in_the_map(pools, tmp_path: Path) 
     # a map that sends the LayerNorm's weight and bias to each other's place: the outputs tell
     entries["norm.weight"]["ms"], entries["norm.bias"]["ms"] = "norm.beta", "norm.gamma"
     (tmp_path / "wrong.json").write_text(json.dumps(resolved), encoding="utf-8")
-    code, result, _ = _verify(pools, _m("rnn_torch.py") + ":TextRNN", _m("rnn_ms.py") + ":TextRNN",
-                              "--input", "3,7:int64:0:50", "--map", str(tmp_path / "wrong.json"), "--modes", "pynative")
+    code, result = _verify(pools, _m("rnn_torch.py") + ":TextRNN", _m("rnn_ms.py") + ":TextRNN", "3,7:int64:0:50",
+                           map=str(tmp_path / "wrong.json"), modes="pynative")
     assert code == 1 and result["status"] == "failed"
     assert any(p.startswith("pynative: output[0]: values differ") for p in result["problems"]), result["problems"]
 
 
 def test_transformer_with_tied_embeddings_and_its_buffer(pools) -> None:
-    code, result, _ = _verify(pools, _m("transformer_torch.py") + ":TinyLM(layers=2)",
-                              _m("transformer_ms.py") + ":TinyLM(layers=2)", "--input", "2,10:int64:0:40",
-                              "--train-step")
+    code, result = _verify(pools, _m("transformer_torch.py") + ":TinyLM(layers=2)",
+                           _m("transformer_ms.py") + ":TinyLM(layers=2)", "2,10:int64:0:40", train_step=True)
     assert code == 0, result["problems"]
     assert result["weights"]["tied"] == [{"torch": "head.weight", "tied_to": "embed.weight",
                                           "ms": "embed.embedding_table"}]
@@ -118,22 +113,22 @@ def test_a_missing_layer_and_a_shape_mismatch_fail_with_the_reason(pools, tmp_pa
     renamed = _port(tmp_path, "rnn_ms.py", "self.fc = nn.Dense(hidden, classes)", "self.out = nn.Dense(hidden, classes)")
     Path(renamed).write_text(Path(renamed).read_text(encoding="utf-8").replace("self.fc(", "self.out("),
                              encoding="utf-8")
-    code, result, _ = _verify(pools, _m("rnn_torch.py") + ":TextRNN", renamed + ":TextRNN",
-                              "--input", "3,7:int64:0:50", "--modes", "pynative")
+    code, result = _verify(pools, _m("rnn_torch.py") + ":TextRNN", renamed + ":TextRNN", "3,7:int64:0:50",
+                           modes="pynative")
     assert code == 1
     assert result["weights"]["unplaced"]["fc.weight"].endswith("the port's TextRNN has no attribute fc")
     assert "the MindSpore parameter out.weight gets no torch tensor (it keeps its initial value)" in result["problems"]
     (tmp_path / "narrow").mkdir()
     narrow = _port(tmp_path / "narrow", "rnn_ms.py", "embed=16, hidden=12", "embed=16, hidden=10")
-    code, result, _ = _verify(pools, _m("rnn_torch.py") + ":TextRNN", narrow + ":TextRNN",
-                              "--input", "3,7:int64:0:50", "--modes", "pynative")
+    code, result = _verify(pools, _m("rnn_torch.py") + ":TextRNN", narrow + ":TextRNN", "3,7:int64:0:50",
+                           modes="pynative")
     assert code == 1
     assert "norm.weight [12] -> norm.gamma [10]: shape mismatch" in result["problems"], result["problems"]
 
 
 def test_the_mindspore_side_runs_without_torch(pools, tmp_path: Path) -> None:
     leaky = _port(tmp_path, "rnn_ms.py", "from mindspore import nn", "from mindspore import nn\nimport torch")
-    code, result, _ = _verify(pools, _m("rnn_torch.py") + ":TextRNN", leaky + ":TextRNN", "--input", "3,7:int64:0:50")
+    code, result = _verify(pools, _m("rnn_torch.py") + ":TextRNN", leaky + ":TextRNN", "3,7:int64:0:50")
     assert code == 1
     assert any("No module named 'torch'" in p and "runs without torch" in p for p in result["problems"])
 
@@ -153,9 +148,9 @@ def test_usage_errors_exit_2_before_anything_runs(tmp_path: Path) -> None:
 
 
 def test_a_factory_that_torch_cannot_build_exits_2(pools) -> None:
-    code, _, _ = _verify(pools, _m("rnn_torch.py") + ":TextRNN(no_such_argument=1)", _m("rnn_ms.py") + ":TextRNN",
-                         "--input", "3,7:int64:0:50")
-    assert code == 2
+    code, result = _verify(pools, _m("rnn_torch.py") + ":TextRNN(no_such_argument=1)", _m("rnn_ms.py") + ":TextRNN",
+                           "3,7:int64:0:50")
+    assert code == 2 and result == {}
 
 
 # ------------------------------------------------------------------ convert-weights

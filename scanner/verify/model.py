@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
+import io
 import json
 import os
 import re
@@ -425,3 +426,24 @@ def run(args: argparse.Namespace, out: TextIO | None = None, pools: dict[str, Po
                   file=sys.stderr)
             return EXIT_USAGE
     return EXIT_OK if result["status"] == "passed" else EXIT_FAILED
+
+
+def check(original: str, ported: str, inputs: list[str], pools: dict[str, Pool] | None = None,
+          **options: Any) -> tuple[int, dict[str, Any]]:
+    """`torch2ms verify-model` from Python (for scripts such as a benchmark's comparison stage).
+
+    `original`/`ported`: FILE.py:FACTORY; `inputs`: the --input texts; `options`: the command's long
+    options with underscores (`train_step=True`, `rtol=1e-5`, `map="model.weights.json"`, `modes="graph"`).
+    Returns the exit code and the result document (docs/weights.md); the document is empty on a usage
+    error (exit 2, with the message on stderr)."""
+    parser = argparse.ArgumentParser(prog="torch2ms verify-model")
+    add_arguments(parser)
+    args = parser.parse_args([original, ported] + [f"--input={text}" for text in inputs])
+    for name, value in options.items():
+        if not hasattr(args, name):
+            raise TypeError(f"verify-model has no option --{name.replace('_', '-')}")
+        setattr(args, name, value)
+    args.json = True
+    out = io.StringIO()
+    code = run(args, out, pools)
+    return code, json.loads(out.getvalue()) if out.getvalue().strip() else {}
