@@ -267,3 +267,14 @@ def test_convert_weights_reports_unplaced_keys_and_bad_files(pools, tmp_path: Pa
     shutil.rmtree(tmp_path / "gone", ignore_errors=True)
     assert _convert(pools, str(tmp_path / "extra.pth"), "--map", str(tmp_path / "map.json"), "--out",
                     str(tmp_path / "gone" / "x.ckpt"))[0] == 2
+
+
+def test_a_network_split_over_the_files_of_a_package(pools, tmp_path: Path) -> None:
+    from test_weight_map import PORTED_PACKAGE, TORCH_PACKAGE, _package
+
+    _package(tmp_path / "orig" / "proj", TORCH_PACKAGE)
+    _package(tmp_path / "port" / "proj", PORTED_PACKAGE)  # the same package name: each side imports its own
+    code, result = _verify(pools, str(tmp_path / "orig" / "proj" / "net.py") + ":Net(depth=3)",
+                           str(tmp_path / "port" / "proj" / "net.py") + ":Net(depth=3)", "2,4", modes="graph")
+    assert code == 0, result["problems"]
+    assert result["weights"]["copied"] == 16 and not result["weights"]["unplaced"]

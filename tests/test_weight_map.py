@@ -216,3 +216,95 @@ def test_a_class_whose_base_cannot_be_resolved_is_still_followed() -> None:
     net = Structure(source, "torch").build("Net")
     assert isinstance(net, Instance) and dict(net.children)["block"] == Instance(
         "Block", (("fc", Layer("torch.nn.Linear")),))
+
+
+def _package(root: Path, files: dict[str, str]) -> None:
+    root.mkdir(parents=True)
+    (root / "__init__.py").write_text("", encoding="utf-8")
+    for name, text in files.items():
+        (root / name).write_text(textwrap.dedent(text), encoding="utf-8")
+
+
+TORCH_PACKAGE = {
+    "blocks.py": """
+        import torch.nn as nn
+
+        def norm(dim):
+            return nn.LayerNorm(dim)
+
+        class Block(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.fc = nn.Linear(dim, dim)
+                self.norm = norm(dim)
+
+            def forward(self, x):
+                return self.norm(self.fc(x))
+    """,
+    "net.py": """
+        import torch.nn as nn
+        from .blocks import Block
+        from . import blocks
+
+        class Net(nn.Module):
+            def __init__(self, dim=4, depth=2):
+                super().__init__()
+                self.blocks = nn.ModuleList([Block(dim) for _ in range(depth)])
+                self.last = blocks.Block(dim)
+
+            def forward(self, x):
+                for block in self.blocks:
+                    x = block(x)
+                return self.last(x)
+    """,
+}
+PORTED_PACKAGE = {
+    "blocks.py": """
+        from mindspore import nn
+
+        def norm(dim):
+            return nn.LayerNorm((dim,), epsilon=1e-5)
+
+        class Block(nn.Cell):
+            def __init__(self, dim):
+                super().__init__()
+                self.fc = nn.Dense(dim, dim)
+                self.norm = norm(dim)
+
+            def construct(self, x):
+                return self.norm(self.fc(x))
+    """,
+    "net.py": """
+        from mindspore import nn
+        from .blocks import Block
+        from . import blocks
+
+        class Net(nn.Cell):
+            def __init__(self, dim=4, depth=2):
+                super().__init__()
+                self.blocks = nn.CellList([Block(dim) for _ in range(depth)])
+                self.last = blocks.Block(dim)
+
+            def construct(self, x):
+                for block in self.blocks:
+                    x = block(x)
+                return self.last(x)
+    """,
+}
+
+
+def test_classes_imported_from_the_projects_other_files_are_followed(tmp_path: Path) -> None:
+    _package(tmp_path / "orig", TORCH_PACKAGE)
+    _package(tmp_path / "port", PORTED_PACKAGE)
+    weight_map = write_map(str(tmp_path / "orig" / "net.py"), str(tmp_path / "port" / "net.py"),
+                           str(tmp_path / "net.weights.json"))
+    result = place(weight_map.roots["Net"], ["blocks.0.fc.weight", "blocks.1.norm.bias", "last.norm.weight"])
+    assert not result.unplaced
+    assert result.placed["blocks.1.norm.bias"].ms == "blocks.1.norm.beta"
+    assert result.placed["last.norm.weight"].ms == "last.norm.gamma"
+    # from the texts alone (no files to read), the imported class stays unknown, and says so
+    alone = build_map(textwrap.dedent(TORCH_PACKAGE["net.py"]), textwrap.dedent(PORTED_PACKAGE["net.py"]),
+                      FACTS).roots["Net"]
+    unplaced = place(alone, ["blocks.0.fc.weight", "last.fc.weight"]).unplaced
+    assert "the name Block is not known here" in unplaced["blocks.0.fc.weight"]
+    assert "the name blocks is not known here" in unplaced["last.fc.weight"]

@@ -179,7 +179,8 @@ def _root(args: argparse.Namespace, original: Target, ported: Target, torch_clas
         except (OSError, UnicodeDecodeError) as exc:
             raise UsageError(f"{path}: cannot read it as UTF-8 text: {exc}") from None
     facts = Facts.from_entries(load_table().entries.values())
-    weight_map = build_map(texts[0], texts[1], facts, original.path, ported.path, [(original.text, ported.text)])
+    weight_map = build_map(texts[0], texts[1], facts, original.path, ported.path, [(original.text, ported.text)],
+                           on_disk=True)
     return name, weight_map.roots[name]
 
 

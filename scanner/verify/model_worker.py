@@ -20,6 +20,7 @@ Arrays travel in .npz files (`save_arrays` / `load_arrays`); results are small J
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.abc
 import importlib.util
 import json
@@ -88,10 +89,23 @@ def make_inputs(specs: list[dict[str, Any]], seed: int) -> list[Any]:
 
 
 def import_file(path: str, name: str) -> Any:
-    """Import a source file as a module named `name`, with its folder first on sys.path (sibling imports)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if folder not in sys.path:
-        sys.path.insert(0, folder)
+    """Import a source file. Inside a package (folders with __init__.py) it is imported by its dotted name, with
+    the folder above the package first on sys.path, so that its relative imports work; otherwise as a module
+    named `name`, with its folder first on sys.path (sibling imports). Modules of an earlier job of the same
+    package are forgotten first."""
+    folder, stem = os.path.split(os.path.abspath(path))
+    parts = [stem[:-3] if stem.endswith(".py") else stem]
+    while os.path.isfile(os.path.join(folder, "__init__.py")):
+        folder, package = os.path.split(folder)
+        parts.insert(0, package)
+    for loaded in [m for m in sys.modules if m == parts[0] or m.startswith(parts[0] + ".")]:
+        del sys.modules[loaded]
+    if folder in sys.path:
+        sys.path.remove(folder)
+    sys.path.insert(0, folder)
+    if len(parts) > 1:
+        importlib.invalidate_caches()
+        return importlib.import_module(".".join(parts))
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot import {path}")

@@ -400,16 +400,18 @@ def root_name(torch_factory: str, ported_factory: str | None = None) -> str:
 
 
 def build_map(torch_source: str, ported_source: str, facts: Facts, torch_name: str = "original.py",
-              ported_name: str = "ported.py", factories: Iterable[str | tuple[str, str]] = ()) -> WeightMap:
+              ported_name: str = "ported.py", factories: Iterable[str | tuple[str, str]] = (),
+              on_disk: bool = False) -> WeightMap:
     """The map of every cell class of the torch file (built with its defaults) that the port also has,
     and of each factory call given: `resnet18(num_classes=10)` (a class or a function of both files), or
-    a pair (torch call, ported call) when the port names it differently."""
+    a pair (torch call, ported call) when the port names it differently. `on_disk`: the names are the
+    files' paths, and classes imported from the projects' other files are read from those files."""
     try:
-        t_struct = Structure(torch_source, "torch", torch_name)
+        t_struct = Structure(torch_source, "torch", torch_name, torch_name if on_disk else None)
     except SyntaxError as exc:
         raise MapError(f"{torch_name}:{exc.lineno}: cannot parse the torch file: {exc.msg}") from None
     try:
-        m_struct = Structure(ported_source, "mindspore", ported_name)
+        m_struct = Structure(ported_source, "mindspore", ported_name, ported_name if on_disk else None)
     except SyntaxError as exc:
         raise MapError(f"{ported_name}:{exc.lineno}: cannot parse the ported file: {exc.msg}") from None
     pairing = _Pairing(facts)
@@ -469,7 +471,7 @@ def write_map(torch_source_path: str, ported_source_path: str, out_path: str,
         except UnicodeDecodeError as exc:
             raise MapError(f"{path}: not UTF-8: {exc.reason}") from None
     facts = Facts.from_entries((table or load_table()).entries.values())
-    weight_map = build_map(texts[0], texts[1], facts, torch_source_path, ported_source_path, factories)
+    weight_map = build_map(texts[0], texts[1], facts, torch_source_path, ported_source_path, factories, on_disk=True)
     save_map(weight_map, out_path)
     return weight_map
 

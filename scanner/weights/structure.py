@@ -17,11 +17,14 @@ library's container, parameter and cell base classes.
 from __future__ import annotations
 
 import ast
+import functools
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 MAX_DEPTH = 24  # nested instantiations and calls followed
-MAX_INSTANCES = 2000  # instances built for one structure (alternatives multiply)
+MAX_INSTANCES = 2000  # instances built for one network (alternatives multiply)
+MAX_STEPS = 50_000  # statements followed for one network
 ARGUMENT = "the argument "  # the reason of an Unknown that a caller did not give
 
 
@@ -80,16 +83,34 @@ class Const:
 
 @dataclass(frozen=True)
 class ClassRef:
-    """A class object: one of the file (`library` False) or of a library (qualified name)."""
+    """A class object: one of the project's files (`library` False; `module` is the file's key) or of a
+    library (qualified name)."""
 
     name: str
     library: bool
+    module: str = ""
 
 
 @dataclass(frozen=True)
 class FuncRef:
     name: str
     method_of: str | None = None  # the class, for a method reached through self
+    module: str = ""  # the file that defines it
+
+
+@dataclass(frozen=True)
+class FileModule:
+    """A module of the project imported as a whole (`from . import common`)."""
+
+    module: str
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A name imported from another file of the project, read when it is first used."""
+
+    file: str
+    name: str
 
 
 @dataclass(frozen=True)
@@ -125,7 +146,7 @@ class LoopIndex:
 
 
 Value = (Layer | Instance | Container | Choice | Unknown | Opaque | Const | ClassRef | FuncRef | ListVal | DictVal
-         | ParamVal | ModuleAlias | LoopIndex)
+         | ParamVal | ModuleAlias | LoopIndex | FileModule | Pending)
 NONE = Const(None)
 OPAQUE = Opaque()
 
@@ -153,7 +174,9 @@ SIDES = {
                       ("mindspore.Parameter", "mindspore.common.Parameter", "mindspore.common.parameter.Parameter"),
                       ("mindspore.nn.", "mindspore.mint.nn.")),
 }
-_ORDERED_DICTS = ("collections.OrderedDict", "dict")
+# Packages that are never a file of the project being read.
+_NOT_PROJECT = frozenset({"torch", "mindspore", "numpy", "math", "collections", "typing", "functools", "itertools",
+                          "copy", "warnings", "logging", "os", "sys", "dataclasses", "enum", "abc"})
 
 
 def choice(options: list[Value], reason: str) -> Value:
@@ -177,10 +200,12 @@ def is_cell(value: Value) -> bool:
 
 @dataclass
 class _Frame:
-    """The state of one function being followed: its names and, in a class, the attributes of self."""
+    """The state of one function being followed: its names and, in a class, the attributes of self
+    (`cls`, defined in the file `owner`)."""
 
     env: dict[str, Value]
     cls: str | None = None
+    owner: Structure | None = None
     attrs: dict[str, Value] = field(default_factory=dict)
     params: list[str] = field(default_factory=list)
     buffers: list[tuple[str, bool]] = field(default_factory=list)
@@ -193,19 +218,65 @@ class _Frame:
                        buffers=list(self.buffers), ties=list(self.ties), returns=list(self.returns))
 
 
-class Structure:
-    """The classes of one source file and what their instances hold."""
+class _Links:
+    """The files of one project read so far (by key), and the instances being built across them."""
 
-    def __init__(self, source: str, side: str, filename: str = "<source>") -> None:
+    def __init__(self) -> None:
+        self.modules: dict[str, Structure] = {}
+        self.active: list[tuple[str, str]] = []
+        self.built = 0
+        self.steps = 0  # statements followed for the current `build`
+
+
+class _TooMuch(Exception):
+    """More code than MAX_STEPS statements to follow for one network."""
+
+
+class Structure:
+    """The classes of one source file and what their instances hold.
+
+    With `path` (the file on disk), names imported from the project's other files (`from .common import
+    MLPBlock`, `from sam.common import MLPBlock`, `from . import common`) are read from those files too.
+    """
+
+    def __init__(self, source: str, side: str, filename: str = "<source>", path: str | None = None,
+                 links: _Links | None = None, tree: ast.Module | None = None) -> None:
         self.side = SIDES[side]
-        self.tree = ast.parse(source, filename)
+        self.path = os.path.abspath(path) if path else None
+        self.key = self.path or filename
+        self.links = links if links is not None else _Links()
+        self.links.modules[self.key] = self
+        self.tree = tree if tree is not None else ast.parse(source, filename)
         self.classes: dict[str, ast.ClassDef] = {}
         self.functions: dict[str, ast.FunctionDef] = {}
         self.globals: dict[str, Value] = {}
-        self._active: list[tuple[str, str]] = []
-        self._built = 0
         for node in self.tree.body:
             self._top_level(node)
+
+    def _of(self, ref: ClassRef | FuncRef | FileModule) -> Structure:
+        """The file that defines a class or function of the project."""
+        return self.links.modules.get(ref.module, self) if ref.module else self
+
+    def _global(self, name: str) -> Value | None:
+        """A module-level name; one imported from another project file is read from it now (once)."""
+        value = self.globals.get(name)
+        if isinstance(value, Pending):
+            self.globals[name] = Unknown(f"{name} is imported in a cycle")  # while it is being read
+            other = self._load(value.file)
+            if other is None:
+                value = Unknown(f"{value.name} is in {value.file}, which cannot be read")
+            elif value.name == "":
+                value = FileModule(other.key)
+            else:
+                value = other._global(value.name) or Unknown(f"{value.name} is not found in {other.key}")
+            self.globals[name] = value
+        return value
+
+    def _load(self, file: str) -> Structure | None:
+        if file in self.links.modules:
+            return self.links.modules[file]
+        tree = _parse_file(file)
+        return None if tree is None else Structure("", self.side.name, file, file, self.links, tree=tree)
 
     # ------------------------------------------------------------------ module level
     def _top_level(self, node: ast.stmt) -> None:
@@ -216,22 +287,56 @@ class Structure:
                 else:
                     top = alias.name.partition(".")[0]
                     self.globals[top] = ModuleAlias(top)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            for alias in node.names:
-                if alias.name != "*":
-                    self.globals[alias.asname or alias.name] = self._qualified(f"{node.module}.{alias.name}")
+        elif isinstance(node, ast.ImportFrom):
+            self._import_from(node)
         elif isinstance(node, ast.ClassDef):
             self.classes[node.name] = node
-            self.globals[node.name] = ClassRef(node.name, library=False)
+            self.globals[node.name] = ClassRef(node.name, library=False, module=self.key)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if isinstance(node, ast.FunctionDef):
                 self.functions[node.name] = node
-                self.globals[node.name] = FuncRef(node.name)
+                self.globals[node.name] = FuncRef(node.name, module=self.key)
         elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             self.globals[node.targets[0].id] = self._ev(node.value, _Frame(env={}), 0)
         elif isinstance(node, (ast.If, ast.Try)):  # guarded imports and definitions
             for child in node.body:
                 self._top_level(child)
+
+    def _import_from(self, node: ast.ImportFrom) -> None:
+        for alias in node.names:
+            if alias.name == "*":
+                continue
+            local = alias.asname or alias.name
+            inner = self._project_file(f"{node.module}.{alias.name}" if node.module else alias.name, node.level)
+            file = self._project_file(node.module, node.level)
+            if inner is not None:  # a module of the project: from . import common
+                self.globals[local] = Pending(inner, "")
+            elif file is not None:  # a class, function or constant of another file of the project
+                self.globals[local] = Pending(file, alias.name)
+            elif node.module and not node.level:
+                self.globals[local] = self._qualified(f"{node.module}.{alias.name}")
+
+    def _project_file(self, module: str | None, level: int) -> str | None:
+        """The project file a `from MODULE import ...` reads (relative, or absolute within the project's folders)."""
+        if self.path is None or (not level and (not module or module.partition(".")[0] in _NOT_PROJECT)):
+            return None
+        folder = os.path.dirname(self.path)
+        if level:
+            for _ in range(level - 1):
+                folder = os.path.dirname(folder)
+            bases = [folder]
+        else:  # the package folders this file sits in, and the folder above the outermost one
+            bases = [folder]
+            while os.path.isfile(os.path.join(folder, "__init__.py")) and os.path.dirname(folder) != folder:
+                folder = os.path.dirname(folder)
+                bases.append(folder)
+        parts = module.split(".") if module else []
+        for base in bases:
+            target = os.path.join(base, *parts)
+            for file in (target + ".py", os.path.join(target, "__init__.py")):
+                if os.path.isfile(file):
+                    return os.path.abspath(file)
+        return None
 
     def _qualified(self, name: str) -> Value:
         """An imported name: a module (lowercase last part) or a class of a library."""
@@ -251,7 +356,8 @@ class Structure:
             if isinstance(base, ClassRef) and base.library and (
                     base.name in self.side.cell_bases or base.name.startswith(self.side.layer_prefixes)):
                 return True
-            if isinstance(base, ClassRef) and not base.library and self.is_cell_class(base.name, seen | {name}):
+            if isinstance(base, ClassRef) and not base.library and \
+                    self._of(base).is_cell_class(base.name, seen | {name}):
                 return True
         return False
 
@@ -273,7 +379,7 @@ class Structure:
                     and base.name.startswith(self.side.layer_prefixes):
                 return base.name
             if isinstance(base, ClassRef) and not base.library:
-                found = self.library_base(base.name, seen | {name})
+                found = self._of(base).library_base(base.name, seen | {name})
                 if found:
                     return found
         return None
@@ -281,47 +387,54 @@ class Structure:
     # ------------------------------------------------------------------ instances
     def build(self, name: str, args: tuple[Value, ...] = (), kwargs: tuple[tuple[str, Value], ...] = ()) -> Value:
         """What the factory `name` builds: a cell class of the file, or a function of the file that returns one."""
-        if name in self.classes:
-            return self.instance(name, args, kwargs)
-        if name in self.functions:
+        if name not in self.classes and name not in self.functions:
+            raise KeyError(name)
+        self.links.steps = self.links.built = 0
+        try:
+            if name in self.classes:
+                return self.instance(name, args, kwargs)
             return self._call_into(self.functions[name], _Frame(env={}), args, dict(kwargs), 0, bound_self=False)
-        raise KeyError(name)
+        except _TooMuch:
+            return Unknown(f"building {name} runs more than {MAX_STEPS} statements: too much code to follow")
+        finally:
+            self.links.active.clear()
 
     def instance(self, name: str, args: tuple[Value, ...] = (), kwargs: tuple[tuple[str, Value], ...] = (),
                  depth: int = 0) -> Value:
         """What an instance of the file's class `name` holds, built with these arguments."""
-        key = (name, repr((args, kwargs)))
-        if depth > MAX_DEPTH or key in self._active:
+        key = (f"{self.key}:{name}", repr((args, kwargs)))
+        if depth > MAX_DEPTH or key in self.links.active:
             return Unknown(f"{name} is built recursively")
-        self._built += 1
-        if self._built > MAX_INSTANCES:
+        self.links.built += 1
+        if self.links.built > MAX_INSTANCES:
             return Unknown(f"too many alternatives to follow (more than {MAX_INSTANCES} instances)")
-        self._active.append(key)
+        self.links.active.append(key)
         try:
-            frame = _Frame(env={}, cls=name)
-            init, owner = self._find_method(name, "__init__")
-            if init is not None and owner is not None:
-                self._call_into(init, frame, args, dict(kwargs), depth, bound_self=True)
+            frame = _Frame(env={}, cls=name, owner=self)
+            init, _, where = self._find_method(name, "__init__")
+            if init is not None and where is not None:
+                where._call_into(init, frame, args, dict(kwargs), depth, bound_self=True)
             children = tuple((attr, value) for attr, value in frame.attrs.items() if is_cell(value))
             return Instance(cls=name, children=children, params=tuple(frame.params),
                             buffers=tuple(frame.buffers), ties=tuple(frame.ties), base=self.library_base(name))
         finally:
-            self._active.pop()
+            self.links.active.pop()
 
     def _find_method(self, cls_name: str, method: str, seen: frozenset[str] = frozenset()
-                     ) -> tuple[ast.FunctionDef | None, str | None]:
+                     ) -> tuple[ast.FunctionDef | None, str | None, Structure | None]:
+        """The method (through the bases), the class that defines it and that class's file."""
         cls = self.classes.get(cls_name)
         if cls is None or cls_name in seen:
-            return None, None
+            return None, None, None
         for node in cls.body:
             if isinstance(node, ast.FunctionDef) and node.name == method:
-                return node, cls_name
+                return node, cls_name, self
         for base in self._bases(cls):
             if isinstance(base, ClassRef) and not base.library:
-                found = self._find_method(base.name, method, seen | {cls_name})
+                found = self._of(base)._find_method(base.name, method, seen | {cls_name})
                 if found[0] is not None:
                     return found
-        return None, None
+        return None, None, None
 
     def _class_attr(self, cls_name: str, attr: str) -> Value:
         cls = self.classes.get(cls_name)
@@ -331,7 +444,7 @@ class Structure:
             if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == attr for t in node.targets):
                 return self._ev(node.value, _Frame(env={}), 0)
             if isinstance(node, ast.FunctionDef) and node.name == attr:
-                return FuncRef(attr, method_of=cls_name)
+                return FuncRef(attr, method_of=cls_name, module=self.key)
         return OPAQUE
 
     def _bind(self, func: ast.FunctionDef, args: tuple[Value, ...], kwargs: dict[str, Value],
@@ -387,6 +500,9 @@ class Structure:
             self._stmt(stmt, frame, depth)
 
     def _stmt(self, node: ast.stmt, frame: _Frame, depth: int) -> None:
+        self.links.steps += 1
+        if self.links.steps > MAX_STEPS:
+            raise _TooMuch()
         if isinstance(node, ast.Assign):
             value = self._ev(node.value, frame, depth)
             for target in node.targets:
@@ -425,7 +541,7 @@ class Structure:
         then, other = frame.fork(), frame.fork()
         self._block(node.body, then, depth)
         self._block(node.orelse, other, depth)
-        reason = f"chosen by `{ast.unparse(node.test)}` at run time"
+        reason = f"chosen by `{_text(node.test)}` at run time"
         for name in set(then.env) | set(other.env):
             frame.env[name] = choice([then.env.get(name, OPAQUE), other.env.get(name, OPAQUE)], reason)
         for name in list(then.attrs) + [a for a in other.attrs if a not in then.attrs]:
@@ -539,28 +655,34 @@ class Structure:
                 frame.params.append(text)
         elif method == "insert_child_to_cell" and text is not None and len(args) > 1:
             frame.attrs[text] = args[1]
+        elif frame.cls is not None and frame.owner is not None:
+            found, _, where = frame.owner._find_method(frame.cls, method)
+            if found is not None and where is not None and not _may_change_self(found):
+                return  # a method that cannot change what self holds (weight init, logging, ...)
+            self._ev(call, frame, depth)
         else:
             self._ev(call, frame, depth)
 
     def _super_init(self, call: ast.Call, frame: _Frame, depth: int) -> None:
         """super().__init__(...) in a class of the file whose base is another class of the file."""
-        if frame.cls is None:
+        if frame.cls is None or frame.owner is None:
             return
-        cls = self.classes.get(frame.cls)
+        cls = frame.owner.classes.get(frame.cls)
         if cls is None:
             return
-        for base in self._bases(cls):
+        for base in frame.owner._bases(cls):
             if isinstance(base, ClassRef) and not base.library:
-                init, _ = self._find_method(base.name, "__init__")
-                if init is not None:
+                owner = frame.owner._of(base)
+                init, _, where = owner._find_method(base.name, "__init__")
+                if init is not None and where is not None:
                     args = tuple(self._ev(a, frame, depth) for a in call.args)
                     kwargs = {k.arg: self._ev(k.value, frame, depth) for k in call.keywords if k.arg}
-                    saved = frame.cls
-                    frame.cls = base.name
+                    saved = frame.cls, frame.owner
+                    frame.cls, frame.owner = base.name, owner
                     try:
-                        self._call_into(init, frame, args, kwargs, depth, bound_self=True)
+                        where._call_into(init, frame, args, kwargs, depth, bound_self=True)
                     finally:
-                        frame.cls = saved
+                        frame.cls, frame.owner = saved
                 return
 
     def _extend(self, current: Value, more: Value, frame: _Frame) -> Value:
@@ -589,8 +711,9 @@ class Structure:
         if isinstance(node, ast.Name):
             if node.id in frame.env:
                 return frame.env[node.id]
-            if node.id in self.globals:
-                return self.globals[node.id]
+            found = self._global(node.id)
+            if found is not None:
+                return found
             return OPAQUE if node.id in ("True", "False", "None", "range", "len", "int", "float") \
                 else Unknown(f"the name {node.id} is not known here")
         if isinstance(node, ast.Attribute):
@@ -624,7 +747,7 @@ class Structure:
             if known is not None:
                 return self._ev(node.body if known else node.orelse, frame, depth)
             return choice([self._ev(node.body, frame, depth), self._ev(node.orelse, frame, depth)],
-                          f"chosen by `{ast.unparse(node.test)}` at run time")
+                          f"chosen by `{_text(node.test)}` at run time")
         if isinstance(node, ast.BinOp):
             left, right = self._ev(node.left, frame, depth), self._ev(node.right, frame, depth)
             if isinstance(node.op, ast.Add) and isinstance(left, ListVal) and isinstance(right, ListVal):
@@ -659,15 +782,19 @@ class Structure:
         base = self._ev(node.value, frame, depth)
         if isinstance(base, ModuleAlias):
             return self._qualified(f"{base.name}.{node.attr}")
-        if base == Const("self") and frame.cls is not None:
+        if base == Const("self") and frame.cls is not None and frame.owner is not None:
             if node.attr in frame.attrs:
                 return frame.attrs[node.attr]
-            found, owner = self._find_method(frame.cls, node.attr)
-            if found is not None:
-                return FuncRef(node.attr, method_of=owner)
-            return self._class_attr(frame.cls, node.attr)
+            found, cls, where = frame.owner._find_method(frame.cls, node.attr)
+            if found is not None and where is not None:
+                return FuncRef(node.attr, method_of=cls, module=where.key)
+            return frame.owner._class_attr(frame.cls, node.attr)
         if isinstance(base, ClassRef) and not base.library:
-            return self._class_attr(base.name, node.attr)
+            return self._of(base)._class_attr(base.name, node.attr)
+        if isinstance(base, FileModule):
+            return self._of(base)._global(node.attr) or Unknown(f"{node.attr} is not found in {base.module}")
+        if isinstance(base, Unknown):  # a module or object not known here: what it holds is not known either
+            return base
         if isinstance(base, ClassRef) and base.library:
             return ClassRef(f"{base.name}.{node.attr}", library=True) if node.attr[:1].isupper() else OPAQUE
         return OPAQUE
@@ -697,28 +824,30 @@ class Structure:
         if isinstance(func, ClassRef) and func.library:
             return self._library_call(func.name, args, kwargs)
         if isinstance(func, ClassRef):
-            if not (self.is_cell_class(func.name) or self._unknown_base(func.name)):
+            owner = self._of(func)
+            if not (owner.is_cell_class(func.name) or owner._unknown_base(func.name)):
                 return OPAQUE
-            return self.instance(func.name, args, kwargs, depth + 1)
+            return owner.instance(func.name, args, kwargs, depth + 1)
         if isinstance(func, FuncRef):
+            owner = self._of(func)
             if func.method_of is not None:
-                method, _ = self._find_method(func.method_of, func.name)
-                if method is None:
+                method, _, where = owner._find_method(func.method_of, func.name)
+                if method is None or where is None:
                     return Unknown(f"the method {func.name} is not found")
                 if any(d for d in method.decorator_list if isinstance(d, ast.Name) and d.id == "staticmethod"):
-                    return self._call_into(method, _Frame(env={}), args, dict(kwargs), depth, bound_self=False)
-                return self._call_into(method, frame, args, dict(kwargs), depth, bound_self=True)
-            function = self.functions.get(func.name)
+                    return where._call_into(method, _Frame(env={}), args, dict(kwargs), depth, bound_self=False)
+                return where._call_into(method, frame, args, dict(kwargs), depth, bound_self=True)
+            function = owner.functions.get(func.name)
             if function is None:
                 return Unknown(f"the function {func.name} is not found")
-            return self._call_into(function, _Frame(env={}), args, dict(kwargs), depth, bound_self=False)
+            return owner._call_into(function, _Frame(env={}), args, dict(kwargs), depth, bound_self=False)
         if isinstance(func, Unknown):
             if func.reason.startswith(ARGUMENT):
                 # A class passed in by the caller (block(...)): one of the file's cells, told apart later
                 # by the names of the tensors found under it.
-                active = {name for name, _ in self._active}
+                active = {name for name, _ in self.links.active}
                 options = [self.instance(name, args, kwargs, depth + 1) for name in self.cell_classes()
-                           if name not in active]
+                           if f"{self.key}:{name}" not in active]
                 if options:
                     return choice(options, f"{func.reason}: one of the file's cell classes, chosen by its tensors")
             return Unknown(f"built by a call of something not known statically ({func.reason})")
@@ -767,6 +896,66 @@ class Structure:
                 return Unknown(f"the elements of a {kind.rpartition('.')[2]} cannot be numbered statically")
             items.append((str(len(items)), arg))
         return Container(kind, tuple(items), tail)
+
+
+MAX_FILE_BYTES = 2_000_000  # a project file larger than this is not read for the classes it defines
+_SELF_CHANGES = frozenset({"add_module", "register_module", "register_buffer", "register_parameter",
+                           "insert_child_to_cell", "append", "extend", "insert"})
+
+
+@functools.lru_cache(maxsize=4096)
+def _text(node: ast.expr) -> str:
+    return ast.unparse(node)
+
+
+@functools.lru_cache(maxsize=4096)
+def _may_change_self(func: ast.FunctionDef) -> bool:
+    """Whether a method may change what self holds: it assigns to an attribute of its first parameter, calls
+    setattr or a registering method on it, or calls another method of it (which may)."""
+    params = func.args.posonlyargs + func.args.args
+    if not params:
+        return False
+    me = params[0].arg
+
+    def on_self(node: ast.expr) -> bool:
+        while isinstance(node, (ast.Attribute, ast.Subscript)):
+            node = node.value
+        return isinstance(node, ast.Name) and node.id == me
+
+    for node in ast.walk(func):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Attribute) and on_self(t) for t in targets):
+                return True
+        elif isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Name) and f.id == "setattr" and node.args and on_self(node.args[0]):
+                return True
+            if isinstance(f, ast.Attribute) and on_self(f.value) and (
+                    f.attr in _SELF_CHANGES or isinstance(f.value, ast.Name)):
+                return True
+    return False
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_cached(file: str, mtime: float, size: int) -> ast.Module | None:
+    del mtime  # part of the cache key only
+    if size > MAX_FILE_BYTES:
+        return None
+    try:
+        with open(file, "rb") as handle:
+            return ast.parse(handle.read(), file)
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
+def _parse_file(file: str) -> ast.Module | None:
+    """A project file's syntax tree (cached on its modification time), or None when it cannot be read."""
+    try:
+        info = os.stat(file)
+    except OSError:
+        return None
+    return _parse_cached(file, info.st_mtime, info.st_size)
 
 
 def _pairs(value: Value) -> tuple[tuple[str, Value], ...] | None:
