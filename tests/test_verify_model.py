@@ -126,6 +126,20 @@ def test_a_missing_layer_and_a_shape_mismatch_fail_with_the_reason(pools, tmp_pa
     assert "norm.weight [12] -> norm.gamma [10]: shape mismatch" in result["problems"], result["problems"]
 
 
+def test_a_port_whose_parameters_no_checkpoint_can_address_fails(pools, tmp_path: Path) -> None:
+    # Cells appended to a CellList after it is assigned get names without the list's prefix in MindSpore
+    # ("0.weight" for extra.0.weight): the outputs agree, but no converted checkpoint can fill them.
+    appended = _port(tmp_path, "convnet_ms.py", """        self.extra = nn.CellList([nn.Conv1d(width * 2, width * 2, 3, pad_mode="pad", padding=1, has_bias=True)
+                                  for _ in range(2)])""", """        self.extra = nn.CellList()
+        for _ in range(2):
+            self.extra.append(nn.Conv1d(width * 2, width * 2, 3, pad_mode="pad", padding=1, has_bias=True))""")
+    code, result = _verify(pools, _m("convnet_torch.py") + ":small_resnet", appended + ":small_resnet", "1,3,8,8",
+                           modes="pynative")
+    assert code == 1
+    assert all(row["ok"] for row in _rows(result, "pynative"))
+    assert any(p.startswith("MindSpore names the parameter at extra.0.weight '0.weight'") for p in result["problems"])
+
+
 def test_the_mindspore_side_runs_without_torch(pools, tmp_path: Path) -> None:
     leaky = _port(tmp_path, "rnn_ms.py", "from mindspore import nn", "from mindspore import nn\nimport torch")
     code, result = _verify(pools, _m("rnn_torch.py") + ":TextRNN", leaky + ":TextRNN", "3,7:int64:0:50")

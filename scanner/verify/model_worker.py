@@ -150,6 +150,7 @@ class _Side:
     """What both sides do alike: flatten a network's output into named tensors and describe them."""
 
     tensor: type = object
+    ops: tuple[str, ...] = ()  # the jobs it takes
 
     def array(self, tensor: Any) -> tuple[Any, str]:
         raise NotImplementedError
@@ -172,6 +173,8 @@ class _Side:
 
 # ---------------------------------------------------------------------------------- torch side
 class TorchSide(_Side):
+    ops = ("read", "run")
+
     def __init__(self, device: str) -> None:
         import numpy as np
         import torch
@@ -300,6 +303,8 @@ class TorchSide(_Side):
 
 # ---------------------------------------------------------------------------------- MindSpore side
 class MindSporeSide(_Side):
+    ops = ("run", "write")
+
     def __init__(self, device: str) -> None:
         sys.meta_path.insert(0, _Refuse())
         import numpy as np
@@ -345,11 +350,13 @@ class MindSporeSide(_Side):
     def load(self, net: Any, plan: list[dict[str, Any]], arrays: dict[str, Any], ckpt: str) -> list[str]:
         """Copy torch's tensors into the cell by the plan, the way a user would: parameters through a
         MindSpore checkpoint and `load_param_into_net`, buffers (which checkpoints do not hold) directly.
-        Returns the names that could not be copied."""
+        A parameter whose MindSpore name is not its place in the network (reported by the caller) is set
+        directly, so that the outputs still say whether the port computes the same. Returns the names that
+        could not be copied."""
         from ..weights.facts import apply_transform
 
-        ms = self.ms
-        params = {p.name: p for p in net.get_parameters()}
+        ms, np = self.ms, self.np
+        params = dict(net.parameters_and_names())
         buffers = dict(net.named_buffers()) if hasattr(net, "named_buffers") else {}
         skipped = []
         to_save = []
@@ -361,6 +368,8 @@ class MindSporeSide(_Side):
                 skipped.append(name)
             elif step.get("kind") == "buffer":
                 target.assign_value(ms.Tensor(value, dtype=target.dtype))
+            elif target.name != name:
+                target.set_data(ms.Tensor(np.ascontiguousarray(value), dtype=target.dtype))
             else:
                 to_save.append(step)
         if to_save:
@@ -398,9 +407,8 @@ class MindSporeSide(_Side):
                 ms.set_context(mode=ms.GRAPH_MODE if mode == "graph" else ms.PYNATIVE_MODE)
                 net.set_train(False)
                 ms.set_seed(seed)
-                out = _stage(mode, net, *inputs)
-                entry["outputs"] = [self.describe(path, value, arrays, f"{mode}/output")
-                                    for path, value in self.flatten(out)]
+                # MindSpore reports some kernel errors only when a result is read: run and read as one stage.
+                entry["outputs"] = _stage(mode, self.outputs, net, inputs, arrays, f"{mode}/output")
                 if job.get("train"):
                     _stage("load", self.load, net, plan, torch_arrays, ckpt)  # the same start for every mode
                     entry["train"] = self.train_step(net, inputs, job, torch_arrays, arrays, mode)
@@ -410,6 +418,9 @@ class MindSporeSide(_Side):
         ms.set_context(mode=ms.PYNATIVE_MODE)
         save_arrays(str(job["out"]), arrays)
         return result
+
+    def outputs(self, net: Any, inputs: list[Any], arrays: dict[str, Any], group: str) -> list[dict[str, Any]]:
+        return [self.describe(path, value, arrays, group) for path, value in self.flatten(net(*inputs))]
 
     def train_step(self, net: Any, inputs: list[Any], job: dict[str, Any], torch_arrays: dict[str, Any],
                    arrays: dict[str, Any], mode: str) -> dict[str, Any]:
@@ -425,7 +436,7 @@ class MindSporeSide(_Side):
         ms.set_seed(int(job.get("seed", 0)))
         grad_fn = ms.value_and_grad(loss_net, None, weights)
         loss, grads = _stage(f"{mode} train", grad_fn, *inputs)
-        arrays[f"{mode}/train/loss"] = loss.asnumpy()
+        arrays[f"{mode}/train/loss"] = _stage(f"{mode} train", loss.asnumpy)
         by_id = {id(p): name for name, p in net.parameters_and_names()}
         names = []
         for param, grad in zip(weights, grads):
@@ -459,8 +470,8 @@ def run_one(side: Any, job: dict[str, Any]) -> dict[str, Any]:
     signal.setitimer(signal.ITIMER_REAL, timeout)
     result: dict[str, Any]
     try:
-        handler = getattr(side, str(job.get("op")), None)
-        if handler is None or str(job.get("op")).startswith("_"):
+        handler = getattr(side, str(job.get("op")), None) if job.get("op") in side.ops else None
+        if handler is None:
             result = {"status": "error", "reason": f"unknown job {job.get('op')!r}"}
         else:
             result = handler(job)
@@ -472,7 +483,8 @@ def run_one(side: Any, job: dict[str, Any]) -> dict[str, Any]:
         result = {"status": "failed", "stage": "memory", "reason": "ran out of memory (the worker's memory limit)"}
     except Exception as exc:  # noqa: BLE001 - a bug of the backend is still one result
         tail = traceback.format_exc(limit=4).strip().splitlines()[-3:]
-        result = {"status": "error", "reason": f"backend error: {type(exc).__name__}: {exc}", "notes": tail}
+        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        result = {"status": "error", "reason": f"backend error: {type(exc).__name__}: {first}", "notes": tail}
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
     result["id"] = job.get("id")
