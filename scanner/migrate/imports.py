@@ -8,10 +8,11 @@ comment mentions it: a docstring saying ``torch.Tensor`` keeps no import alive.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import libcst as cst
-from libcst.metadata import ImportAssignment, MetadataWrapper, ScopeProvider
+from libcst.metadata import (ClassScope, FunctionScope, GlobalScope, ImportAssignment, MetadataWrapper, Scope,
+                             ScopeProvider)
 
 from .scope import ROOT
 
@@ -169,3 +170,76 @@ def _is_docstring(statement: cst.CSTNode) -> bool:
 def _is_import(statement: cst.CSTNode) -> bool:
     return isinstance(statement, cst.SimpleStatementLine) and all(
         isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body)
+
+
+def localize(module: cst.Module, roots: frozenset[str]) -> tuple[cst.Module, list[str]]:
+    """Move each module-level torch import that only function bodies still use into those functions.
+
+    What stays torch after a migration is mostly code around the network (loading a torch
+    checkpoint from a URL); moved into the functions that run it, the module imports without torch
+    and the rest of it runs. The uses keep their findings."""
+    wrapper = MetadataWrapper(module)
+    scopes = wrapper.resolve(ScopeProvider)
+    module = wrapper.module
+    moves: dict[int, list[cst.SimpleStatementLine]] = {}  # function node id -> import statements
+    moved: set[int] = set()
+    names: list[str] = []
+    for statement in module.body:
+        if not _is_import(statement) or not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        smalls = [s for s in statement.body if isinstance(s, (cst.Import, cst.ImportFrom))]
+        if not smalls or not all(_all_rooted(s, roots) for s in smalls):
+            continue
+        functions = _using_functions(smalls, scopes)
+        if functions is None or not functions:
+            continue
+        for function in functions:
+            moves.setdefault(id(function), []).append(statement.with_changes(leading_lines=[]))
+        moved.add(id(statement))
+        names.append(cst.Module([]).code_for_node(statement).strip())
+    if not moved:
+        return module, []
+
+    class _Move(cst.CSTTransformer):
+        def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef
+                              ) -> cst.FunctionDef:
+            added = moves.get(id(original_node))
+            if not added or not isinstance(updated_node.body, cst.IndentedBlock):
+                return updated_node
+            body = list(updated_node.body.body)
+            index = 1 if body and _is_docstring(body[0]) else 0
+            return updated_node.with_changes(body=updated_node.body.with_changes(
+                body=[*body[:index], *added, *body[index:]]))
+
+    kept = module.with_changes(body=[s for s in module.body if id(s) not in moved])  # the same function nodes
+    return kept.visit(_Move()), names
+
+
+def _all_rooted(node: cst.Import | cst.ImportFrom, roots: frozenset[str]) -> bool:
+    if isinstance(node.names, cst.ImportStar):
+        return False
+    return all(_module_of(node, alias).split(".")[0] in roots for alias in node.names)
+
+
+def _using_functions(smalls: list[cst.Import | cst.ImportFrom],
+                     scopes: Mapping[cst.CSTNode, Scope | None]) -> list[cst.FunctionDef] | None:
+    """The outermost functions whose bodies use the names these imports bind; None when code outside
+    any function uses one of them."""
+    found: dict[int, cst.FunctionDef] = {}
+    for scope in {s for s in scopes.values() if s is not None}:
+        for assignment in scope.assignments:
+            if not isinstance(assignment, ImportAssignment) or not any(assignment.node is s for s in smalls):
+                continue
+            for access in assignment.references:
+                outer: cst.FunctionDef | None = None
+                current: Scope | None = access.scope
+                while current is not None and not isinstance(current, GlobalScope):
+                    if isinstance(current, FunctionScope) and isinstance(current.node, cst.FunctionDef):
+                        outer = current.node
+                    elif isinstance(current, ClassScope) and outer is None:
+                        return None  # a class body uses it
+                    current = current.parent
+                if outer is None:
+                    return None
+                found[id(outer)] = outer
+    return list(found.values())

@@ -95,6 +95,7 @@ def migrate_text(text: str, path: str = "<string>", options: Options | None = No
         text3, classes = _rewrite(outcome.text, transform.Cells(cells, root))
         # 4. imports
         module, removed = imports.remove_unused(cst.parse_module(text3), table.roots)
+        module, localized = imports.localize(module, table.roots)
         module, _ = imports.ensure_root_import(module, root)
         new = module.code
     except cst.ParserSyntaxError as exc:
@@ -104,9 +105,9 @@ def migrate_text(text: str, path: str = "<string>", options: Options | None = No
     except SyntaxError as exc:  # defensive: libcst writes valid code, the fix engine checks its own
         raise MigrateError(f"{path}: the migrated text does not parse ({exc.msg}); nothing written") from None
     after = scan_source(new, path, config, table)
-    rewritten = sites.count + len(outcome.applied) + classes.count
+    rewritten = sites.count + len(outcome.applied) + classes.count + len(localized)
     return Migration(path, text, new, len(before.diagnostics), rewritten, after, root, removed,
-                     sites.done + classes.done)
+                     sites.done + classes.done + [f"moved into the functions using it: {n}" for n in localized])
 
 
 def torch_references(text: str, roots: Sequence[str] = ("torch",)) -> list[tuple[int, int, str]]:
