@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import ast
+import bisect
 import codecs
 import difflib
 import io
@@ -74,6 +75,44 @@ def _conflict(a: tuple[int, int, str], b: tuple[int, int, str]) -> bool:
     return a0 < b1 and b0 < a1
 
 
+class _Accepted:
+    """Edits accepted so far, sorted by (start, end) and in the order given among equal keys
+    (insertions at one point keep their order), pairwise compatible."""
+
+    def __init__(self) -> None:
+        self.keys: list[tuple[int, int]] = []
+        self.items: list[tuple[int, int, str]] = []
+
+    def fits(self, new: tuple[int, int, str]) -> bool:
+        """True when `new` conflicts with no accepted edit (an identical edit merges with it).
+
+        Only the neighbours of `new`'s place can touch it: compatible ranges are disjoint and an
+        insertion never lies strictly inside an accepted range, so each walk stops at the first
+        edit clear of `new`. The cost is the number of edits that touch it, not all edits."""
+        start, end, _ = new
+        index = bisect.bisect_left(self.keys, (start, end))
+        for j in range(index - 1, -1, -1):
+            other = self.items[j]
+            if _conflict(other, new):
+                return False
+            if other[0] < start and other[1] <= start:
+                break
+        for j in range(index, len(self.items)):
+            other = self.items[j]
+            if other[0] >= end and other[0] > start:
+                break
+            if other != new and _conflict(other, new):
+                return False
+        return True
+
+    def add(self, new: tuple[int, int, str]) -> None:
+        key = (new[0], new[1])
+        low, high = bisect.bisect_left(self.keys, key), bisect.bisect_right(self.keys, key)
+        if new not in self.items[low:high]:
+            self.keys.insert(high, key)
+            self.items.insert(high, new)
+
+
 def apply_edits(text: str, edits: Iterable[Edit]) -> str:
     """Apply edits expressed over `text`. Identical edits are merged; overlapping ones raise ValueError."""
     src = SourceText(text)
@@ -81,6 +120,11 @@ def apply_edits(text: str, edits: Iterable[Edit]) -> str:
     for prev, cur in zip(items, items[1:]):
         if _conflict(prev, cur):
             raise ValueError(f"conflicting edits at {src.span_of(prev[0], prev[1])} and {src.span_of(cur[0], cur[1])}")
+    return _splice(text, items)
+
+
+def _splice(text: str, items: list[tuple[int, int, str]]) -> str:
+    """`text` with the sorted, compatible (start, end, new text) edits applied."""
     parts = []
     pos = 0
     for start, end, new in items:
@@ -108,7 +152,7 @@ def _select(text: str, diags: list[Diagnostic], unsafe: bool,
     `spell` rewrites each edit's text (``torch2ms migrate`` spells `mindspore` by an alias where the file
     shadows the name)."""
     src = SourceText(text)
-    accepted: list[tuple[int, int, str]] = []
+    accepted = _Accepted()
     applied: list[Diagnostic] = []
     for diag in diags:
         fix = diag.fix
@@ -116,17 +160,17 @@ def _select(text: str, diags: list[Diagnostic], unsafe: bool,
             continue
         edits = fix.edits if spell is None else [Edit(e.span, spell(e.text)) for e in fix.edits]
         try:
-            mine = _resolve(src, edits)
+            mine = _ordered_unique(_resolve(src, edits))
         except ValueError:
             continue
-        merged = _ordered_unique(accepted + mine)
-        if any(_conflict(a, b) for a, b in zip(merged, merged[1:])):
+        if any(_conflict(a, b) for a, b in zip(mine, mine[1:])) or not all(accepted.fits(e) for e in mine):
             continue
-        accepted = merged
+        for edit in mine:
+            accepted.add(edit)
         applied.append(diag)
     if not applied:
         return text, []
-    return apply_edits(text, [Edit(src.span_of(s, e), t) for s, e, t in accepted]), applied
+    return _splice(text, accepted.items), applied
 
 
 def _fallback(text: str, applied: list[Diagnostic],

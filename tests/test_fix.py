@@ -10,6 +10,8 @@ import stat
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import ROOT, run_cli
 from torch2ms.config import Config
@@ -452,3 +454,21 @@ def test_json_report_carries_the_fix_and_unsafe_flag(tmp_path: Path):
     assert path.read_text(encoding="utf-8") == (
         "import mindspore\n\n\nclass Net(mindspore.nn.Cell):\n    def construct(self, x):\n"
         "        return mindspore.mint.nn.ReLU()(x)\n")
+
+
+# ---------------------------------------------------------------- the selection of compatible edits
+@given(st.lists(st.tuples(st.integers(0, 30), st.integers(0, 6), st.sampled_from(["", "a", "bb"])), max_size=40))
+def test_linear_selection_accepts_exactly_what_the_pairwise_check_accepts(raw: list[tuple[int, int, str]]) -> None:
+    from torch2ms.fix import _Accepted, _conflict, _ordered_unique
+
+    accepted = _Accepted()
+    reference: list[tuple[int, int, str]] = []
+    for start, length, text in raw:
+        edit = (start, start + length, text)
+        merged = _ordered_unique(reference + [edit])
+        expected = not any(_conflict(a, b) for a, b in zip(merged, merged[1:]))
+        assert accepted.fits(edit) == expected
+        if expected:
+            reference = merged
+            accepted.add(edit)
+    assert accepted.items == reference
