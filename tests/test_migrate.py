@@ -107,6 +107,28 @@ def test_calls_receivers_moved_and_statements() -> None:
     assert "torch" not in out and "\nimport mindspore\n" in out
 
 
+def test_data_initializers_of_the_older_spelling() -> None:
+    out = migrate("""
+        import math
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 8, 3)
+                for m in self.modules():
+                    if isinstance(m, nn.Conv2d):
+                        m.weight.data.normal_(0, math.sqrt(2.0 / 27))
+                        m.bias.data.zero_()
+                    records = {}
+                    records.data.fill_(1)
+    """)
+    assert ("m.weight.set_data(mindspore.common.initializer.initializer(mindspore.common.initializer.Normal("
+            "mean=0, sigma=math.sqrt(2.0 / 27)), m.weight.shape, m.weight.dtype))") in out
+    assert "m.bias.set_data(mindspore.common.initializer.initializer(mindspore.common.initializer.Zero()" in out
+    assert "records.data.fill_(1)" in out  # a dict, not a parameter: the resolver knows, nothing is rewritten
+
+
 def test_initializer_without_a_place_for_an_argument_is_left_and_reported() -> None:
     result = migrate_text("import torch\nimport torch.nn as nn\ng = torch.Generator()\n"
                           "def init(w):\n    nn.init.normal_(w, generator=g)\n", "m.py")
@@ -239,6 +261,7 @@ def test_cli_tree_cross_file_cells_and_error_exit(tmp_path: Path, capsys: pytest
     assert main(["migrate", str(src / "pkg" / "base.py"), "--in-place", "--isolated"]) == 0
     assert "class Base(mindspore.nn.Cell)" in (src / "pkg" / "base.py").read_text()
     assert not list(src.rglob("*.torch2ms-tmp"))
+    assert main(["migrate", str(src), "--out", str(src), "--isolated"]) == 2  # would overwrite the sources
 
 
 # ---------------------------------------------------------------------------------------------- end to end

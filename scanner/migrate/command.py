@@ -8,6 +8,7 @@ migrated or written (the others are still migrated).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -52,6 +53,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         config = load_config(find_pyproject(Path(args.paths[0])))
     config = config.with_overrides(target_version=args.target_version)
+    if args.out and any(os.path.isdir(p) and os.path.realpath(p) == os.path.realpath(args.out) for p in args.paths):
+        print("torch2ms migrate: error: --out names a folder being migrated; use --in-place to rewrite it",
+              file=sys.stderr)
+        return EXIT_ERROR
     options = Options(config=config, device=args.device)
     outcomes = migrate_paths(args.paths, options, out=args.out, write=not args.diff)
     errors = findings = 0

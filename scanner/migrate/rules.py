@@ -40,6 +40,13 @@ INITIALIZERS: dict[str, InitRule] = {
     "torch.nn.init.orthogonal_": InitRule("Orthogonal", (("gain", "gain", 1.0),)),
 }
 INITIALIZER_MODULE = "common.initializer"
+# In-place Tensor methods on a parameter's `.data` (`m.weight.data.normal_(0, 0.01)`), the older spelling of
+# nn.init: the same initializers on the parameter itself.
+DATA_INITIALIZERS: dict[str, InitRule] = {
+    "torch.Tensor.normal_": InitRule("Normal", (("mean", "mean", 0.0), ("std", "sigma", 1.0))),
+    "torch.Tensor.fill_": InitRule("Constant", (("value", "value", None),)),
+    "torch.Tensor.zero_": InitRule("Zero"),
+}
 
 # torch's dtype aliases and the canonical names the mapping tables know.
 DTYPE_ALIASES: dict[str, str] = {

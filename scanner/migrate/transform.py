@@ -103,14 +103,16 @@ class CallSites(_Rewriter):
         self.version = version
         self.by_span: dict[Key, list[ApiCall]] = {}
         for call in calls:
-            if call.confidence is Confidence.HIGH:
+            # a receiver not proven a tensor counts only for `p.data.normal_(...)` (see `_data_initializer`)
+            if call.confidence is Confidence.HIGH or call.api in rules.DATA_INITIALIZERS:
                 self.by_span.setdefault(_key(call.span), []).append(call)
 
-    def _calls(self, node: cst.CSTNode) -> list[ApiCall]:
+    def _calls(self, node: cst.CSTNode, low: bool = False) -> list[ApiCall]:
         where = self._range(node)
         if where is None:
             return []
-        return self.by_span.get((where.start.line, where.start.column, where.end.line, where.end.column), [])
+        found = self.by_span.get((where.start.line, where.start.column, where.end.line, where.end.column), [])
+        return found if low else [c for c in found if c.confidence is Confidence.HIGH]
 
     def _api(self, node: cst.CSTNode, wanted: Collection[str], kind: str) -> str | None:
         for call in self._calls(node):
@@ -120,8 +122,13 @@ class CallSites(_Rewriter):
 
     # ------------------------------------------------------------------ calls
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        for call in self._calls(original_node):
-            new = self._rewrite_call(call, updated_node)
+        for call in self._calls(original_node, low=True):
+            if call.api in rules.DATA_INITIALIZERS and call.kind == "method":
+                new = self._data_initializer(rules.DATA_INITIALIZERS[call.api], updated_node)
+            elif call.confidence is Confidence.HIGH:
+                new = self._rewrite_call(call, updated_node)
+            else:
+                continue
             if new is not None:
                 self._note(original_node, call.api)
                 return new
@@ -192,6 +199,15 @@ class CallSites(_Rewriter):
             return None
         func = dotted(self.root, target.api.removeprefix("mindspore."))
         return cst.Call(func=func, args=_clean_args([cst.Arg(receiver), *node.args]))
+
+    def _data_initializer(self, rule: rules.InitRule, node: cst.Call) -> cst.BaseExpression | None:
+        """``m.weight.data.normal_(0, 0.01)`` -> the initializer on ``m.weight`` (as for nn.init.normal_)."""
+        func = node.func
+        if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Attribute) \
+                or func.value.attr.value != "data" or not _simple_reference(func.value.value):
+            return None
+        return self._initializer(rule, node.with_changes(func=cst.Name("_"), args=[
+            cst.Arg(func.value.value), *node.args]))
 
     def _initializer(self, rule: rules.InitRule, node: cst.Call) -> cst.BaseExpression | None:
         """``nn.init.kaiming_normal_(m.weight, mode="fan_out")`` ->
