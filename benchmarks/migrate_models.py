@@ -124,13 +124,14 @@ def _unpack(archive: str, members: tuple[str, ...], folder: str) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- migrate
-def migrate(trees: str, ported: str, device: str) -> dict[str, dict[str, Any]]:
+def migrate(trees: str, ported: str, device: str, target_version: str | None = None) -> dict[str, dict[str, Any]]:
     """`torch2ms migrate` over every tree; per file: findings, rewritten, remaining, error."""
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     out: dict[str, dict[str, Any]] = {}
     for package in PACKAGES.values():
         proc = subprocess.run([sys.executable, "-m", "torch2ms", "migrate", os.path.join(trees, package.name),
-                               "--out", os.path.join(ported, package.name), "--device", device, "--isolated", "-q"],
+                               "--out", os.path.join(ported, package.name), "--device", device, "--isolated", "-q",
+                               *(["--target-version", target_version] if target_version else [])],
                               capture_output=True, text=True, env=env)
         for line in proc.stdout.splitlines():  # "PATH: F finding(s), R rewritten, N remaining"
             path, _, rest = line.rpartition(": ")
@@ -263,10 +264,12 @@ def main() -> int:
     parser.add_argument("--cache", default=os.path.join(HERE, ".cache"), help="download and work folder")
     parser.add_argument("--only", default="", help="comma-separated model names (default: all)")
     parser.add_argument("--device", default="cpu", choices=("cpu", "gpu", "ascend"))
+    parser.add_argument("--target-version", default=None, metavar="X.Y",
+                        help="MindSpore version migrate targets (default: the tables' current one)")
     args = parser.parse_args()
     trees = download(args.cache)
     ported = os.path.join(args.cache, "ported")
-    counts = migrate(trees, ported, args.device)
+    counts = migrate(trees, ported, args.device, args.target_version)
     chosen = [m for m in MODELS if not args.only or m.name in args.only.split(",")]
     rows = []
     for model in chosen:
@@ -286,7 +289,8 @@ def main() -> int:
             print(f"    {error}")
     passed = sum(1 for row in rows if row[6])
     print(f"{passed} of {len(rows)} files run as migrate leaves them and agree with torch within {TOLERANCE:g} "
-          f"(PyNative and GRAPH mode, device {args.device})")
+          f"(PyNative and GRAPH mode, device {args.device}"
+          + (f", targets of MindSpore {args.target_version}" if args.target_version else "") + ")")
     return 0 if passed >= len(rows) - 1 else 1
 
 

@@ -16,7 +16,8 @@ import pytest
 from conftest import load_script
 
 from torch2ms.cli import main
-from torch2ms.migrate.pipeline import migrate_text, torch_references, unreported
+from torch2ms.config import Config
+from torch2ms.migrate.pipeline import Options, migrate_text, torch_references, unreported
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "migrate"
@@ -127,6 +128,19 @@ def test_data_initializers_of_the_older_spelling() -> None:
             "mean=0, sigma=math.sqrt(2.0 / 27)), m.weight.shape, m.weight.dtype))") in out
     assert "m.bias.set_data(mindspore.common.initializer.initializer(mindspore.common.initializer.Zero()" in out
     assert "records.data.fill_(1)" in out  # a dict, not a parameter: the resolver knows, nothing is rewritten
+
+
+def test_classes_as_types_with_an_older_target() -> None:
+    source = textwrap.dedent("""
+        import torch.nn as nn
+
+        def count(model):
+            return sum(isinstance(m, (nn.Conv2d, nn.Linear)) or isinstance(m, nn.BatchNorm2d) for m in model)
+    """)
+    result = migrate_text(source, "m.py", Options(Config(target_version="2.2")))
+    assert "isinstance(m, (mindspore.nn.Conv2d, mindspore.nn.Dense)) or isinstance(m, mindspore.nn.BatchNorm2d)" \
+        in result.text
+    assert "torch" not in result.text
 
 
 def test_initializer_without_a_place_for_an_argument_is_left_and_reported() -> None:

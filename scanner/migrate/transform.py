@@ -122,6 +122,9 @@ class CallSites(_Rewriter):
 
     # ------------------------------------------------------------------ calls
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        checked = self._type_check(original_node, updated_node)
+        if checked is not None:
+            return checked
         for call in self._calls(original_node, low=True):
             if call.api in rules.DATA_INITIALIZERS and call.kind == "method":
                 new = self._data_initializer(rules.DATA_INITIALIZERS[call.api], updated_node)
@@ -133,6 +136,34 @@ class CallSites(_Rewriter):
                 self._note(original_node, call.api)
                 return new
         return updated_node
+
+    def _type_check(self, original: cst.Call, node: cst.Call) -> cst.Call | None:
+        """``isinstance(m, nn.Conv2d)``: the class as a type, whatever its parameters' facts (which
+        matter where it is called, not where its instances are recognised)."""
+        if not (isinstance(original.func, cst.Name) and original.func.value in ("isinstance", "issubclass")) \
+                or len(original.args) != 2:
+            return None
+        before, after = original.args[1].value, node.args[1].value
+        pairs = list(zip(before.elements, after.elements)) if isinstance(before, cst.Tuple) \
+            and isinstance(after, cst.Tuple) else [(before, after)]
+        changed: dict[int, cst.BaseExpression] = {}
+        for old, new in pairs:
+            old_value = old.value if isinstance(old, cst.BaseElement) else old
+            for call in self._calls(old_value):
+                entry = self.table.lookup(call.api) if call.kind == "attribute" else None
+                target = entry.target_for(self.version) if entry is not None else None
+                if target is not None and target.api.startswith("mindspore.") \
+                        and call.api.rpartition(".")[2][:1].isupper() and not _is_member(target.api):
+                    changed[id(new)] = dotted(self.root, target.api.removeprefix("mindspore."))
+                    self._note(old_value, f"{call.api} as a type")
+        if not changed:
+            return None
+        if isinstance(after, cst.Tuple):
+            elements = [e.with_changes(value=changed[id(e)]) if id(e) in changed else e for e in after.elements]
+            value: cst.BaseExpression = after.with_changes(elements=elements)
+        else:
+            value = changed[id(after)]
+        return node.with_changes(args=[node.args[0], node.args[1].with_changes(value=value)])
 
     def _rewrite_call(self, call: ApiCall, node: cst.Call) -> cst.BaseExpression | None:
         api = call.api
