@@ -89,7 +89,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="listen on HOST:PORT instead of stdio (for debugging)")
     lsp.add_argument("--stdio", action="store_true", help="use stdio (the default; accepted for editors that pass it)")
 
+    from .migrate.command import add_arguments as add_migrate_arguments
     from .verify.command import add_arguments as add_verify_arguments  # no torch/MindSpore import
+
+    add_migrate_arguments(sub.add_parser(
+        "migrate", help="turn PyTorch files into MindSpore files (a parallel tree, in place, or a diff)"))
 
     add_verify_arguments(sub.add_parser(
         "verify", help="run mapping examples (or the torch call at FILE:LINE) in real torch and MindSpore"))
@@ -267,10 +271,17 @@ def run_verify(args: argparse.Namespace) -> int:
     return main_safe(args)
 
 
+def run_migrate(args: argparse.Namespace) -> int:
+    from .migrate.command import run
+
+    return run(args)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    handlers: dict[str, Any] = {"scan": run_scan, "mappings": run_mappings, "lsp": run_lsp, "verify": run_verify}
+    handlers: dict[str, Any] = {"scan": run_scan, "mappings": run_mappings, "lsp": run_lsp, "verify": run_verify,
+                                "migrate": run_migrate}
     handler = handlers.get(args.command)
     if handler is None:
         parser.print_help(sys.stderr)
