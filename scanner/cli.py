@@ -21,7 +21,7 @@ from .api import default_jobs, scan_outcomes
 from .cache import CACHE_DIR_NAME, Cache, Scanned
 from .config import Config, ConfigError, find_pyproject, load_config
 from .mappings import MappingError, load_table, parse_version
-from .model import FileResult, ScanSummary
+from .model import DEVICES, FileResult, ScanSummary
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -58,6 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="comma-separated file or folder names (globs) to skip, replacing the defaults")
     scan.add_argument("--target-version", type=_version, metavar="X.Y",
                       help="MindSpore version to target (default 2.10)")
+    scan.add_argument("--device", choices=DEVICES, default=None,
+                      help="where the MindSpore program will run: the fix writes the form that runs there "
+                           "(default cpu)")
     scan.add_argument("--config", metavar="PYPROJECT", help="read [tool.torch2ms] from this file")
     scan.add_argument("--isolated", action="store_true", help="ignore configuration files")
     scan.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
@@ -125,7 +128,7 @@ def _config(args: argparse.Namespace) -> Config:
     else:
         config = load_config(find_pyproject(Path(args.paths[0]) if args.paths else Path.cwd()))
     return config.with_overrides(select=args.select, ignore=args.ignore, exclude=args.exclude,
-                                 target_version=args.target_version)
+                                 target_version=args.target_version, device=args.device)
 
 
 class _Progress:
@@ -160,7 +163,7 @@ def _render(fmt: str, results: list[FileResult], config: Config, args: argparse.
     if fmt == "html":
         from .report import html
 
-        return html.render(results, config.target_version, paths=args.paths, date=args.date)
+        return html.render(results, config.target_version, paths=args.paths, date=args.date, device=config.device)
     raise ValueError(f"unknown format {fmt!r}")
 
 
@@ -219,7 +222,7 @@ def _emit(outcomes: list[Scanned], config: Config, args: argparse.Namespace) -> 
             from .report import json as json_report
 
             json_report.write(out, [o.result for o in outcomes], config.target_version,
-                              paths=args.paths, date=args.date)
+                              paths=args.paths, date=args.date, device=config.device)
         else:
             out.write(_render(args.format, [o.result for o in outcomes], config, args))
     if args.html:
