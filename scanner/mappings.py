@@ -157,6 +157,30 @@ def parse_version(text: str) -> tuple[int, ...]:
         raise ValueError(f"not a version: {text!r} (expected e.g. 2.10)") from None
 
 
+@functools.lru_cache(maxsize=1)
+def supported_versions() -> tuple[str, ...]:
+    """The MindSpore versions the tables describe (meta.yaml), oldest first."""
+    root = resources.files("torch2ms.data")
+    return _meta(root.joinpath("meta.yaml").read_text(encoding="utf-8"), "meta.yaml").mindspore_versions
+
+
+def check_target_version(text: str) -> str:
+    """`text` when it names a MindSpore version the tables describe (X.Y or X.Y.Z, from the first
+    release of the oldest listed version's series, whose older spellings the tables carry as targets
+    `until` 2.3, to the newest listed one); else a ValueError naming the range and the nearest version."""
+    import difflib
+
+    wanted = parse_version(text)
+    known = supported_versions()
+    oldest, newest = (parse_version(known[0])[0], 0), parse_version(known[-1])
+    if len(wanted) in (2, 3) and oldest <= wanted[:2] <= newest[:2]:
+        return text.strip()
+    near = difflib.get_close_matches(text.strip(), known, n=1, cutoff=0.0)
+    hint = f"; did you mean {near[0]}?" if near else ""
+    raise ValueError(f"MindSpore {text.strip()} is not a version the mapping tables describe "
+                     f"(supported: {oldest[0]}.{oldest[1]} to {known[-1]}){hint}")
+
+
 def _params(raw: list[dict[str, Any]] | None) -> tuple[ParamFact, ...]:
     return tuple(
         ParamFact(

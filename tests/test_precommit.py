@@ -20,6 +20,8 @@ from conftest import ROOT
 
 PACKAGE_PARTS = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "torch2ms", "scanner", "lsp", "mappings")
 TORCH_CODE = "import torch\n\n\ndef join(a, b):\n    return torch.cat([a, b], dim=0)\n"
+# torch.cat is an info finding (equivalent API), torch.histogram an error (missing in MindSpore)
+CHECK_CODE = TORCH_CODE + "\n\ndef hist(a):\n    return torch.histogram(a)\n"
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "torch2ms test", "GIT_AUTHOR_EMAIL": "test@example.invalid",
     "GIT_COMMITTER_NAME": "torch2ms test", "GIT_COMMITTER_EMAIL": "test@example.invalid",
@@ -72,13 +74,13 @@ def hook_setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, dic
     return hooks, sha, env
 
 
-def _user_repo(base: Path, hooks: Path, sha: str, hook_id: str, env: dict[str, str]) -> Path:
+def _user_repo(base: Path, hooks: Path, sha: str, hook_id: str, env: dict[str, str], code: str = TORCH_CODE) -> Path:
     repo = base / "user"
     repo.mkdir()
     (repo / ".pre-commit-config.yaml").write_text(
         f"repos:\n  - repo: {hooks.as_posix()}\n    rev: {sha}\n    hooks:\n      - id: {hook_id}\n",
         encoding="utf-8")
-    (repo / "model.py").write_text(TORCH_CODE, encoding="utf-8")
+    (repo / "model.py").write_text(code, encoding="utf-8")
     (repo / "notes.txt").write_text("torch.cat is not Python here\n", encoding="utf-8")
     _git("init", "-q", cwd=repo, env=env)
     _git("add", "-A", cwd=repo, env=env)
@@ -90,16 +92,18 @@ def _run(repo: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=600)
 
 
-def test_check_hook_fails_on_torch_code_and_passes_after_noqa(hook_setup, tmp_path: Path):
+def test_check_hook_fails_on_warnings_and_errors_not_on_info(hook_setup, tmp_path: Path):
     hooks, sha, env = hook_setup
-    repo = _user_repo(tmp_path, hooks, sha, "torch2ms", env)
+    repo = _user_repo(tmp_path, hooks, sha, "torch2ms", env, CHECK_CODE)
     first = _run(repo, env)
     output = first.stdout + first.stderr
     assert first.returncode == 1, output
-    assert "model.py:5:12: TMS101 torch.cat -> mindspore.mint.cat" in output
+    assert "model.py:5:12: TMS101 [*] info: torch.cat -> mindspore.mint.cat" in output
+    assert "model.py:9:12: TMS103 error: torch.histogram has no MindSpore" in output
     assert "notes.txt" not in output  # types: [python]
     model = repo / "model.py"
-    model.write_text(TORCH_CODE.replace("dim=0)", "dim=0)  # noqa: TMS101"), encoding="utf-8")
+    # the error accepted: the info finding left (torch.cat) does not fail the hook
+    model.write_text(CHECK_CODE.replace("torch.histogram(a)", "torch.histogram(a)  # noqa: TMS103"), encoding="utf-8")
     second = _run(repo, env)
     assert second.returncode == 0, second.stdout + second.stderr
     assert "Passed" in second.stdout
