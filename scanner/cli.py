@@ -16,6 +16,7 @@ from typing import Any
 
 from . import __version__
 from .api import default_jobs, scan_outcomes
+from .baseline import BaselineError
 from .cache import CACHE_DIR_NAME, Cache, Scanned
 from .config import Config, ConfigError, find_pyproject, load_config
 from .mappings import MappingError, load_table
@@ -204,7 +205,10 @@ def _run_stdin(args: argparse.Namespace, config: Config) -> int:
 
         remaining = outcome.result if outcome.result is not None else scan_source(outcome.text, name, config)
         return _exit_code(args, ScanSummary.of([remaining]))
-    summary = emit([Scanned(name, result)], config, args, texts={name: text})
+    outcomes, hidden = [Scanned(name, result)], None
+    if args.baseline:
+        outcomes, hidden = _without_baseline(args.baseline, outcomes, {name: text})
+    summary = emit(outcomes, config, args, texts={name: text}, baseline_hidden=hidden)
     return _exit_code(args, summary)
 
 
@@ -228,6 +232,10 @@ def run_scan(args: argparse.Namespace) -> int:
     if "-" in args.paths and not stdin:
         print("torch2ms scan: error: - (standard input) cannot be mixed with other paths", file=sys.stderr)
         return EXIT_ERROR
+    if args.baseline and (args.fix or args.diff or args.add_noqa):
+        print("torch2ms scan: error: --baseline applies to reports, not to --fix, --diff or --add-noqa",
+              file=sys.stderr)
+        return EXIT_ERROR
     config = _config(args)
     load_table()
     if stdin:
@@ -241,8 +249,23 @@ def run_scan(args: argparse.Namespace) -> int:
     outcomes = scan_outcomes(args.paths, config, jobs=_jobs(args), on_each=progress.update, cache=cache)
     progress.close()
     outcomes.sort(key=lambda o: o.path)
-    summary = emit(outcomes, config, args)
+    hidden = None
+    if args.baseline:
+        outcomes, hidden = _without_baseline(args.baseline, outcomes)
+    summary = emit(outcomes, config, args, baseline_hidden=hidden)
     return _exit_code(args, summary)
+
+
+def _without_baseline(path: str, outcomes: list[Scanned],
+                      texts: dict[str, str | None] | None = None) -> tuple[list[Scanned], int]:
+    """The outcomes without the findings the baseline report holds, and how many those were."""
+    from .api import read_source
+    from .baseline import Baseline
+
+    known = texts or {}
+    results, hidden = Baseline.load(path).filter(
+        [o.result for o in outcomes], lambda p: known[p] if p in known else read_source(p)[0])
+    return [Scanned(r.path, r) for r in results], hidden
 
 
 def run_rule(args: argparse.Namespace) -> int:
@@ -294,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_ERROR
     try:
         return int(handler(args))
-    except (ConfigError, MappingError) as exc:
+    except (ConfigError, MappingError, BaselineError) as exc:
         print(f"torch2ms: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:

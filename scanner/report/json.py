@@ -4,9 +4,10 @@ The document is described by ``docs/json-schema.json`` and ``docs/report.md``.
 `document()` is also the data model of the HTML report, so the two never
 disagree: the HTML page is this document plus the scanned files' source text.
 
-Schema versions: 1 had tool, summary and files; 2 (this one) adds project,
-rules, apis, directories, failures, per-file category counts, the readiness
-figure and a suggested rewrite per finding.
+Schema versions: 1 had tool, summary and files; 2 added project, rules, apis,
+directories, failures, per-file category counts, the readiness figure and a
+suggested rewrite per finding; 3 the verification status; 4 (this one) each
+finding's context and fingerprint (what `--baseline` matches).
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ from ..mappings import load_table, parse_version
 from ..model import Category, Diagnostic, FileResult, ScanSummary
 from ..source import split_lines
 from ..verify.record import load_record
+from ..baseline import finding_facts
 from . import display_path
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # Categories of a torch API use, in the order the reports show them (worst first).
 API_CATEGORIES = ("missing", "dynamic_shape", "unmapped", "diff_params", "equivalent")
@@ -133,7 +135,7 @@ def _clip(lines: list[str]) -> str:
     return "\n".join(lines)
 
 
-def _finding(diag: Diagnostic, text: list[str] | None) -> dict[str, Any]:
+def _finding(diag: Diagnostic, text: list[str] | None, facts: tuple[str, str]) -> dict[str, Any]:
     # Built field by field (not Diagnostic.to_dict) so that the schema in docs/json-schema.json
     # changes only when SCHEMA_VERSION does.
     fix = None
@@ -153,6 +155,8 @@ def _finding(diag: Diagnostic, text: list[str] | None) -> dict[str, Any]:
         "doc_url": diag.doc_url,
         "fix": fix,
         "rewrite": rewrite_preview(diag, text),
+        "context": facts[0],
+        "fingerprint": facts[1],
     }
 
 
@@ -192,8 +196,10 @@ def project_name(paths: Sequence[str] | None) -> str:
 
 
 def file_object(result: FileResult, root: str | None = None, source: str | None = None) -> dict[str, Any]:
-    """A file's entry of the document's "files" list; `source` is its text (for rewrite previews)."""
+    """A file's entry of the document's "files" list; `source` is its text (for rewrite previews and
+    the findings' context and fingerprint)."""
     text = split_lines(source) if source is not None and any(d.fix for d in result.diagnostics) else None
+    facts = finding_facts(result, source)
     counts: dict[str, int] = {}
     for diag in result.diagnostics:
         counts[diag.category.value] = counts.get(diag.category.value, 0) + 1
@@ -204,7 +210,7 @@ def file_object(result: FileResult, root: str | None = None, source: str | None 
         "error": error.message if error else None,
         "findings": len(result.diagnostics),
         "by_category": {c: counts[c] for c in ALL_CATEGORIES if c in counts},
-        "diagnostics": [_finding(diag, text) for diag in result.diagnostics],
+        "diagnostics": [_finding(diag, text, fact) for diag, fact in zip(result.diagnostics, facts)],
     }
 
 
@@ -311,12 +317,12 @@ def document(results: list[FileResult], target_version: str, root: str | None = 
 
 
 def read_sources(results: list[FileResult]) -> dict[str, str | None]:
-    """The text of every scanned file that has a finding with a fix (for rewrite previews)."""
+    """The text of every scanned file that has a finding (for rewrite previews and fingerprints)."""
     from ..api import read_source
 
     out: dict[str, str | None] = {}
     for result in results:
-        if any(d.fix is not None for d in result.diagnostics):
+        if result.diagnostics:
             out[result.path] = read_source(result.path)[0]
     return out
 
@@ -344,7 +350,7 @@ def write(out: IO[str], results: list[FileResult], target_version: str, root: st
 
     out.write("[\n")
     for index, result in enumerate(ordered):
-        source = read_source(result.path)[0] if any(d.fix is not None for d in result.diagnostics) else None
+        source = read_source(result.path)[0] if result.diagnostics else None
         item = json.dumps(file_object(result, root, source), indent=2).replace("\n", "\n    ")
         out.write(("    " if index == 0 else ",\n    ") + item)
     out.write("\n  ]\n}\n")

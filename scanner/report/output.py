@@ -46,8 +46,9 @@ def destination(path: str | None) -> Iterator[IO[str]]:
 
 
 def emit(outcomes: list[Scanned], config: Config, args: argparse.Namespace,
-          texts: dict[str, str | None] | None = None) -> ScanSummary:
-    """Write the report in the chosen format (and the HTML report when asked for); the scan's summary."""
+         texts: dict[str, str | None] | None = None, baseline_hidden: int | None = None) -> ScanSummary:
+    """Write the report in the chosen format (and the HTML report when asked for); the scan's summary.
+    `baseline_hidden`: how many findings --baseline left out (None without a baseline)."""
     fmt = args.output_format
     summary = ScanSummary.combine(o.summary for o in outcomes)
     with destination(args.output) as out:
@@ -57,7 +58,7 @@ def emit(outcomes: list[Scanned], config: Config, args: argparse.Namespace,
                 out.write(text_report.render_statistics(summary))
             else:
                 _write_findings(out, fmt, outcomes, style, texts or {})
-            out.write(text_report.summary_line(summary, style=style))
+            out.write(text_report.summary_line(summary, baseline_hidden, style=style))
         elif fmt == "github":
             for outcome in outcomes:
                 out.write(text_report.render_github(outcome.result))

@@ -190,12 +190,11 @@ def _plural(count: int, word: str) -> str:
 
 def summary_line(summary: ScanSummary, baseline_hidden: int | None = None, style: Style = PLAIN) -> str:
     """The closing line: "Found N findings (E errors, W warnings, I info; M fixable with --fix)."."""
-    hidden = ""
-    if baseline_hidden:
-        hidden = f" ({baseline_hidden:,} more in the baseline not shown)"
+    hidden = f"; {baseline_hidden:,} in the baseline not shown" if baseline_hidden else ""
     if not summary.diagnostics:
         word = "new findings" if baseline_hidden is not None else "findings"
-        return style(f"No {word}{hidden}: all checks passed!", "bold", "green") + "\n"
+        kept = f" ({baseline_hidden:,} in the baseline not shown)" if baseline_hidden else ""
+        return style(f"No {word}: all checks passed!", "bold", "green") + kept + "\n"
     counts = [_plural(summary.by_severity[s], s) if s != "info" else f"{summary.by_severity[s]:,} info"
               for s in ("error", "warning", "info") if summary.by_severity.get(s)]
     fixes = f"{summary.fixable:,} fixable with --fix" if summary.fixable else "none fixable with --fix"
