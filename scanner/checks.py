@@ -48,9 +48,10 @@ def _message(call: ApiCall, entry: MappingEntry, category: Category, target: Tar
         return f"{text}: {entry.note}" if entry.note else text
     assert target is not None
     if category is Category.EQUIVALENT:
+        if entry.category_for(version) is Category.DIFF_PARAMS:
+            return f"{api} -> {target.api} (this call uses none of the parameters that differ)"
         return f"{api} -> {target.api}"
-    facts = relevant_params(call, target) or list(target.params)
-    details = "; ".join(f.describe() for f in facts)
+    details = "; ".join(f.describe() for f in relevant_params(call, target))
     text = f"{api} -> {target.api} with different parameters"
     if details:
         text += f": {details}"
@@ -91,10 +92,15 @@ def check_call(call: ApiCall, table: MappingTable, version: tuple[int, ...],
         dynamic = dynamic_shape.check_call(call, entry, target, in_network)
         if dynamic is not None:
             return dynamic
+    # The category of this call: the entry's parameter differences count only where the call passes the
+    # parameter or relies on its default. An entry of different parameters whose facts all concern
+    # parameters the call does not use is equivalent for it, unless its note tells of another difference.
+    if target is not None and category in (Category.EQUIVALENT, Category.DIFF_PARAMS) and target.params:
+        if relevant_params(call, target):
+            category = Category.DIFF_PARAMS
+        elif not entry.note:
+            category = Category.EQUIVALENT
     code = _CODE_BY_CATEGORY[category]
-    if category is Category.EQUIVALENT and target is not None and relevant_params(call, target):
-        code = "TMS102"
-        category = Category.DIFF_PARAMS
     info = CODES[code]
     return Diagnostic(
         code=code, severity=info.severity, category=category, span=call.span,

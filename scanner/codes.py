@@ -49,7 +49,7 @@ _ROWS = (
      "MindSpore has no equivalent for this torch API at the target version.", MAPPING_TABLE_URL),
     ("TMS104", "unmapped-api", Severity.WARNING, Category.UNMAPPED,
      "The torch API is not in the mapping tables.", MAPPING_TABLE_URL),
-    ("TMS105", "possible-tensor-method", Severity.INFO, Category.UNMAPPED,
+    ("TMS105", "possible-tensor-method", Severity.INFO, Category.UNCERTAIN,
      "A method call whose receiver may be a tensor but is not proven one (low confidence).", MAPPING_TABLE_URL),
     ("TMS201", "dynamic-shape-op", Severity.WARNING, Category.DYNAMIC_SHAPE,
      "The op's output shape depends on tensor values.", DYNAMIC_SHAPE_URL),

@@ -235,6 +235,7 @@ def _entry(raw: dict[str, Any], source: str) -> MappingEntry:
         returns=raw.get("returns"),
         not_runnable=str(raw.get("not_runnable") or ""),
         source=source,
+        effort=raw.get("effort"),
     )
 
 
@@ -251,6 +252,7 @@ class Meta:
     non_tensor_functions: frozenset[str]
     non_tensor_methods: frozenset[str]
     ambiguous_methods: frozenset[str]
+    named_tuple_fields: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -311,6 +313,7 @@ def _resolve_inplace(entries: dict[str, MappingEntry]) -> dict[str, MappingEntry
             returns=entry.returns or base.returns,
             not_runnable=entry.not_runnable,
             source=entry.source,
+            effort=entry.effort,
         )
     return out
 
@@ -330,6 +333,7 @@ def _meta(text: str, file_name: str) -> Meta:
         non_tensor_functions=frozenset(doc["non_tensor_functions"]),
         non_tensor_methods=frozenset(doc["non_tensor_methods"]),
         ambiguous_methods=frozenset(doc["ambiguous_methods"]),
+        named_tuple_fields=frozenset(doc["named_tuple_fields"]),
     )
 
 

@@ -35,6 +35,7 @@ class Category(str, Enum):
     MISSING = "missing"
     DYNAMIC_SHAPE = "dynamic_shape"
     UNMAPPED = "unmapped"
+    UNCERTAIN = "uncertain"  # a method call that may not be torch at all (TMS105)
     READINESS = "readiness"
     FILE_ERROR = "file_error"
 
@@ -202,6 +203,7 @@ class MappingEntry:
     returns: str | None = None  # tensor, instance, other
     not_runnable: str = ""  # why no example can run where verify runs (schema: not_runnable)
     source: str = ""  # "file.yaml:line" where the entry is defined
+    effort: str | None = None  # remove, automatic, manual or blocker when the table states it (torch2ms.effort)
 
     def target_for(self, version: tuple[int, ...]) -> Target | None:
         for target in self.targets:

@@ -7,7 +7,7 @@ import argparse
 import contextlib
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO
 
 from ..cache import Scanned
@@ -45,6 +45,22 @@ def destination(path: str | None) -> Iterator[IO[str]]:
             os.unlink(tmp)
 
 
+def _describer(config: Config) -> Callable[[str], str]:
+    """api -> "its category at the target, its effort class" for the statistics."""
+    from ..effort import entry_effort
+    from ..mappings import load_table
+
+    table = load_table()
+
+    def describe(api: str) -> str:
+        entry = table.lookup(api)
+        if entry is None:
+            return "not in the tables"
+        return f"{entry.category_for(config.version).value.replace('_', ' ')}, {entry_effort(entry, config.version)}"
+
+    return describe
+
+
 def emit(outcomes: list[Scanned], config: Config, args: argparse.Namespace,
          texts: dict[str, str | None] | None = None, baseline_hidden: int | None = None) -> ScanSummary:
     """Write the report in the chosen format (and the HTML report when asked for); the scan's summary.
@@ -55,7 +71,7 @@ def emit(outcomes: list[Scanned], config: Config, args: argparse.Namespace,
         style = text_report.Style(text_report.use_color(args.color, out.isatty()))
         if fmt in TERMINAL_FORMATS:
             if args.statistics:
-                out.write(text_report.render_statistics(summary))
+                out.write(text_report.render_statistics(summary, _describer(config)))
             else:
                 _write_findings(out, fmt, outcomes, style, texts or {})
             out.write(text_report.summary_line(summary, baseline_hidden, style=style))
@@ -73,7 +89,7 @@ def emit(outcomes: list[Scanned], config: Config, args: argparse.Namespace,
         with destination(args.html) as out:
             out.write(render("html", [o.result for o in outcomes], config, args))
     if args.statistics and fmt not in TERMINAL_FORMATS:
-        sys.stderr.write(text_report.render_statistics(summary))
+        sys.stderr.write(text_report.render_statistics(summary, _describer(config)))
     return summary
 
 

@@ -219,7 +219,7 @@ def render_statistics(summary: ScanSummary, describe: Callable[[str], str] | Non
         info = CODES.get(code)
         name = f"{info.name} ({info.severity.value})" if info else ""
         lines.append(f"  {count:>{width},}  {code}  {name}".rstrip())
-    lines.append("Uses by torch API (one per call site):")
+    lines.append("Uses by torch API (call sites; the entry's category and effort class):")
     width = max((len(f"{n:,}") for n in summary.by_api.values()), default=1)
     api_width = max((len(a) for a in summary.by_api), default=0)
     for api, count in summary.by_api.items():
