@@ -120,3 +120,53 @@ def test_fix_hook_rewrites_then_passes(hook_setup, tmp_path: Path):
     second = _run(repo, env)
     assert second.returncode == 0, second.stdout + second.stderr
     assert (repo / "model.py").read_text(encoding="utf-8") == fixed
+
+
+def _readme_configs() -> dict[str, str]:
+    """The .pre-commit-config.yaml snippets of the README and docs/fixes.md, by their first repo."""
+    import re
+
+    out = {}
+    for doc in ("README.md", "docs/fixes.md"):
+        text = (ROOT / doc).read_text(encoding="utf-8")
+        for body in re.findall(r"^```yaml\n(.*?)^```$", text, flags=re.MULTILINE | re.S):
+            repo = re.search(r"- repo: (\S+)", body)
+            assert repo, body
+            out[f"{doc}:{repo.group(1)}"] = body
+    return out
+
+
+def _run_snippet(repo: Path, config: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    (repo / ".pre-commit-config.yaml").write_text(config, encoding="utf-8")
+    (repo / "model.py").write_text(CHECK_CODE, encoding="utf-8")
+    _git("init", "-q", cwd=repo, env=env)
+    _git("add", "-A", cwd=repo, env=env)
+    return _run(repo, env)
+
+
+@pytest.mark.parametrize("doc", ["README.md", "docs/fixes.md"])
+def test_the_documented_clone_configuration_works(hook_setup, tmp_path: Path, doc: str):
+    hooks, sha, env = hook_setup
+    config = _readme_configs()[f"{doc}:/path/to/torch2ms"]
+    assert "rev: 0123abcd" in config
+    config = config.replace("/path/to/torch2ms", hooks.as_posix()).replace("0123abcd", sha)
+    repo = tmp_path / "user"
+    repo.mkdir()
+    proc = _run_snippet(repo, config, env)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "model.py:9:12: TMS103 error: torch.histogram" in output, output
+
+
+def test_the_documented_local_configuration_works(hook_setup, tmp_path: Path):
+    _, _, env = hook_setup
+    config = _readme_configs()["README.md:local"]
+    env = dict(env, PATH=f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}")
+    repo = tmp_path / "user"
+    repo.mkdir()
+    proc = _run_snippet(repo, config, env)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "model.py:9:12: TMS103 error: torch.histogram" in output, output
+    (repo / "model.py").write_text(CHECK_CODE.replace("torch.histogram(a)", "torch.histogram(a)  # noqa: TMS103"),
+                                   encoding="utf-8")
+    again = _run(repo, env)
+    assert again.returncode == 0, again.stdout + again.stderr
