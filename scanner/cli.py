@@ -82,9 +82,10 @@ def _config(args: argparse.Namespace) -> Config:
         config = load_config(Path(args.config))
     else:
         config = load_config(find_pyproject(Path(start) if start else Path.cwd()))
-    config = config.with_overrides(select=args.select, extend_select=args.extend_select, ignore=args.ignore,
+    config = config.with_overrides(select=args.select, extend_select=args.extend_select,
                                    exclude=args.exclude, extend_exclude=args.extend_exclude,
-                                   target_version=args.target_version, respect_gitignore=args.respect_gitignore)
+                                   target_version=args.target_version, respect_gitignore=args.respect_gitignore
+                                   ).with_ignored(args.ignore)
     if config.dropped_defaults:
         print(f"torch2ms: warning: `exclude` replaces the default excludes, so these are scanned again: "
               f"{', '.join(config.dropped_defaults)}; use `extend-exclude` to add patterns to the defaults",

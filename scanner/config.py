@@ -79,6 +79,11 @@ class Config:
     def with_overrides(self, **values: Any) -> Config:
         return replace(self, **{k: v for k, v in values.items() if v is not None})
 
+    def with_ignored(self, codes: tuple[str, ...] | None) -> Config:
+        """`codes` ignored in addition to the configured ones: `--ignore` and an editor's `ignore`
+        extend the project's list (as ruff's `--ignore` does), `--select` replaces it."""
+        return replace(self, ignore=self.ignore + tuple(c for c in codes if c not in self.ignore)) if codes else self
+
 
 def find_pyproject(start: Path) -> Path | None:
     start = start.resolve()

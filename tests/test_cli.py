@@ -124,9 +124,13 @@ def test_config_from_nearest_pyproject_and_cli_precedence(tmp_path: Path) -> Non
     write(tmp_path, "src/skipped/n.py", TORCH_CODE)
     from_config = run_cli("scan", "src", cwd=tmp_path)
     assert codes_of(from_config.stdout) == ["TMS103"]
-    # A CLI flag overrides the file's setting.
-    overridden = run_cli("scan", "src", "--ignore", "TMS103", cwd=tmp_path)
-    assert codes_of(overridden.stdout) == ["TMS101"]
+    # --select overrides the file's setting, --ignore adds to it (as ruff's flags do).
+    overridden = run_cli("scan", "src", "--select", "TMS101", cwd=tmp_path)
+    assert codes_of(overridden.stdout) == []  # TMS101 selected, and still ignored by the file
+    overridden = run_cli("scan", "src", "--select", "TMS1", "--ignore", "TMS103", cwd=tmp_path)
+    assert codes_of(overridden.stdout) == [] and overridden.returncode == 0
+    isolated = run_cli("scan", "src", "--isolated", "--ignore", "TMS103", cwd=tmp_path)
+    assert codes_of(isolated.stdout) == ["TMS101", "TMS101"]  # src/m.py and src/skipped/n.py
     assert "skipped" not in overridden.stdout
 
 
