@@ -11,14 +11,16 @@ import zipfile
 from pathlib import Path
 
 from conftest import ROOT
+from test_precommit import copy_package
 
 
 def test_a_wheel_built_from_the_clone_installs_and_runs(tmp_path: Path) -> None:
     version = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
     dist = tmp_path / "dist"
+    clone = copy_package(tmp_path / "clone")  # the build writes beside the sources: not into the checkout
     # README: python -m pip wheel --no-deps -w dist . (here without build isolation: no network needed)
     built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                            "-w", str(dist), str(ROOT)], capture_output=True, text=True, timeout=600)
+                            "-w", str(dist), "."], cwd=clone, capture_output=True, text=True, timeout=600)
     assert built.returncode == 0, built.stderr
     wheel = dist / f"torch2ms-{version}-py3-none-any.whl"
     assert wheel.is_file(), list(dist.iterdir())

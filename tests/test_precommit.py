@@ -50,6 +50,18 @@ def _package_files() -> list[str]:
                    if line and ((ROOT / line).is_symlink() or (ROOT / line).is_file())})
 
 
+def copy_package(folder: Path) -> Path:
+    """The package's files as a clone of the repository has them, copied into `folder`."""
+    for rel in _package_files():
+        dest = folder / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if (ROOT / rel).is_symlink():  # torch2ms -> scanner, scanner/lsp -> ../lsp, ...: links, as git keeps them
+            dest.symlink_to(os.readlink(ROOT / rel))
+        else:
+            shutil.copy2(ROOT / rel, dest)
+    return folder
+
+
 @pytest.fixture(scope="module")
 def hook_setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, dict[str, str]]:
     base = tmp_path_factory.mktemp("precommit")
@@ -58,14 +70,7 @@ def hook_setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, dic
     env = {**os.environ, **GIT_ENV, "HOME": str(home), "PRE_COMMIT_HOME": str(base / "pre-commit-cache"),
            "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     env.pop("VIRTUAL_ENV", None)
-    hooks = base / "hooks"
-    for rel in _package_files():
-        dest = hooks / rel
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        if (ROOT / rel).is_symlink():  # torch2ms -> scanner, scanner/lsp -> ../lsp, ...: links, as git keeps them
-            dest.symlink_to(os.readlink(ROOT / rel))
-        else:
-            shutil.copy2(ROOT / rel, dest)
+    hooks = copy_package(base / "hooks")
     assert (hooks / ".pre-commit-hooks.yaml").is_file()
     _git("init", "-q", cwd=hooks, env=env)
     _git("add", "-A", cwd=hooks, env=env)
