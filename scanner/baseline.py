@@ -22,6 +22,7 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from .model import FileResult
 from .report import display_path
@@ -96,6 +97,24 @@ def finding_facts(result: FileResult, text: str | None) -> list[tuple[str, str]]
     return out
 
 
+def read_report(path: str) -> dict[str, Any]:
+    """An earlier JSON report (schema MIN_SCHEMA or later); BaselineError naming the file and the reason."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            doc = json.load(handle)
+    except OSError as exc:
+        raise BaselineError(f"{path}: cannot read the report: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise BaselineError(f"{path}: the report is not JSON: {exc}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("files"), list):
+        raise BaselineError(f"{path}: not a torch2ms JSON report (write one with --output-format json)")
+    version = doc.get("schema_version")
+    if not isinstance(version, int) or version < MIN_SCHEMA:
+        raise BaselineError(f"{path}: a JSON report of schema {version} has no finding fingerprints; write it "
+                            f"again with this torch2ms (--output-format json)")
+    return doc
+
+
 @dataclass
 class Baseline:
     keys: Counter[Key]
@@ -103,19 +122,10 @@ class Baseline:
 
     @classmethod
     def load(cls, path: str) -> Baseline:
-        try:
-            with open(path, encoding="utf-8") as handle:
-                doc = json.load(handle)
-        except OSError as exc:
-            raise BaselineError(f"{path}: cannot read the baseline: {exc.strerror or exc}") from None
-        except ValueError as exc:
-            raise BaselineError(f"{path}: the baseline is not JSON: {exc}") from None
-        if not isinstance(doc, dict) or not isinstance(doc.get("files"), list):
-            raise BaselineError(f"{path}: not a torch2ms JSON report (write one with --output-format json)")
-        version = doc.get("schema_version")
-        if not isinstance(version, int) or version < MIN_SCHEMA:
-            raise BaselineError(f"{path}: a JSON report of schema {version} has no finding fingerprints; write the "
-                                f"baseline again with this torch2ms (--output-format json)")
+        return cls.from_document(read_report(path), path)
+
+    @classmethod
+    def from_document(cls, doc: dict[str, Any], path: str) -> Baseline:
         keys: Counter[Key] = Counter()
         try:
             for file in doc["files"]:

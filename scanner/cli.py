@@ -233,6 +233,10 @@ def run_scan(args: argparse.Namespace) -> int:
     if "-" in args.paths and not stdin:
         print("torch2ms scan: error: - (standard input) cannot be mixed with other paths", file=sys.stderr)
         return EXIT_ERROR
+    if args.compare and not (args.html or args.output_format == "html"):
+        print("torch2ms scan: error: --compare applies to the HTML report (--html FILE or --output-format html)",
+              file=sys.stderr)
+        return EXIT_ERROR
     if args.baseline and (args.fix or args.diff or args.add_noqa):
         print("torch2ms scan: error: --baseline applies to reports, not to --fix, --diff or --add-noqa",
               file=sys.stderr)

@@ -50,13 +50,19 @@ def entry_effort(entry: MappingEntry, version: tuple[int, ...]) -> str:
 
 def finding_effort(diag: Diagnostic, table: MappingTable, version: tuple[int, ...]) -> str | None:
     """The class of one finding; None for a file that could not be analysed."""
-    if diag.category is Category.FILE_ERROR:
+    return effort_of(diag.code, diag.category.value, diag.torch_api, table, version)
+
+
+def effort_of(code: str, category: str, api: str | None, table: MappingTable,
+              version: tuple[int, ...]) -> str | None:
+    """The class of a finding given as its code, category and torch API (also a JSON report's)."""
+    if category == Category.FILE_ERROR.value:
         return None
-    if diag.code in MAPPING_CODES:
-        entry = table.lookup(diag.torch_api) if diag.torch_api else None
+    if code in MAPPING_CODES:
+        entry = table.lookup(api) if api else None
         if entry is None:
             return "unknown"
-        if diag.category is Category.EQUIVALENT:  # this call uses none of the entry's differences
+        if category == Category.EQUIVALENT.value:  # this call uses none of the entry's differences
             return "automatic"
         return entry_effort(entry, version)
-    return EFFORT_BY_CODE.get(diag.code, "manual")
+    return EFFORT_BY_CODE.get(code, "manual")

@@ -101,7 +101,7 @@ def test_unusable_baselines_are_errors(tmp_path: Path) -> None:
     write(tmp_path, "old.json", json.dumps(doc))
     write(tmp_path, "broken.json", "{not json")
     for name, message in (("old.json", "schema 3 has no finding fingerprints"), ("broken.json", "is not JSON"),
-                          ("missing.json", "cannot read the baseline")):
+                          ("missing.json", "cannot read the report")):
         proc = run_cli("scan", "m.py", "--isolated", "--baseline", name, cwd=tmp_path)
         assert proc.returncode == 2 and f"{name}: " in proc.stderr and message in proc.stderr, proc.stderr
     assert run_cli("scan", "m.py", "--baseline", "baseline.json", "--fix", cwd=tmp_path).returncode == 2

@@ -264,12 +264,14 @@ def test_report_counts_agree_across_formats(tmp_path: Path) -> None:
         assert match, f"no summary card {name} in the HTML report"
         return float(match.group(1))
 
-    assert card("files") == summary["files"] and card("lines") == summary["lines"]
-    assert card("uses") == summary["api_uses"] and card("apis") == summary["distinct_apis"]
-    for category, count in summary["by_category"].items():
-        assert card(f"cat-{category}") == count, category
+    assert card("findings") == summary["findings"] and card("apis") == summary["distinct_apis"]
+    for effort in ("remove", "automatic", "manual", "blocker", "unknown"):
+        assert card(f"effort-{effort}") == summary["by_effort"].get(effort, 0), effort
+    assert card("effort-file_error") == summary["by_category"].get("file_error", 0)
     blob = re.search(r'<script type="application/json" id="report-data">(.*?)</script>', html, re.S)
     assert blob, "the HTML report embeds its data"
+    files = json.loads(blob.group(1))["files"]
+    assert len(files) == summary["files"] and sum(f[1] for f in files) == summary["lines"]
     findings = [line for line in text.splitlines() if re.match(r".+:\d+:\d+: TMS\d{3} ", line)]
     assert len(findings) == summary["findings"]
     assert f"{summary['files']:,} files ({summary['files_failed']:,} failed), {summary['lines']:,} lines: " \

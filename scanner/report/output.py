@@ -25,7 +25,7 @@ def render(fmt: str, results: list[FileResult], config: Config, args: argparse.N
     if fmt == "html":
         from . import html
 
-        return html.render(results, config.target_version, paths=args.paths, date=args.date)
+        return html.render(results, config.target_version, paths=args.paths, date=args.date, compare=args.compare)
     raise ValueError(f"unknown format {fmt!r}")
 
 
