@@ -33,6 +33,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
@@ -46,8 +47,9 @@ from pygls.workspace import TextDocument, Workspace
 from torch2ms import __version__, project_graph
 from torch2ms.config import Config, ConfigError, find_pyproject, load_config
 from torch2ms.engine import scan_source
-from torch2ms.mappings import MappingError, MappingTable, load_table, parse_version
-from torch2ms.model import DEVICES, Category, Diagnostic, FileResult, ScopeFacts
+from torch2ms.codes import SelectorError, check_selector
+from torch2ms.mappings import MappingError, MappingTable, check_target_version, load_table
+from torch2ms.model import DEVICES, Diagnostic, FileResult, ScopeFacts
 from torch2ms.source import split_lines_keepends
 
 from . import convert
@@ -92,13 +94,18 @@ class ClientSettings:
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 problems.append(f"settings: '{key}' must be a list of strings")
                 return ()
-            return tuple(v.strip().upper() for v in value if v.strip())
+            out = []
+            for item in (v for v in value if v.strip()):
+                try:  # the CLI's check: an unknown code or prefix is reported, not silently matched
+                    out.append(check_selector(item))
+                except SelectorError as exc:
+                    problems.append(f"settings: '{key}': {exc}")
+            return tuple(out)
 
         target = raw.get("targetVersion")
         if target is not None:
             try:
-                parse_version(str(target))
-                target = str(target)
+                target = check_target_version(str(target))
             except ValueError as exc:
                 problems.append(f"settings: 'targetVersion': {exc}")
                 target = None
@@ -283,8 +290,8 @@ class Torch2msServer(LanguageServer):
                         base = Config()
                     self._configs[key] = (mtime, base)
         s = self.settings
-        return base.with_overrides(select=s.select or None, ignore=s.ignore or None,
-                                   target_version=s.target_version, device=s.device)
+        return base.with_overrides(select=s.select or None, target_version=s.target_version,
+                                   device=s.device).with_ignored(s.ignore)
 
     def publish(self, uri: str, items: list[dict[str, Any]], version: int | None = None) -> None:
         """textDocument/publishDiagnostics with plain JSON objects (see convert.to_json)."""
@@ -672,16 +679,7 @@ def create_server() -> Torch2msServer:
                         title=f"Suppress {diag.code} with # noqa on this line", kind=lsp.CodeActionKind.QuickFix,
                         diagnostics=[lsp_diag], edit=workspace_edit([edit])))
         if wanted(VERIFY_KIND):
-            offered: set[int] = set()
-            for diag, lsp_diag in pairs:
-                line = diag.span.start_line
-                if _in_range(diag, lines, params.range) and diag.fix is not None and diag.torch_api \
-                        and diag.category in (Category.EQUIVALENT, Category.DIFF_PARAMS) and line not in offered:
-                    offered.add(line)
-                    actions.append(lsp.CodeAction(
-                        title=f"Verify {diag.torch_api} against its MindSpore rewrite (runs torch and MindSpore)",
-                        kind=VERIFY_KIND, diagnostics=[lsp_diag],
-                        command=lsp.Command(title="torch2ms verify", command=VERIFY_CALL, arguments=[state.uri, line])))
+            actions.extend(_verify_actions(state, fixed, pairs, lambda d: _in_range(d, lines, params.range)))
         fixed = await ls.with_fixes(state) if wanted(convert.FIX_ALL_KIND) else None
         if fixed is not None and any(d.fix is not None and d.fix.safe for d in fixed.diagnostics):
             from torch2ms.fix import FixError, fix_source
@@ -713,6 +711,49 @@ def create_server() -> Torch2msServer:
         return await _verify_call(ls, args[0], args[1])
 
     return server
+
+
+def _verify_actions(state: DocState, fixed: FileResult, pairs: list[tuple[Diagnostic, Any]],
+                    in_range: Callable[[Diagnostic], bool]) -> list[lsp.CodeAction]:
+    """The verify action for each line in range where `torch2ms verify FILE:LINE` can work: the call it
+    would pick (verify.locate.candidate) has a rewrite and runs on its own (locate.unverifiable)."""
+    import ast
+
+    from torch2ms.source import SourceText
+    from torch2ms.verify.locate import candidate, unverifiable
+
+    lines = sorted({d.span.start_line for d, _ in pairs if in_range(d)})
+    if not lines:
+        return []
+    try:
+        tree = ast.parse(state.text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    src = SourceText(state.text)
+    out = []
+    for line in lines:
+        diag = candidate(fixed.diagnostics, line)
+        if diag is None or unverifiable(src, tree, diag) is not None:
+            continue
+        lsp_diag = next(item for d, item in pairs if d is diag)
+        out.append(lsp.CodeAction(
+            title=f"Verify {diag.torch_api} against its MindSpore rewrite (runs torch and MindSpore)",
+            kind=VERIFY_KIND, diagnostics=[lsp_diag],
+            command=lsp.Command(title="torch2ms verify", command=VERIFY_CALL, arguments=[state.uri, line])))
+    return out
+
+
+def _unwrapped(code: str) -> str:
+    """`code` without the one pair of parentheses verify puts around an expression, if it has them."""
+    if code.startswith("(") and code.endswith(")"):
+        import ast
+
+        try:
+            ast.parse(code[1:-1], mode="eval")
+            return code[1:-1]
+        except SyntaxError:
+            return code
+    return code
 
 
 def _at(diags: tuple[Diagnostic, ...], line: int, col: int) -> Diagnostic | None:
@@ -771,7 +812,7 @@ async def _verify_call(ls: Torch2msServer, uri: str, line: int) -> dict[str, Any
               "max_rel_err": result.get("max_rel_err"), "reason": result.get("reason") or "", "ran_on": ran_on}
     where = f" on torch {ran_on.get('torch_version')}, MindSpore {ran_on.get('mindspore_version')}, " \
             f"{str(ran_on.get('device')).upper()}" if ran_on else ""
-    message = (f"torch2ms verify line {line}: {spec['api']} -> {spec['mindspore'].strip('()')}: {status.upper()}"
+    message = (f"torch2ms verify line {line}: {spec['api']} -> {_unwrapped(spec['mindspore'])}: {status.upper()}"
                f" (max abs err {result.get('max_abs_err')}, max rel err {result.get('max_rel_err')}){where}"
                f"{': ' + answer['reason'] if answer['reason'] else ''}")
     ls.window_show_message(lsp.ShowMessageParams(

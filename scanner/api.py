@@ -20,6 +20,7 @@ from . import project_graph
 from .cache import Cache, Scanned, content_digest
 from .config import Config
 from .engine import file_error, scan_source
+from .ignore import IgnoreRules
 from .mappings import load_table
 from .model import FileResult
 
@@ -74,6 +75,15 @@ def read_source(path: str) -> tuple[str | None, FileResult | None]:
     return decode(data, path)
 
 
+def scan_bytes(data: bytes, path: str, config: Config) -> tuple[str | None, FileResult]:
+    """(text, result) of one file's bytes that did not come from disk (standard input)."""
+    text, error = decode(data, path)
+    if text is None:
+        assert error is not None
+        return None, error
+    return text, scan_source(text, path, config, load_table())
+
+
 def scan_file(path: str, config: Config, known_digest: str | None = None) -> tuple[str | None, FileResult | None]:
     """(content digest, result); the result is None when the digest equals `known_digest`."""
     data, error = read_bytes(path)
@@ -116,10 +126,40 @@ def iter_sources(paths: Iterable[str], config: Config) -> Iterator[Source]:
         if not path.is_dir():
             yield Source(raw, file_error(raw, "TMS903", "not a regular file or directory"))
             continue
-        yield from _walk(path, excluded, seen_dirs)
+        yield from _walk(path, excluded, seen_dirs, _outer_gitignore(path) if config.respect_gitignore else None)
 
 
-def _walk(root: Path, excluded: Callable[[str], bool], seen: set[tuple[int, int]]) -> Iterator[Source]:
+def _read_text(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+    except OSError:
+        return None
+
+
+def _posix(path: str) -> str:
+    return os.path.abspath(path).replace(os.sep, "/")
+
+
+def _outer_gitignore(folder: Path) -> IgnoreRules:
+    """The rules that reach `folder` from outside it, in the git repository around it: .git/info/exclude
+    and the .gitignore files of the folders from the repository's root down to `folder`'s parent."""
+    absolute = Path(os.path.abspath(folder))
+    root = next((p for p in (absolute, *absolute.parents) if (p / ".git").exists()), None)
+    rules = IgnoreRules()
+    if root is None:
+        return rules
+    files = [(root / ".git" / "info" / "exclude", root)]
+    files += [(p / ".gitignore", p) for p in reversed(absolute.parents) if p == root or root in p.parents]
+    for path, base in files:
+        text = _read_text(str(path))
+        if text:
+            rules = rules.extended(text, _posix(str(base)))
+    return rules
+
+
+def _walk(root: Path, excluded: Callable[[str], bool], seen: set[tuple[int, int]],
+          ignore: IgnoreRules | None = None) -> Iterator[Source]:
     try:
         stat = root.stat()
     except OSError as exc:
@@ -135,6 +175,10 @@ def _walk(root: Path, excluded: Callable[[str], bool], seen: set[tuple[int, int]
     except OSError as exc:
         yield Source(str(root), file_error(str(root), "TMS903", f"cannot read directory: {exc.strerror or exc}"))
         return
+    if ignore is not None and any(e.name == ".gitignore" for e in entries):
+        text = _read_text(os.path.join(root, ".gitignore"))
+        if text:
+            ignore = ignore.extended(text, _posix(str(root)))
     for entry in entries:
         name = entry.name
         if excluded(name):
@@ -144,8 +188,10 @@ def _walk(root: Path, excluded: Callable[[str], bool], seen: set[tuple[int, int]
             is_file = not is_dir and entry.is_file()
         except OSError:
             is_dir = is_file = False
+        if ignore is not None and ignore.rules and ignore.ignored(_posix(entry.path), is_dir):
+            continue
         if is_dir:
-            yield from _walk(Path(entry.path), excluded, seen)
+            yield from _walk(Path(entry.path), excluded, seen, ignore)
         elif is_file and name.endswith((".py", ".pyi")):
             yield Source(entry.path)
         elif name.endswith(".py") and entry.is_symlink() and not os.path.exists(entry.path):

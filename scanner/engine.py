@@ -13,12 +13,13 @@ import re
 import sys
 import warnings
 from collections.abc import Iterator
+from dataclasses import replace
 
 from . import checks, dynamic_shape, readiness
 from .codes import CODES
 from .config import Config
 from .mappings import MappingTable, load_table, prefilter_words
-from .model import ApiCall, Category, Diagnostic, FileResult, Span
+from .model import ApiCall, Category, Confidence, Diagnostic, FileResult, Span
 from .resolve import resolve_module
 from .rewrite import attach_fixes
 from .source import SourceText, count_lines, split_lines
@@ -98,6 +99,44 @@ def diagnose(calls: list[ApiCall], table: MappingTable, config: Config,
     return out
 
 
+def _rank(diag: Diagnostic) -> tuple[bool, int, bool, str]:
+    """Which of the findings of one use is reported: a high-confidence one, then the higher level, then
+    an API-mapping or dynamic-shape finding (TMS1xx/TMS2xx) before a readiness check (TMS3xx)."""
+    return (diag.confidence is Confidence.LOW, -diag.severity.rank, diag.category is Category.READINESS, diag.code)
+
+
+def one_per_use(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """One finding per use: findings with the same span and torch API (TMS105 and TMS341 on `.to(device)`,
+    TMS102 and TMS351 on a DataLoader, TMS101 and TMS365 on manual_seed) become the best-ranked one
+    (`_rank`), whose message gains the others' advice ("also TMS365: ...", not a low-confidence guess)
+    and which takes their fix when it has none."""
+    groups: dict[tuple[Span, str], list[int]] = {}
+    for index, diag in enumerate(diagnostics):
+        if diag.torch_api and diag.category is not Category.FILE_ERROR:
+            groups.setdefault((diag.span, diag.torch_api), []).append(index)
+    if all(len(members) == 1 for members in groups.values()):
+        return diagnostics
+    out: dict[int, Diagnostic] = dict(enumerate(diagnostics))
+    for (_, api), members in groups.items():
+        if len(members) == 1:
+            continue
+        ranked = sorted(members, key=lambda i: _rank(diagnostics[i]))
+        best = diagnostics[ranked[0]]
+        others = [diagnostics[i] for i in ranked[1:]]
+        advice = [f"{d.code}: {d.message.removeprefix(api + ': ')}" for d in others
+                  if d.confidence is Confidence.HIGH]
+        if advice:
+            best = replace(best, message=f"{best.message} (also {'; '.join(advice)})")
+        if best.fix is None:
+            fix = next((d.fix for d in others if d.fix is not None), None)
+            if fix is not None:
+                best = replace(best, fix=fix)
+        out[ranked[0]] = best
+        for index in ranked[1:]:
+            del out[index]
+    return [out[i] for i in sorted(out)]
+
+
 def apply_config(result: FileResult, text: str, config: Config) -> FileResult:
     """Drop what select/ignore and `# noqa` comments turn off (also from the findings kept for the
     project-wide network scope, `FileResult.scope.latent`)."""
@@ -105,7 +144,7 @@ def apply_config(result: FileResult, text: str, config: Config) -> FileResult:
     if not result.diagnostics and (scope is None or not scope.latent):
         return result
     lines = split_lines(text) if "noqa" in text.lower() else []
-    kept = [d for d in result.diagnostics if config.enabled(d.code) and not suppressed(d, lines)]
+    kept = one_per_use([d for d in result.diagnostics if config.enabled(d.code) and not suppressed(d, lines)])
     if scope is not None and scope.latent:
         scope = dynamic_shape.filter_latent(scope, lambda d: config.enabled(d.code) and not suppressed(d, lines))
     if len(kept) == len(result.diagnostics) and scope is result.scope:

@@ -440,6 +440,17 @@ def write_atomic(path: str, text: str, expected_original: str, encoding: str = "
         raise
 
 
+def rewrite_file(path: str, change: Callable[[str], str]) -> bool:
+    """Replace the text of `path` by `change(text)` atomically, keeping its encoding and BOM; whether it
+    changed. Raises FixError when the file cannot be read, decoded or written."""
+    read = _read(path)
+    new = change(read.text)
+    if new == read.text:
+        return False
+    write_atomic(path, new, read.text, read.encoding, read.bom)
+    return True
+
+
 def unified_diff(path: str, before: str, after: str) -> str:
     lines = difflib.unified_diff(split_lines_keepends(before), split_lines_keepends(after),
                                  fromfile=f"a/{path}", tofile=f"b/{path}")
@@ -522,4 +533,4 @@ def fix_paths(paths: Iterable[str], config: Config, unsafe: bool = False, write:
 
 
 __all__ = ["FixError", "FixOutcome", "FileFix", "apply_edits", "fix_source", "fix_text", "fix_file", "fix_paths",
-           "remove_unused_torch_imports", "unified_diff", "write_atomic", "Span"]
+           "remove_unused_torch_imports", "rewrite_file", "unified_diff", "write_atomic", "Span"]

@@ -297,6 +297,9 @@ class Resolver:
 
     def _attr_of(self, recv: Val, name: str) -> Val:
         kind = recv.kind
+        if kind == BOUND and recv.name.startswith("torch.Tensor.") \
+                and recv.name.rpartition(".")[2] in self.meta.named_tuple_fields:
+            recv, kind = V_TENSOR, TENSOR  # t.max(dim=1).values.sum(): the field is a tensor
         if kind == MODULE:
             qual = f"{recv.name}.{name}"
             if qual in self.modules:
@@ -368,9 +371,11 @@ class Resolver:
             self.report(val.name, node, "attribute")
             return val
         if val.kind == BOUND:
+            attr = val.name.rpartition(".")[2]
+            if val.name.startswith("torch.Tensor.") and attr in self.meta.named_tuple_fields:
+                return V_TENSOR  # a field of a named-tuple result (t.max(dim=1).values), not a method
             if self.table.lookup(val.name) is not None:
                 self.report(val.name, node, "attribute")
-            attr = val.name.rpartition(".")[2]
             if val.name.startswith("torch.Tensor."):
                 if attr in _TENSOR_VALUED_ATTRS:
                     return V_TENSOR
