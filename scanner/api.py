@@ -16,10 +16,11 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import project_graph
+from . import process, project_graph
 from .cache import Cache, Scanned, content_digest
 from .config import Config
 from .engine import file_error, scan_source
+from .files import MAX_SOURCE_BYTES, UnreadableFile, kind_problem, read_regular
 from .mappings import load_table
 from .model import FileResult
 
@@ -54,17 +55,11 @@ def decode(data: bytes, path: str) -> tuple[str | None, FileResult | None]:
 
 
 def read_bytes(path: str) -> tuple[bytes | None, FileResult | None]:
+    """A source file's bytes (regular files only, never blocking, at most `MAX_SOURCE_BYTES`), or TMS903."""
     try:
-        with open(path, "rb") as handle:
-            return handle.read(), None
-    except IsADirectoryError:
-        return None, file_error(path, "TMS903", "is a directory")
-    except FileNotFoundError:
-        return None, file_error(path, "TMS903", "no such file")
-    except PermissionError:
-        return None, file_error(path, "TMS903", "permission denied")
-    except OSError as exc:
-        return None, file_error(path, "TMS903", f"cannot read: {exc.strerror or exc}")
+        return read_regular(path, MAX_SOURCE_BYTES), None
+    except UnreadableFile as exc:
+        return None, file_error(path, "TMS903", str(exc))
 
 
 def read_source(path: str) -> tuple[str | None, FileResult | None]:
@@ -99,9 +94,16 @@ def _exclusion(patterns: tuple[str, ...]) -> Callable[[str], bool]:
 
 
 def iter_sources(paths: Iterable[str], config: Config) -> Iterator[Source]:
-    """Every .py file under `paths`, in a stable order, with errors for bad paths."""
+    """Every .py file under `paths`, in a stable order, with errors for bad paths.
+
+    A file or folder below a folder of `paths` that is a symlink to somewhere outside all of
+    them is not read (TMS903): a checkout decides what it contains, not what else of the
+    machine a scan reads and its reports show. Paths named themselves are read wherever they
+    point."""
     excluded = _exclusion(config.excluded_names)
     seen_dirs: set[tuple[int, int]] = set()
+    paths = list(paths)
+    roots = tuple(os.path.join(os.path.realpath(p), "") for p in paths if os.path.isdir(p))
     for raw in paths:
         path = Path(raw)
         if not os.path.lexists(raw):
@@ -116,10 +118,24 @@ def iter_sources(paths: Iterable[str], config: Config) -> Iterator[Source]:
         if not path.is_dir():
             yield Source(raw, file_error(raw, "TMS903", "not a regular file or directory"))
             continue
-        yield from _walk(path, excluded, seen_dirs)
+        yield from _walk(path, excluded, seen_dirs, roots)
 
 
-def _walk(root: Path, excluded: Callable[[str], bool], seen: set[tuple[int, int]]) -> Iterator[Source]:
+def _outside(path: str, roots: tuple[str, ...]) -> bool:
+    """True when the symlink `path` leads outside every scanned folder."""
+    return not os.path.join(os.path.realpath(path), "").startswith(roots)
+
+
+def _not_regular(path: str) -> str:
+    """Why a .py entry of a folder that is neither a file nor a folder is not read."""
+    try:
+        return kind_problem(os.stat(path).st_mode) or "is not a regular file"
+    except OSError:
+        return "broken symlink or symlink loop"
+
+
+def _walk(root: Path, excluded: Callable[[str], bool], seen: set[tuple[int, int]],
+          roots: tuple[str, ...]) -> Iterator[Source]:
     try:
         stat = root.stat()
     except OSError as exc:
@@ -144,12 +160,17 @@ def _walk(root: Path, excluded: Callable[[str], bool], seen: set[tuple[int, int]
             is_file = not is_dir and entry.is_file()
         except OSError:
             is_dir = is_file = False
-        if is_dir:
-            yield from _walk(Path(entry.path), excluded, seen)
-        elif is_file and name.endswith((".py", ".pyi")):
+        if not is_dir and not name.endswith((".py", ".pyi")):
+            continue
+        if (is_dir or is_file) and entry.is_symlink() and _outside(entry.path, roots):
+            yield Source(entry.path, file_error(entry.path, "TMS903", "symlink to outside the scanned folders, "
+                                                                      "not read"))
+        elif is_dir:
+            yield from _walk(Path(entry.path), excluded, seen, roots)
+        elif is_file:
             yield Source(entry.path)
-        elif name.endswith(".py") and entry.is_symlink() and not os.path.exists(entry.path):
-            yield Source(entry.path, file_error(entry.path, "TMS903", "broken symlink or symlink loop"))
+        else:  # a FIFO, socket or device named *.py, or a broken link: reading it could block or worse
+            yield Source(entry.path, file_error(entry.path, "TMS903", f"{_not_regular(entry.path)}: skipped"))
 
 
 def _scan_batch(batch: list[tuple[str, str | None]], config: Config) -> list[tuple[str | None, FileResult | None]]:
@@ -212,7 +233,8 @@ def scan_outcomes(paths: Iterable[str], config: Config | None = None, jobs: int 
     else:
         size = max(1, min(64, len(todo) // (jobs * 8)))
         batches = [todo[i:i + size] for i in range(0, len(todo), size)]
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
+        with ProcessPoolExecutor(max_workers=jobs, initializer=process.worker_start,
+                                 initargs=(os.getpid(),)) as pool:
             futures = [pool.submit(_scan_batch, [(sources[i].path, known(i)) for i in batch], config)
                        for batch in batches]
             for batch, future in zip(batches, futures):

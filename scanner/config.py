@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from .files import MiB, UnreadableFile, read_regular
 from .mappings import parse_version
 
 if sys.version_info >= (3, 11):
@@ -64,8 +66,14 @@ class Config:
         return replace(self, **{k: v for k, v in values.items() if v is not None})
 
 
+MAX_PYPROJECT_BYTES = 4 * MiB
+
+
 def find_pyproject(start: Path) -> Path | None:
-    start = start.resolve()
+    try:
+        start = start.resolve()
+    except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13): search from its folder
+        start = Path(os.path.abspath(start)).parent
     for folder in [start, *start.parents] if start.is_dir() else [*start.parents]:
         candidate = folder / "pyproject.toml"
         if candidate.is_file():
@@ -84,14 +92,23 @@ def _codes(value: Any, file: str, key: str) -> tuple[str, ...]:
 def load_config(pyproject: Path | None) -> Config:
     if pyproject is None:
         return Config()
-    try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{pyproject}: cannot read configuration: {exc}") from None
-    section = data.get("tool", {}).get("torch2ms")
-    if section is None:
-        return Config(source=str(pyproject))
     file = str(pyproject)
+    try:
+        data = tomllib.loads(read_regular(file, MAX_PYPROJECT_BYTES).decode("utf-8"))
+    except UnreadableFile as exc:
+        raise ConfigError(f"{file}: cannot read configuration: {exc}") from None
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{file}: cannot read configuration: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{file}: cannot read configuration: values nested too deeply") from None
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{file}: [tool]: expected a table, got {_toml_type(tool)}")
+    section = tool.get("torch2ms")
+    if section is None:
+        return Config(source=file)
+    if not isinstance(section, dict):
+        raise ConfigError(f"{file}: [tool.torch2ms]: expected a table, got {_toml_type(section)}")
     unknown = set(section) - _KEYS
     if unknown:
         raise ConfigError(f"{file}: [tool.torch2ms]: unknown key(s) {', '.join(sorted(unknown))}")
@@ -114,3 +131,8 @@ def load_config(pyproject: Path | None) -> Config:
             raise ConfigError(f"{file}: [tool.torch2ms] target-version: {exc}") from None
         values["target_version"] = str(section["target-version"])
     return replace(config, **values)
+
+
+def _toml_type(value: Any) -> str:
+    names = {bool: "a boolean", int: "an integer", float: "a float", str: "a string", list: "an array"}
+    return next((name for kind, name in names.items() if isinstance(value, kind)), type(value).__name__)

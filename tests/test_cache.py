@@ -72,12 +72,12 @@ def test_configuration_is_part_of_the_key(tmp_path: Path) -> None:
 def test_corrupt_cache_is_ignored_and_rebuilt(tmp_path: Path) -> None:
     project = make_project(tmp_path)
     first = run_cli("scan", str(project), "--isolated", "--cache-dir", str(tmp_path / "c"), cwd=tmp_path)
-    (index,) = [p for p in (tmp_path / "c").iterdir() if p.suffix == ".pickle"]
-    index.write_bytes(b"\x80\x04garbage that is not a pickle")
+    (index,) = [p for p in (tmp_path / "c").iterdir() if p.suffix == ".t2ms"]
+    index.write_bytes(b"\x80\x04garbage that is not a cache file")
     again = run_cli("scan", str(project), "--isolated", "--cache-dir", str(tmp_path / "c"), cwd=tmp_path)
     assert again.returncode == first.returncode == 1
     assert again.stdout == first.stdout and "TMS901" in again.stdout
-    assert index.read_bytes()[:20] != b"\x80\x04garbage that is "
+    assert index.read_bytes()[:20] != b"\x80\x04garbage that is "[:20]
 
 
 def test_no_cache_writes_nothing(tmp_path: Path) -> None:
@@ -89,9 +89,7 @@ def test_no_cache_writes_nothing(tmp_path: Path) -> None:
 
 
 def test_warm_text_report_is_served_without_loading_results(tmp_path: Path, monkeypatch) -> None:
-    """A cache hit gives its text lines and summary from the index: no result is unpickled."""
-    import pickle
-
+    """A cache hit gives its text lines and summary from the index: no result is decoded."""
     from torch2ms import cache as cache_module
     from torch2ms.api import scan_outcomes
     from torch2ms.model import ScanSummary
@@ -105,14 +103,14 @@ def test_warm_text_report_is_served_without_loading_results(tmp_path: Path, monk
     expected_summary = ScanSummary.of([o.result for o in cold])
 
     def no_loading(*_args, **_kwargs):
-        raise AssertionError("a warm text report must not unpickle results")
+        raise AssertionError("a warm text report must not decode results")
 
-    real_loads = pickle.loads
-    monkeypatch.setattr(cache_module.pickle, "loads", no_loading)
+    real_decode = cache_module.decode_result
+    monkeypatch.setattr(cache_module, "decode_result", no_loading)
     warm = scan_outcomes([str(project)], config, cache=Cache(tmp_path / "c", config, load_table()))
     assert "".join(o.text for o in warm) == expected_text
     assert ScanSummary.combine(o.summary for o in warm) == expected_summary
-    monkeypatch.setattr(cache_module.pickle, "loads", real_loads)
+    monkeypatch.setattr(cache_module, "decode_result", real_decode)
     assert as_tuples(o.result for o in warm) == as_tuples(o.result for o in cold)
 
 
