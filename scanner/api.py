@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import process, project_graph
-from .cache import Cache, Scanned, content_digest
+from .cache import Cache, Scanned, content_digest, graph_key
 from .config import Config
 from .engine import file_error, scan_source
 from .files import MAX_SOURCE_BYTES, UnreadableFile, kind_problem, read_regular
@@ -195,12 +195,14 @@ def scan_outcomes(paths: Iterable[str], config: Config | None = None, jobs: int 
     outcomes: list[Scanned | None] = [None if s.error is None else Scanned(s.path, s.error) for s in sources]
     load_table()  # fail early, in this process, on a broken table; forked workers inherit it
     todo: list[int] = []
+    digests: list[str | None] = [None] * len(sources)  # of the contents scanned (for the network scope's key)
     for index, source in enumerate(sources):
         if source.error is not None:
             continue
         cached = cache.lookup(source.path) if cache is not None else None
         if cached is not None:
             outcomes[index] = cached
+            digests[index] = cache.known_digest(source.path) if cache is not None else None
             if on_each is not None:
                 on_each(cached)
         else:
@@ -221,6 +223,7 @@ def scan_outcomes(paths: Iterable[str], config: Config | None = None, jobs: int 
             if cache is not None and digest is not None:
                 cache.store(path, digest, scanned)
         outcomes[index] = scanned
+        digests[index] = digest
         if on_each is not None:
             on_each(scanned)
 
@@ -240,16 +243,28 @@ def scan_outcomes(paths: Iterable[str], config: Config | None = None, jobs: int 
             for batch, future in zip(batches, futures):
                 for index, (digest, result) in zip(batch, future.result()):
                     done(index, digest, result)
+    present = [(o, d) for o, d in zip(outcomes, digests) if o is not None]
+    linked = _link_network_scope([o for o, _ in present], paths, cache, [(o.path, d) for o, d in present])
     if cache is not None:
         cache.save()
-    return _link_network_scope([o for o in outcomes if o is not None], paths)
+    return linked
 
 
-def _link_network_scope(outcomes: list[Scanned], roots: list[str]) -> list[Scanned]:
+def _link_network_scope(outcomes: list[Scanned], roots: list[str], cache: Cache | None = None,
+                        contents: list[tuple[str, str | None]] | None = None) -> list[Scanned]:
     """Re-grade functions that network code in other files calls (project_graph.py); the cached and the
-    per-file results stay as the file's own scan made them."""
-    changes = project_graph.regrades([(o.path, o.scope) for o in outcomes], roots)
+    per-file results stay as the file's own scan made them. The outcome depends only on the roots and
+    the files' paths and contents: the cache keeps it, so a re-scan where nothing changed skips the
+    pass (and decoding every file's scope facts)."""
+    key = graph_key(contents, roots) if cache is not None and contents is not None else None
+    changes = cache.regrades(key) if cache is not None and key is not None else None
+    if changes is None:
+        changes = project_graph.regrades([(o.path, o.scope) for o in outcomes], roots)
+        if cache is not None and key is not None:
+            cache.keep_regrades(key, changes)
     for index, reasons in changes.items():
+        if not 0 <= index < len(outcomes):
+            continue
         outcomes[index] = Scanned(outcomes[index].path, project_graph.regraded(outcomes[index].result, reasons))
     return outcomes
 

@@ -29,6 +29,7 @@ from .config import Config
 from .files import MAX_SOURCE_BYTES, UnreadableFile, read_regular
 from .mappings import MappingTable, load_table
 from .model import Diagnostic, Edit, FileResult, Span
+from .report import safe_text
 from .rewrite import FixSource
 from .source import SourceText, split_lines_keepends
 
@@ -385,8 +386,9 @@ def write_atomic(path: str, text: str, expected_original: str, encoding: str = "
 
 
 def unified_diff(path: str, before: str, after: str) -> str:
+    shown = safe_text(path)  # a name that is not UTF-8 or holds control characters, escaped
     lines = difflib.unified_diff(split_lines_keepends(before), split_lines_keepends(after),
-                                 fromfile=f"a/{path}", tofile=f"b/{path}")
+                                 fromfile=f"a/{shown}", tofile=f"b/{shown}")
     out = []
     for line in lines:
         out.append(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")

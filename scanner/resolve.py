@@ -456,8 +456,8 @@ class Resolver:
         calls, which ast.unparse would walk recursively in full) its first source words."""
         if isinstance(node, ast.expr):
             start, end = self.pos.node_offsets(node)
-            if end - start > _UNPARSE_LIMIT:
-                return " ".join(self.pos.text[start:start + 120].split())
+            if end - start > _UNPARSE_LIMIT:  # printable characters only, as ast.unparse writes them
+                return "".join(ch if ch.isprintable() else "?" for ch in " ".join(self.pos.text[start:start + 120].split()))
         return ast.unparse(node)
 
     def _condition(self, test: ast.expr, kind: str = ds.CONDITION) -> None:

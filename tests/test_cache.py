@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -148,3 +149,52 @@ def test_results_of_another_build_of_the_scanner_are_not_reused(tmp_path: Path, 
     other = Cache(tmp_path / "c", config, load_table())
     scan_paths([str(project)], config, cache=other)
     assert other.hits == 0 and other.misses == len(SOURCES)
+
+
+def test_the_data_only_codec_round_trips_results_and_scope_facts() -> None:
+    """Every field of a result (fixes, edits, confidence) and of its network-scope facts survives the cache."""
+    from torch2ms.cache import _enc_scope, _scope, decode_result, encode_result
+
+    examples = Path(__file__).resolve().parent.parent / "examples" / "vision_project"
+    results = scan_paths([str(examples)], Config())
+    assert any(d.fix is not None for r in results for d in r.diagnostics)
+    assert any(r.scope is not None and r.scope.latent for r in results)
+    for result in results:
+        assert decode_result(encode_result(result)) == result
+        assert _scope(json.loads(json.dumps(_enc_scope(result.scope)))) == result.scope
+
+
+def test_a_warm_rescan_decodes_no_scope_facts_when_nothing_changed(tmp_path: Path, monkeypatch) -> None:
+    """The project-wide network scope depends only on the roots, paths and contents: when none changed,
+    its stored outcome is used and only the re-graded files' scope facts are decoded; a change runs the
+    pass again."""
+    from torch2ms import cache as cache_module
+    from torch2ms.api import scan_outcomes
+    from torch2ms.report import text
+
+    monkeypatch.chdir(tmp_path)  # the text chunks are cached for this working directory
+    helper = tmp_path / "pkg" / "ops.py"
+    helper.parent.mkdir()
+    helper.write_text("import torch\n\ndef pick(x):\n    return torch.nonzero(x)\n")
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "net.py").write_text("import torch\nfrom .ops import pick\n\nclass Net(torch.nn.Module):\n"
+                                             "    def forward(self, x):\n        return pick(x)\n")
+    config = Config()
+    cold = scan_paths([str(tmp_path / "pkg")], config, cache=Cache(tmp_path / "c", config, load_table()))
+    assert any("network code" in d.message for r in cold for d in r.diagnostics)
+
+    real = cache_module._scope_of_bytes
+    decoded: list[bytes] = []
+
+    def counted(data: bytes):
+        decoded.append(data)
+        return real(data)
+
+    monkeypatch.setattr(cache_module, "_scope_of_bytes", counted)
+    warm = scan_outcomes([str(tmp_path / "pkg")], config, cache=Cache(tmp_path / "c", config, load_table()))
+    assert "".join(o.text for o in warm) == text.render(cold)
+    assert len(decoded) == 1  # only the file re-graded (ops.py needs its latent findings), not all three
+    assert as_tuples(o.result for o in warm) == as_tuples(cold)
+    helper.write_text("import torch\n\ndef pick(x):\n    return torch.zeros(1)\n")
+    changed = scan_paths([str(tmp_path / "pkg")], config, cache=Cache(tmp_path / "c", config, load_table()))
+    assert not any("network code" in d.message for r in changed for d in r.diagnostics)

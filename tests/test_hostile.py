@@ -140,29 +140,39 @@ def test_a_cache_file_written_for_another_user_is_not_read(tmp_path: Path, own_k
     assert all(r.diagnostics and r.diagnostics[0].code == "TMS101" for r in results)
 
 
-def _resigned(file: Path, change) -> None:
-    """Rewrite a cache file's header with `change` and sign it again with this user's key."""
+def _parts(file: Path) -> tuple[dict, bytes]:
+    """A cache file's header and its region (what the rows' offsets point into)."""
     data = file.read_bytes()
     start = len(cache_module.MAGIC) + 32
     (length,) = cache_module._LENGTH.unpack_from(data, start)
-    header = json.loads(data[start + 8:start + 8 + length])
-    change(header)
+    return json.loads(data[start + 8:start + 8 + length]), data[start + 8 + length:]
+
+
+def _signed(file: Path, header: dict, region: bytes) -> None:
+    """Write a cache file signed with this user's key."""
     new = json.dumps(header).encode()
-    body = cache_module._LENGTH.pack(len(new)) + new + data[start + 8 + length:]
+    body = cache_module._LENGTH.pack(len(new)) + new + region
     key = signing_key()
     assert key is not None
     file.write_bytes(cache_module.MAGIC + cache_module._mac(key, body) + body)
 
 
+def _resigned(file: Path, change) -> None:
+    """Rewrite a cache file's header with `change` and sign it again with this user's key."""
+    header, region = _parts(file)
+    change(header)
+    _signed(file, header, region)
+
+
 @pytest.mark.parametrize("change", [
     lambda h: h["entries"][0].__setitem__(1, "not a size"),
     lambda h: h["entries"][0].__setitem__(9, {"files": 1}),
-    lambda h: h["entries"][0].__setitem__(10, [[["ctx", 5]], [], [], [], []]),
+    lambda h: h.__setitem__("graph", ["key", [[0, {"Net.forward": 5}]]]),
     lambda h: h["entries"].__setitem__(0, "an entry"),
     lambda h: h["entries"][0].__setitem__(8, 10 ** 9),
+    lambda h: h["entries"][0].__setitem__(6, -1),
     lambda h: h.__setitem__("entries", {"a": 1}),
-    lambda h: h.__setitem__("text_bytes", -5),
-], ids=["size", "summary", "scope", "row", "offset", "entries", "region"])
+], ids=["size", "summary", "graph", "row", "offset", "order", "entries"])
 def test_a_cache_entry_of_the_wrong_shape_is_a_miss(tmp_path: Path, change) -> None:
     """Even a file this user's torch2ms signed is checked field by field; any mismatch is a miss."""
     pkg, config, first = filled(tmp_path)
@@ -171,6 +181,23 @@ def test_a_cache_entry_of_the_wrong_shape_is_a_miss(tmp_path: Path, change) -> N
     cache = Cache(tmp_path / "c", config, load_table())
     assert as_tuples(scan_paths([str(pkg)], config, cache=cache)) == expected
     assert cache.hits == 0
+
+
+def test_a_signed_record_that_does_not_decode_is_one_clear_error(tmp_path: Path) -> None:
+    """Records are decoded when used. One that does not decode although the file's MAC checks out
+    can only be a bug of this build: the command stops with one line naming the file, exit code 2."""
+    pkg = project(tmp_path)
+    first = run_cli("scan", str(pkg), "--isolated", "--cache-dir", "c", "--format", "json", cwd=tmp_path)
+    assert first.returncode == 1
+    (file,) = (tmp_path / "c").glob("*.t2ms")
+    header, region = _parts(file)
+    row = header["entries"][0]
+    at, end = row[6], row[7]  # the first file's result: made an empty list of the same size
+    _signed(file, header, region[:at] + b"[" + b" " * (end - at - 2) + b"]" + region[end:])
+    proc = run_cli("scan", str(pkg), "--isolated", "--cache-dir", "c", "--format", "json", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr == (f"torch2ms: error: {row[0]}: the results cache holds a result that does not decode "
+                           "(of another shape); run again with --no-cache\n")
 
 
 def test_a_truncated_cache_file_is_a_miss(tmp_path: Path) -> None:
@@ -224,11 +251,9 @@ def test_the_cache_holds_no_pickle(tmp_path: Path) -> None:
     _pkg, _config, cache = filled(tmp_path)
     data = cache.file.read_bytes()
     assert data.startswith(cache_module.MAGIC)
-    start = len(cache_module.MAGIC) + 32
-    (length,) = cache_module._LENGTH.unpack_from(data, start)
-    header = json.loads(data[start + 8:start + 8 + length])
-    assert {"salt", "cwds", "text_bytes", "entries"} == set(header)
-    data[start + 8 + length:].decode("utf-8")
+    header, region = _parts(cache.file)
+    assert {"salt", "cwds", "graph", "entries"} == set(header)
+    region.decode("utf-8")
     with pytest.raises(pickle.UnpicklingError):
         pickle.loads(data)
 
@@ -343,6 +368,10 @@ def test_names_that_are_not_utf8_or_hold_control_characters(tmp_path: Path) -> N
             for r in json.loads(out["sarif"])["runs"][0]["results"]]
     assert uris == ["n/bad%FFname.py", "n/esc%1B%5B31mred%0Aline%E2%80%AE.py"]
     assert "n/bad\\\\xffname.py" in out["html"]
+    diff = subprocess.run([sys.executable, "-m", "torch2ms", "scan", "n", "--isolated", "--no-cache", "--diff"],
+                          cwd=tmp_path, capture_output=True, timeout=300)
+    assert diff.returncode == 1 and b"Traceback" not in diff.stderr
+    assert "--- a/n/bad\\xffname.py\n" in diff.stdout.decode("utf-8")
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -526,8 +555,9 @@ def test_fix_workers_end_with_their_parent(tmp_path: Path) -> None:
     """kill -9 of `scan --fix --jobs 2` mid-run: no worker lives on, nothing is written after, no temp files."""
     src = tmp_path / "src"
     src.mkdir()
-    for i in range(600):
-        (src / f"m{i:03}.py").write_text(FIXABLE * 8)
+    files = [src / f"m{i:03}.py" for i in range(600)]
+    for path in files:
+        path.write_text(FIXABLE * 8)
     proc = subprocess.Popen([sys.executable, "-m", "torch2ms", "scan", str(src), "--isolated", "--fix", "--jobs", "2",
                              "--no-cache"], cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     workers: set[int] = set()
@@ -535,7 +565,7 @@ def test_fix_workers_end_with_their_parent(tmp_path: Path) -> None:
         deadline_at = time.monotonic() + 240
         while time.monotonic() < deadline_at:  # until both workers are fixing files
             workers |= _children(proc.pid)
-            if len(workers) >= 2 and sum("mindspore" in p.read_text() for p in src.iterdir()) >= 2:
+            if len(workers) >= 2 and sum("mindspore" in p.read_text() for p in files) >= 2:
                 break
             time.sleep(0.05)
         assert len(workers) >= 2, "the workers never started"

@@ -25,6 +25,25 @@ def safe_text(text: str) -> str:
     return _UNSAFE.sub(_escape, text) if _UNSAFE.search(text) else text
 
 
+class StringTable:
+    """Texts stored once (paths, messages, API names), referred to by index; None is -1."""
+
+    __slots__ = ("index", "items")
+
+    def __init__(self, items: list[str] | None = None) -> None:
+        self.items: list[str] = items if items is not None else []
+        self.index: dict[str, int] = {}
+
+    def __call__(self, text: str | None) -> int:
+        if text is None:
+            return -1
+        found = self.index.get(text)
+        if found is None:
+            found = self.index[text] = len(self.items)
+            self.items.append(text)
+        return found
+
+
 def shown_path(path: str, root: str | None = None) -> str:
     """A path relative to `root` (default: the working directory) when it lies below it, with "/" separators,
     unescaped (for URIs); reports show `display_path`."""

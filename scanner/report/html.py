@@ -28,6 +28,7 @@ import jinja2
 from markupsafe import Markup
 
 from ..model import FileResult
+from . import StringTable
 from . import json as json_report
 from ..source import split_lines
 from .highlight import CLASSES, highlight
@@ -81,23 +82,6 @@ def _script_json(value: Any) -> Markup:
     return Markup(text)
 
 
-class _Strings:
-    """A string table: repeated texts (paths, messages, API names) are stored once in the blob."""
-
-    def __init__(self) -> None:
-        self.index: dict[str, int] = {}
-        self.items: list[str] = []
-
-    def __call__(self, text: str | None) -> int:
-        if text is None:
-            return -1
-        found = self.index.get(text)
-        if found is None:
-            found = self.index[text] = len(self.items)
-            self.items.append(text)
-        return found
-
-
 def _windows(lines: int, marks: list[int], context: int) -> list[tuple[int, int]]:
     """Merged 1-based inclusive line ranges around `marks`."""
     out: list[tuple[int, int]] = []
@@ -111,7 +95,7 @@ def _windows(lines: int, marks: list[int], context: int) -> list[tuple[int, int]
 
 
 def _file_blob(file: dict[str, Any], text: str | None, full: bool, api_index: dict[str, int],
-               strings: _Strings, excerpt_budget: int = EXCERPT_BUDGET) -> tuple[dict[str, Any], int]:
+               strings: StringTable, excerpt_budget: int = EXCERPT_BUDGET) -> tuple[dict[str, Any], int]:
     """The file's entry in the page's data blob and the excerpt characters it used."""
     findings = []
     for d in file["diagnostics"]:
@@ -229,7 +213,7 @@ def build(results: list[FileResult], target_version: str, paths: Sequence[str] |
     sources: dict[str, str | None] = {r.path: read(r.path) for r in results if r.diagnostics and r.lines}
     doc = json_report.document(results, target_version, root, paths=paths, date=date, sources=sources)
 
-    strings = _Strings()
+    strings = StringTable()  # repeated texts (paths, messages, API names) are stored once in the blob
     api_index = {row["api"]: i for i, row in enumerate(doc["apis"])}
     file_index = {f["path"]: i for i, f in enumerate(doc["files"])}
     budget, excerpt_budget = SOURCE_BUDGET, EXCERPT_BUDGET
