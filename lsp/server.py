@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import gc
 import logging
 import os
 import sys
@@ -38,7 +37,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.uris import from_fs_path, to_fs_path
@@ -50,6 +49,7 @@ from torch2ms.engine import scan_source
 from torch2ms.codes import SelectorError, check_selector
 from torch2ms.mappings import MappingError, MappingTable, check_target_version, load_table
 from torch2ms.model import DEVICES, Diagnostic, FileResult, ScopeFacts
+from torch2ms.process import PARENT_ENV, freeze_long_lived, release_memory
 from torch2ms.source import split_lines_keepends
 
 from . import convert
@@ -61,6 +61,7 @@ VERIFY_CALL = "torch2ms.verifyCall"  # arguments: document uri, 1-based line
 VERIFY_KIND = "quickfix.torch2ms.verify"
 VERIFY_TIMEOUT_S = 300.0
 DEFAULT_DEBOUNCE_MS = 300
+RELEASE_DELAY_S = 0.2  # after a document is closed, before its memory is returned to the system
 SETTINGS_SECTION = "torch2ms"
 
 
@@ -204,6 +205,16 @@ class Torch2msProtocol(LanguageServerProtocol):
         if self._request_futures.get(msg_id) is future:
             self._request_futures.pop(msg_id, None)
 
+    def handle_message(self, message: Any) -> None:
+        # After `shutdown` a request must still be answered: with an error (LSP: InvalidRequest);
+        # pygls only logs it, which leaves the client waiting. Notifications other than exit are dropped.
+        method, ident = getattr(message, "method", None), getattr(message, "id", None)
+        if self._shutdown and method is not None and ident is not None and method != lsp.EXIT:
+            error = JsonRpcInvalidRequest(message=f"the server is shutting down: {method!r} not run")
+            self._send_response(ident, None, error.to_response_error())
+            return
+        super().handle_message(message)
+
 
 class Torch2msServer(LanguageServer):
     def __init__(self) -> None:
@@ -232,7 +243,7 @@ class Torch2msServer(LanguageServer):
             # The table (and the modules loaded so far) live as long as the server: keep them out of the
             # cyclic collector's passes, which otherwise traverse ~10^5 table objects during the
             # conversion of a file's diagnostics (a 40 ms stall measured on a 1,000-line model file).
-            gc.freeze()
+            freeze_long_lived()
         return self._table
 
     @property
@@ -533,6 +544,14 @@ def create_server() -> Torch2msServer:
 
     @server.feature(lsp.SHUTDOWN)
     def shutdown(ls: Torch2msServer, params: None) -> None:
+        # pygls then cancels the pending requests while it iterates over its table of them, from which
+        # each cancelled future's callback removes its entry: "dictionary changed size during
+        # iteration", the shutdown fails and every later request goes unanswered. Cancel them first,
+        # from a copy of the table.
+        current = ls.protocol.msg_id
+        for msg_id, future in list(ls.protocol._request_futures.items()):
+            if msg_id != current and not future.done():
+                future.cancel()
         if ls.index_task is not None:
             ls.index_task.cancel()
         for state in ls.docs.values():
@@ -603,6 +622,10 @@ def create_server() -> Torch2msServer:
         ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=state.uri, diagnostics=[]))
         if state.path is not None and ls.project.ready:
             ls.background(ls.refresh_from_disk(state.path))
+        # The document's text, tree and findings are freed once this handler and pygls' own let go of
+        # them; then hand the memory back to the system (a large file's analysis takes hundreds of MB,
+        # which the C allocator otherwise keeps for the life of the server).
+        asyncio.get_running_loop().call_later(RELEASE_DELAY_S, release_memory)
 
     @server.feature(lsp.TEXT_DOCUMENT_DIAGNOSTIC, lsp.DiagnosticOptions(
         identifier=convert.SOURCE, inter_file_dependencies=False, workspace_diagnostics=False))
@@ -784,7 +807,8 @@ async def _verify_call(ls: Torch2msServer, uri: str, line: int) -> dict[str, Any
             handle.write(doc.source)  # unsaved edits included
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "torch2ms", "verify", "--json", f"{path}:{line}",
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=tmp)
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=tmp,
+            env={**os.environ, PARENT_ENV: str(os.getpid())})  # it ends if the server does
         try:
             out, err = await asyncio.wait_for(proc.communicate(), VERIFY_TIMEOUT_S)
         except asyncio.TimeoutError:

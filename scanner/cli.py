@@ -1,28 +1,36 @@
 """Command line: argument parsing, printing and exit codes only.
 
 Exit codes of `torch2ms scan`: 0 no findings, 1 findings (file errors such as a
-syntax error count as findings, code TMS9xx), 2 usage or internal error, or a
-path given on the command line that does not exist.
+syntax error count as findings, code TMS9xx), 2 usage, configuration, output or
+internal error, or a path given on the command line that does not exist.
+
+Every error that ends a command goes through `main`'s one handler: one line on
+stderr naming the file (where there is one) and the reason, exit code 2; the
+traceback of an internal error only with ``--verbose``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import time
+import traceback
 from pathlib import Path
 from typing import Any
 
 from . import __version__
 from .api import default_jobs, scan_outcomes
 from .baseline import BaselineError
-from .cache import CACHE_DIR_NAME, Cache, Scanned
+from .cache import CACHE_DIR_NAME, Cache, CacheError, Scanned
 from .config import Config, ConfigError, find_pyproject, load_config
 from .mappings import MappingError, load_table
 from .model import Diagnostic, ScanSummary
 from .options import FAIL_ON, Parser, add_rule_arguments, add_scan_arguments
-from .report.output import emit
+from .process import configure_process, freeze_long_lived
+from .report import safe_text
+from .report.output import OutputError, emit
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -33,12 +41,16 @@ def build_parser() -> argparse.ArgumentParser:
         description="Find every PyTorch API use and tell how it maps to MindSpore.",
     )
     parser.add_argument("--version", action="version", version=f"torch2ms {__version__}")
+    _add_verbose(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    add_scan_arguments(sub.add_parser("scan", help="scan files and folders for torch API uses"))
+    scan = sub.add_parser("scan", help="scan files and folders for torch API uses")
+    add_scan_arguments(scan)
+    _add_verbose(scan)
     add_rule_arguments(sub.add_parser("rule", help="explain a diagnostic code (or every code with --all)"))
 
     maps = sub.add_parser("mappings", help="check the mapping tables or show their coverage")
+    _add_verbose(maps)
     maps_sub = maps.add_subparsers(dest="mappings_command", metavar="ACTION")
     maps_sub.add_parser("check", help="validate the tables and resolve every API in the installed torch/MindSpore")
     maps_stats = maps_sub.add_parser("stats", help="coverage of torch's public API and counts per category")
@@ -46,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     maps_stats.add_argument("--show-missing", action="store_true", help="list the public names not classified")
 
     lsp = sub.add_parser("lsp", help="run the language server (LSP over stdio)")
+    _add_verbose(lsp)
     lsp.add_argument("--tcp", metavar="HOST:PORT", type=_host_port,
                      help="listen on HOST:PORT instead of stdio (for debugging)")
     lsp.add_argument("--stdio", action="store_true", help="use stdio (the default; accepted for editors that pass it)")
@@ -53,11 +66,20 @@ def build_parser() -> argparse.ArgumentParser:
     from .migrate.command import add_arguments as add_migrate_arguments
     from .verify.command import add_arguments as add_verify_arguments  # no torch/MindSpore import
 
-    add_migrate_arguments(sub.add_parser(
-        "migrate", help="turn PyTorch files into MindSpore files (a parallel tree, in place, or a diff)"))
-    add_verify_arguments(sub.add_parser(
-        "verify", help="run mapping examples (or the torch call at FILE:LINE) in real torch and MindSpore"))
+    migrate = sub.add_parser(
+        "migrate", help="turn PyTorch files into MindSpore files (a parallel tree, in place, or a diff)")
+    add_migrate_arguments(migrate)
+    _add_verbose(migrate)
+    verify = sub.add_parser(
+        "verify", help="run mapping examples (or the torch call at FILE:LINE) in real torch and MindSpore")
+    add_verify_arguments(verify)  # its own --verbose also lists the entries that passed
     return parser
+
+
+def _add_verbose(parser: argparse.ArgumentParser) -> None:
+    """`--verbose` before or after the command; unset unless given (a command's default would undo the first)."""
+    parser.add_argument("--verbose", action="store_true", default=argparse.SUPPRESS,
+                        help="show the traceback of an internal error")
 
 
 def _host_port(text: str) -> str:
@@ -138,7 +160,7 @@ def _run_fix(args: argparse.Namespace, config: Config) -> int:
     fixed = fix_paths(args.paths, config, unsafe=args.unsafe_fixes, write=not args.diff, jobs=_jobs(args))
     errors = [f.error for f in fixed if f.error]
     for error in errors:
-        print(f"torch2ms: error: {error}", file=sys.stderr)
+        print(f"torch2ms: error: {safe_text(error)}", file=sys.stderr)
     if args.diff:
         sys.stdout.write("".join(f.diff for f in fixed))
         changed = sum(1 for f in fixed if f.diff)
@@ -217,8 +239,9 @@ def _run_stdin(args: argparse.Namespace, config: Config) -> int:
 
 
 def _exit_code(args: argparse.Namespace, summary: ScanSummary | None, failed: bool = False) -> int:
-    """2 for a missing path; else 1 when a finding at or above --fail-on (or `failed`), unless --exit-zero."""
-    if any(p != "-" and not os.path.lexists(p) for p in args.paths):
+    """2 for a missing path (or a broken link or link loop); else 1 when a finding at or above --fail-on
+    (or `failed`), unless --exit-zero."""
+    if any(p != "-" and not os.path.exists(p) for p in args.paths):
         return EXIT_ERROR
     if args.exit_zero:
         return EXIT_CLEAN
@@ -250,6 +273,7 @@ def run_scan(args: argparse.Namespace) -> int:
         return _run_stdin(args, config)
     if args.add_noqa:
         return _run_add_noqa(args, config)
+    freeze_long_lived()
     if args.fix or args.diff:
         return _run_fix(args, config)
     progress = _Progress(not args.no_progress and sys.stderr.isatty())
@@ -329,16 +353,42 @@ def main(argv: list[str] | None = None) -> int:
     if handler is None:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
+    configure_process()
     try:
         return int(handler(args))
-    except (ConfigError, MappingError, BaselineError) as exc:
-        print(f"torch2ms: error: {exc}", file=sys.stderr)
+    except BaseException as exc:  # noqa: BLE001 - the one place that turns any failure into exit code 2
+        return fail(exc, verbose=getattr(args, "verbose", False))
+
+
+def fail(exc: BaseException, verbose: bool = False) -> int:
+    """The exit-code policy for a command that did not finish: one line on stderr, exit code 2.
+
+    Expected errors (configuration, mapping tables, baseline, output, cache) print their message,
+    which names the file; anything else is an internal error, named as such, with its traceback only
+    under ``--verbose``. Exit code 1 stays reserved for findings."""
+    if isinstance(exc, SystemExit):
+        raise exc
+    if isinstance(exc, BrokenPipeError):  # the reader went away (| head): nothing left to say
+        with contextlib.suppress(OSError, ValueError):  # and nothing left to flush at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_ERROR
-    except KeyboardInterrupt:
-        print("torch2ms: interrupted", file=sys.stderr)
-        return EXIT_ERROR
-    except BrokenPipeError:
-        return EXIT_ERROR
+    if isinstance(exc, KeyboardInterrupt):
+        message = "interrupted"
+    elif isinstance(exc, (ConfigError, MappingError, BaselineError, OutputError, CacheError)):
+        message = f"error: {exc}"
+    elif isinstance(exc, OSError) and exc.filename is not None:
+        message = f"error: {os.fsdecode(exc.filename)}: {exc.strerror or exc}"
+    elif isinstance(exc, MemoryError):
+        message = "error: out of memory"
+    else:
+        message = f"internal error: {type(exc).__name__}: {exc}"
+        if not verbose:
+            message += " (run with --verbose for the traceback; please report it)"
+    if verbose and not isinstance(exc, KeyboardInterrupt):
+        traceback.print_exception(exc, file=sys.stderr)
+    with contextlib.suppress(OSError, ValueError):
+        print(f"torch2ms: {safe_text(' '.join(message.splitlines()))}", file=sys.stderr)
+    return EXIT_ERROR
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -119,7 +119,7 @@ _ROWS = (
     ("TMS902", "decode-error", Severity.ERROR, Category.FILE_ERROR,
      "The file could not be decoded (invalid encoding or coding declaration).", MIGRATION_GUIDE_URL),
     ("TMS903", "read-error", Severity.ERROR, Category.FILE_ERROR,
-     "The file could not be read (missing, unreadable, binary, symlink loop).", MIGRATION_GUIDE_URL),
+     "The file was not read: missing, unreadable, binary, too large, not a regular file (FIFO, socket, device), a symlink loop or a link out of the scanned folders.", MIGRATION_GUIDE_URL),
     ("TMS904", "analysis-error", Severity.ERROR, Category.FILE_ERROR,
      "The analysis failed on this file (an internal error; please report it).", MIGRATION_GUIDE_URL),
 )

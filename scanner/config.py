@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import os
 import sys
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .codes import SelectorError, check_selector
+from .files import MiB, UnreadableFile, read_regular
 from .mappings import check_target_version, parse_version
 from .model import DEFAULT_DEVICE, DEVICES
 
@@ -88,8 +90,14 @@ class Config:
         return replace(self, ignore=self.ignore + tuple(c for c in codes if c not in self.ignore)) if codes else self
 
 
+MAX_PYPROJECT_BYTES = 4 * MiB
+
+
 def find_pyproject(start: Path) -> Path | None:
-    start = start.resolve()
+    try:
+        start = start.resolve()
+    except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13): search from its folder
+        start = Path(os.path.abspath(start)).parent
     for folder in [start, *start.parents] if start.is_dir() else [*start.parents]:
         candidate = folder / "pyproject.toml"
         if candidate.is_file():
@@ -121,16 +129,23 @@ def _codes(value: Any, file: str, key: str) -> tuple[str, ...]:
 def load_config(pyproject: Path | None) -> Config:
     if pyproject is None:
         return Config()
-    try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{pyproject}: cannot read configuration: {exc}") from None
-    section = data.get("tool", {}).get("torch2ms")
-    if section is None:
-        return Config(source=str(pyproject))
     file = str(pyproject)
+    try:
+        data = tomllib.loads(read_regular(file, MAX_PYPROJECT_BYTES).decode("utf-8"))
+    except UnreadableFile as exc:
+        raise ConfigError(f"{file}: cannot read configuration: {exc}") from None
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{file}: cannot read configuration: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{file}: cannot read configuration: values nested too deeply") from None
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{file}: [tool]: expected a table, got {_toml_type(tool)}")
+    section = tool.get("torch2ms")
+    if section is None:
+        return Config(source=file)
     if not isinstance(section, dict):
-        raise ConfigError(f"{file}: [tool.torch2ms] must be a table")
+        raise ConfigError(f"{file}: [tool.torch2ms]: expected a table, got {_toml_type(section)}")
     for key in section:
         if key not in _KEYS:
             near = difflib.get_close_matches(key, _KEYS, n=1)
@@ -159,3 +174,8 @@ def load_config(pyproject: Path | None) -> Config:
             raise ConfigError(f"{file}: [tool.torch2ms] device: expected one of {', '.join(DEVICES)}, got {device!r}")
         values["device"] = device.lower()
     return replace(config, **values)
+
+
+def _toml_type(value: Any) -> str:
+    names = {bool: "a boolean", int: "an integer", float: "a float", str: "a string", list: "an array"}
+    return next((name for kind, name in names.items() if isinstance(value, kind)), type(value).__name__)

@@ -7,12 +7,9 @@ cannot be analysed gives one TMS9xx diagnostic naming the reason.
 from __future__ import annotations
 
 import ast
-import contextlib
-import gc
 import re
 import sys
 import warnings
-from collections.abc import Iterator
 from dataclasses import replace
 
 from . import checks, dynamic_shape, readiness
@@ -43,15 +40,9 @@ def _syntax_message(exc: SyntaxError) -> str:
     return f"syntax error: {reason}"
 
 
-# Long operator chains (generated code) nest deeply in the ast; CPython's default
-# limit of 1000 rejects a sum of ~1,000 terms. Python frames do not use the C stack
-# in 3.11+, so a higher limit is safe for the parser and the resolver.
-_RECURSION_LIMIT = 20000 if sys.version_info >= (3, 11) else 6000
-
-
 def parse(text: str) -> ast.Module:
-    if sys.getrecursionlimit() < _RECURSION_LIMIT:
-        sys.setrecursionlimit(_RECURSION_LIMIT)
+    """The module's tree. How deeply nested an expression ast accepts follows Python's recursion
+    limit, which the entry points raise (`torch2ms.process`); the analysis never changes it."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # invalid escape sequences and the like are not our findings
         return ast.parse(text, type_comments=False)
@@ -159,27 +150,7 @@ def scan_source(text: str, path: str = "<string>", config: Config | None = None,
     `fixes=False` leaves every finding's `fix` unset (about a fifth of the time of a large
     file): the language server publishes without them and builds them for a code action."""
     config = config or Config()
-    with _collector_paused():
-        return apply_config(_analyse(text, path, config, table, fixes), text, config)
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Run without Python's cyclic garbage collector, then turn it back on.
-
-    An analysis allocates tens of thousands of short-lived, acyclic objects (the syntax
-    tree, facts, findings), which reference counting frees; the collector would only
-    traverse them, and the mapping table, again and again: measured, a third of the
-    time of a 1,000-line model file and most of its worst-case latency in the editor.
-    """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
+    return apply_config(_analyse(text, path, config, table, fixes), text, config)
 
 
 def _analyse(text: str, path: str, config: Config, table: MappingTable | None, fixes: bool = True) -> FileResult:
@@ -195,7 +166,11 @@ def _analyse(text: str, path: str, config: Config, table: MappingTable | None, f
     except SyntaxError as exc:
         return file_error(path, "TMS901", _syntax_message(exc), exc.lineno or 1,
                           max((exc.offset or 1) - 1, 0), lines_count)
-    except (RecursionError, MemoryError, ValueError) as exc:
+    except RecursionError:
+        return file_error(path, "TMS901", "cannot parse: expressions nested more deeply than Python's parser allows "
+                                          f"at recursion limit {sys.getrecursionlimit():,} (docs/security.md)",
+                          lines=lines_count)
+    except (MemoryError, ValueError) as exc:
         return file_error(path, "TMS901", f"cannot parse: {type(exc).__name__}: too deeply nested or too large",
                           lines=lines_count)
     try:

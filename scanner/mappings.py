@@ -22,6 +22,7 @@ from typing import Any
 import jsonschema
 import yaml
 
+from .files import user_cache_dir
 from .model import Category, DynamicShape, Example, MappingEntry, ParamFact, Target
 from .model import __file__ as model_file
 
@@ -445,9 +446,7 @@ _COMPILED_FORMAT = 1
 
 
 def _compiled_dir() -> Path:
-    base = os.environ.get("TORCH2MS_CACHE_DIR") or os.environ.get("XDG_CACHE_HOME") \
-        or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "torch2ms"
+    return user_cache_dir()
 
 
 def _compiled_key(files: list[tuple[str, str]], meta_text: str, inventory_text: str) -> str:

@@ -184,9 +184,9 @@ def test_device_chooses_the_form_that_runs_there_in_scan_and_fix(tmp_path: Path)
     """`mindspore.mint.nn.Conv2d` has no CPU kernel in MindSpore 2.10: on the CPU (the default) the scan
     names `mindspore.nn.Conv2d` and the fix writes it with the parameter it needs; on Ascend, mint."""
     path = write(tmp_path, "m.py", CONV)
-    cpu = run_cli("scan", "m.py", cwd=tmp_path)
+    cpu = run_cli("scan", "m.py", "--output-format", "full", cwd=tmp_path)  # the whole message, with the note
     assert "torch.nn.Conv2d -> mindspore.nn.Conv2d" in cpu.stdout and "mindspore.mint.nn.Conv2d" in cpu.stdout
-    assert run_cli("scan", "m.py", "--device", "cpu", cwd=tmp_path).stdout == cpu.stdout
+    assert run_cli("scan", "m.py", "--output-format", "full", "--device", "cpu", cwd=tmp_path).stdout == cpu.stdout
     ascend = run_cli("scan", "m.py", "--device", "ascend", cwd=tmp_path)
     assert "torch.nn.Conv2d -> mindspore.mint.nn.Conv2d" in ascend.stdout
     run_cli("scan", "m.py", "--fix", "--device", "ascend", cwd=tmp_path)

@@ -15,6 +15,7 @@ leaves out.
 
 from __future__ import annotations
 
+import bisect
 import io
 import json
 import os
@@ -104,6 +105,68 @@ def rewrite_preview(diag: Diagnostic, text: str | list[str] | None) -> dict[str,
             "before": "\n...\n".join(befores), "after": "\n...\n".join(afters)}
 
 
+# A preview shows whole lines up to LONG_LINE characters. On a longer line (generated code, thousands of
+# calls on one line) it keeps EDGE characters around each end of each edit and writes "…" for the rest,
+# so a report grows with the number of findings, not with the square of a line's length.
+LONG_LINE = 240
+EDGE = 40
+ELLIPSIS = "\u2026"
+
+
+def _kept(joined: str, resolved: list[tuple[int, int, str]]) -> list[tuple[int, int]]:
+    """The parts of `joined` a preview shows (sorted, merged): every short line whole, EDGE characters
+    around each edit's ends on a long one; line breaks are always kept."""
+    out: list[tuple[int, int]] = []
+    start = 0
+    while start <= len(joined):
+        end = joined.find("\n", start)
+        end = len(joined) if end < 0 else end
+        if end - start <= LONG_LINE:
+            out.append((start, end + 1))
+        else:
+            parts = [(max(start, p - EDGE), min(end, p + EDGE)) for s, e, _ in resolved for p in (s, e)
+                     if start - EDGE <= p <= end + EDGE]
+            parts.append((end, end + 1))
+            out.extend(parts)
+        start = end + 1
+    out.sort()
+    merged: list[tuple[int, int]] = []
+    for a, b in out:
+        b = min(b, len(joined))
+        if merged and a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+        elif a < b:
+            merged.append((a, b))
+    return merged
+
+
+def _shown(joined: str, kept: list[tuple[int, int]], a: int, b: int) -> str:
+    """joined[a:b] as the preview shows it: the kept parts, "…" for each gap."""
+    pieces: list[str] = []
+    at = a
+    for k0, k1 in kept[max(0, bisect.bisect_right(kept, (a, a)) - 1):]:
+        if k0 >= b:
+            break
+        k0, k1 = max(k0, a), min(k1, b)
+        if k0 >= k1:
+            continue
+        if k0 > at:
+            pieces.append(ELLIPSIS)
+        pieces.append(joined[k0:k1])
+        at = k1
+    if at < b:
+        pieces.append(ELLIPSIS)
+    return "".join(pieces)
+
+
+def _cut(text: str) -> str:
+    """Replacement text as a preview shows it: a line longer than LONG_LINE keeps its two ends."""
+    if len(text) <= LONG_LINE:
+        return text
+    return "\n".join(line if len(line) <= LONG_LINE else line[:EDGE] + ELLIPSIS + line[-EDGE:]
+                     for line in text.split("\n"))
+
+
 def _hunk(lines: list[str], edits: list[Any]) -> tuple[int, list[str], list[str]] | None:
     first: int = min(e.span.start_line for e in edits)
     last = max(e.span.end_line for e in edits)
@@ -117,14 +180,22 @@ def _hunk(lines: list[str], edits: list[Any]) -> tuple[int, list[str], list[str]
         return min(starts[line - first] + col, len(joined))
 
     resolved = sorted(((offset(e.span.start_line, e.span.start_col), offset(e.span.end_line, e.span.end_col), e.text)
-                       for e in edits), key=lambda e: (e[0], e[1]), reverse=True)
-    after = joined
-    for start, end, new in resolved:
-        if end < start:
+                       for e in edits), key=lambda e: (e[0], e[1]))
+    if any(end < start for start, end, _ in resolved):
+        return None
+    kept = _kept(joined, resolved)
+    before = _shown(joined, kept, 0, len(joined))
+    after_parts: list[str] = []
+    at = 0
+    for start, end, new in resolved:  # edits over the original text, in order (none overlap)
+        if start < at:
             return None
-        after = after[:start] + new + after[end:]
+        after_parts += (_shown(joined, kept, at, start), _cut(new))
+        at = end
+    after_parts.append(_shown(joined, kept, at, len(joined)))
+    after = "".join(after_parts)
     # Keep only the lines that change: drop the lines both versions share at either end.
-    old_lines, new_lines = joined.split("\n"), after.split("\n")
+    old_lines, new_lines = before.split("\n"), after.split("\n")
     head = 0
     while head < min(len(old_lines), len(new_lines)) and old_lines[head] == new_lines[head]:
         head += 1

@@ -7,6 +7,7 @@ import argparse
 import contextlib
 import os
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from typing import IO
 
@@ -30,20 +31,38 @@ def render(fmt: str, results: list[FileResult], config: Config, args: argparse.N
     raise ValueError(f"unknown format {fmt!r}")
 
 
+class OutputError(Exception):
+    """A report that cannot be written; the message names the file and the reason."""
+
+
 @contextlib.contextmanager
 def destination(path: str | None) -> Iterator[IO[str]]:
     """Standard output, or FILE written beside itself and renamed into place when complete."""
     if path is None:
         yield sys.stdout
         return
-    tmp = f"{path}.tmp{os.getpid()}"
+    try:  # a fresh name beside FILE (never a link someone put there), renamed into place when complete
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", prefix=f".{os.path.basename(path)}.",
+                                   suffix=".tmp")
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot write the report: {exc.strerror or exc}") from None
     try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as handle:
+        with open(fd, "w", encoding="utf-8", newline="\n") as handle:
             yield handle
-        os.replace(tmp, path)
+        try:
+            os.chmod(tmp, 0o666 & ~_umask())
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise OutputError(f"{path}: cannot write the report: {exc.strerror or exc}") from None
     finally:
-        if os.path.exists(tmp):
+        if os.path.lexists(tmp):
             os.unlink(tmp)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _describer(config: Config) -> Callable[[str], str]:
