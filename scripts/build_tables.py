@@ -1417,7 +1417,7 @@ def inplace_forms_only(entries: dict[str, dict[str, Any]]) -> None:
             entry["ms"] = kept
             continue
         entry["category"] = "missing"
-        entry["note"] = missing_note(api)
+        entry["note"], entry["effort"] = missing_fact(api)
         for key in ("ms", "examples"):
             entry.pop(key, None)
 
