@@ -58,6 +58,7 @@ PACKAGES = {
                      "dinov2/layers/swiglu_ffn.py", "dinov2/layers/layer_scale.py")),
     "pm": Package("pm", "pretrainedmodels==0.7.4",
                   ("pretrainedmodels/models/senet.py", "pretrainedmodels/models/fbresnet.py")),
+    "legere": Package("legere", "legere==0.11.0", ("legere/model.py", "legere/charset.py")),
 }
 
 MODELS = (
@@ -77,6 +78,7 @@ MODELS = (
            "num_classes": 10}, ((1, 3, 224, 224),)),
     Model("pretrainedmodels/fbresnet.py", "pm", "fbresnet", "FBResNet",
           {"block": "@BasicBlock", "layers": [1, 1, 1, 1], "num_classes": 10}, ((1, 3, 224, 224),)),
+    Model("legere/model.py", "legere", "model", "CompactCRNN", {}, ((2, 1, 32, 64),)),
 )
 
 

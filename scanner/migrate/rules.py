@@ -89,3 +89,13 @@ DATA_PARALLEL = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParal
 # Context managers and decorators that only stop torch recording a tape: MindSpore records none.
 NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
                      "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode"})
+
+# `x.size()` is the shape tuple, `x.size(d)` one of its items: MindSpore's `x.size` is the element count.
+SIZE = "torch.Tensor.size"
+SHAPE_ATTRIBUTE = "shape"
+
+# A ModuleList built empty and filled by `append`: MindSpore names the parameters of a Cell appended to an
+# empty CellList without the list's attribute name (`1.norm.bias`, not `layers.1.norm.bias`), so the list
+# is filled as a Python list first and the CellList built from it.
+CELL_LISTS = frozenset({"torch.nn.ModuleList"})
+PARTIAL = ("functools", "partial")  # a layer class passed as a value, with the keywords its target needs
