@@ -440,3 +440,36 @@ def test_parameter_names_of_a_filled_module_list_keep_their_prefix(tmp_path: Pat
         names.append(proc.stdout.strip().splitlines()[-1])
     assert "layers.1.norm.weight" in names[0]
     assert names[1] == names[0]
+
+
+def test_parameter_names_of_the_form_inside_isinstance_branches_and_graph_safe_calls() -> None:
+    out = migrate("""
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                for m in self.modules():
+                    if isinstance(m, (nn.BatchNorm2d, nn.BatchNorm1d)):
+                        m.weight.data.fill_(1)
+                        m.running_var.data.fill_(1)
+                    elif isinstance(m, nn.Linear):
+                        m.weight.data.zero_()
+                    elif isinstance(m, (nn.LayerNorm, nn.Linear)):  # the names differ between the two forms
+                        m.bias.data.zero_()
+                    elif isinstance(m, nn.BatchNorm2d):
+                        m = m.weight  # rebound: left as it is
+                    if isinstance(m, nn.BatchNorm2d):
+                        print(m.weight)
+
+            def forward(self, x):
+                a, b = x.chunk(2, dim=-1)
+                return a.chunk(chunks=2)[0] + b
+    """)
+    assert "m.gamma.set_data(mindspore.common.initializer.initializer(mindspore.common.initializer.Constant(" \
+        "value=1), m.gamma.shape, m.gamma.dtype))" in out
+    assert "m.moving_variance.set_data(" in out
+    assert "m.weight.set_data(mindspore.common.initializer.initializer(mindspore.common.initializer.Zero()" in out
+    assert "m.bias.set_data(" in out and "m = m.weight" in out and "print(m.gamma)" in out
+    # in GRAPH mode on the CPU, x.chunk(2, dim=-1) compiles to a kernel the CPU lacks, x.chunk(2, -1) does not
+    assert "a, b = x.chunk(2, -1)" in out and "a.chunk(2)[0]" in out

@@ -153,7 +153,10 @@ def ensure_root_import(module: cst.Module, root: str) -> tuple[cst.Module, bool]
 
 
 def ensure_import(module: cst.Module, name: str) -> cst.Module:
-    """Add ``import NAME`` (a standard module the rewrites use, e.g. functools) unless the module imports it."""
+    """Add ``import NAME`` (a standard module the rewrites use, e.g. functools) where the module refers to
+    NAME and does not import it."""
+    if not _refers_to(module, name):
+        return module
     for statement in module.body:
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:

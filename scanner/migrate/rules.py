@@ -99,3 +99,22 @@ SHAPE_ATTRIBUTE = "shape"
 # is filled as a Python list first and the CellList built from it.
 CELL_LISTS = frozenset({"torch.nn.ModuleList"})
 PARTIAL = ("functools", "partial")  # a layer class passed as a value, with the keywords its target needs
+
+# The parameters and buffers a MindSpore form names differently from torch's module (torch name -> MindSpore
+# name), checked against MindSpore 2.10's Cells: `m.weight` inside `if isinstance(m, nn.BatchNorm2d):` is
+# `m.gamma` once m is a mindspore.nn.BatchNorm2d. The mint forms keep torch's names.
+_NORM = {"weight": "gamma", "bias": "beta", "running_mean": "moving_mean", "running_var": "moving_variance"}
+PARAMETER_NAMES: dict[str, dict[str, str]] = {
+    "mindspore.nn.BatchNorm1d": _NORM,
+    "mindspore.nn.BatchNorm2d": _NORM,
+    "mindspore.nn.LayerNorm": {"weight": "gamma", "bias": "beta"},
+    "mindspore.nn.GroupNorm": {"weight": "gamma", "bias": "beta"},
+    "mindspore.nn.Embedding": {"weight": "embedding_table"},
+}
+
+# Tensor methods whose keyword form compiles, in GRAPH mode on the CPU, to a kernel the CPU lacks while the
+# positional form does not (MindSpore 2.10: `x.chunk(2, dim=-1)` is the Chunk kernel, `x.chunk(2, -1)` a
+# split): the keywords are passed by position, in this order.
+POSITIONAL_IN_GRAPH: dict[str, tuple[str, ...]] = {
+    "torch.Tensor.chunk": ("chunks", "dim"),
+}

@@ -207,6 +207,8 @@ class CallSites(_Rewriter):
             return node.with_changes(args=_clean_args([cst.Arg(size), *rest]))
         if api == rules.TRANSPOSE:
             return self._swap(node)
+        if api in rules.POSITIONAL_IN_GRAPH:
+            return self._positional_in_graph(rules.POSITIONAL_IN_GRAPH[api], node)
         return self._method_to_function(call, node, receiver)
 
     def _size(self, node: cst.Call, receiver: cst.BaseExpression) -> cst.BaseExpression | None:
@@ -218,6 +220,23 @@ class CallSites(_Rewriter):
         if len(node.args) != 1 or arg.star or arg.keyword is not None and arg.keyword.value != "dim":
             return None
         return cst.Subscript(shape, [cst.SubscriptElement(cst.Index(arg.value))])
+
+    def _positional_in_graph(self, names: tuple[str, ...], node: cst.Call) -> cst.BaseExpression | None:
+        """``x.chunk(2, dim=-1)`` -> ``x.chunk(2, -1)`` (see `rules.POSITIONAL_IN_GRAPH`)."""
+        if any(a.star for a in node.args) or all(a.keyword is None for a in node.args):
+            return None
+        values: dict[str, cst.BaseExpression] = {}
+        for name, arg in zip(names, _positional(node.args)):
+            values[name] = arg.value
+        for arg in node.args:
+            if arg.keyword is not None:
+                if arg.keyword.value not in names or arg.keyword.value in values:
+                    return None
+                values[arg.keyword.value] = arg.value
+        ordered = list(names[:len(values)])
+        if set(ordered) != set(values):
+            return None  # a gap: a later parameter passed without an earlier one
+        return node.with_changes(args=_clean_args([cst.Arg(values[n]) for n in ordered]))
 
     def _swap(self, node: cst.Call) -> cst.BaseExpression | None:
         assert isinstance(node.func, cst.Attribute)
@@ -372,6 +391,30 @@ class CallSites(_Rewriter):
         return node
 
     # ------------------------------------------------------------------ statements
+    def leave_If(self, original_node: cst.If, updated_node: cst.If) -> cst.If:
+        """``if isinstance(m, nn.BatchNorm2d): m.weight...`` -> ``m.gamma`` in that branch, where the form
+        for the device names its parameters otherwise (`rules.PARAMETER_NAMES`)."""
+        test = original_node.test
+        if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
+                and len(test.args) == 2 and isinstance(test.args[0].value, cst.Name)):
+            return updated_node
+        kinds = test.args[1].value
+        items = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
+        renames: dict[str, str] | None = None
+        for item in items:
+            calls = [c for c in self._calls(item) if c.kind == "attribute"]
+            entry = self.table.lookup(calls[0].api) if calls else None
+            target = entry.target_for(self.version, self.device) if entry is not None else None
+            names = rules.PARAMETER_NAMES.get(target.api, {}) if target is not None else None
+            if names is None:
+                return updated_node  # not a torch class: its instances keep their attributes
+            renames = dict(names) if renames is None else {k: v for k, v in renames.items() if names.get(k) == v}
+        name = test.args[0].value.value
+        if not renames or _binds(updated_node.body, name):
+            return updated_node
+        self._note(original_node, f"{name}: parameter names of {cst.Module([]).code_for_node(kinds)}")
+        return updated_node.with_changes(body=updated_node.body.visit(_Rename(name, renames)))
+
     def leave_IndentedBlock(self, original_node: cst.IndentedBlock,
                             updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
         """``self.layers = nn.ModuleList()`` then ``self.layers.append(...)``: filled as a list, then
@@ -515,6 +558,46 @@ class _Replace(cst.CSTTransformer):
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
         return self.node if _self_attribute(updated_node) == self.placeholder else updated_node
+
+
+class _Rename(cst.CSTTransformer):
+    """``name.old`` -> ``name.new`` for the attribute names of `renames`."""
+
+    def __init__(self, name: str, renames: dict[str, str]) -> None:
+        super().__init__()
+        self.name = name
+        self.renames = renames
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.Attribute:
+        value = updated_node.value
+        if isinstance(value, cst.Name) and value.value == self.name and updated_node.attr.value in self.renames:
+            return updated_node.with_changes(attr=cst.Name(self.renames[updated_node.attr.value]))
+        return updated_node
+
+
+def _binds(node: cst.CSTNode, name: str) -> bool:
+    """Whether `node` assigns `name` (then its uses below may be another object)."""
+    found = False
+
+    class _Find(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            nonlocal found
+            found = found or name in _target_names(node.target)
+
+        def visit_For(self, node: cst.For) -> None:
+            nonlocal found
+            found = found or name in _target_names(node.target)
+
+    node.visit(_Find())
+    return found
+
+
+def _target_names(target: cst.BaseExpression) -> set[str]:
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return {n for e in target.elements for n in _target_names(e.value)}
+    return set()
 
 
 def _self_attribute(node: cst.CSTNode) -> str | None:
