@@ -289,6 +289,13 @@ REAL = [
     ("dino", "mlp", "Mlp", {"in_features": 16, "hidden_features": 32,
                             "act_layer": {"torch": "torch.nn.ReLU", "mindspore": "mindspore.mint.nn.ReLU"}},
      ((2, 5, 16),)),
+    # attention: items unpacked from one tensor, softmax(dim=), transpose; Dropout(0.0) by keyword
+    ("dino", "attention", "Attention", {"dim": 16, "num_heads": 4}, ((2, 5, 16),)),
+    # x.chunk(2, dim=-1) in GRAPH mode on CPU
+    ("dino", "swiglu_ffn", "SwiGLUFFN", {"in_features": 16, "hidden_features": 32}, ((2, 5, 16),)),
+    # LayerNorm(int), a ModuleList filled by append (parameter names), ReLU passed as a class
+    ("sam", "transformer", "TwoWayTransformer", {"depth": 2, "embedding_dim": 32, "num_heads": 4, "mlp_dim": 64},
+     ((1, 32, 4, 4), (1, 32, 4, 4), (1, 3, 32))),
 ]
 
 
