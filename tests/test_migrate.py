@@ -338,7 +338,8 @@ DEVICE_SOURCE = """
 
         def forward(self, x, act: nn.GELU = None):
             y = self.act(self.norm(self.drop(self.conv(x))))
-            return y, x.size(1), x.size(dim=0), x.size(), isinstance(self.act, nn.GELU)
+            same = type(self.act) is nn.GELU or self.act.__class__ == nn.GELU
+            return y, x.size(1), x.size(dim=0), x.size(), isinstance(self.act, nn.GELU), same
 """
 
 
@@ -353,6 +354,7 @@ def test_forms_written_for_the_device_with_their_parameter_translation() -> None
     assert "\nimport functools\n" in cpu
     assert "isinstance(self.act, mindspore.nn.GELU)" in cpu and "act: mindspore.nn.GELU = None" in cpu
     assert "return y, x.shape[1], x.shape[0], x.shape, " in cpu
+    assert "same = type(self.act) is mindspore.nn.GELU or self.act.__class__ == mindspore.nn.GELU" in cpu
     ascend = migrate_text(textwrap.dedent(DEVICE_SOURCE), "m.py", Options(Config(device="ascend"))).text
     assert "mindspore.mint.nn.Conv2d(3, 8, 3, 1, 1)" in ascend and "mindspore.mint.nn.Dropout(0.0)" in ascend
     assert "act_layer=mindspore.mint.nn.GELU" in ascend and "functools" not in ascend

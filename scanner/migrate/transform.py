@@ -106,7 +106,7 @@ class CallSites(_Rewriter):
         self.device = device  # the forms written are those for this device (`MappingEntry.choose`)
         self.used = set(used)  # every name the file binds or reads: new local names avoid them
         self.imports: set[str] = set()  # modules the rewritten text uses (`functools`)
-        self.annotations = 0  # depth inside annotations (a class there is a type, not a value)
+        self.annotations = 0  # depth inside annotations and comparisons (a class there is a type, not a value)
         self.bases: set[int] = set()  # ids of class bases (a class there is subclassed, not called)
         self.by_span: dict[Key, list[ApiCall]] = {}
         for call in calls:
@@ -348,6 +348,13 @@ class CallSites(_Rewriter):
         self.annotations -= 1
         return updated_node
 
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        self.annotations += 1
+
+    def leave_Comparison(self, original_node: cst.Comparison, updated_node: cst.Comparison) -> cst.Comparison:
+        self.annotations -= 1
+        return updated_node
+
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.bases.update(id(base.value) for base in node.bases)
 
@@ -365,7 +372,7 @@ class CallSites(_Rewriter):
     def _class_value(self, original: cst.Attribute, node: cst.Attribute) -> cst.BaseExpression:
         """``act_layer=nn.GELU`` (a layer class as a value, called later with the caller's arguments) whose
         form for the device needs keywords for torch's defaults: ``functools.partial(mindspore.nn.GELU,
-        approximate=False)``, written where the class is written. In an annotation it is the class."""
+        approximate=False)``, written where the class is written. In an annotation or a comparison it is the class."""
         if id(original) in self.bases:
             return node
         for call in self._calls(original):
