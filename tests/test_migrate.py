@@ -387,6 +387,10 @@ def test_module_list_filled_by_append_is_built_from_a_list() -> None:
                 self.head = nn.Linear(4, 2)
                 self.blocks = nn.ModuleList([])
                 self.blocks.extend([nn.ReLU()])
+                self.seq = nn.Sequential()
+                self.seq.append(nn.ReLU())
+                self.heads = nn.ModuleDict()
+                self.heads["a"] = nn.Linear(4, 2)
                 self.kept = nn.ModuleList()
                 self.kept.append(nn.ReLU())
                 self.callback = lambda: self.kept  # a use a list cannot stand in for: left as it is
@@ -394,6 +398,9 @@ def test_module_list_filled_by_append_is_built_from_a_list() -> None:
     assert ("        layers_ = []\n        for _ in range(depth):\n            layers_.append(mindspore.mint.nn.Linear(4, 4))\n"
             "        layers_[0].bias = None\n        self.layers = mindspore.nn.CellList(layers_)\n") in out
     assert "blocks = []\n        blocks.extend([mindspore.mint.nn.ReLU()])\n        self.blocks = mindspore.nn.CellList(blocks)" \
+        in out
+    assert "seq = []\n        seq.append(mindspore.mint.nn.ReLU())\n        self.seq = mindspore.nn.SequentialCell(*seq)" in out
+    assert 'heads = {}\n        heads["a"] = mindspore.mint.nn.Linear(4, 2)\n        self.heads = mindspore.nn.CellDict(heads)' \
         in out
     assert "self.kept = mindspore.nn.CellList()\n        self.kept.append(" in out
 
@@ -436,6 +443,10 @@ def test_parameter_names_of_a_filled_module_list_keep_their_prefix(tmp_path: Pat
                 for _ in range(depth):
                     self.layers.append(Block())
                 self.head = nn.Linear(4, 2)
+                self.tail = nn.Sequential()
+                self.tail.append(Block())
+                self.heads = nn.ModuleDict()
+                self.heads["a"] = Block()
     """)
     (tmp_path / "torch_side").mkdir()
     (tmp_path / "torch_side" / "names.py").write_text(source)

@@ -94,10 +94,15 @@ NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no
 SIZE = "torch.Tensor.size"
 SHAPE_ATTRIBUTE = "shape"
 
-# A ModuleList built empty and filled by `append`: MindSpore names the parameters of a Cell appended to an
-# empty CellList without the list's attribute name (`1.norm.bias`, not `layers.1.norm.bias`), so the list
-# is filled as a Python list first and the CellList built from it.
-CELL_LISTS = frozenset({"torch.nn.ModuleList"})
+# A container built empty and then filled (`append`, `extend`, `d[key] = ...`): MindSpore names the parameters
+# of a Cell added to an empty CellList, SequentialCell or CellDict without the container's attribute name
+# (`1.norm.bias`, not `layers.1.norm.bias`), so it is filled as a Python list or dict first and built from it.
+# {torch class: (the empty Python value, whether the class takes the items unpacked)}
+CELL_CONTAINERS: dict[str, tuple[str, bool]] = {
+    "torch.nn.ModuleList": ("[]", False),
+    "torch.nn.Sequential": ("[]", True),
+    "torch.nn.ModuleDict": ("{}", False),
+}
 PARTIAL = ("functools", "partial")  # a layer class passed as a value, with the keywords its target needs
 
 # The parameters and buffers a MindSpore form names differently from torch's module (torch name -> MindSpore

@@ -426,16 +426,17 @@ class CallSites(_Rewriter):
                             updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
         """``self.layers = nn.ModuleList()`` then ``self.layers.append(...)``: filled as a list, then
         ``self.layers = nn.ModuleList(layers)`` after the last statement of the block that uses it (see
-        `rules.CELL_LISTS`; the fix engine then writes the CellList)."""
+        `rules.CELL_CONTAINERS`; the fix engine then writes the CellList)."""
         block = super().leave_IndentedBlock(original_node, updated_node)
         if len(original_node.body) != len(block.body):
             return block
         body = list(block.body)
         for index in reversed(range(len(original_node.body))):  # from the last: an insertion moves only later ones
             statement = original_node.body[index]
-            name = self._empty_cell_list(statement)
-            if name is None:
+            found = self._empty_container(statement)
+            if found is None:
                 continue
+            name, (empty, starred) = found
             uses = [i for i in range(index + 1, len(body)) if _mentions(body[i], name)]
             if not uses or any(_mentions(body[i], name, nested=True) for i in uses):
                 continue
@@ -447,16 +448,17 @@ class CallSites(_Rewriter):
             assign = cst.ensure_type(line.body[0], cst.Assign)
             call = cst.ensure_type(assign.value, cst.Call)
             body[index] = line.with_changes(body=[assign.with_changes(
-                targets=[cst.AssignTarget(cst.Name(local))], value=cst.List([]))])
+                targets=[cst.AssignTarget(cst.Name(local))], value=cst.parse_expression(empty))])
             for i in uses:
                 body[i] = cst.ensure_type(body[i].visit(_Replace(f"self.{name}", cst.Name(local))), type(body[i]))
-            built = assign.with_changes(value=call.with_changes(args=[cst.Arg(cst.Name(local))]))
+            items = cst.Arg(cst.Name(local), star="*" if starred else "")
+            built = assign.with_changes(value=call.with_changes(args=[items]))
             body.insert(uses[-1] + 1, cst.SimpleStatementLine([built]))
-            self._note(statement, f"{name}: a ModuleList filled as a list")
+            self._note(statement, f"{name}: a container filled as a Python {empty}, then built")
         return block.with_changes(body=body)
 
-    def _empty_cell_list(self, statement: cst.BaseStatement) -> str | None:
-        """NAME for ``self.NAME = nn.ModuleList()`` (or ``([])``), else None."""
+    def _empty_container(self, statement: cst.BaseStatement) -> tuple[str, tuple[str, bool]] | None:
+        """(NAME, its rule) for ``self.NAME = nn.ModuleList()`` (or ``([])``; `rules.CELL_CONTAINERS`), else None."""
         if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
             return None
         assign = statement.body[0]
@@ -466,10 +468,11 @@ class CallSites(_Rewriter):
         if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"):
             return None
         args = assign.value.args
-        if len(args) > 1 or args and not (args[0].keyword is None and not args[0].star
-                                          and isinstance(args[0].value, cst.List) and not args[0].value.elements):
+        if len(args) > 1 or args and not (args[0].keyword is None and not args[0].star and isinstance(
+                args[0].value, (cst.List, cst.Dict)) and not args[0].value.elements):
             return None
-        return target.attr.value if self._api(assign.value, rules.CELL_LISTS, "call") else None
+        api = self._api(assign.value, rules.CELL_CONTAINERS, "call")
+        return (target.attr.value, rules.CELL_CONTAINERS[api]) if api is not None else None
 
     def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr) -> cst.BaseSmallStatement:
         """``self.register_buffer("name", t)`` -> ``self.name = mindspore.Parameter(t, requires_grad=False)``."""
