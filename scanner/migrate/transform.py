@@ -10,7 +10,11 @@ result is valid Python by construction. Two passes:
   initializers on the parameter's data, nn.Module methods as Cell methods, ``register_buffer`` as a
   Parameter that is not trained, size varargs as a tuple, two-int ``transpose`` as ``swapaxes``,
   torch's dtype aliases, flags passed by position (``nn.ReLU(True)`` becomes ``inplace=True``, which
-  the fix engine then drops), DataParallel wrappers and ``torch.no_grad`` removed.
+  the fix engine then drops), DataParallel wrappers and ``torch.no_grad`` removed, ``x.size(d)`` as
+  ``x.shape[d]``, a layer class passed as a value whose form needs keywords as ``functools.partial``,
+  containers filled after construction built from a Python list or dict (parameter names), the
+  parameter names of the form inside ``isinstance`` branches, calls that must be positional in GRAPH
+  mode. Every form is the tables' choice for the device (`MappingEntry.choose`).
 - `Cells` (after the fix engine): ``forward`` becomes ``construct`` in every class that derives from
   a torch.nn class (through any number of bases, in any file of the migrated tree), with
   ``self.forward`` and ``super().forward`` references.
