@@ -137,6 +137,8 @@ class ParamFact:
     covers: tuple[str, ...] = ()
 
     def describe(self) -> str:
+        if self.kind == "renamed" and self.torch == self.ms:
+            return f"'{self.torch}' goes by keyword in MindSpore (another parameter has its position)"
         if self.kind == "renamed":
             return f"'{self.torch}' is '{self.ms}' in MindSpore"
         if self.kind == "dropped":

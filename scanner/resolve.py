@@ -143,6 +143,8 @@ class Resolver:
         self.classes: list[ClassInfo] = []  # every class of the file, for the network scope across bases
         self.imports: list[tuple[str, str]] = []  # module-level project imports: (local name, "@" reference)
         self._chained: dict[int, Val] = {}  # links of a long chain evaluated ahead of their parent (_ev_chain)
+        # the last tuple or list evaluated and its items' values: `q, k = t[0], t[1]` binds each one's
+        self._sequence: tuple[ast.expr | None, list[Val]] = (None, [])
 
     # ------------------------------------------------------------------ entry
     def run(self, tree: ast.Module) -> list[ApiCall]:
@@ -514,6 +516,7 @@ class Resolver:
 
     def _ev_sequence(self, node: ast.Tuple | ast.List | ast.Set) -> Val:
         vals = [self.ev(e) for e in node.elts]
+        self._sequence = (node, vals)
         if isinstance(node, ast.Tuple) and vals and all(v.kind == CONST for v in vals):
             return Val(CONST, value=tuple(v.value for v in vals))
         if isinstance(node, ast.Tuple) and not vals:
@@ -534,6 +537,9 @@ class Resolver:
         orelse = self.ev(node.orelse)
         if body.kind == orelse.kind and body.kind in (TENSOR, OTHER):
             return body
+        for one, other in ((body, orelse), (orelse, body)):  # `Layer(...) if flag else None`: where called, the layer
+            if one.kind == INSTANCE and other.kind == CONST and other.value is None:
+                return one
         return V_UNKNOWN
 
     def _ev_lambda(self, node: ast.Lambda) -> Val:
@@ -690,8 +696,9 @@ class Resolver:
             elts = target.elts
             if isinstance(value_node, (ast.Tuple, ast.List)) and len(value_node.elts) == len(elts) \
                     and not any(isinstance(e, ast.Starred) for e in elts):
-                for elt, sub in zip(elts, value_node.elts):
-                    self.bind(elt, self._quiet_value(sub))
+                known, vals = self._sequence
+                for index, (elt, sub) in enumerate(zip(elts, value_node.elts)):
+                    self.bind(elt, vals[index] if known is value_node else self._quiet_value(sub))
                 return
             element = V_TENSOR if val.kind == TENSOR else V_UNKNOWN
             if val.tag in (ds.STATIC, ds.DATA, ds.DYN):  # h, w = x.shape[2:]; rows, cols = t.nonzero(as_tuple=True)

@@ -1325,7 +1325,17 @@ def write_library_files(ref: Path) -> None:
 
 # ---------------------------------------------------------------------------------- writing
 def _flow(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    """One value as a YAML flow (JSON) text. A float keeps a dot in its mantissa (1.0e-05, not JSON's
+    1e-05, which YAML 1.1 loaders read as a string)."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(k, ensure_ascii=False)}: {_flow(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_flow(v) for v in value) + "]"
+    text = json.dumps(value, ensure_ascii=False)
+    if isinstance(value, float) and "e" in text and "." not in text:
+        mantissa, _, exponent = text.partition("e")
+        text = f"{mantissa}.0e{exponent}"
+    return text
 
 
 KEY_ORDER = ["api", "category", "effort", "inplace_of", "returns", "dynamic_shape", "ms", "note", "doc", "examples"]
