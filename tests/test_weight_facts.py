@@ -92,8 +92,19 @@ def pool():
 
 
 def _spec(api: str, ms_class: str) -> dict[str, Any]:
-    spec = next(s for s in example_specs(TABLE.entries[api]) if s.get("weights", {}).get("ms") == ms_class)
-    return copy.deepcopy(spec)
+    """The job that checks the facts of api -> ms_class, as one pair of codes: the table's example that
+    builds the class (what the fix writes is checked by `torch2ms verify`; here only the facts vary)."""
+    entry = TABLE.entries[api]
+    spec = copy.deepcopy(next(s for s in example_specs(entry) if s.get("weights", {}).get("ms") == ms_class))
+    if "rewrite" in spec:
+        form = entry.weight_form(ms_class)
+        example = next((e for e in entry.examples if (s := split_layer(e.mindspore)) and ms_class in s[0]),
+                       form.example if form is not None else None)
+        assert example is not None
+        for key in ("rewrite", "form", "for", "budget", "covers"):
+            spec.pop(key, None)
+        spec.update(torch=example.torch, mindspore=example.mindspore, inputs=dict(example.inputs))
+    return spec
 
 
 def _set(spec: dict[str, Any], layer: str, torch_name: str, **fact: Any) -> dict[str, Any]:
@@ -131,9 +142,26 @@ def test_layer_examples_copy_by_the_facts_and_a_wrong_fact_fails(pool: Pool) -> 
         assert "inference mode compared" in result["notes"], result
     reasons = [str(r.get("reason")) for r in results[len(right):]]
     assert all(r["status"] == "failed" for r in results[len(right):]), results[len(right):]
-    assert reasons[0].startswith("inference mode: values differ"), reasons[0]
+    assert "inference mode: values differ" in reasons[0], reasons[0]
     assert "the cell's weight_hh_l0 is [20, 5]" in reasons[1], reasons[1]
     assert "becomes [8, 3, 3]" in reasons[2] and "[8, 3, 1, 3]" in reasons[2], reasons[2]
     assert "two torch tensors go to the cell's norm1.beta" in reasons[3], reasons[3]
     assert "names no parameter of the cell" in reasons[4] and "gamma" in reasons[4], reasons[4]
     assert "torch running_mean: no weight fact of torch.nn.BatchNorm2d -> mindspore.nn.BatchNorm2d" in reasons[5]
+
+
+def test_the_cases_the_fix_writes_copy_by_the_facts_too(pool: Pool) -> None:
+    """`torch2ms verify` runs an example's cases as the fix writes them for a device: each layer case copies
+    torch's weights by the facts and compares inference mode too, so a wrong fact fails the form."""
+    entry = TABLE.entries["torch.nn.BatchNorm2d"]
+    cpu = entry.target_for((2, 10), "cpu")
+    assert cpu is not None and cpu.api == "mindspore.nn.BatchNorm2d"
+    spec = next(s for s in example_specs(entry, only=["cpu"]))
+    assert spec["rewrite"]["device"] == "cpu" and spec["weights"]["ms"] == cpu.api
+    swapped = _set(_set(copy.deepcopy(spec), "torch.nn.BatchNorm2d", "running_mean", ms="moving_variance"),
+                   "torch.nn.BatchNorm2d", "running_var", ms="moving_mean")
+    right, wrong = pool.run([spec, swapped])
+    assert right["status"] == "passed" and right["agreed"] > 1, right
+    assert any(n.startswith("weights copied by the facts of torch.nn.BatchNorm2d") for n in right["notes"]), right
+    assert "inference mode compared" in right["notes"], right
+    assert wrong["status"] == "failed" and "inference mode: values differ" in wrong["reason"], wrong

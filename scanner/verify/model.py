@@ -148,7 +148,7 @@ def side_pool(side: str, device: str = "cpu", memory_mb: int = DEFAULT_MEMORY_MB
               timeout: float = DEFAULT_TIMEOUT_S) -> Pool:
     """A pool of one model worker for one side ("torch" or "mindspore")."""
     return Pool(jobs=1, device=device, memory_mb=memory_mb, timeout=timeout,
-                worker="torch2ms.verify.model_worker", worker_args=("--side", side), slots=1)
+                worker="torch2ms.verify.model_worker", worker_args=("--side", side))
 
 
 def pool_for(side: str, args: argparse.Namespace, pools: dict[str, Pool] | None) -> Any:

@@ -6,10 +6,9 @@ MindSpore. The document is the one `verify-model --json` prints (see docs/weight
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from ..jsonfile import write_json
+from ..jsonfile import read_json, write_json
 
 RECORD_FORMAT = "torch2ms-model-verification"
 
@@ -24,13 +23,7 @@ def write_model_record(path: str, result: dict[str, Any]) -> None:
 
 
 def read_model_record(path: str) -> dict[str, Any]:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except OSError as exc:
-        raise ModelRecordError(f"{path}: cannot read the model record: {exc.strerror or exc}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ModelRecordError(f"{path}: not a JSON model record: {exc}") from None
+    data = read_json(path, "model record", ModelRecordError)
     if not isinstance(data, dict) or data.get("format") != RECORD_FORMAT:
         raise ModelRecordError(f"{path}: not a model record of `torch2ms verify-model --record` "
                                f"(no \"format\": \"{RECORD_FORMAT}\")")

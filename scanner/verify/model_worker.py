@@ -32,6 +32,7 @@ import traceback
 import zlib
 from typing import Any
 
+from ..process import configure_process
 from .worker import Timeout, _alarm, _limit_memory, protocol_stream
 
 BLOCKED = ("torch",)  # what the MindSpore side refuses to import
@@ -498,6 +499,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cpu", choices=("cpu", "gpu", "ascend"))
     parser.add_argument("--memory-mb", type=int, default=4096)
     args = parser.parse_args(argv)
+    configure_process()  # among others: end with the pool's process (process.PARENT_ENV)
     proto = protocol_stream()
     try:
         import warnings

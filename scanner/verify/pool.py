@@ -23,8 +23,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, IO
 
+from ..process import PARENT_ENV
+
 GRACE_S = 5.0  # beyond the job's own limit before the worker is killed
-MAX_FORMS = 2  # call forms (keyword, defaults) a worker may run after an example, each with the time limit
 START_TIMEOUT_S = 300.0  # importing torch and MindSpore on a busy machine
 
 
@@ -70,7 +71,8 @@ def worker_command(device: str, memory_mb: int, module: str = "torch2ms.verify.w
 def worker_env() -> dict[str, str]:
     env = dict(os.environ)
     env.update({"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-                "GLOG_v": "3", "PYTHONWARNINGS": "ignore", "PYTHONUNBUFFERED": "1"})
+                "GLOG_v": "3", "PYTHONWARNINGS": "ignore", "PYTHONUNBUFFERED": "1",
+                PARENT_ENV: str(os.getpid())})  # the worker ends when this process does
     return env
 
 
@@ -79,13 +81,11 @@ class Pool:
 
     def __init__(self, jobs: int = 1, device: str = "cpu", memory_mb: int = 4096, timeout: float = 30.0,
                  start_timeout: float = START_TIMEOUT_S, worker: str = "torch2ms.verify.worker",
-                 worker_args: tuple[str, ...] = (), slots: int = 1 + MAX_FORMS) -> None:
-        """`worker`/`worker_args`: another worker module with the same protocol (the model workers);
-        `slots`: how many time limits one job may use before the worker is killed."""
+                 worker_args: tuple[str, ...] = ()) -> None:
+        """`worker`/`worker_args`: another worker module with the same protocol (the model workers)."""
         self.size = max(1, jobs)
         self.worker = worker
         self.worker_args = worker_args
-        self.slots = slots
         self.device = device
         self.memory_mb = memory_mb
         self.timeout = timeout
@@ -166,8 +166,10 @@ class Pool:
         spec = dict(spec)
         spec.setdefault("timeout", self.timeout)
         worker.job = spec
-        # The example and up to two call forms, each with the time limit, then the grace period.
-        worker.deadline = time.monotonic() + self.slots * float(spec["timeout"]) + GRACE_S
+        # One case (with its time limit), or generated cases: the worker starts none after the job's
+        # budget is spent, and the last one has its own time limit; then the grace period.
+        budget = float(spec.get("budget", 0.0)) if spec.get("rewrite") else 0.0
+        worker.deadline = time.monotonic() + budget + float(spec["timeout"]) + GRACE_S
         try:
             assert worker.proc.stdin is not None
             worker.proc.stdin.write((json.dumps(spec) + "\n").encode("utf-8"))
