@@ -292,3 +292,46 @@ def test_a_network_split_over_the_files_of_a_package(pools, tmp_path: Path) -> N
                            str(tmp_path / "port" / "proj" / "net.py") + ":Net(depth=3)", "2,4", modes="graph")
     assert code == 0, result["problems"]
     assert result["weights"]["copied"] == 16 and not result["weights"]["unplaced"]
+
+
+def test_the_three_commands_of_a_port_migrate_convert_weights_verify_model(pools, tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """What the README shows: `migrate` writes the port and, beside it, the parameter-name map of its cells;
+    `convert-weights` turns a torch checkpoint into a MindSpore one by that map; `verify-model` runs both."""
+    import torch
+
+    from torch2ms.cli import main
+
+    shutil.copy(MODELS / "rnn_torch.py", tmp_path / "rnn_torch.py")
+    (tmp_path / "plain.py").write_text("import torch\n\ndef double(x):\n    return torch.mul(x, 2)\n")
+    ported = tmp_path / "ported"
+    assert main(["migrate", str(tmp_path / "rnn_torch.py"), str(tmp_path / "plain.py"), "--out", str(ported),
+                 "--isolated", "-q"]) == 0
+    map_path = ported / "rnn_torch.weights.json"
+    assert f"parameter-name map of 1 cell class(es): {map_path}" in capsys.readouterr().out
+    assert not (ported / "plain.weights.json").exists()  # no cell class: no map
+    written = json.loads(map_path.read_text())
+    entries = {e["torch"]: e["ms"] for e in written["roots"]["TextRNN"]["entries"] if e.get("torch")}
+    assert entries["embed.weight"] == "embed.embedding_table"  # from the tables' weight facts
+    assert written["torch_source"] == str(tmp_path / "rnn_torch.py") and written["ported_source"] == str(ported / "rnn_torch.py")
+
+    sys.path.insert(0, str(MODELS))
+    try:
+        import rnn_torch
+    finally:
+        sys.path.remove(str(MODELS))
+    torch.manual_seed(5)
+    torch.save(rnn_torch.TextRNN().state_dict(), tmp_path / "model.pth")
+    code, report = _convert(pools, str(tmp_path / "model.pth"), "--map", str(map_path), "--out", str(tmp_path / "m.ckpt"))
+    assert code == 0 and report["written"] and not report["unplaced"], report
+    assert _ms_checkpoint(tmp_path / "m.ckpt")["embed.embedding_table"] == \
+        torch.load(tmp_path / "model.pth")["embed.weight"].ravel().tolist()
+    code, result = _verify(pools, f"{tmp_path / 'rnn_torch.py'}:TextRNN", f"{ported / 'rnn_torch.py'}:TextRNN",
+                           "4,20:int64:0:50", map=str(map_path), weights=str(tmp_path / "model.pth"))
+    assert code == 0 and result["status"] == "passed", result["problems"]
+    assert result["map_root"] == "TextRNN" and result["weights"]["copied"] == 25
+    assert set(result["modes"]) == {"pynative", "graph"}
+
+    # --diff writes nothing, no map either (nor does --in-place: the map is of a parallel tree, both files kept)
+    assert main(["migrate", str(tmp_path / "rnn_torch.py"), "--diff", "--isolated"]) == 0
+    assert not (tmp_path / "rnn_torch.weights.json").exists()

@@ -308,3 +308,31 @@ def test_classes_imported_from_the_projects_other_files_are_followed(tmp_path: P
     unplaced = place(alone, ["blocks.0.fc.weight", "last.fc.weight"]).unplaced
     assert "the name Block is not known here" in unplaced["blocks.0.fc.weight"]
     assert "the name blocks is not known here" in unplaced["last.fc.weight"]
+
+
+def test_an_ordered_dict_of_a_list_built_in_branches_gives_one_network_per_branch() -> None:
+    """pretrainedmodels' SENet: `layer0 = Sequential(OrderedDict(modules))`, the list chosen by a flag the
+    reader cannot decide; each branch is an alternative, chosen by the checkpoint's tensors."""
+    torch_src = textwrap.dedent("""
+        from collections import OrderedDict
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self, cfg):
+                super().__init__()
+                if cfg.deep_stem:
+                    modules = [('conv1', nn.Conv2d(3, 8, 3)), ('conv2', nn.Conv2d(8, 8, 3))]
+                else:
+                    modules = [('conv1', nn.Conv2d(3, 8, 7)), ('bn1', nn.BatchNorm2d(8))]
+                modules.append(('pool', nn.MaxPool2d(2)))
+                self.layer0 = nn.Sequential(OrderedDict(modules))
+    """)
+    ported_src = torch_src.replace("import torch.nn as nn", "from mindspore import nn").replace(
+        "nn.Module", "nn.Cell").replace("nn.Sequential", "nn.SequentialCell")
+    node = build_map(torch_src, ported_src, FACTS).roots["Net"]
+    shallow = place(node, ["layer0.conv1.weight", "layer0.conv1.bias", "layer0.bn1.weight", "layer0.bn1.bias",
+                           "layer0.bn1.running_mean", "layer0.bn1.running_var", "layer0.bn1.num_batches_tracked"])
+    assert not shallow.unplaced, shallow.unplaced
+    assert shallow.placed["layer0.bn1.running_var"].ms == "layer0.bn1.moving_variance"
+    deep = place(node, ["layer0.conv1.weight", "layer0.conv1.bias", "layer0.conv2.weight", "layer0.conv2.bias"])
+    assert not deep.unplaced and deep.placed["layer0.conv2.weight"].ms == "layer0.conv2.weight"

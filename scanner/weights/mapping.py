@@ -12,6 +12,7 @@ tensors found under it when the map is applied) or `unknown` / `no facts` / `mis
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -452,13 +453,8 @@ def _guarded(pairing: _Pairing, t_struct: Structure, m_struct: Structure, t_call
                                                  f"({type(exc).__name__}: {exc})"),), label)
 
 
-def write_map(torch_source_path: str, ported_source_path: str, out_path: str,
-              factories: Iterable[str | tuple[str, str]] = (), table: Any = None) -> WeightMap:
-    """Build the map of a torch file and its port and write it as JSON to `out_path` (see docs/weights.md).
-
-    `factories`: calls whose networks get a root of their own besides every cell class
-    (e.g. ["resnet18(num_classes=10)"]); `table`: the mapping table (default: the installed one).
-    Raises MapError (naming the file and the reason) when a file cannot be read or parsed."""
+def _map_of_files(torch_source_path: str, ported_source_path: str, factories: Iterable[str | tuple[str, str]],
+                  table: Any) -> WeightMap:
     from ..mappings import load_table
 
     texts = []
@@ -471,9 +467,35 @@ def write_map(torch_source_path: str, ported_source_path: str, out_path: str,
         except UnicodeDecodeError as exc:
             raise MapError(f"{path}: not UTF-8: {exc.reason}") from None
     facts = Facts.from_entries((table or load_table()).entries.values())
-    weight_map = build_map(texts[0], texts[1], facts, torch_source_path, ported_source_path, factories, on_disk=True)
+    return build_map(texts[0], texts[1], facts, torch_source_path, ported_source_path, factories, on_disk=True)
+
+
+def write_map(torch_source_path: str, ported_source_path: str, out_path: str,
+              factories: Iterable[str | tuple[str, str]] = (), table: Any = None) -> WeightMap:
+    """Build the map of a torch file and its port and write it as JSON to `out_path` (see docs/weights.md).
+
+    `factories`: calls whose networks get a root of their own besides every cell class
+    (e.g. ["resnet18(num_classes=10)"]); `table`: the mapping table (default: the installed one).
+    Raises MapError (naming the file and the reason) when a file cannot be read or parsed."""
+    weight_map = _map_of_files(torch_source_path, ported_source_path, factories, table)
     save_map(weight_map, out_path)
     return weight_map
+
+
+def map_path(ported_source_path: str) -> str:
+    """Where `migrate` writes the map of a ported file: NAME.weights.json beside NAME.py."""
+    return os.path.splitext(ported_source_path)[0] + ".weights.json"
+
+
+def write_map_beside(torch_source_path: str, ported_source_path: str, table: Any = None) -> tuple[str, WeightMap] | None:
+    """What `migrate` writes: the map of every cell class of the port, at `map_path(ported_source_path)`;
+    None (nothing written) when the file defines no cell class. Raises MapError as `write_map` does."""
+    weight_map = _map_of_files(torch_source_path, ported_source_path, (), table)
+    if not weight_map.roots:
+        return None
+    path = map_path(ported_source_path)
+    save_map(weight_map, path)
+    return path, weight_map
 
 
 def fill_entry(entry: Entry, binding: dict[str, str]) -> Entry:

@@ -855,6 +855,9 @@ class Structure:
 
     def _library_call(self, api: str, args: tuple[Value, ...], kwargs: tuple[tuple[str, Value], ...]) -> Value:
         side = self.side
+        containers = api in side.sequential or api in side.lists or api in side.dicts or api.endswith("OrderedDict")
+        if containers and len(args) == 1 and isinstance(args[0], Choice):  # items built in branches: one each
+            return choice([self._library_call(api, (option,), kwargs) for option in args[0].options], args[0].reason)
         if api in side.sequential or api in side.lists:
             if api in side.lists:
                 source = args[0] if args else ListVal()
