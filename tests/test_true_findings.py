@@ -128,3 +128,16 @@ def test_effort_class_of_each_finding(tmp_path: Path) -> None:
     # a possible tensor method is listed, but not counted in the readiness figure
     assert rows["torch.Tensor.unsqueeze"]["category"] == "uncertain"
     assert summary["readiness"]["api_uses"] == summary["api_uses"] - 1
+
+
+def test_a_finding_the_fix_rewrites_safely_is_automatic(tmp_path: Path) -> None:
+    """torch.tanh's CPU form carries a fact a person must know (MindSpore raises for integer input), so
+    its entry alone says "manual"; a call the fix rewrites safely is still work the tool does."""
+    from torch2ms.effort import entry_effort
+
+    entry = TABLE.lookup("torch.tanh")
+    assert entry is not None and entry_effort(entry, (2, 10)) == "manual"
+    (tmp_path / "m.py").write_text("import torch\ny = torch.tanh(torch.ones(2))\n", encoding="utf-8")
+    doc = json.loads(run_cli("scan", "m.py", "--isolated", "--format", "json", cwd=tmp_path).stdout)
+    tanh, = [d for d in doc["files"][0]["diagnostics"] if d["torch_api"] == "torch.tanh"]
+    assert tanh["fix"] is not None and tanh["fix"]["safe"] and tanh["effort"] == "automatic"
