@@ -77,8 +77,10 @@ class Pool:
     """`jobs` workers; `run(specs)` returns one result per spec, in order."""
 
     def __init__(self, jobs: int = 1, device: str = "cpu", memory_mb: int = 4096, timeout: float = 30.0,
-                 start_timeout: float = START_TIMEOUT_S) -> None:
+                 start_timeout: float = START_TIMEOUT_S, command: list[str] | None = None) -> None:
+        """`command`: another worker speaking the same protocol (default: the example worker)."""
         self.size = max(1, jobs)
+        self.command = command
         self.device = device
         self.memory_mb = memory_mb
         self.timeout = timeout
@@ -93,7 +95,7 @@ class Pool:
         log = tempfile.TemporaryFile()
         # `python -m` puts the working directory first on sys.path: start in an empty private
         # folder so that a project's torch.py or numpy.py can never shadow the real libraries.
-        proc = subprocess.Popen(worker_command(self.device, self.memory_mb), stdin=subprocess.PIPE,
+        proc = subprocess.Popen(self.command or worker_command(self.device, self.memory_mb), stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=log, env=worker_env(), start_new_session=True,
                                 cwd=_empty_dir())
         worker = _Worker(proc=proc, log=log, started=time.monotonic())
