@@ -798,7 +798,9 @@ class Resolver:
         value = node.value
         if isinstance(value, (ast.Name, ast.Attribute)) and all(isinstance(t, ast.Name) for t in node.targets):
             val = self.ref(value)  # an alias: F = torch.nn.functional, act = nn.ReLU
-            if val.kind == BOUND:
+            if val.kind in (BOUND, SYMBOL):
+                # A torch object held by a variable is reported (and rewritten) where it is written;
+                # the variable's uses are reported too, but a fix never replaces the variable.
                 val = self._read(val, value)
         else:
             val = self.ev(value)

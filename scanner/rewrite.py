@@ -38,6 +38,7 @@ from dataclasses import replace
 from collections.abc import Iterator, Sequence
 
 from .mappings import MappingTable
+from .scopes import Scopes
 from .source import SourceText
 from .model import ApiCall, Arg, Confidence, Diagnostic, Edit, Fix, MappingEntry, ParamFact, Span, Target, arg_for
 
@@ -58,11 +59,12 @@ _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\s*\.\s*[A-Za-z_][A-Za-z0-9_]*)*$
 class FixSource(SourceText):
     """A source text (positions: `torch2ms.source`) with the syntax-tree lookups shared by every fix of one file."""
 
-    __slots__ = ("_tree", "_import_edit", "_classes", "_statements")
+    __slots__ = ("_tree", "_import_edit", "_classes", "_statements", "_scopes")
 
     def __init__(self, text: str, tree: ast.Module | None = None) -> None:
         super().__init__(text)
         self._tree = tree
+        self._scopes: Scopes | None = None
         self._import_edit: Edit | None | bool = False
         self._classes: dict[tuple[int, int], ast.ClassDef] | None = None
         self._statements: dict[tuple[int, int, int | None, int | None],
@@ -73,6 +75,30 @@ class FixSource(SourceText):
         if self._tree is None:
             self._tree = ast.parse(self.text)
         return self._tree
+
+    # ------------------------------------------------------------- names
+    def _kinds(self, name: str, span: Span) -> frozenset[str] | None:
+        if self._scopes is None:
+            self._scopes = Scopes(self.tree)
+        line = span.start_line
+        return self._scopes.kinds(name, line, self.byte_col(line, span.start_col))
+
+    def names_a_constant(self, span: Span) -> bool:
+        """True when the dotted text at `span` is a constant reference: its first name is bound by an
+        import (or not bound in the file), or by a plain alias of a dotted name and used as a namespace
+        (``F.relu`` after ``F = torch.nn.functional``). A parameter or a variable that holds a torch
+        object (``norm_layer(c)``) is not: replacing it would drop what the caller passed."""
+        text = _dotted_text(self.slice(span))
+        root, dot, _ = text.partition(".")
+        kinds = self._kinds(root, span)
+        if kinds is None or all(k.startswith("import:") for k in kinds):
+            return True
+        return bool(dot) and kinds == {"alias"}
+
+    def mindspore_visible(self, span: Span) -> bool:
+        """True when ``mindspore`` at `span` means the module (no parameter or variable shadows it)."""
+        kinds = self._kinds("mindspore", span)
+        return kinds is None or kinds == {"import:mindspore"}
 
     # ------------------------------------------------------------- imports
     def import_edit(self) -> Edit | None:
@@ -395,6 +421,23 @@ def _eval_fix(src: FixSource, call: ApiCall) -> Fix | None:
                edits=(Edit(src.span_of(name_at, end), "set_train(False)"),), safe=True)
 
 
+def _size_fix(src: FixSource, call: ApiCall) -> Fix | None:
+    """`x.size()` -> `x.shape`, `x.size(d)` / `x.size(dim=d)` -> `x.shape[d]` (a registered rewrite:
+    MindSpore's `size` is the element count and its `shape` an attribute, not a method)."""
+    if call.kind != "method" or call.name_span is None or len(call.args) > 1 or any(a.starred for a in call.args):
+        return None
+    end = src.offset(call.span.end_line, call.span.end_col)
+    name_at = src.offset(call.name_span.start_line, call.name_span.start_col)
+    if not call.args:
+        new = "shape"
+    else:
+        arg = call.args[0]
+        if arg.keyword not in (None, "dim"):
+            return None
+        new = f"shape[{src.slice(arg.span)}]"
+    return Fix(title="Use mindspore.Tensor.shape", edits=(Edit(src.span_of(name_at, end), new),), safe=True)
+
+
 def _receiver_length(src: FixSource, call: ApiCall) -> int:
     """The length of the receiver text of a method call (up to the dot before the name)."""
     if call.name_span is None:
@@ -407,7 +450,8 @@ def _receiver_length(src: FixSource, call: ApiCall) -> int:
 
 def _cell_fix(src: FixSource, call: ApiCall) -> Fix | None:
     """`class Net(nn.Module)` -> `class Net(mindspore.nn.Cell)` and its `forward` -> `construct` (unsafe)."""
-    if call.kind != "attribute" or not _DOTTED.match(src.slice(call.span)):
+    if call.kind != "attribute" or not _DOTTED.match(src.slice(call.span)) or not src.names_a_constant(call.span) \
+            or not src.mindspore_visible(call.span):
         return None
     edits = [Edit(call.span, "mindspore.nn.Cell")]
     node = src.class_with_base(call.span)
@@ -449,6 +493,8 @@ def build_fix(call: ApiCall, diag: Diagnostic, entry: MappingEntry | None, targe
         return _eval_fix(src, call)
     if diag.code not in _FIXABLE_CODES or entry is None or target is None:
         return None
+    if call.api == "torch.Tensor.size" and target.api == "mindspore.Tensor.shape":
+        return _size_fix(src, call)
     params = _param_edits(src, call, target)
     if params is None:
         return None
@@ -468,17 +514,20 @@ def build_fix(call: ApiCall, diag: Diagnostic, entry: MappingEntry | None, targe
     if member or _is_member(target.api):
         return None
     if call.kind == "call":
-        if call.func_span is None or not _DOTTED.match(src.slice(call.func_span)):
+        replaced = call.func_span
+        if replaced is None:
             return None
-        edits.insert(0, Edit(call.func_span, target.api))
-        if target.api in _SIZE_TUPLE:
-            edits.extend(_size_tuple_edits(call))
     elif call.kind == "attribute":
-        if not _DOTTED.match(src.slice(call.span)):
-            return None
-        edits.insert(0, Edit(call.span, target.api))
+        replaced = call.span
     else:
         return None
+    if not _DOTTED.match(src.slice(replaced)) or not src.names_a_constant(replaced):
+        return None  # a variable holding a torch object keeps it: its assignment is rewritten instead
+    if target.api.startswith("mindspore.") and not src.mindspore_visible(replaced):
+        return None  # a local name `mindspore` would shadow the module the rewrite names
+    edits.insert(0, Edit(replaced, target.api))
+    if call.kind == "call" and target.api in _SIZE_TUPLE:
+        edits.extend(_size_tuple_edits(call))
     if target.api.startswith("mindspore."):
         imp = src.import_edit()
         if imp is not None:

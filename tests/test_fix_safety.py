@@ -1,0 +1,183 @@
+"""--fix safety: scopes (no variable replaced by a constant, no shadowed `mindspore`), rewrites that
+keep what the torch program did (x.size(d), in-place updates, general keywords, out=, legacy loss flags).
+
+Every test runs the real fix engine over the real mapping tables.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from torch2ms.fix import fix_source
+from torch2ms.scopes import Scopes
+
+
+def fixed(text: str, unsafe: bool = False) -> str:
+    return fix_source(textwrap.dedent(text), "m.py", unsafe=unsafe)[0]
+
+
+# ---------------------------------------------------------------- scopes
+def _kinds(text: str, name: str, marker: str) -> frozenset[str] | None:
+    """The binding kinds of `name` at the first occurrence of `marker` in `text`."""
+    text = textwrap.dedent(text)
+    offset = text.index(marker)
+    line = text.count("\n", 0, offset) + 1
+    col = len(text[text.rfind("\n", 0, offset) + 1:offset].encode())
+    return Scopes(ast.parse(text)).kinds(name, line, col)
+
+
+def test_scopes_follow_python_rules():
+    text = """
+    import torch.nn as nn
+    from torch import cat as join
+    F = nn.functional
+    x = 1
+
+    class C:
+        x = 2
+        here_class = x
+
+        def method(self, norm_layer=nn.BatchNorm2d):
+            here_method = x, norm_layer
+
+    def outer(mindspore):
+        def inner():
+            nonlocal mindspore
+            here_inner = mindspore
+        here_outer = [y for y in range(3)]
+        return inner
+
+    def uses_global():
+        global x
+        x = 3
+        here_global = x
+
+    lam = lambda nn: nn  # here_lambda
+    """
+    assert _kinds(text, "nn", "F = ") == {"import:torch.nn"}
+    assert _kinds(text, "join", "x = 1") == {"import:torch.cat"}
+    assert _kinds(text, "F", "x = 1") == {"alias"}
+    assert _kinds(text, "x", "here_class") == {"assign"}  # the class body sees its own x
+    assert _kinds(text, "x", "here_method") == {"assign"}  # a method does not: the module's x
+    assert _kinds(text, "norm_layer", "here_method") == {"param"}
+    assert _kinds(text, "mindspore", "here_inner") == {"param"}  # nonlocal: outer's parameter
+    assert _kinds(text, "y", "y for y") == {"assign"}
+    assert _kinds(text, "y", "return inner") is None  # comprehension variables stay inside
+    assert _kinds(text, "x", "here_global") == {"assign"}
+    assert _kinds(text, "nn", "nn  # here_lambda") == {"param"}
+    assert _kinds(text, "print", "x = 1") is None
+
+
+# ---------------------------------------------------------------- issue 19: never a variable replaced
+def test_layer_class_in_a_parameter_is_not_inlined_at_call_sites():
+    out = fixed("""
+        import torch.nn as nn
+
+        class Backbone(nn.Module):
+            def __init__(self, c, norm_layer=None):
+                super().__init__()
+                if norm_layer is None:
+                    norm_layer = nn.BatchNorm2d
+                self._norm_layer = norm_layer
+                self.norm = norm_layer(c)
+
+            def stage(self, c):
+                norm_layer = self._norm_layer
+                return nn.Sequential(nn.Conv2d(c, c, 1), norm_layer(c, eps=1e-3))
+
+        class Block(nn.Module):
+            def __init__(self, c, norm_layer=nn.BatchNorm2d):
+                super().__init__()
+                self.norm = norm_layer(c)
+        """)
+    assert "norm_layer = mindspore.mint.nn.BatchNorm2d" in out  # rewritten where it is written
+    assert "norm_layer=mindspore.mint.nn.BatchNorm2d" in out
+    assert out.count("norm_layer(c") == 3  # every call site still calls what the caller passed
+
+
+def test_layer_class_assigned_to_a_variable_is_rewritten_at_the_assignment():
+    out = fixed("""
+        import torch.nn as nn
+
+        def make(c, norm_layer=None):
+            if norm_layer is None:
+                norm_layer = nn.BatchNorm2d
+            return norm_layer(c)
+        """)
+    assert "norm_layer = mindspore.mint.nn.BatchNorm2d" in out
+    assert "return norm_layer(c)" in out
+    assert "import torch" not in out
+
+
+def test_module_alias_is_still_rewritten():
+    out = fixed("""
+        import torch
+        F = torch.nn.functional
+
+        def f(x):
+            return F.relu(x)
+        """)
+    assert "return mindspore.mint.nn.functional.relu(x)" in out
+
+
+# ---------------------------------------------------------------- issue 19: no shadowed `mindspore`
+def test_no_rewrite_where_a_parameter_named_mindspore_shadows_the_module():
+    out = fixed("""
+        import torch
+
+        def run(mindspore, x):
+            return torch.cat([mindspore, x])
+
+        def other(a, b):
+            return torch.cat([a, b])
+        """)
+    assert "return torch.cat([mindspore, x])" in out
+    assert "return mindspore.mint.cat([a, b])" in out
+
+
+def test_no_rewrite_where_a_local_variable_named_mindspore_shadows_the_module():
+    out = fixed("""
+        import torch
+
+        def run(x):
+            mindspore = x * 2
+            return torch.cat([mindspore, x])
+
+        class Net(torch.nn.Module):
+            def forward(self, x):
+                for mindspore in (x,):
+                    x = torch.relu(mindspore)
+                return x
+        """, unsafe=True)
+    assert "return torch.cat([mindspore, x])" in out
+    assert "x = torch.relu(mindspore)" in out
+    assert "class Net(mindspore.nn.Cell)" in out  # the module scope does see the module
+
+
+def test_no_rewrite_at_all_when_the_module_scope_rebinds_mindspore():
+    text = """
+        import torch
+        mindspore = "a string"
+        y = torch.cat([torch.ones(2), torch.ones(2)])
+        """
+    assert fixed(text) == textwrap.dedent(text)
+
+
+# ---------------------------------------------------------------- issue 19: x.size(d)
+@pytest.mark.parametrize(("call", "expected"), [
+    ("x.size()", "x.shape"),
+    ("x.size(1)", "x.shape[1]"),
+    ("x.size(-1)", "x.shape[-1]"),
+    ("x.size(dim=0)", "x.shape[0]"),
+    ("x.view(x.size(0), -1).size(1)", "x.view(x.shape[0], -1).shape[1]"),
+])
+def test_size_becomes_shape_subscript(call: str, expected: str):
+    out = fixed(f"""
+        import torch
+        x = torch.ones(2, 3)
+        n = {call}
+        """)
+    assert f"n = {expected}\n" in out
