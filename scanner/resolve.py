@@ -296,6 +296,9 @@ class Resolver:
         return f"{base}.{name}" if base else own
 
     def _attr_of(self, recv: Val, name: str) -> Val:
+        if recv.kind == BOUND and recv.name.startswith("torch.Tensor.") \
+                and recv.name.rpartition(".")[2] in _TENSOR_VALUED_ATTRS:
+            recv = V_TENSOR  # x.data.mul_(2), x.T.sum(): the attribute is itself a tensor
         kind = recv.kind
         if kind == MODULE:
             qual = f"{recv.name}.{name}"

@@ -35,7 +35,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import replace
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from .mappings import MappingTable
 from .scopes import Scopes
@@ -438,6 +438,109 @@ def _size_fix(src: FixSource, call: ApiCall) -> Fix | None:
     return Fix(title="Use mindspore.Tensor.shape", edits=(Edit(src.span_of(name_at, end), new),), safe=True)
 
 
+# In-place methods that change the receiver's shape: `copy_` cannot do that, `assign_value` replaces the data.
+_SHAPE_INPLACE = frozenset({"squeeze_", "unsqueeze_", "t_", "transpose_", "swapaxes_", "swapdims_", "resize_",
+                            "resize_as_", "as_strided_"})
+_FRESH = ""  # the receiver is a new tensor (an operator's result): nothing else sees the update
+
+
+def _pure(node: ast.expr) -> bool:
+    """An expression that can be evaluated twice with the same result: names, attributes, constants and
+    subscripts, slices and tuples of those."""
+    if isinstance(node, (ast.Name, ast.Constant)):
+        return True
+    if isinstance(node, ast.Attribute):
+        return _pure(node.value)
+    if isinstance(node, ast.Subscript):
+        return _pure(node.value) and _pure(node.slice)
+    if isinstance(node, ast.Slice):
+        return all(part is None or _pure(part) for part in (node.lower, node.upper, node.step))
+    if isinstance(node, ast.Tuple):
+        return all(_pure(elt) for elt in node.elts)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return _pure(node.operand)
+    return False
+
+
+def _inplace_root(text: str, is_inplace: Callable[[str], bool]) -> tuple[str, bool] | None:
+    """The tensor an in-place call updates, as text that is safe to evaluate again, and whether it is a
+    view (a subscript, `x[0]`): the receiver if it is a name or attribute chain, the root of a chain of
+    in-place calls (`m.mul_(a).add_(b)` updates `m`), `_FRESH` for an operator's result; None when it
+    cannot be named (another call)."""
+    try:
+        node = ast.parse(f"({text.strip()})", mode="eval").body
+    except SyntaxError:
+        return None
+    chained = False
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and is_inplace(node.func.attr):
+        node, chained = node.func.value, True
+    if isinstance(node, (ast.BinOp, ast.UnaryOp)):
+        return _FRESH, False
+    if not _pure(node) or isinstance(node, ast.Constant):
+        return None
+    view = isinstance(node, ast.Subscript)
+    if view and chained:
+        return None
+    return (_dotted_text(ast.unparse(node)) if not view else ast.unparse(node)), view
+
+
+def _inplace_fix(src: FixSource, call: ApiCall, form: Target, is_inplace: Callable[[str], bool]) -> Fix | None:
+    """`R.op_(args)` -> `R.copy_(R.op(args))`: MindSpore's in-place methods leave the receiver unchanged on
+    CPU (or do not exist), so the update is written as a copy into the receiver, which keeps its dtype and
+    every alias of it. A view updated by a statement of its own (`x[0].add_(1)`) is assigned back
+    (`x[0] = x[0].add(1)`): MindSpore's views do not write through. `form` is the out-of-place target (a
+    Tensor method or a function taking the tensor first); shape-changing methods (`unsqueeze_`) use
+    `assign_value`, which may change the shape."""
+    if call.name_span is None:
+        return None
+    receiver_text = src.slice(call.span)[:_receiver_length(src, call)]
+    found = _inplace_root(receiver_text, is_inplace)
+    if found is None:
+        return None
+    root, view = found
+    inplace_name = call.api.rpartition(".")[2]
+    if view and (inplace_name in _SHAPE_INPLACE or src.expression_statement(call.span) is None):
+        return None  # only a statement of its own can assign the view back
+    params = _param_edits(src, call, form)
+    if params is None:
+        return None
+    edits, safe = params
+    method = form.api.rpartition(".")[2]
+    member = _is_member(form.api)
+    if root == _FRESH:
+        if not member:
+            return None
+        edits.insert(0, Edit(call.name_span, method))
+        return Fix(title=f"Use {form.api} (the receiver is a new tensor)", edits=tuple(edits), safe=safe)
+    store = "assign_value" if inplace_name in _SHAPE_INPLACE else "copy_"
+    start = src.offset(call.span.start_line, call.span.start_col)
+    end = src.offset(call.span.end_line, call.span.end_col)
+    if member and view:
+        edits.insert(0, Edit(call.name_span, method))
+        edits.insert(0, Edit(src.span_of(start, start), f"{root} = "))
+    elif member:
+        edits.insert(0, Edit(call.name_span, f"{store}({root}.{method}"))
+        edits.append(Edit(src.span_of(end, end), ")"))
+    else:
+        if not src.mindspore_visible(call.span):
+            return None
+        name_end = src.offset(call.name_span.end_line, call.name_span.end_col)
+        paren = src.text.find("(", name_end)
+        if paren < 0 or src.text[name_end:paren].strip():
+            return None
+        head = f"{form.api}({root}" + (", " if call.args else "")
+        if view:
+            edits.insert(0, Edit(src.span_of(start, paren + 1), f"{root} = {head}"))
+        else:
+            name_at = src.offset(call.name_span.start_line, call.name_span.start_col)
+            edits.insert(0, Edit(src.span_of(name_at, paren + 1), f"{store}({head}"))
+            edits.append(Edit(src.span_of(end, end), ")"))
+        imp = src.import_edit()
+        if imp is not None:
+            edits.append(imp)
+    return Fix(title=f"Update {root} in place with {form.api}", edits=tuple(edits), safe=safe)
+
+
 def _receiver_length(src: FixSource, call: ApiCall) -> int:
     """The length of the receiver text of a method call (up to the dot before the name)."""
     if call.name_span is None:
@@ -478,10 +581,14 @@ def _cell_fix(src: FixSource, call: ApiCall) -> Fix | None:
 
 
 def build_fix(call: ApiCall, diag: Diagnostic, entry: MappingEntry | None, target: Target | None,
-              src: FixSource) -> Fix | None:
-    """The fix for one finding, or None when it must be left to a human."""
+              src: FixSource, inplace_form: Target | None = None,
+              is_inplace: Callable[[str], bool] = lambda name: False) -> Fix | None:
+    """The fix for one finding, or None when it must be left to a human. `inplace_form`: for an in-place
+    Tensor method, the out-of-place target its update is computed with."""
     if diag.confidence is not Confidence.HIGH or call.confidence is not Confidence.HIGH:
         return None
+    if inplace_form is not None and call.kind == "method" and diag.code in ("TMS101", "TMS102", "TMS103"):
+        return _inplace_fix(src, call, inplace_form, is_inplace)
     if call.api in _DEVICE_MOVES and diag.code in ("TMS101", "TMS102", "TMS103", "TMS104"):
         device = _device_move_fix(src, call)
         if device is not None:
@@ -541,6 +648,11 @@ def attach_fixes(diagnostics: Sequence[Diagnostic], calls: Sequence[ApiCall], te
     """Give every fixable finding its `Fix`; a finding is matched to its call by span and torch API."""
     by_key = {(call.span, call.api): call for call in calls}
     src: FixSource | None = None
+
+    def is_inplace(name: str) -> bool:
+        """An in-place Tensor method that the fix rewrites (so it really updates its receiver)."""
+        return _inplace_form(table, table.lookup(f"torch.Tensor.{name}"), version) is not None
+
     out = []
     for diag in diagnostics:
         call = by_key.get((diag.span, diag.torch_api)) if diag.torch_api else None
@@ -552,8 +664,24 @@ def attach_fixes(diagnostics: Sequence[Diagnostic], calls: Sequence[ApiCall], te
         entry = table.lookup(call.api)
         target = entry.target_for(version) if entry is not None else None
         try:
-            fix = build_fix(call, diag, entry, target, src)
+            fix = build_fix(call, diag, entry, target, src, _inplace_form(table, entry, version), is_inplace)
         except Exception:  # a fix that cannot be built must never cost the finding or the file's analysis
             fix = None
         out.append(replace(diag, fix=fix) if fix is not None else diag)
     return out
+
+
+def _inplace_form(table: MappingTable, entry: MappingEntry | None, version: tuple[int, ...]) -> Target | None:
+    """The out-of-place target an in-place Tensor method's update is computed with: its base entry's target
+    (`add_` -> the target of `add`), else its own target when that is not an in-place method itself."""
+    if entry is None or not entry.api.startswith("torch.Tensor."):
+        return None
+    name = entry.api.rpartition(".")[2]
+    if entry.inplace_of is None and not (name.endswith("_") and not name.endswith("__")):
+        return None
+    base = table.lookup(entry.inplace_of) if entry.inplace_of is not None else None
+    for candidate in (base, entry):
+        form = candidate.target_for(version) if candidate is not None else None
+        if form is not None and not form.api.endswith("_") and (candidate is base or form.api != entry.api):
+            return form
+    return None

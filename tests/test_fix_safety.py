@@ -181,3 +181,48 @@ def test_size_becomes_shape_subscript(call: str, expected: str):
         n = {call}
         """)
     assert f"n = {expected}\n" in out
+
+
+# ---------------------------------------------------------------- in-place methods really update
+@pytest.mark.parametrize(("line", "expected"), [
+    # MindSpore's add_ leaves the receiver unchanged on CPU: the update is copied into it
+    ("x.add_(g, alpha=0.5)", "x.copy_(x.add(g, alpha=0.5))"),
+    # no in-place form at all: the out-of-place result is copied back, never just computed
+    ("y = x.abs_()", "y = x.copy_(x.abs())"),
+    # a chain updates its root: the second step reads the first step's result
+    ("x.mul_(0.9).add_(g, alpha=0.1)", "x.copy_(x.mul(0.9)).copy_(x.add(g, alpha=0.1))"),
+    ("self_w.data.mul_(2)", "self_w.data.copy_(self_w.data.mul(2))"),
+    # an out-of-place form that is a function takes the receiver as its first argument
+    ("x.relu_()", "x.copy_(mindspore.ops.relu(x))"),
+    # the shape changes: copy_ cannot, assign_value replaces the data
+    ("x.unsqueeze_(0)", "x.assign_value(x.unsqueeze(0))"),
+    # a view is assigned back: MindSpore's views do not write through
+    ("x[:, 0].mul_(2)", "x[:, 0] = x[:, 0].mul(2)"),
+    ("x[i].relu_()", "x[i] = mindspore.ops.relu(x[i])"),
+    # an operator's result is a new tensor: the out-of-place method is the same program
+    ("z = (x + 1).exp_()", "z = (x + 1).exp()"),
+])
+def test_inplace_method_updates_its_receiver(line: str, expected: str):
+    out = fixed(f"""
+        import torch
+        x = torch.ones(3, 4)
+        g = torch.ones(3, 4)
+        self_w = torch.nn.Parameter(torch.ones(2))
+        i = 1
+        {line}
+        """)
+    assert f"\n{expected}\n" in out
+
+
+@pytest.mark.parametrize("line", [
+    "y = x[1].add_(1)",  # a view whose result is used: cannot be assigned back in one expression
+    "x[f(1)].add_(1)",  # the index has a call: evaluating it twice could differ
+    "x.view(-1).add_(1)",  # a view made by a call
+])
+def test_inplace_update_of_an_unnameable_view_is_left_alone(line: str):
+    out = fixed(f"""
+        import torch
+        x = torch.ones(3, 4)
+        {line}
+        """)
+    assert f"\n{line}\n" in out

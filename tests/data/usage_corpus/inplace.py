@@ -487,3 +487,63 @@ x = torch.from_numpy(rng.standard_normal((2, 3)).astype(np.float32))
 def run():
     x.t_()
     return x
+
+# %% view_row_scale
+import numpy as np
+import torch
+
+rng = np.random.default_rng(136)
+x = torch.from_numpy(rng.standard_normal((3, 4)).astype(np.float32))
+
+
+def run():
+    x[:, 0].mul_(2)
+    return x
+
+# %% view_slice_add
+import numpy as np
+import torch
+
+rng = np.random.default_rng(137)
+buf = torch.from_numpy(rng.standard_normal((4, 2)).astype(np.float32))
+delta = torch.from_numpy(rng.standard_normal((2, 2)).astype(np.float32))
+
+
+def run():
+    buf[2:].add_(delta)
+    return buf
+
+# %% attribute_receiver
+import numpy as np
+import torch
+
+
+class State:
+    def __init__(self, n):
+        self.running = torch.zeros(n)
+
+    def update(self, value, momentum=0.1):
+        self.running.mul_(1 - momentum).add_(value, alpha=momentum)
+
+
+rng = np.random.default_rng(138)
+values = [torch.from_numpy(rng.standard_normal((3,)).astype(np.float32)) for _ in range(3)]
+state = State(3)
+
+
+def run():
+    for v in values:
+        state.update(v)
+    return state.running
+
+# %% inplace_on_operator_result
+import numpy as np
+import torch
+
+rng = np.random.default_rng(139)
+a = torch.from_numpy(rng.standard_normal((3,)).astype(np.float32))
+b = torch.from_numpy(rng.standard_normal((3,)).astype(np.float32))
+
+
+def run():
+    return (a - b).abs_(), a
