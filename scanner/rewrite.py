@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from collections.abc import Callable, Iterator, Sequence
 
 from .mappings import MappingTable
@@ -269,12 +269,14 @@ def _removal_edits(src: FixSource, call: ApiCall, removed: list[Arg]) -> list[Ed
     return edits
 
 
-def _insert_keywords(src: FixSource, call: ApiCall, pieces: list[str]) -> Edit | None:
+def _insert_keywords(src: FixSource, call: ApiCall, pieces: list[str], removed: Sequence[Arg] = ()) -> Edit | None:
+    """Keywords added after the last argument that stays (`removed`: those other edits delete)."""
     if not pieces:
         return None
     text = ", ".join(pieces)
-    if call.args:
-        last = max(call.args, key=lambda a: _end(a.span))
+    kept = [a for a in call.args if all(a is not r for r in removed)]
+    if kept:
+        last = max(kept, key=lambda a: _end(a.span))
         line, col = _end(last.span)
         return Edit(Span(line, col, line, col), ", " + text)
     line, col = _close_paren(src, call)
@@ -295,13 +297,60 @@ def _literal(value: object) -> str | None:
 
 
 # ---------------------------------------------------------------- fixes
-def _param_edits(src: FixSource, call: ApiCall, target: Target) -> tuple[list[Edit], bool] | None:
-    """The edits for the target's parameter facts and whether they are safe; None: no fix possible."""
+# Keywords every torch creation function or layer may take that MindSpore has no use for (it places the
+# whole program on one device and has no tensor-level autograd flag), with the values that are torch's
+# defaults (dropping a default is safe; dropping another value is unsafe: what it selected is lost).
+# A target that does take one (mindspore.Parameter's requires_grad) says so with a fact naming it.
+_GENERAL_DROPPED: dict[str, tuple[object, ...]] = {
+    "device": (None,), "requires_grad": (False,), "pin_memory": (False,), "non_blocking": (False,),
+    "layout": ("strided",), "memory_format": ("contiguous_format", "preserve_format"),
+}
+
+
+def _general_default(src: FixSource, arg: Arg) -> bool:
+    """True when `arg` passes torch's default for its general keyword (a constant or a torch attribute)."""
+    values = _GENERAL_DROPPED.get(arg.keyword or "", ())
+    if arg.is_const:
+        return any(arg.value is v or (v is not None and arg.value == v) for v in values)
+    return src.slice(arg.span).rpartition(".")[2] in {v for v in values if isinstance(v, str)}
+
+
+def _legacy_reduction(src: FixSource, call: ApiCall) -> str | None | bool:
+    """The `reduction` that a loss's legacy `size_average` / `reduce` flags select (torch's rule), None when
+    the call passes neither, False when it cannot be told (a value that is not written as a literal, or
+    `reduction` too)."""
+    flags = {a.keyword: a for a in call.args if a.keyword in ("size_average", "reduce")}
+    if not flags:
+        return None
+    if _keyword(call, "reduction") is not None or any(src.slice(a.span).strip() not in ("None", "True", "False")
+                                                      for a in flags.values()):
+        return False
+    size_average = flags["size_average"].value if "size_average" in flags else None
+    reduce = flags["reduce"].value if "reduce" in flags else None
+    if reduce is False:
+        return "none"
+    return "sum" if size_average is False else "mean"
+
+
+@dataclass
+class _Params:
+    edits: list[Edit]
+    safe: bool
+    out: Arg | None = None  # an `out=` argument, removed by the edits: the caller writes the result into it
+
+
+def _param_edits(src: FixSource, call: ApiCall, target: Target) -> _Params | None:
+    """The edits for the target's parameter facts (and the general keywords MindSpore lacks) and whether
+    they are safe; None: no fix possible."""
     edits: list[Edit] = []
     safe = True
     dropped: list[Arg] = []
     explicit: list[str] = []
     starred = any(a.starred for a in call.args)
+    legacy = _legacy_reduction(src, call)
+    if legacy is False:
+        return None
+    declared = {f.torch for f in target.params if f.torch}
     for fact in target.params:
         passed = _passed(call, fact)
         if fact.kind == "added_required":
@@ -325,8 +374,10 @@ def _param_edits(src: FixSource, call: ApiCall, target: Target) -> tuple[list[Ed
         if fact.kind == "dropped":
             if passed is None:
                 continue
-            if passed.keyword is None or passed.starred:
-                return None
+            positional = [a for a in call.args if a.keyword is None]
+            if passed.starred or (passed.keyword is None and (passed is not positional[-1] or
+                                                               len(positional) != len(call.args))):
+                return None  # only the last argument may go when it is passed by position
             if not (passed.is_const and fact.torch_default is not None and passed.value == fact.torch_default):
                 safe = False  # the value passed changes behaviour in torch and is lost
             dropped.append(passed)
@@ -337,7 +388,7 @@ def _param_edits(src: FixSource, call: ApiCall, target: Target) -> tuple[list[Ed
                 if fact.ms and fact.ms != fact.torch and passed.keyword_span is not None:
                     edits.append(Edit(passed.keyword_span, fact.ms))
                 continue
-            if fact.torch is None or name is None:
+            if fact.torch is None or name is None or (fact.torch == "reduction" and legacy is not None):
                 continue
             if starred or _keyword(call, name) is not None:
                 return None
@@ -352,15 +403,30 @@ def _param_edits(src: FixSource, call: ApiCall, target: Target) -> tuple[list[Ed
                 continue
             explicit.append(f"{name}={literal}")
             continue
+    for arg in call.args:
+        if arg.keyword in _GENERAL_DROPPED and arg.keyword not in declared and all(arg is not d for d in dropped):
+            if not _general_default(src, arg):
+                safe = False
+            dropped.append(arg)
+    if legacy is not None:
+        dropped.extend(a for a in call.args if a.keyword in ("size_average", "reduce"))
+        name = next((f.ms for f in target.params if f.kind == "renamed" and f.torch == "reduction" and f.ms),
+                    "reduction")
+        explicit.append(f"{name}={legacy!r}")
+    out = _keyword(call, "out") if "out" not in declared else None
+    if out is not None:
+        if out.starred or not _pure(ast.parse(f"({src.slice(out.span)})", mode="eval").body):
+            return None
+        dropped.append(out)
     if dropped:
         edits.extend(_removal_edits(src, call, dropped))
     if explicit:
         if call.kind == "attribute":
             return None
-        insert = _insert_keywords(src, call, explicit)
+        insert = _insert_keywords(src, call, explicit, dropped)
         if insert is not None:
             edits.append(insert)
-    return edits, safe
+    return _Params(edits, safe, out)
 
 
 def _size_tuple_edits(call: ApiCall) -> list[Edit]:
@@ -502,9 +568,9 @@ def _inplace_fix(src: FixSource, call: ApiCall, form: Target, is_inplace: Callab
     if view and (inplace_name in _SHAPE_INPLACE or src.expression_statement(call.span) is None):
         return None  # only a statement of its own can assign the view back
     params = _param_edits(src, call, form)
-    if params is None:
+    if params is None or params.out is not None:
         return None
-    edits, safe = params
+    edits, safe = params.edits, params.safe
     method = form.api.rpartition(".")[2]
     member = _is_member(form.api)
     if root == _FRESH:
@@ -603,9 +669,9 @@ def build_fix(call: ApiCall, diag: Diagnostic, entry: MappingEntry | None, targe
     if call.api == "torch.Tensor.size" and target.api == "mindspore.Tensor.shape":
         return _size_fix(src, call)
     params = _param_edits(src, call, target)
-    if params is None:
+    if params is None or (params.out is not None and call.kind != "call"):
         return None
-    edits, safe = params
+    edits, safe = params.edits, params.safe
     member = _is_member(call.api)
     if call.kind == "method":
         if call.name_span is None or not _is_member(target.api):
@@ -635,6 +701,14 @@ def build_fix(call: ApiCall, diag: Diagnostic, entry: MappingEntry | None, targe
     edits.insert(0, Edit(replaced, target.api))
     if call.kind == "call" and target.api in _SIZE_TUPLE:
         edits.extend(_size_tuple_edits(call))
+    if params.out is not None:
+        # MindSpore has no out= tensors: the result is copied into the tensor torch would have written
+        # (unsafe: torch would also resize an out tensor of another shape).
+        start = src.offset(call.span.start_line, call.span.start_col)
+        end = src.offset(call.span.end_line, call.span.end_col)
+        edits.append(Edit(src.span_of(start, start), f"{src.slice(params.out.span)}.copy_("))
+        edits.append(Edit(src.span_of(end, end), ")"))
+        safe = False
     if target.api.startswith("mindspore."):
         imp = src.import_edit()
         if imp is not None:

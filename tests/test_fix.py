@@ -130,8 +130,8 @@ def test_dropping_a_non_default_value_is_unsafe():
     # a parameter whose value must change in MindSpore (an int32 index), passed by position or keyword
     ("y = torch.index_add(x, 0, i, s)", None),
     ("y = torch.index_add(x, 0, index=i, source=s)", None),
-    # a dropped parameter passed by position cannot be removed by name: no fix
-    ("y = F.celu(x, 1.0, True)", None),
+    # a dropped parameter passed last by position goes too (unsafe: True is not torch's default)
+    ("y = F.celu(x, 1.0, True)", (False, "y = mindspore.ops.celu(x, 1.0)")),
     ("y = F.celu(x, 1.0)", (True, "y = mindspore.ops.celu(x, 1.0)")),
     # a default that differs: written out when torch's default is relied on, left alone when passed
     ("y = torch.amax(x, 1)", (True, "y = mindspore.mint.amax(x, 1)")),

@@ -226,3 +226,65 @@ def test_inplace_update_of_an_unnameable_view_is_left_alone(line: str):
         {line}
         """)
     assert f"\n{line}\n" in out
+
+
+# ---------------------------------------------------------------- keywords MindSpore lacks
+@pytest.mark.parametrize(("line", "safe_out", "unsafe_out"), [
+    # torch's default values go in a safe fix
+    ("t = torch.zeros(2, 3, requires_grad=False, device=None)", "t = mindspore.mint.zeros((2, 3))", None),
+    ("t = torch.tensor([1.0], pin_memory=False, layout=torch.strided)", "t = mindspore.tensor([1.0])", None),
+    # other values select something MindSpore does not have: dropped only as an unsafe fix
+    ("t = torch.zeros(2, 3, requires_grad=True)", None, "t = mindspore.mint.zeros((2, 3))"),
+    ("t = torch.ones(4, device=device, dtype=torch.float32)", None,
+     "t = mindspore.mint.ones(4, dtype=mindspore.float32)"),
+    # a target that takes the keyword keeps it (the table names it)
+    ("p = torch.nn.Parameter(t, requires_grad=False)", "p = mindspore.Parameter(t, requires_grad=False)", None),
+    # out=: the result is copied into the tensor torch would have written
+    ("torch.add(t, t, out=buf)", None, "buf.copy_(mindspore.mint.add(t, t))"),
+    ("y = torch.cat([t, t], dim=0, out=buf)", None, "y = buf.copy_(mindspore.mint.cat([t, t], dim=0))"),
+    # legacy loss flags become the reduction they select
+    ("loss = torch.nn.MSELoss(size_average=False)", "loss = mindspore.mint.nn.MSELoss(reduction='sum')", None),
+    ("loss = torch.nn.L1Loss(reduce=False)", "loss = mindspore.mint.nn.L1Loss(reduction='none')", None),
+    ("loss = torch.nn.L1Loss(size_average=True, reduce=True)", "loss = mindspore.mint.nn.L1Loss(reduction='mean')",
+     None),
+    # a flag passed by position (nn.ReLU(True)) goes when it is the last argument
+    ("act = torch.nn.ReLU(True)", None, "act = mindspore.mint.nn.ReLU()"),
+    # dtype aliases
+    ("t = torch.zeros(3, dtype=torch.long)", "t = mindspore.mint.zeros(3, dtype=mindspore.int64)", None),
+    ("d = torch.double", "d = mindspore.float64", None),
+])
+def test_keywords_mindspore_lacks(line: str, safe_out: str | None, unsafe_out: str | None):
+    source = f"""
+        import torch
+        device = "cuda"
+        t = 1
+        buf = 2
+        {line}
+        """
+    safe = fixed(source)
+    unsafe = fixed(source, unsafe=True)
+    if safe_out is not None:
+        assert f"\n{safe_out}\n" in safe
+        assert f"\n{safe_out}\n" in unsafe
+    else:
+        assert f"\n{unsafe_out}\n" not in safe  # left for --unsafe-fixes
+        assert f"\n{unsafe_out}\n" in unsafe
+
+
+def test_legacy_flag_held_by_a_variable_is_not_replaced_by_a_constant():
+    out = fixed("""
+        import torch
+        flag = False
+        loss = torch.nn.MSELoss(size_average=flag)
+        """, unsafe=True)
+    assert "loss = torch.nn.MSELoss(size_average=flag)" in out
+
+
+def test_only_a_last_positional_flag_is_dropped():
+    out = fixed("""
+        import torch
+        layer = torch.nn.LeakyReLU(0.2, True)
+        other = torch.nn.LeakyReLU(0.2, True, *rest)
+        """, unsafe=True)
+    assert "layer = mindspore.nn.LeakyReLU(0.2)\n" in out
+    assert "other = torch.nn.LeakyReLU(0.2, True, *rest)\n" in out
