@@ -269,7 +269,8 @@ def _removal_edits(src: FixSource, call: ApiCall, removed: list[Arg]) -> list[Ed
     return edits
 
 
-def _insert_keywords(src: FixSource, call: ApiCall, pieces: list[str], removed: Sequence[Arg] = ()) -> Edit | None:
+def _insert_keywords(src: FixSource, call: ApiCall, pieces: list[str], removed: Sequence[Arg] = (),
+                     receiver_first: bool = False) -> Edit | None:
     """Keywords added after the last argument that stays (`removed`: those other edits delete)."""
     if not pieces:
         return None
@@ -280,7 +281,7 @@ def _insert_keywords(src: FixSource, call: ApiCall, pieces: list[str], removed: 
         line, col = _end(last.span)
         return Edit(Span(line, col, line, col), ", " + text)
     line, col = _close_paren(src, call)
-    return Edit(Span(line, col, line, col), text)
+    return Edit(Span(line, col, line, col), (", " if receiver_first else "") + text)
 
 
 def _literal(value: object) -> str | None:
@@ -294,6 +295,48 @@ def _literal(value: object) -> str | None:
     except (ValueError, SyntaxError, TypeError):
         return None
     return text
+
+
+# ---------------------------------------------------------------- result dtypes
+# The convention of the tables for a result dtype that differs (mappings/README.md): a semantics_differ
+# fact whose note reads "result dtype differs (torch int64, MindSpore int32)".
+_RESULT_DTYPE = re.compile(r"result dtype differs \(torch (\w+), MindSpore (\w+)\)")
+# APIs returning (values, indices): the dtype fact is about the indices.
+_INDEX_PAIRS = frozenset({"sort", "topk", "cummin", "cummax", "kthvalue", "mode"})
+
+
+def result_dtype(fact: ParamFact) -> str | None:
+    """torch's result dtype when the fact states that MindSpore's differs; None otherwise."""
+    if fact.kind != "semantics_differ" or fact.torch is not None or fact.ms is not None:
+        return None
+    found = _RESULT_DTYPE.search(fact.note)
+    return found.group(1) if found else None
+
+
+def _with_cast(src: FixSource, call: ApiCall, target: Target, fix: Fix | None) -> Fix | None:
+    """`fix` with the result cast to torch's dtype where the target states another one:
+    `x.argsort()` -> `x.argsort().astype(mindspore.int64)`; a (values, indices) result becomes
+    `(lambda r: (r[0], r[1].astype(mindspore.int64)))(x.topk(2))`. Without a way to write the cast
+    (an attribute, a shadowed `mindspore`) the fix is unsafe."""
+    dtypes = [d for d in (result_dtype(f) for f in target.params) if d is not None]
+    if fix is None or not dtypes or call.kind not in ("call", "method"):
+        return fix
+    base, title = list(fix.edits), fix.title
+    if not src.mindspore_visible(call.span):
+        return Fix(title, tuple(base), safe=False)
+    cast = f".astype(mindspore.{dtypes[0]})"
+    start = src.offset(call.span.start_line, call.span.start_col)
+    end = src.offset(call.span.end_line, call.span.end_col)
+    edits = base
+    if call.api.rpartition(".")[2] in _INDEX_PAIRS:
+        edits = [Edit(src.span_of(start, start), f"(lambda r: (r[0], r[1]{cast}))("), *edits,
+                 Edit(src.span_of(end, end), ")")]
+    else:
+        edits.append(Edit(src.span_of(end, end), cast))
+    imp = src.import_edit()
+    if imp is not None:  # first: it may be inserted where the statement starts, before the wrapper
+        edits = [imp, *(e for e in edits if e != imp)]
+    return Fix(f"{title}, with torch's result dtype {dtypes[0]}", tuple(edits), safe=fix.safe)
 
 
 # ---------------------------------------------------------------- fixes
@@ -339,9 +382,9 @@ class _Params:
     out: Arg | None = None  # an `out=` argument, removed by the edits: the caller writes the result into it
 
 
-def _param_edits(src: FixSource, call: ApiCall, target: Target) -> _Params | None:
+def _param_edits(src: FixSource, call: ApiCall, target: Target, receiver_first: bool = False) -> _Params | None:
     """The edits for the target's parameter facts (and the general keywords MindSpore lacks) and whether
-    they are safe; None: no fix possible."""
+    they are safe; None: no fix possible. `receiver_first`: a method's receiver becomes the first argument."""
     edits: list[Edit] = []
     safe = True
     dropped: list[Arg] = []
@@ -358,7 +401,7 @@ def _param_edits(src: FixSource, call: ApiCall, target: Target) -> _Params | Non
         if fact.kind == "semantics_differ":
             if passed is not None:
                 return None  # the value passed may mean something else in MindSpore
-            if fact.torch is None and fact.ms is None:
+            if fact.torch is None and fact.ms is None and result_dtype(fact) is None:
                 safe = False  # the API as a whole behaves differently: a human should look
             continue
         if fact.kind == "unsupported_values":
@@ -423,7 +466,7 @@ def _param_edits(src: FixSource, call: ApiCall, target: Target) -> _Params | Non
     if explicit:
         if call.kind == "attribute":
             return None
-        insert = _insert_keywords(src, call, explicit, dropped)
+        insert = _insert_keywords(src, call, explicit, dropped, receiver_first)
         if insert is not None:
             edits.append(insert)
     return _Params(edits, safe, out)
@@ -607,6 +650,27 @@ def _inplace_fix(src: FixSource, call: ApiCall, form: Target, is_inplace: Callab
     return Fix(title=f"Update {root} in place with {form.api}", edits=tuple(edits), safe=safe)
 
 
+def _receiver_move_fix(src: FixSource, call: ApiCall, target: Target, edits: list[Edit], safe: bool) -> Fix | None:
+    """`x.std(dim=1)` -> `mindspore.ops.std(x, axis=1)`: a Tensor method whose MindSpore form is a function
+    taking the tensor first (the tables' facts count its parameters that way)."""
+    if call.name_span is None or not call.api.startswith("torch.Tensor.") or not target.api.startswith("mindspore.") \
+            or not src.mindspore_visible(call.span):
+        return None
+    start = src.offset(call.span.start_line, call.span.start_col)
+    name_at = src.offset(call.name_span.start_line, call.name_span.start_col)
+    name_end = src.offset(call.name_span.end_line, call.name_span.end_col)
+    dot = src.text.rfind(".", start, name_at)
+    paren = src.text.find("(", name_end)
+    if dot < 0 or src.text[dot + 1:name_at].strip() or paren < 0 or src.text[name_end:paren].strip():
+        return None
+    edits.insert(0, Edit(src.span_of(start, start), f"{target.api}("))
+    edits.insert(1, Edit(src.span_of(dot, paren + 1), ", " if call.args else ""))
+    imp = src.import_edit()
+    if imp is not None:
+        edits.append(imp)
+    return Fix(title=f"Call {target.api}", edits=tuple(edits), safe=safe)
+
+
 def _receiver_length(src: FixSource, call: ApiCall) -> int:
     """The length of the receiver text of a method call (up to the dot before the name)."""
     if call.name_span is None:
@@ -668,22 +732,29 @@ def build_fix(call: ApiCall, diag: Diagnostic, entry: MappingEntry | None, targe
         return None
     if call.api == "torch.Tensor.size" and target.api == "mindspore.Tensor.shape":
         return _size_fix(src, call)
-    params = _param_edits(src, call, target)
+    fix = _with_cast(src, call, target, _target_fix(src, call, target))
+    return fix if fix is not None and fix.edits else None
+
+
+def _target_fix(src: FixSource, call: ApiCall, target: Target) -> Fix | None:
+    """The rewrite to `target`: its name, receiver and parameter facts."""
+    moved = call.kind == "method" and not _is_member(target.api)
+    params = _param_edits(src, call, target, receiver_first=moved)
     if params is None or (params.out is not None and call.kind != "call"):
         return None
     edits, safe = params.edits, params.safe
     member = _is_member(call.api)
+    if moved:
+        return _receiver_move_fix(src, call, target, edits, safe)
     if call.kind == "method":
-        if call.name_span is None or not _is_member(target.api):
-            return None  # a method becoming a function needs the receiver moved: left to a human
+        if call.name_span is None:
+            return None
         old = call.api.rpartition(".")[2]
         new = target.api.rpartition(".")[2]
         if new != old:
             edits.insert(0, Edit(call.name_span, new))
-        title = f"Use {target.api}"
-        if not edits:
-            return None  # the same-named method: nothing to change at the call site
-        return Fix(title=title, edits=tuple(edits), safe=safe)
+        # the same-named method has nothing to change at the call site (no edits: no fix, unless a cast)
+        return Fix(title=f"Use {target.api}", edits=tuple(edits), safe=safe)
     if member or _is_member(target.api):
         return None
     if call.kind == "call":

@@ -288,3 +288,37 @@ def test_only_a_last_positional_flag_is_dropped():
         """, unsafe=True)
     assert "layer = mindspore.nn.LeakyReLU(0.2)\n" in out
     assert "other = torch.nn.LeakyReLU(0.2, True, *rest)\n" in out
+
+
+# ---------------------------------------------------------------- methods whose MindSpore form is a function
+@pytest.mark.parametrize(("line", "expected"), [
+    # the receiver becomes the first argument; torch's default correction=1 is written out (ddof=0 in MindSpore)
+    ("a = x.std()", "a = mindspore.ops.std(x, ddof=1)"),
+    ("a = x.var(dim=1, keepdim=True)", "a = mindspore.ops.var(x, axis=1, keepdims=True, ddof=1)"),
+    ("a = x.t().std(0)", "a = mindspore.ops.std(x.t(), 0, ddof=1)"),
+    ("a = x.detach()", "a = mindspore.ops.stop_gradient(x)"),
+])
+def test_method_becomes_a_function_of_its_receiver(line: str, expected: str):
+    out = fixed(f"""
+        import torch
+        x = torch.ones(3, 4)
+        {line}
+        """)
+    assert f"\n{expected}\n" in out
+
+
+# ---------------------------------------------------------------- result dtypes the tables say differ
+@pytest.mark.parametrize(("line", "expected"), [
+    ("a = x.argsort(dim=-1)", "a = x.argsort(dim=-1).astype(mindspore.int64)"),
+    # a (values, indices) result: only the indices are cast
+    ("a = x.topk(2)", "a = (lambda r: (r[0], r[1].astype(mindspore.int64)))(x.topk(2))"),
+    # torch.Tensor(data) is float32 whatever the data's type
+    ("a = torch.Tensor([[1, 2], [3, 4]])", "a = mindspore.Tensor([[1, 2], [3, 4]]).astype(mindspore.float32)"),
+])
+def test_result_dtype_that_differs_is_cast_back(line: str, expected: str):
+    out = fixed(f"""
+        import torch
+        x = torch.ones(3, 4)
+        {line}
+        """)
+    assert f"\n{expected}\n" in out
