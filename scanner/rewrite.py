@@ -339,6 +339,28 @@ def _with_cast(src: FixSource, call: ApiCall, target: Target, fix: Fix | None) -
     return Fix(f"{title}, with torch's result dtype {dtypes[0]}", tuple(edits), safe=fix.safe)
 
 
+# Fields of torch's named-tuple results (torch.return_types.*); MindSpore returns plain tuples.
+_RESULT_FIELDS: dict[str, dict[str, int]] = {
+    **{name: {"values": 0, "indices": 1} for name in (
+        "max", "min", "median", "nanmedian", "mode", "sort", "topk", "kthvalue", "cummax", "cummin")},
+    "aminmax": {"min": 0, "max": 1},
+}
+_FIELD = re.compile(r"\s*\.\s*([A-Za-z_]\w*)")
+
+
+def _with_fields(src: FixSource, call: ApiCall, fix: Fix | None) -> Fix | None:
+    """`x.max(dim=1).values` -> `x.max(dim=1)[0]`: a field read right after the call becomes an index."""
+    fields = _RESULT_FIELDS.get(call.api.rpartition(".")[2])
+    if fix is None or fields is None or call.kind not in ("call", "method"):
+        return fix
+    end = src.offset(call.span.end_line, call.span.end_col)
+    found = _FIELD.match(src.text, end)
+    if found is None or found.group(1) not in fields:
+        return fix
+    edit = Edit(src.span_of(end, found.end()), f"[{fields[found.group(1)]}]")
+    return Fix(fix.title, (*fix.edits, edit), fix.safe)
+
+
 # ---------------------------------------------------------------- fixes
 # Keywords every torch creation function or layer may take that MindSpore has no use for (it places the
 # whole program on one device and has no tensor-level autograd flag), with the values that are torch's
@@ -732,7 +754,7 @@ def build_fix(call: ApiCall, diag: Diagnostic, entry: MappingEntry | None, targe
         return None
     if call.api == "torch.Tensor.size" and target.api == "mindspore.Tensor.shape":
         return _size_fix(src, call)
-    fix = _with_cast(src, call, target, _target_fix(src, call, target))
+    fix = _with_fields(src, call, _with_cast(src, call, target, _target_fix(src, call, target)))
     return fix if fix is not None and fix.edits else None
 
 

@@ -19,6 +19,11 @@ def fixed(text: str, unsafe: bool = False) -> str:
     return fix_source(textwrap.dedent(text), "m.py", unsafe=unsafe)[0]
 
 
+def fixed_line(line: str, setup: str = "x = torch.ones(3, 4)", unsafe: bool = False) -> str:
+    """The fixed text of a small module: `import torch`, the `setup` lines, then `line`."""
+    return fixed("import torch\n" + setup + "\n" + line + "\n", unsafe)
+
+
 # ---------------------------------------------------------------- scopes
 def _kinds(text: str, name: str, marker: str) -> frozenset[str] | None:
     """The binding kinds of `name` at the first occurrence of `marker` in `text`."""
@@ -175,12 +180,7 @@ def test_no_rewrite_at_all_when_the_module_scope_rebinds_mindspore():
     ("x.view(x.size(0), -1).size(1)", "x.view(x.shape[0], -1).shape[1]"),
 ])
 def test_size_becomes_shape_subscript(call: str, expected: str):
-    out = fixed(f"""
-        import torch
-        x = torch.ones(2, 3)
-        n = {call}
-        """)
-    assert f"n = {expected}\n" in out
+    assert f"n = {expected}\n" in fixed_line(f"n = {call}")
 
 
 # ---------------------------------------------------------------- in-place methods really update
@@ -203,15 +203,8 @@ def test_size_becomes_shape_subscript(call: str, expected: str):
     ("z = (x + 1).exp_()", "z = (x + 1).exp()"),
 ])
 def test_inplace_method_updates_its_receiver(line: str, expected: str):
-    out = fixed(f"""
-        import torch
-        x = torch.ones(3, 4)
-        g = torch.ones(3, 4)
-        self_w = torch.nn.Parameter(torch.ones(2))
-        i = 1
-        {line}
-        """)
-    assert f"\n{expected}\n" in out
+    setup = "x = torch.ones(3, 4)\ng = torch.ones(3, 4)\nself_w = torch.nn.Parameter(torch.ones(2))\ni = 1"
+    assert f"\n{expected}\n" in fixed_line(line, setup)
 
 
 @pytest.mark.parametrize("line", [
@@ -220,12 +213,7 @@ def test_inplace_method_updates_its_receiver(line: str, expected: str):
     "x.view(-1).add_(1)",  # a view made by a call
 ])
 def test_inplace_update_of_an_unnameable_view_is_left_alone(line: str):
-    out = fixed(f"""
-        import torch
-        x = torch.ones(3, 4)
-        {line}
-        """)
-    assert f"\n{line}\n" in out
+    assert f"\n{line}\n" in fixed_line(line)
 
 
 # ---------------------------------------------------------------- keywords MindSpore lacks
@@ -254,15 +242,9 @@ def test_inplace_update_of_an_unnameable_view_is_left_alone(line: str):
     ("d = torch.double", "d = mindspore.float64", None),
 ])
 def test_keywords_mindspore_lacks(line: str, safe_out: str | None, unsafe_out: str | None):
-    source = f"""
-        import torch
-        device = "cuda"
-        t = 1
-        buf = 2
-        {line}
-        """
-    safe = fixed(source)
-    unsafe = fixed(source, unsafe=True)
+    setup = 'device = "cuda"\nt = 1\nbuf = 2'
+    safe = fixed_line(line, setup)
+    unsafe = fixed_line(line, setup, unsafe=True)
     if safe_out is not None:
         assert f"\n{safe_out}\n" in safe
         assert f"\n{safe_out}\n" in unsafe
@@ -299,12 +281,7 @@ def test_only_a_last_positional_flag_is_dropped():
     ("a = x.detach()", "a = mindspore.ops.stop_gradient(x)"),
 ])
 def test_method_becomes_a_function_of_its_receiver(line: str, expected: str):
-    out = fixed(f"""
-        import torch
-        x = torch.ones(3, 4)
-        {line}
-        """)
-    assert f"\n{expected}\n" in out
+    assert f"\n{expected}\n" in fixed_line(line)
 
 
 # ---------------------------------------------------------------- result dtypes the tables say differ
@@ -316,9 +293,19 @@ def test_method_becomes_a_function_of_its_receiver(line: str, expected: str):
     ("a = torch.Tensor([[1, 2], [3, 4]])", "a = mindspore.Tensor([[1, 2], [3, 4]]).astype(mindspore.float32)"),
 ])
 def test_result_dtype_that_differs_is_cast_back(line: str, expected: str):
-    out = fixed(f"""
-        import torch
-        x = torch.ones(3, 4)
-        {line}
-        """)
-    assert f"\n{expected}\n" in out
+    assert f"\n{expected}\n" in fixed_line(line)
+
+
+# ---------------------------------------------------------------- recurrent layers, named-tuple fields
+@pytest.mark.parametrize(("line", "expected"), [
+    ("rnn = torch.nn.LSTM(4, 8, batch_first=True, bias=False)",
+     "rnn = mindspore.nn.LSTM(4, 8, batch_first=True, has_bias=False)"),
+    ("rnn = torch.nn.GRU(4, 8, bias=True)", "rnn = mindspore.nn.GRU(4, 8, has_bias=True)"),
+    ("rnn = torch.nn.RNN(4, 8, nonlinearity='relu', bias=False)",
+     "rnn = mindspore.nn.RNN(4, 8, nonlinearity='relu', has_bias=False)"),
+    # MindSpore returns plain tuples: a field read right after the call becomes an index
+    ("a = x.min(dim=-1, keepdim=True).values", "a = x.min(dim=-1, keepdim=True)[0]"),
+    ("a = torch.median(x, dim=1).indices", "a = mindspore.mint.median(x, dim=1)[1]"),
+])
+def test_layer_and_result_spellings(line: str, expected: str):
+    assert f"\n{expected}\n" in fixed_line(line)

@@ -603,6 +603,7 @@ _NO_KERNEL = (
     re.compile(r"Create kernelmod for op (\w+) failed"),
     re.compile(r"Unsupported op \[(\w+)\] on (?:CPU|GPU)"),
     re.compile(r"(\w+) only supports Ascend"),
+    re.compile(r"Not found op (\w+) on device (?:CPU|GPU)"),
 )
 
 
