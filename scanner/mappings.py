@@ -168,6 +168,8 @@ def _params(raw: list[dict[str, Any]] | None) -> tuple[ParamFact, ...]:
             values=tuple(p.get("values", ())),
             note=p.get("note", ""),
             position=p.get("position"),
+            default_from=p.get("default_from"),
+            from_position=p.get("from_position"),
         )
         for p in raw or ()
     )

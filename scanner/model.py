@@ -129,6 +129,8 @@ class ParamFact:
     values: tuple[Any, ...] = ()
     note: str = ""
     position: int | None = None  # torch's positional index of the parameter (receiver not counted)
+    default_from: str | None = None  # torch's default is the value of this other torch parameter
+    from_position: int | None = None  # default_from's positional index
 
     def describe(self) -> str:
         if self.kind == "renamed":
@@ -136,9 +138,10 @@ class ParamFact:
         if self.kind == "dropped":
             return f"'{self.torch}' has no MindSpore counterpart"
         if self.kind == "default_differs":
+            torch_default = f"'{self.default_from}'" if self.default_from else repr(self.torch_default)
             return (
                 f"default of '{self.torch or self.ms}' differs "
-                f"(torch {self.torch_default!r}, MindSpore {self.ms_default!r})"
+                f"(torch {torch_default}, MindSpore {self.ms_default!r})"
             )
         if self.kind == "unsupported_values":
             vals = ", ".join(repr(v) for v in self.values)

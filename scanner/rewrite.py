@@ -244,6 +244,22 @@ def _close_paren(src: FixSource, call: ApiCall) -> tuple[int, int]:
     return src.position(end - 1)
 
 
+def _arg_end(src: FixSource, call: ApiCall, arg: Arg) -> tuple[int, int]:
+    """Where an argument's text ends, parentheses around its value included (`k=(a + b)`): its span
+    stops inside them."""
+    offset = src.offset(*_end(arg.span))
+    close = src.offset(*_close_paren(src, call))
+    probe = offset
+    while True:
+        while probe < close and src.text[probe] in " \t\r\n\\":
+            probe += 1
+        if probe < close and src.text[probe] == ")":
+            probe += 1
+            offset = probe
+            continue
+        return src.position(offset)
+
+
 def _removal_edits(src: FixSource, call: ApiCall, removed: list[Arg]) -> list[Edit]:
     """Edits deleting the keyword arguments `removed` with their separating commas."""
     args = _ordered(call.args)
@@ -261,10 +277,10 @@ def _removal_edits(src: FixSource, call: ApiCall, removed: list[Arg]) -> list[Ed
             trailing.append(arg)
     if trailing:
         if last_kept_index >= 0:
-            start = _end(args[last_kept_index].span)
+            start = _arg_end(src, call, args[last_kept_index])
         else:
             start = _arg_start(trailing[0])
-        stop = _end(trailing[-1].span) if last_kept_index >= 0 else _close_paren(src, call)
+        stop = _arg_end(src, call, trailing[-1]) if last_kept_index >= 0 else _close_paren(src, call)
         edits.append(Edit(Span(*start, *stop), ""))
     return edits
 
@@ -278,7 +294,7 @@ def _insert_keywords(src: FixSource, call: ApiCall, pieces: list[str], removed: 
     kept = [a for a in call.args if all(a is not r for r in removed)]
     if kept:
         last = max(kept, key=lambda a: _end(a.span))
-        line, col = _end(last.span)
+        line, col = _arg_end(src, call, last)
         return Edit(Span(line, col, line, col), ", " + text)
     line, col = _close_paren(src, call)
     return Edit(Span(line, col, line, col), (", " if receiver_first else "") + text)
@@ -458,6 +474,9 @@ def _param_edits(src: FixSource, call: ApiCall, target: Target, receiver_first: 
             if starred or _keyword(call, name) is not None:
                 return None
             literal = _literal(fact.torch_default) if fact.torch_default is not None else None
+            source = arg_for(call.args, fact.default_from, fact.from_position) if fact.default_from else None
+            if literal is None and source is not None and not source.starred and _pure_text(src, source):
+                literal = src.slice(source.span)  # stride defaults to kernel_size: the same value written out
             if literal is None:
                 safe = False  # a torch default of None (computed from other arguments) cannot be written out
                 continue
@@ -480,7 +499,7 @@ def _param_edits(src: FixSource, call: ApiCall, target: Target, receiver_first: 
         explicit.append(f"{name}={legacy!r}")
     out = _keyword(call, "out") if "out" not in declared else None
     if out is not None:
-        if out.starred or not _pure(ast.parse(f"({src.slice(out.span)})", mode="eval").body):
+        if out.starred or not _pure_text(src, out):
             return None
         dropped.append(out)
     if dropped:
@@ -575,6 +594,14 @@ _SHAPE_INPLACE = frozenset({"squeeze_", "unsqueeze_", "t_", "transpose_", "swapa
 _FRESH = ""  # the receiver is a new tensor (an operator's result): nothing else sees the update
 
 
+def _pure_text(src: FixSource, arg: Arg) -> bool:
+    """An argument whose text can be written a second time with the same value."""
+    try:
+        return _pure(ast.parse(f"({src.slice(arg.span)})", mode="eval").body)
+    except SyntaxError:
+        return False
+
+
 def _pure(node: ast.expr) -> bool:
     """An expression that can be evaluated twice with the same result: names, attributes, constants and
     subscripts, slices and tuples of those."""
@@ -588,8 +615,10 @@ def _pure(node: ast.expr) -> bool:
         return all(part is None or _pure(part) for part in (node.lower, node.upper, node.step))
     if isinstance(node, ast.Tuple):
         return all(_pure(elt) for elt in node.elts)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+    if isinstance(node, ast.UnaryOp):
         return _pure(node.operand)
+    if isinstance(node, ast.BinOp):
+        return _pure(node.left) and _pure(node.right)
     return False
 
 

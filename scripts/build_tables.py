@@ -1327,6 +1327,25 @@ def add_positions(entries: dict[str, dict[str, Any]]) -> None:
         for fact in facts:
             if fact["torch"] in positions:
                 fact["position"] = positions[fact["torch"]]
+            if fact["kind"] == "default_differs" and fact.get("torch_default") is None:
+                source = documented_default_from(obj, fact["torch"])
+                if source is not None:
+                    fact["default_from"] = source
+                    if source in positions:
+                        fact["from_position"] = positions[source]
+
+
+def documented_default_from(obj: Any, param: str) -> str | None:
+    """The other parameter whose value torch's docstring gives as `param`'s default ("stride: ... Default
+    value is :attr:`kernel_size`"), read from the parameter's own entry of the Args list; None if none.
+    A functional form's docstring may send the reader to its class (see :class:`~torch.nn.AvgPool1d`)."""
+    doc = getattr(obj, "__doc__", None) or ""
+    entry = re.search(rf"^\s*{re.escape(param)}\b[^\n:]*:(?P<text>.*(?:\n(?!\s*\w+\s*(?:\([^)]*\))?\s*:).*)*)",
+                      doc, re.M)
+    if entry is None:
+        return None
+    found = re.search(r"Default(?: value is)?:?\s*:attr:`(\w+)`", entry.group("text"))
+    return found.group(1) if found else None
 
 
 def _entry_lines(entry: dict[str, Any]) -> list[str]:

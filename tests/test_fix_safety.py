@@ -11,6 +11,7 @@ import textwrap
 
 import pytest
 
+from torch2ms.config import Config
 from torch2ms.fix import fix_source
 from torch2ms.scopes import Scopes
 
@@ -309,3 +310,34 @@ def test_result_dtype_that_differs_is_cast_back(line: str, expected: str):
 ])
 def test_layer_and_result_spellings(line: str, expected: str):
     assert f"\n{expected}\n" in fixed_line(line)
+
+
+# ---------------------------------------------------------------- a torch default that is another argument
+@pytest.mark.parametrize(("line", "version", "expected"), [
+    # pooling: torch's stride defaults to kernel_size, MindSpore's to 1
+    ("p = torch.nn.MaxPool1d(3)", "2.10", "p = mindspore.nn.MaxPool1d(3, stride=3)"),
+    ("p = torch.nn.MaxPool3d(kernel_size=(2 + 1))", "2.10", "p = mindspore.nn.MaxPool3d(kernel_size=(2 + 1), stride=2 + 1)"),
+    ("p = torch.avg_pool1d(x, 2)", "2.10", "p = mindspore.ops.avg_pool1d(x, 2, stride=2)"),
+    ("p = torch.nn.AvgPool2d(k)", "2.2", "p = mindspore.nn.AvgPool2d(k, stride=k)"),
+    # a stride passed is kept as it is
+    ("p = torch.nn.MaxPool1d(3, 1)", "2.10", "p = mindspore.nn.MaxPool1d(3, 1)"),
+])
+def test_default_taken_from_another_argument_is_written_out(line: str, version: str, expected: str):
+    out = fix_source(f"import torch\nk = 2\nx = torch.ones(1, 2, 8)\n{line}\n", "m.py", Config(target_version=version))[0]
+    assert f"\n{expected}\n" in out
+
+
+def test_default_from_an_argument_with_a_call_is_not_written_twice():
+    # size() might not give the same value twice: the stride is not written, so the fix is unsafe
+    assert "\np = torch.nn.MaxPool1d(size())\n" in fixed_line("p = torch.nn.MaxPool1d(size())", "")
+    assert "\np = mindspore.nn.MaxPool1d(size())\n" in fixed_line("p = torch.nn.MaxPool1d(size())", "", unsafe=True)
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    # keywords go after the closing parenthesis of a parenthesized last argument, and a removed
+    # argument takes its parentheses with it
+    ("p = torch.nn.MaxPool1d((3))", "p = mindspore.nn.MaxPool1d((3), stride=3)"),
+    ("t = torch.zeros(2, (3), requires_grad=(False))", "t = mindspore.mint.zeros((2, (3)))"),
+])
+def test_parenthesized_arguments_keep_the_call_valid(line: str, expected: str):
+    assert f"\n{expected}\n" in fixed_line(line, "")
