@@ -19,7 +19,14 @@ What is rewritten (safe fixes):
   value passed is the torch default) or with a different default (the torch
   default is written out explicitly);
 - a few rewrites data cannot express, registered by name in `_SIZE_TUPLE`
-  (``torch.zeros(2, 3)`` -> ``mindspore.mint.zeros((2, 3))``).
+  (``torch.zeros(2, 3)`` -> ``mindspore.mint.zeros((2, 3))``);
+- in-place methods written so the receiver is really updated (``x.add_(y)`` ->
+  ``x.copy_(x.add(y))``), methods whose target is a function (``x.std()`` ->
+  ``mindspore.ops.std(x, ddof=1)``), ``x.size(d)`` -> ``x.shape[d]``, keywords MindSpore
+  lacks dropped, a result dtype the tables say differs cast back, named-tuple fields as indexes.
+
+Names are checked in scope (`torch2ms.scopes`): a fix replaces a name only when an import binds
+it, and writes ``mindspore.`` only where no local binding shadows the module.
 
 Unsafe fixes (``--unsafe-fixes``): ``nn.Module`` base -> ``mindspore.nn.Cell`` together
 with ``forward`` -> ``construct``; removal of device moves (``.cuda()``, ``.cpu()``,
