@@ -24,6 +24,7 @@ CORPUS = ROOT / "tests" / "data" / "usage_corpus"
 
 def main() -> int:
     sys.path.insert(0, str(ROOT))
+    from torch2ms.config import Config
     from torch2ms.verify.corpus import DIFFERENT, SAME, TORCH_FAILED, VERDICTS, load_corpus, run_corpus, summary, \
         to_json
 
@@ -36,6 +37,7 @@ def main() -> int:
     parser.add_argument("--show", action="append", default=[], metavar="NAME",
                         help="print the rewritten text and the verdict of this program")
     parser.add_argument("--min-same", type=float, default=90.0, help="percent that must give torch's result")
+    parser.add_argument("--target-version", default=None, help="MindSpore version the fix writes for (default: the tables')")
     args = parser.parse_args()
 
     programs = load_corpus(args.corpus)
@@ -45,9 +47,11 @@ def main() -> int:
         print("no programs selected", file=sys.stderr)
         return 2
     topics = sorted({p.topic for p in programs})
-    print(f"{len(programs)} programs in {len(topics)} topics ({args.corpus.name}), jobs {args.jobs}")
+    print(f"{len(programs)} programs in {len(topics)} topics ({args.corpus.name}), jobs {args.jobs}, "
+          f"MindSpore target version {args.target_version or 'default'}")
     start = time.monotonic()
-    verdicts = run_corpus(programs, jobs=args.jobs, timeout=args.timeout,
+    config = Config(target_version=args.target_version) if args.target_version else Config()
+    verdicts = run_corpus(programs, jobs=args.jobs, timeout=args.timeout, config=config,
                           progress=lambda line: print(f"  running {line}", file=sys.stderr))
     elapsed = time.monotonic() - start
     facts = summary(verdicts)

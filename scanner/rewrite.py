@@ -385,6 +385,19 @@ def _with_fields(src: FixSource, call: ApiCall, fix: Fix | None) -> Fix | None:
 
 
 # ---------------------------------------------------------------- fixes
+# Dropped parameters whose value does not change what the call computes, only whether its input is
+# overwritten: a value other than torch's default may go in an unsafe fix. Any other dropped parameter
+# passed with a value other than torch's default leaves the call unfixed (its result would change).
+_VALUE_NEUTRAL = frozenset({"inplace"})
+# Layers whose forward depends on the training flag: a torch module starts in training mode, a MindSpore
+# Cell in inference mode, so the rewritten constructor calls set_train() (a later eval()/set_train(False)
+# of the layer or of a Cell holding it still switches it).
+_TRAINING_DEPENDENT = frozenset({
+    "torch.nn.BatchNorm1d", "torch.nn.BatchNorm2d", "torch.nn.BatchNorm3d", "torch.nn.SyncBatchNorm",
+    "torch.nn.Dropout", "torch.nn.Dropout1d", "torch.nn.Dropout2d", "torch.nn.Dropout3d", "torch.nn.AlphaDropout",
+    "torch.nn.FeatureAlphaDropout",
+})
+_MODE_CALL = re.compile(r"\s*\.\s*(eval|train|set_train)\s*\(")
 # Keywords every torch creation function or layer may take that MindSpore has no use for (it places the
 # whole program on one device and has no tensor-level autograd flag), with the values that are torch's
 # defaults (dropping a default is safe; dropping another value is unsafe: what it selected is lost).
@@ -467,7 +480,9 @@ def _param_edits(src: FixSource, call: ApiCall, target: Target, receiver_first: 
                                                                len(positional) != len(call.args))):
                 return None  # only the last argument may go when it is passed by position
             if not (passed.is_const and fact.torch_default is not None and passed.value == fact.torch_default):
-                safe = False  # the value passed changes behaviour in torch and is lost
+                if fact.torch not in _VALUE_NEUTRAL:
+                    return None  # the value passed selects another computation: dropping it changes results
+                safe = False  # inplace=True: only whether the input is overwritten is lost
             dropped.append(passed)
             continue
         if fact.kind == "default_differs":
@@ -830,6 +845,10 @@ def _target_fix(src: FixSource, call: ApiCall, target: Target) -> Fix | None:
     edits.insert(0, Edit(replaced, target.api))
     if call.kind == "call" and target.api in _SIZE_TUPLE:
         edits.extend(_size_tuple_edits(call))
+    if call.kind == "call" and call.api in _TRAINING_DEPENDENT and target.api.startswith("mindspore."):
+        end = src.offset(call.span.end_line, call.span.end_col)
+        if not _MODE_CALL.match(src.text, end):  # nn.BatchNorm2d(c).eval() sets the mode itself
+            edits.append(Edit(src.span_of(end, end), ".set_train()"))
     if params.out is not None:
         # MindSpore has no out= tensors: the result is copied into the tensor torch would have written
         # (unsafe: torch would also resize an out tensor of another shape).

@@ -119,12 +119,13 @@ def test_unsafe_fixes_are_marked_unsafe():
     assert titles["Call mindspore.mint.nn.Linear"] is True
 
 
-def test_dropping_a_non_default_value_is_unsafe():
+def test_dropping_a_non_default_value_is_never_done():
+    # antialias=True selects another computation: dropping it would silently change the result,
+    # so not even --unsafe-fixes rewrites the call
     table = load_table(TABLE)
     text = "import torch.nn.functional as F\ny = F.interpolate(x, 2.0, antialias=True)\n"
     assert fix_text(text, "d.py", Config(), False, table).text == text
-    unsafe = fix_text(text, "d.py", Config(), True, table).text
-    assert "antialias" not in unsafe and "mindspore.mint.nn.functional.interpolate(x, 2.0)" in unsafe
+    assert fix_text(text, "d.py", Config(), True, table).text == text
 
 
 @pytest.mark.parametrize(("line", "expected"), [
@@ -240,10 +241,12 @@ def _example_config(entry, mindspore_code: str) -> Config | None:
 def test_fixing_each_example_gives_its_mindspore_code():
     """For every example whose own finding has a safe fix, the fix yields the example's MindSpore code.
 
-    Three allowances: a nested call of another API follows that API's own entry (any MindSpore
+    Four allowances: a nested call of another API follows that API's own entry (any MindSpore
     name is accepted there), a keyword the fix adds to write out a torch default that differs
     from MindSpore's may be absent from the example, and so may the cast of the result to torch's
-    dtype where the target states another one (the fix is then stricter than the example).
+    dtype where the target states another one and the set_train() that puts a new layer whose
+    forward depends on the training flag in torch's training mode (verify sets the mode itself;
+    the fix is then stricter than the example).
     """
     table = load_table()
     checked = 0
@@ -270,6 +273,7 @@ def test_fixing_each_example_gives_its_mindspore_code():
             casts = any(result_dtype(p) for p in target.params)
             written_text, expected_text = (_uncast(out.text), _uncast(example.mindspore)) if casts else \
                 (out.text, example.mindspore)
+            written_text = written_text.replace(".set_train()", "")
             # a default written out as a keyword may be passed by position in the example (MaxPool2d(2, 2))
             by_position = {p.position for p in target.params if p.kind == "default_differs" and p.default_from
                            and (p.ms or p.torch) in explicit and p.position is not None}

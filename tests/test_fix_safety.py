@@ -341,3 +341,23 @@ def test_default_from_an_argument_with_a_call_is_not_written_twice():
 ])
 def test_parenthesized_arguments_keep_the_call_valid(line: str, expected: str):
     assert f"\n{expected}\n" in fixed_line(line, "")
+
+
+# ---------------------------------------------------------------- results the fix must not change
+def test_a_dropped_parameter_that_selects_another_computation_is_never_dropped():
+    # MindSpore's celu has no inplace (value-neutral: an unsafe drop); interpolate has no antialias,
+    # which changes the values: not even --unsafe-fixes drops it
+    assert "\ny = mindspore.ops.celu(x, 1.0)\n" in fixed_line("y = torch.nn.functional.celu(x, 1.0, True)", unsafe=True)
+    assert "\ny = torch.nn.functional.interpolate(x, scale_factor=2.0, antialias=True)\n" in \
+        fixed_line("y = torch.nn.functional.interpolate(x, scale_factor=2.0, antialias=True)", unsafe=True)
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    # a torch module starts in training mode, a MindSpore Cell in inference mode
+    ("bn = torch.nn.BatchNorm2d(3)", "bn = mindspore.mint.nn.BatchNorm2d(3).set_train()"),
+    ("drop = torch.nn.Dropout(0.1)", "drop = mindspore.mint.nn.Dropout(0.1).set_train()"),
+    ("bn = torch.nn.BatchNorm1d(3).eval()", "bn = mindspore.mint.nn.BatchNorm1d(3).set_train(False)"),
+    ("fc = torch.nn.Linear(3, 2)", "fc = mindspore.mint.nn.Linear(3, 2)"),
+])
+def test_layers_that_depend_on_the_training_flag_start_in_training_mode(line: str, expected: str):
+    assert f"\n{expected}\n" in fixed_line(line)
