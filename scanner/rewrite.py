@@ -455,7 +455,11 @@ def _param_edits(src: FixSource, call: ApiCall, target: Target, receiver_first: 
     for fact in target.params:
         passed = _passed(call, fact)
         if fact.kind == "added_required":
-            return None
+            value = _literal(fact.ms_default) if fact.ms and fact.ms_default is not None else None
+            if value is None or _keyword(call, fact.ms) is not None:
+                return None  # MindSpore needs an argument the table cannot give
+            explicit.append(f"{fact.ms}={value}")  # the table names the value torch implies
+            continue
         if fact.kind == "semantics_differ":
             if passed is not None:
                 return None  # the value passed may mean something else in MindSpore
@@ -581,6 +585,21 @@ def _device_move_fix(src: FixSource, call: ApiCall) -> Fix | None:
         return None
     end = src.offset(call.span.end_line, call.span.end_col)
     return Fix(title=f"Remove the device move .{method}()", edits=(Edit(src.span_of(dot, end), ""),), safe=False)
+
+
+def _device_object_fix(src: FixSource, call: ApiCall) -> Fix | None:
+    """`torch.device("cuda")` -> `"cuda"` (unsafe): MindSpore has no device objects; the value is kept for
+    the device keywords and moves that the other fixes drop."""
+    if call.kind != "call" or len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].starred:
+        return None
+    text = src.slice(call.args[0].span)
+    try:
+        node = ast.parse(f"({text})", mode="eval").body
+    except SyntaxError:
+        return None
+    new = text if isinstance(node, (ast.Constant, ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"({text})"
+    return Fix(title="Keep the device name (MindSpore has no device objects)", edits=(Edit(call.span, new),),
+               safe=False)
 
 
 def _eval_fix(src: FixSource, call: ApiCall) -> Fix | None:
@@ -798,6 +817,8 @@ def build_fix(call: ApiCall, diag: Diagnostic, entry: MappingEntry | None, targe
             return device
     if call.api == "torch.nn.Module" and diag.code in _FIXABLE_CODES and target is not None:
         return _cell_fix(src, call)
+    if call.api == "torch.device" and diag.code == "TMS103":
+        return _device_object_fix(src, call)
     if call.api == "torch.nn.Module.eval" and diag.code in _FIXABLE_CODES and target is not None \
             and target.api == "mindspore.nn.Cell.set_train":
         return _eval_fix(src, call)
@@ -878,7 +899,8 @@ def attach_fixes(diagnostics: Sequence[Diagnostic], calls: Sequence[ApiCall], te
     out = []
     for diag in diagnostics:
         call = by_key.get((diag.span, diag.torch_api)) if diag.torch_api else None
-        if call is None or diag.fix is not None or not (diag.code in _FIXABLE_CODES or call.api in _DEVICE_MOVES):
+        if call is None or diag.fix is not None or not (diag.code in _FIXABLE_CODES or call.api in _DEVICE_MOVES
+                                                        or call.api == "torch.device"):
             out.append(diag)
             continue
         if src is None:

@@ -361,3 +361,18 @@ def test_a_dropped_parameter_that_selects_another_computation_is_never_dropped()
 ])
 def test_layers_that_depend_on_the_training_flag_start_in_training_mode(line: str, expected: str):
     assert f"\n{expected}\n" in fixed_line(line)
+
+
+# ---------------------------------------------------------------- device idioms
+def test_device_selection_idiom():
+    line = 'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")'
+    safe = fixed_line(line, "")
+    assert "mindspore.hal.is_available(device_target='GPU')" in safe  # the table gives the argument
+    assert "torch.device(" in safe  # dropping the device object is unsafe
+    unsafe = fixed_line(line + '\ncpu = torch.device("cpu")', "", unsafe=True)
+    assert "\ndevice = (\"cuda\" if mindspore.hal.is_available(device_target='GPU') else \"cpu\")\n" in unsafe
+    assert '\ncpu = "cpu"\n' in unsafe and "import torch" not in unsafe
+
+
+def test_log_softmax_dim_is_axis():
+    assert "\ny = mindspore.ops.log_softmax(x, axis=1)\n" in fixed_line("y = torch.log_softmax(x, dim=1)")
