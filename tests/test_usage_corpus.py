@@ -52,7 +52,7 @@ def test_corpus_programs_are_unique_and_cover_the_topics():
     assert len({p.ident for p in programs}) == len(programs)
     topics = {p.topic for p in programs}
     assert {"creation", "elementwise", "functional", "inplace", "layers", "losses", "models", "optim",
-            "reductions", "rnn", "dtype_device", "indexing", "linalg", "tensor_methods"} <= topics
+            "reductions", "rnn", "dtype_device", "indexing", "linalg", "tensor_methods", "keywords"} <= topics
     assert all(sum(p.topic == t for p in programs) >= 10 for t in topics)
     sample = _sample(programs, SAMPLE)
     assert len({p.ident for p in sample}) == SAMPLE and {p.topic for p in sample} == topics
