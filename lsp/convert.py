@@ -8,15 +8,14 @@ the "# noqa: CODE" edit. No analysis happens here.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 
 from lsprotocol import types as lsp
 
-from torch2ms.engine import noqa_codes
+from torch2ms import noqa
 from torch2ms.source import Encoding, SourceText
 from torch2ms.mappings import MappingTable, doc_url
-from torch2ms.model import Category, Diagnostic, Edit, Severity, Span
+from torch2ms.model import DEFAULT_DEVICE, Category, Diagnostic, Edit, Severity, Span
 
 SOURCE = "torch2ms"
 FIX_ALL_KIND = "source.fixAll.torch2ms"
@@ -156,38 +155,23 @@ def spans_overlap(span: Span, line1: int, col: int, end_line1: int, end_col: int
 
 
 # ---------------------------------------------------------------- noqa
-# The same shape as the scanner's noqa pattern, so the appended code is read back.
-_NOQA_LIST = re.compile(r"#\s*noqa:\s?[A-Z0-9]+(?:[,\s]+[A-Z0-9]+)*", re.IGNORECASE)
-
-
 def noqa_edit(diag: Diagnostic, lines: Lines) -> lsp.TextEdit | None:
     """The edit that adds `diag.code` to a `# noqa` comment on its first line; None if it cannot."""
     if diag.category is Category.FILE_ERROR:
         return None
-    line = lines.line(diag.span.start_line - 1)
-    codes = noqa_codes(line)
-    if codes is not None and (not codes or any(diag.code.startswith(c) for c in codes)):
-        return None  # already suppressed
-    stripped = line.rstrip()
-    if stripped.endswith("\\"):
-        return None  # a comment after a line continuation is a syntax error
-    if codes:
-        match = _NOQA_LIST.search(line)
-        if match is not None:
-            at = match.end()
-            return lsp.TextEdit(range=lsp.Range(start=lines.to_client(diag.span.start_line, at),
-                                                end=lines.to_client(diag.span.start_line, at)),
-                                new_text=f", {diag.code}")
-    at = len(stripped)
-    return lsp.TextEdit(range=lsp.Range(start=lines.to_client(diag.span.start_line, at),
-                                        end=lines.to_client(diag.span.start_line, len(line))),
-                        new_text=f"  # noqa: {diag.code}")
+    found = noqa.insertion(lines.line(diag.span.start_line - 1), [diag.code])
+    if found is None:
+        return None
+    start, end, text = found
+    return lsp.TextEdit(range=lsp.Range(start=lines.to_client(diag.span.start_line, start),
+                                        end=lines.to_client(diag.span.start_line, end)), new_text=text)
 
 
 # ---------------------------------------------------------------- hover
 def hover_markdown(diag: Diagnostic, table: MappingTable, version: tuple[int, ...],
-                   verification: dict[str, tuple[str, str]]) -> str:
-    """Markdown for a finding: its mapping entry, parameter facts, note, docs, verification."""
+                   verification: dict[str, tuple[str, str]], device: str | None = DEFAULT_DEVICE) -> str:
+    """Markdown for a finding: its mapping entry (the form for the device), parameter facts, note,
+    docs, and the verification record's line for that form and device."""
     api = diag.torch_api
     entry = table.lookup(api) if api else None
     out: list[str] = []
@@ -197,13 +181,17 @@ def hover_markdown(diag: Diagnostic, table: MappingTable, version: tuple[int, ..
         if diag.doc_url:
             out.append(f"[Documentation]({diag.doc_url})")
         return "\n\n".join(out)
-    target = entry.target_for(version)
-    category = entry.category_for(version)
+    choice = entry.choose(version, device)
+    target = choice.target
+    category = entry.category_for(version, device)
     if target is not None:
         out.append(f"**{title}** → `{target.api}` ({category.value.replace('_', ' ')})")
     else:
         out.append(f"**{title}** → no MindSpore equivalent at the target version ({category.value.replace('_', ' ')})")
     out.append(f"{diag.code}: {diag.message}")
+    where = choice.device_note()
+    if where:
+        out.append(f"Device: {where}.")
     if target is not None and target.params:
         out.append("Parameters:\n" + "\n".join(f"- {fact.describe()}" for fact in target.params))
     if entry.note:

@@ -14,7 +14,7 @@ import pickle
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from typing import Any
 import jsonschema
 import yaml
 
+from .files import user_cache_dir
 from .model import Category, DynamicShape, Example, MappingEntry, ParamFact, Target
 from .model import __file__ as model_file
 
@@ -157,6 +158,30 @@ def parse_version(text: str) -> tuple[int, ...]:
         raise ValueError(f"not a version: {text!r} (expected e.g. 2.10)") from None
 
 
+@functools.lru_cache(maxsize=1)
+def supported_versions() -> tuple[str, ...]:
+    """The MindSpore versions the tables describe (meta.yaml), oldest first."""
+    root = resources.files("torch2ms.data")
+    return _meta(root.joinpath("meta.yaml").read_text(encoding="utf-8"), "meta.yaml").mindspore_versions
+
+
+def check_target_version(text: str) -> str:
+    """`text` when it names a MindSpore version the tables describe (X.Y or X.Y.Z, from the first
+    release of the oldest listed version's series, whose older spellings the tables carry as targets
+    `until` 2.3, to the newest listed one); else a ValueError naming the range and the nearest version."""
+    import difflib
+
+    wanted = parse_version(text)
+    known = supported_versions()
+    oldest, newest = (parse_version(known[0])[0], 0), parse_version(known[-1])
+    if len(wanted) in (2, 3) and oldest <= wanted[:2] <= newest[:2]:
+        return text.strip()
+    near = difflib.get_close_matches(text.strip(), known, n=1, cutoff=0.0)
+    hint = f"; did you mean {near[0]}?" if near else ""
+    raise ValueError(f"MindSpore {text.strip()} is not a version the mapping tables describe "
+                     f"(supported: {oldest[0]}.{oldest[1]} to {known[-1]}){hint}")
+
+
 def _params(raw: list[dict[str, Any]] | None) -> tuple[ParamFact, ...]:
     return tuple(
         ParamFact(
@@ -170,6 +195,7 @@ def _params(raw: list[dict[str, Any]] | None) -> tuple[ParamFact, ...]:
             position=p.get("position"),
             default_from=p.get("default_from"),
             from_position=p.get("from_position"),
+            covers=tuple(p.get("covers", ())),
         )
         for p in raw or ()
     )
@@ -183,6 +209,10 @@ def _entry(raw: dict[str, Any], source: str) -> MappingEntry:
             until=parse_version(t["until"]) if "until" in t else None,
             category=Category(t["category"]) if "category" in t else None,
             params=_params(t.get("params")),
+            devices=tuple(t.get("devices", ())),
+            no_kernel=tuple(t.get("no_kernel", ())),
+            verified=tuple(t.get("verified", ())),
+            written_as=t.get("written_as"),
         )
         for t in raw.get("ms", ())
     )
@@ -213,6 +243,7 @@ def _entry(raw: dict[str, Any], source: str) -> MappingEntry:
         returns=raw.get("returns"),
         not_runnable=str(raw.get("not_runnable") or ""),
         source=source,
+        effort=raw.get("effort"),
     )
 
 
@@ -229,6 +260,7 @@ class Meta:
     non_tensor_functions: frozenset[str]
     non_tensor_methods: frozenset[str]
     ambiguous_methods: frozenset[str]
+    named_tuple_fields: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -280,7 +312,8 @@ def _resolve_inplace(entries: dict[str, MappingEntry]) -> dict[str, MappingEntry
         out[api] = MappingEntry(
             api=api,
             category=base.category,
-            targets=base.targets,
+            # the base's forms, but not its measurements: the in-place call is other code
+            targets=tuple(replace(t, verified=(), no_kernel=()) for t in base.targets),
             note=entry.note or base.note,
             doc=entry.doc or base.doc,
             examples=entry.examples,
@@ -289,6 +322,7 @@ def _resolve_inplace(entries: dict[str, MappingEntry]) -> dict[str, MappingEntry
             returns=entry.returns or base.returns,
             not_runnable=entry.not_runnable,
             source=entry.source,
+            effort=entry.effort,
         )
     return out
 
@@ -308,6 +342,7 @@ def _meta(text: str, file_name: str) -> Meta:
         non_tensor_functions=frozenset(doc["non_tensor_functions"]),
         non_tensor_methods=frozenset(doc["non_tensor_methods"]),
         ambiguous_methods=frozenset(doc["ambiguous_methods"]),
+        named_tuple_fields=frozenset(doc["named_tuple_fields"]),
     )
 
 
@@ -414,9 +449,7 @@ _COMPILED_FORMAT = 1
 
 
 def _compiled_dir() -> Path:
-    base = os.environ.get("TORCH2MS_CACHE_DIR") or os.environ.get("XDG_CACHE_HOME") \
-        or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "torch2ms"
+    return user_cache_dir()
 
 
 def _compiled_key(files: list[tuple[str, str]], meta_text: str, inventory_text: str) -> str:

@@ -35,6 +35,7 @@ class Category(str, Enum):
     MISSING = "missing"
     DYNAMIC_SHAPE = "dynamic_shape"
     UNMAPPED = "unmapped"
+    UNCERTAIN = "uncertain"  # a method call that may not be torch at all (TMS105)
     READINESS = "readiness"
     FILE_ERROR = "file_error"
 
@@ -121,7 +122,9 @@ def arg_for(args: Sequence[Arg], name: str | None, position: int | None) -> Arg 
 class ParamFact:
     """How one parameter differs between the torch API and its MindSpore target."""
 
-    kind: str  # renamed, dropped, default_differs, unsupported_values, added_required, semantics_differ
+    # renamed, dropped, default_differs, unsupported_values, added_required, semantics_differ,
+    # unsupported_inputs (inputs torch takes and MindSpore raises for: the program stops, nothing silent)
+    kind: str
     torch: str | None = None
     ms: str | None = None
     torch_default: Any = None
@@ -131,8 +134,13 @@ class ParamFact:
     position: int | None = None  # torch's positional index of the parameter (receiver not counted)
     default_from: str | None = None  # torch's default is the value of this other torch parameter
     from_position: int | None = None  # default_from's positional index
+    # The generated verify cases this fact explains (their tags, e.g. "dtype=bool", "dim<0"):
+    # a case with one of these tags may disagree without failing the entry (docs/verify.md).
+    covers: tuple[str, ...] = ()
 
     def describe(self) -> str:
+        if self.kind == "renamed" and self.torch == self.ms:
+            return f"'{self.torch}' goes by keyword in MindSpore (another parameter has its position)"
         if self.kind == "renamed":
             return f"'{self.torch}' is '{self.ms}' in MindSpore"
         if self.kind == "dropped":
@@ -148,21 +156,38 @@ class ParamFact:
             return f"'{self.torch}' values not supported in MindSpore: {vals}"
         if self.kind == "added_required":
             return f"MindSpore requires '{self.ms}'"
+        if self.kind == "unsupported_inputs":
+            return self.note or "MindSpore raises for some inputs torch takes"
         name = self.torch or self.ms
         if name is None:
             return self.note or "behaves differently"
         return f"'{name}' behaves differently" + (f": {self.note}" if self.note else "")
 
 
+DEVICES = ("cpu", "gpu", "ascend")
+DEFAULT_DEVICE = "cpu"
+
+
 @dataclass(frozen=True, slots=True)
 class Target:
-    """The MindSpore API a torch API maps to, for a range of MindSpore versions."""
+    """The MindSpore API a torch API maps to, for a range of MindSpore versions and for devices.
+
+    `devices`: where MindSpore runs this form (its documented platforms, corrected by measurement);
+    `no_kernel`: where `torch2ms verify` found no kernel for it; `verified`: where `torch2ms verify`
+    ran it as the fix writes it and every case agreed (the last two from mappings/verification.json).
+    """
 
     api: str
     since: tuple[int, ...] | None = None  # inclusive
-    until: tuple[int, ...] | None = None  # exclusive
+    until: tuple[int, ...] | None = None  # exclusive: the last version it is the preferred form
     category: Category | None = None  # overrides the entry's category for this target
     params: tuple[ParamFact, ...] = ()
+    devices: tuple[str, ...] = ()
+    no_kernel: tuple[str, ...] = ()
+    verified: tuple[str, ...] = ()
+    # "copy": an in-place torch method written as a copy of this out-of-place form's result into the
+    # receiver (`x.abs_()` -> `x.copy_(x.abs())`)
+    written_as: str | None = None
 
     def applies_to(self, version: tuple[int, ...]) -> bool:
         if self.since is not None and version < self.since:
@@ -170,6 +195,56 @@ class Target:
         if self.until is not None and version >= self.until:
             return False
         return True
+
+    def exists_in(self, version: tuple[int, ...]) -> bool:
+        """Whether the form can be written for `version` at all: an older spelling (with `until`)
+        stays in later releases (the tables check every target against the installed MindSpore)."""
+        return self.since is None or version >= self.since
+
+    def runs_on(self, device: str) -> bool | None:
+        """True: documented or measured to run on `device`; False: no kernel there, or documented for
+        other devices only; None: nothing is stated."""
+        if device in self.verified:
+            return True
+        if device in self.no_kernel:
+            return False
+        if not self.devices:
+            return None
+        return device in self.devices
+
+
+@dataclass(frozen=True, slots=True)
+class TargetChoice:
+    """The form the scanner and the fix use for one entry, MindSpore version and device."""
+
+    target: Target | None  # what to write (None: no target for the version)
+    preferred: Target | None  # the version's first target, whatever the device
+    device: str | None
+    verified: bool = False  # `torch2ms verify` ran this form on the device and every case agreed
+
+    @property
+    def fallback(self) -> bool:
+        """True when the preferred form does not run on the device and another form is used."""
+        return self.target is not None and self.preferred is not None and self.target is not self.preferred
+
+    def device_note(self) -> str:
+        """What the device changes, for messages ("" when there is nothing to say)."""
+        if self.device is None or self.target is None:
+            return ""
+        where = "Ascend" if self.device == "ascend" else self.device.upper()
+        if self.fallback and self.preferred is not None:
+            if self.device in self.preferred.no_kernel:
+                why = f"{self.preferred.api} has no {where} kernel"
+            elif self.preferred.runs_on(self.device) is False:
+                why = f"{self.preferred.api} is not documented for {where}"
+            else:
+                why = f"{self.preferred.api} is not verified on {where}"
+            return f"{why}; this form is {'verified there' if self.verified else 'documented for it'}"
+        if self.device in self.target.no_kernel:
+            return f"no form of it has a {where} kernel in MindSpore"
+        if self.target.runs_on(self.device) is False:
+            return f"no form of it is documented for {where}"
+        return ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,18 +280,40 @@ class MappingEntry:
     returns: str | None = None  # tensor, instance, other
     not_runnable: str = ""  # why no example can run where verify runs (schema: not_runnable)
     source: str = ""  # "file.yaml:line" where the entry is defined
+    effort: str | None = None  # remove, automatic, manual or blocker when the table states it (torch2ms.effort)
 
-    def target_for(self, version: tuple[int, ...]) -> Target | None:
-        for target in self.targets:
-            if target.applies_to(version):
-                return target
-        return None
+    def choose(self, version: tuple[int, ...], device: str | None = DEFAULT_DEVICE) -> TargetChoice:
+        """The target for this MindSpore version and device: THE choice the scanner, the fix,
+        the reports and `torch2ms verify` share (documented in docs/verify.md).
 
-    def category_for(self, version: tuple[int, ...]) -> Category:
+        The preferred form is the version's first target. On a device, the first form that
+        exists in the version and was verified there wins (preferred order: the version's
+        targets first, then older spellings); else the first not known to fail there (its
+        documented or measured devices include it, or state nothing); else the preferred form. `device=None`: the preferred form, whatever runs.
+        """
+        preferred = next((t for t in self.targets if t.applies_to(version)), None)
+        if device is None or preferred is None:
+            return TargetChoice(preferred, preferred, device)
+        order = [t for t in self.targets if t.applies_to(version)] + \
+            [t for t in self.targets if not t.applies_to(version) and t.exists_in(version)]
+        for target in order:
+            if device in target.verified:
+                return TargetChoice(target, preferred, device, verified=True)
+        for target in order:
+            if target.runs_on(device) is not False:  # runs there, or nothing is stated against it
+                return TargetChoice(target, preferred, device)
+        return TargetChoice(preferred, preferred, device)
+
+    def target_for(self, version: tuple[int, ...], device: str | None = DEFAULT_DEVICE) -> Target | None:
+        return self.choose(version, device).target
+
+    def category_for(self, version: tuple[int, ...], device: str | None = DEFAULT_DEVICE) -> Category:
+        """The entry's category for the version and device: missing where no target exists, or where
+        the form for the device was measured to have no kernel there (nothing runnable to write)."""
         if self.category is Category.MISSING:
             return Category.MISSING
-        target = self.target_for(version)
-        if target is None:
+        target = self.target_for(version, device)
+        if target is None or (device is not None and device in target.no_kernel):
             return Category.MISSING
         return target.category or self.category
 
@@ -315,6 +412,9 @@ class FileResult:
 
 @dataclass(frozen=True, slots=True)
 class ScanSummary:
+    """Counts over a scan. `by_api` counts uses (distinct call sites per torch API), not findings;
+    `fixable` the findings with a safe fix, `unsafe_fixable` those with only an unsafe one."""
+
     files: int
     files_failed: int
     lines: int
@@ -322,6 +422,9 @@ class ScanSummary:
     by_code: dict[str, int]
     by_category: dict[str, int]
     by_api: dict[str, int]
+    by_severity: dict[str, int] = field(default_factory=dict)
+    fixable: int = 0
+    unsafe_fixable: int = 0
 
     @classmethod
     def of(cls, results: Iterable[FileResult]) -> ScanSummary:
@@ -331,28 +434,43 @@ class ScanSummary:
     def of_file(cls, result: FileResult) -> ScanSummary:
         by_code: dict[str, int] = {}
         by_category: dict[str, int] = {}
-        by_api: dict[str, int] = {}
+        by_severity: dict[str, int] = {}
+        uses: set[tuple[str, int, int]] = set()
+        fixable = unsafe = 0
         for diag in result.diagnostics:
             by_code[diag.code] = by_code.get(diag.code, 0) + 1
             by_category[diag.category.value] = by_category.get(diag.category.value, 0) + 1
+            by_severity[diag.severity.value] = by_severity.get(diag.severity.value, 0) + 1
             if diag.torch_api:
-                by_api[diag.torch_api] = by_api.get(diag.torch_api, 0) + 1
+                uses.add((diag.torch_api, diag.span.start_line, diag.span.start_col))
+            if diag.fix is not None and diag.fix.edits:
+                if diag.fix.safe:
+                    fixable += 1
+                else:
+                    unsafe += 1
+        by_api: dict[str, int] = {}
+        for api, _, _ in uses:
+            by_api[api] = by_api.get(api, 0) + 1
         return cls(1, int(result.error is not None), result.lines, len(result.diagnostics),
-                   by_code, by_category, by_api)
+                   by_code, by_category, by_api, by_severity, fixable, unsafe)
 
     @classmethod
     def combine(cls, parts: Iterable[ScanSummary]) -> ScanSummary:
         """The summary of a scan from the summaries of its parts (e.g. one per file)."""
-        files = failed = lines = total = 0
+        files = failed = lines = total = fixable = unsafe = 0
         by_code: dict[str, int] = {}
         by_category: dict[str, int] = {}
         by_api: dict[str, int] = {}
+        by_severity: dict[str, int] = {}
         for part in parts:
             files += part.files
             failed += part.files_failed
             lines += part.lines
             total += part.diagnostics
-            for into, counts in ((by_code, part.by_code), (by_category, part.by_category), (by_api, part.by_api)):
+            fixable += part.fixable
+            unsafe += part.unsafe_fixable
+            for into, counts in ((by_code, part.by_code), (by_category, part.by_category), (by_api, part.by_api),
+                                 (by_severity, part.by_severity)):
                 for key, count in counts.items():
                     into[key] = into.get(key, 0) + count
         return cls(
@@ -363,4 +481,7 @@ class ScanSummary:
             by_code=dict(sorted(by_code.items())),
             by_category=dict(sorted(by_category.items())),
             by_api=dict(sorted(by_api.items(), key=lambda kv: (-kv[1], kv[0]))),
+            by_severity={s: by_severity[s] for s in ("error", "warning", "info") if s in by_severity},
+            fixable=fixable,
+            unsafe_fixable=unsafe,
         )

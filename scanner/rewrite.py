@@ -19,7 +19,9 @@ What is rewritten (safe fixes):
   value passed is the torch default) or with a different default (the torch
   default is written out explicitly);
 - a few rewrites data cannot express, registered by name in `_SIZE_TUPLE`
-  (``torch.zeros(2, 3)`` -> ``mindspore.mint.zeros((2, 3))``);
+  (``torch.zeros(2, 3)`` -> ``mindspore.mint.zeros((2, 3))``) and `_SHAPE_TUPLE`
+  (``nn.LayerNorm(d)`` -> ``mindspore.nn.LayerNorm((d,), ...)``); a torch default that is another
+  argument's value written out (a pooling layer's stride as its kernel size, the fact's ``default_from``);
 - in-place methods written so the receiver is really updated (``x.add_(y)`` ->
   ``x.copy_(x.add(y))``), methods whose target is a function (``x.std()`` ->
   ``mindspore.ops.std(x, ddof=1)``), ``x.size(d)`` -> ``x.shape[d]``, keywords MindSpore
@@ -45,14 +47,19 @@ from dataclasses import dataclass, replace
 from collections.abc import Callable, Iterator, Sequence
 
 from .mappings import MappingTable
-from .scopes import Scopes
+from .scopes import ROOT, Scopes, choose_root, respell, written_root
 from .source import SourceText
-from .model import ApiCall, Arg, Confidence, Diagnostic, Edit, Fix, MappingEntry, ParamFact, Span, Target, arg_for
+from .model import (
+    DEFAULT_DEVICE, ApiCall, Arg, Confidence, Diagnostic, Edit, Fix, MappingEntry, ParamFact, Span, Target, arg_for,
+)
 
 IMPORT_LINE = "import mindspore"
 _FIXABLE_CODES = frozenset({"TMS101", "TMS102"})
 # Targets that take the size as one tuple where torch also accepts varargs.
 _SIZE_TUPLE = frozenset({"mindspore.mint.zeros", "mindspore.mint.ones", "mindspore.ops.zeros", "mindspore.ops.ones"})
+# Targets that take a shape only as a tuple where torch also takes one int: {target: (torch parameter,
+# its position, the keywords that make the target cover as many trailing axes as the shape has)}.
+_SHAPE_TUPLE = {"mindspore.nn.LayerNorm": ("normalized_shape", 0, ("begin_norm_axis", "begin_params_axis"))}
 # Device moves: removed by an unsafe fix whatever the table says about them.
 _DEVICE_MOVES = frozenset({
     "torch.Tensor.cuda", "torch.Tensor.cpu", "torch.Tensor.to",
@@ -66,12 +73,13 @@ _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\s*\.\s*[A-Za-z_][A-Za-z0-9_]*)*$
 class FixSource(SourceText):
     """A source text (positions: `torch2ms.source`) with the syntax-tree lookups shared by every fix of one file."""
 
-    __slots__ = ("_tree", "_import_edit", "_classes", "_statements", "_scopes")
+    __slots__ = ("_tree", "_import_edit", "_classes", "_statements", "_scopes", "_root")
 
     def __init__(self, text: str, tree: ast.Module | None = None) -> None:
         super().__init__(text)
         self._tree = tree
         self._scopes: Scopes | None = None
+        self._root: str | None = None
         self._import_edit: Edit | None | bool = False
         self._classes: dict[tuple[int, int], ast.ClassDef] | None = None
         self._statements: dict[tuple[int, int, int | None, int | None],
@@ -102,10 +110,27 @@ class FixSource(SourceText):
             return True
         return bool(dot) and kinds == {"alias"}
 
+    @property
+    def root(self) -> str:
+        """The name the fixes spell MindSpore's names from: ``mindspore``, or an alias where the file
+        binds ``mindspore`` to something else (`scopes.choose_root`)."""
+        if self._root is None:
+            self._root = choose_root(self.tree)
+        return self._root
+
     def mindspore_visible(self, span: Span) -> bool:
-        """True when ``mindspore`` at `span` means the module (no parameter or variable shadows it)."""
-        kinds = self._kinds("mindspore", span)
+        """True when the root name at `span` means the module (no parameter or variable shadows it)."""
+        kinds = self._kinds(self.root, span)
         return kinds is None or kinds == {"import:mindspore"}
+
+    def respelled(self, fix: Fix, span: Span) -> Fix | None:
+        """`fix` with ``mindspore`` spelled from the file's root; None where the file's own text in the
+        fix (the call at `span`, the replaced text) spells a ``mindspore.`` that is not the module."""
+        if self.root == ROOT:
+            return fix
+        if any(written_root(self.slice(s)) for s in (span, *(e.span for e in fix.edits))):
+            return None
+        return Fix(fix.title, tuple(Edit(e.span, respell(e.text, self.root)) for e in fix.edits), fix.safe)
 
     # ------------------------------------------------------------- imports
     def import_edit(self) -> Edit | None:
@@ -117,7 +142,8 @@ class FixSource(SourceText):
     def _compute_import_edit(self) -> Edit | None:
         body = self.tree.body
         for stmt in body:
-            if isinstance(stmt, ast.Import) and any(a.name == "mindspore" and a.asname is None for a in stmt.names):
+            if isinstance(stmt, ast.Import) and any(
+                    a.name == ROOT and (a.asname or ROOT) == self.root for a in stmt.names):
                 return None
         index = 0
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
@@ -384,6 +410,21 @@ def _with_fields(src: FixSource, call: ApiCall, fix: Fix | None) -> Fix | None:
     return Fix(fix.title, (*fix.edits, edit), fix.safe)
 
 
+def default_keyword(fact: ParamFact) -> str | None:
+    """``name=value`` that gives torch's behaviour where a default differs (a ``default_differs`` fact
+    for a call that passes nothing for it), or None when it cannot be written: a torch default of None
+    (computed from other arguments), or torch's word for an option renamed between the libraries, which
+    usually has its own vocabulary (padding_mode='zeros' vs pad_mode='pad'). A fact without a torch name
+    is a MindSpore parameter torch lacks; its `torch_default` is the value that behaves as torch does."""
+    name = fact.ms or fact.torch
+    if fact.kind != "default_differs" or name is None or fact.torch_default is None:
+        return None
+    literal = _literal(fact.torch_default)
+    if literal is None or isinstance(fact.torch_default, str) and fact.torch and fact.ms and fact.ms != fact.torch:
+        return None
+    return f"{name}={literal}"
+
+
 # ---------------------------------------------------------------- fixes
 # Dropped parameters whose value does not change what the call computes, only whether its input is
 # overwritten: a value other than torch's default may go in an unsafe fix. Any other dropped parameter
@@ -475,6 +516,12 @@ def _param_edits(src: FixSource, call: ApiCall, target: Target, receiver_first: 
         if fact.kind == "renamed":
             if passed is not None and fact.ms and fact.ms != fact.torch and passed.keyword_span is not None:
                 edits.append(Edit(passed.keyword_span, fact.ms))
+            elif passed is not None and fact.ms == fact.torch and passed.keyword is None:
+                # The same name at another place: MindSpore's parameter at this position is another one
+                # (nn.Dropout: keep_prob, not p), so the value goes by keyword (only the last positional can)
+                if passed.starred or passed is not [a for a in call.args if a.keyword is None][-1]:
+                    return None
+                edits.append(Edit(Span(*_arg_start(passed), *_arg_start(passed)), f"{fact.ms}="))
             continue
         if fact.kind == "dropped":
             if passed is None:
@@ -495,23 +542,15 @@ def _param_edits(src: FixSource, call: ApiCall, target: Target, receiver_first: 
                 if fact.ms and fact.ms != fact.torch and passed.keyword_span is not None:
                     edits.append(Edit(passed.keyword_span, fact.ms))
                 continue
-            if fact.torch is None or name is None or (fact.torch == "reduction" and legacy is not None):
+            if name is None or fact.torch is None and fact.ms is None or (fact.torch == "reduction" and legacy is not None):
                 continue
             if starred or _keyword(call, name) is not None:
-                return None
-            literal = _literal(fact.torch_default) if fact.torch_default is not None else None
-            source = arg_for(call.args, fact.default_from, fact.from_position) if fact.default_from else None
-            if literal is None and source is not None and not source.starred and _pure_text(src, source):
-                literal = src.slice(source.span)  # stride defaults to kernel_size: the same value written out
-            if literal is None:
-                safe = False  # a torch default of None (computed from other arguments) cannot be written out
-                continue
-            if isinstance(fact.torch_default, str) and fact.ms and fact.ms != fact.torch:
-                # An option renamed between the libraries usually has its own vocabulary
-                # (padding_mode='zeros' vs pad_mode='pad'): do not write torch's word under MindSpore's name.
+                return None  # with torch None: a MindSpore parameter torch lacks, passed already (its vocabulary)
+            text = default_keyword(fact) or _copied_default(src, call, fact)
+            if text is None:
                 safe = False
                 continue
-            explicit.append(f"{name}={literal}")
+            explicit.append(text)
             continue
     for arg in call.args:
         if arg.keyword in _GENERAL_DROPPED and arg.keyword not in declared and all(arg is not d for d in dropped):
@@ -537,6 +576,39 @@ def _param_edits(src: FixSource, call: ApiCall, target: Target, receiver_first: 
         if insert is not None:
             edits.append(insert)
     return _Params(edits, safe, out)
+
+
+def _copied_default(src: FixSource, call: ApiCall, fact: ParamFact) -> str | None:
+    """``stride=<the kernel_size argument>`` where torch's default is another argument's value (the
+    fact's `default_from`), when that argument's text can be written twice with the same value."""
+    if fact.default_from is None or fact.torch_default is not None:
+        return None
+    arg = arg_for(call.args, fact.default_from, fact.from_position)
+    if arg is None or arg.starred or not _pure_text(src, arg):
+        return None
+    return f"{fact.ms or fact.torch}={src.slice(arg.span)}"
+
+
+def _shape_tuple_edits(src: FixSource, call: ApiCall, rule: tuple[str, int, tuple[str, ...]]) -> list[Edit] | None:
+    """``nn.LayerNorm(d)`` -> ``LayerNorm((d,))``; a literal shape of n > 1 items keeps its form and gets
+    ``begin_norm_axis=-n, begin_params_axis=-n`` (torch normalizes over as many trailing axes as the
+    shape has). A value not written as a literal is taken for one int: a tuple there makes MindSpore raise."""
+    name, position, axes = rule
+    arg = arg_for(call.args, name, position)
+    if arg is None or arg.starred or any(a.keyword in axes for a in call.args):
+        return None
+    try:
+        node = ast.parse(src.slice(arg.span).strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    if isinstance(node, (ast.Tuple, ast.List)):
+        if any(isinstance(e, ast.Starred) for e in node.elts):
+            return None
+        count = len(node.elts)
+        insert = _insert_keywords(src, call, [f"{a}=-{count}" for a in axes]) if count > 1 else None
+        return [insert] if insert is not None else []
+    return [Edit(Span(arg.span.start_line, arg.span.start_col, arg.span.start_line, arg.span.start_col), "("),
+            Edit(Span(arg.span.end_line, arg.span.end_col, arg.span.end_line, arg.span.end_col), ",)")]
 
 
 def _size_tuple_edits(call: ApiCall) -> list[Edit]:
@@ -866,6 +938,11 @@ def _target_fix(src: FixSource, call: ApiCall, target: Target) -> Fix | None:
     edits.insert(0, Edit(replaced, target.api))
     if call.kind == "call" and target.api in _SIZE_TUPLE:
         edits.extend(_size_tuple_edits(call))
+    if call.kind == "call" and target.api in _SHAPE_TUPLE:
+        shape = _shape_tuple_edits(src, call, _SHAPE_TUPLE[target.api])
+        if shape is None:
+            return None
+        edits[1:1] = shape  # before the keywords inserted at the same point
     if call.kind == "call" and call.api in _TRAINING_DEPENDENT and target.api.startswith("mindspore."):
         end = src.offset(call.span.end_line, call.span.end_col)
         if not _MODE_CALL.match(src.text, end):  # nn.BatchNorm2d(c).eval() sets the mode itself
@@ -887,14 +964,18 @@ def _target_fix(src: FixSource, call: ApiCall, target: Target) -> Fix | None:
 
 
 def attach_fixes(diagnostics: Sequence[Diagnostic], calls: Sequence[ApiCall], text: str, tree: ast.Module | None,
-                 table: MappingTable, version: tuple[int, ...]) -> list[Diagnostic]:
-    """Give every fixable finding its `Fix`; a finding is matched to its call by span and torch API."""
+                 table: MappingTable, version: tuple[int, ...],
+                 device: str | None = DEFAULT_DEVICE) -> list[Diagnostic]:
+    """Give every fixable finding its `Fix`; a finding is matched to its call by span and torch API.
+
+    The form written is the one for the MindSpore version and the device (`MappingEntry.choose`),
+    with that form's parameter facts (e.g. `mindspore.nn.Conv2d` and `has_bias=` on the CPU)."""
     by_key = {(call.span, call.api): call for call in calls}
     src: FixSource | None = None
 
     def is_inplace(name: str) -> bool:
         """An in-place Tensor method that the fix rewrites (so it really updates its receiver)."""
-        return _inplace_form(table, table.lookup(f"torch.Tensor.{name}"), version) is not None
+        return _inplace_form(table.lookup(f"torch.Tensor.{name}"), version, device) is not None
 
     out = []
     for diag in diagnostics:
@@ -906,26 +987,22 @@ def attach_fixes(diagnostics: Sequence[Diagnostic], calls: Sequence[ApiCall], te
         if src is None:
             src = FixSource(text, tree)
         entry = table.lookup(call.api)
-        target = entry.target_for(version) if entry is not None else None
+        target = entry.target_for(version, device) if entry is not None else None
         try:
-            fix = build_fix(call, diag, entry, target, src, _inplace_form(table, entry, version), is_inplace)
+            fix = build_fix(call, diag, entry, target, src, _inplace_form(entry, version, device), is_inplace)
+            fix = src.respelled(fix, call.span) if fix is not None else None
         except Exception:  # a fix that cannot be built must never cost the finding or the file's analysis
             fix = None
         out.append(replace(diag, fix=fix) if fix is not None else diag)
     return out
 
 
-def _inplace_form(table: MappingTable, entry: MappingEntry | None, version: tuple[int, ...]) -> Target | None:
-    """The out-of-place target an in-place Tensor method's update is computed with: its base entry's target
-    (`add_` -> the target of `add`), else its own target when that is not an in-place method itself."""
+def _inplace_form(entry: MappingEntry | None, version: tuple[int, ...],
+                  device: str | None = DEFAULT_DEVICE) -> Target | None:
+    """The out-of-place form an in-place Tensor method's update is computed with: the entry's target
+    for the version and device when the tables say it is written as a copy into the receiver
+    (`written_as: copy`, scripts/build_tables.py's `inplace_forms`)."""
     if entry is None or not entry.api.startswith("torch.Tensor."):
         return None
-    name = entry.api.rpartition(".")[2]
-    if entry.inplace_of is None and not (name.endswith("_") and not name.endswith("__")):
-        return None
-    base = table.lookup(entry.inplace_of) if entry.inplace_of is not None else None
-    for candidate in (base, entry):
-        form = candidate.target_for(version) if candidate is not None else None
-        if form is not None and not form.api.endswith("_") and (candidate is base or form.api != entry.api):
-            return form
-    return None
+    form = entry.target_for(version, device)
+    return form if form is not None and form.written_as == "copy" else None

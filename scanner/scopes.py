@@ -5,6 +5,10 @@ Used by the fixes to stay safe: a rewrite replaces a name only when it is bound 
 a parameter or a variable that merely holds a torch object), and writes ``mindspore.`` only where
 no local binding shadows the module.
 
+`choose_root` picks the name every rewritten name of a file is spelled from: ``mindspore``, or an
+alias (``import mindspore as ms_``) where the file binds ``mindspore`` to something else anywhere
+(a parameter, a local, an import of another module). The fix engine and ``torch2ms migrate`` share it.
+
 A binding's kind is ``import:MODULE`` (``import torch.nn as nn`` binds ``nn`` to ``torch.nn``;
 ``import torch.nn`` binds ``torch`` to ``torch``; ``from torch import nn`` binds ``nn`` to
 ``torch.nn``), ``alias`` (``F = torch.nn.functional``: a plain name assigned a dotted name),
@@ -16,6 +20,8 @@ Positions are ast's: 1-based lines, UTF-8 byte columns.
 from __future__ import annotations
 
 import ast
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 _SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
@@ -218,3 +224,83 @@ def _all_args(args: ast.arguments) -> list[ast.arg]:
     if args.kwarg is not None:
         out.append(args.kwarg)
     return out
+
+
+# ---------------------------------------------------------------- the root name rewrites write
+ROOT = "mindspore"
+_WRITTEN_ROOT = re.compile(r"(?<![\w.])mindspore(?=\s*\.)")
+
+
+def _bindings(tree: ast.AST) -> Iterator[tuple[str, ast.AST]]:
+    """(name, node) for every name the module binds, in any scope."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            yield node.id, node
+        elif isinstance(node, ast.arg):
+            yield node.arg, node
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            yield node.name, node
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                yield (alias.asname or alias.name.split(".")[0]), alias
+        elif isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                yield (alias.asname or alias.name), node
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for name in node.names:
+                yield name, node
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            yield node.name, node
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            yield node.name, node
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            yield node.rest, node
+
+
+def _is_library_import(node: ast.AST) -> bool:
+    """`import mindspore` / `import mindspore.x`: the library itself under its own name."""
+    return isinstance(node, ast.alias) and node.asname is None and node.name.split(".")[0] == ROOT
+
+
+def used_names(tree: ast.AST) -> set[str]:
+    """Every identifier the module binds or reads."""
+    names = {name for name, _ in _bindings(tree)}
+    names.update(node.id for node in ast.walk(tree) if isinstance(node, ast.Name))
+    return names
+
+
+def shadows_root(tree: ast.AST) -> bool:
+    """Whether the file binds `mindspore` to something other than the library."""
+    return any(name == ROOT and not _is_library_import(node) for name, node in _bindings(tree))
+
+
+def choose_root(tree: ast.AST) -> str:
+    """The root name for every name the rewrites write in this file: `mindspore`, else an alias the file
+    already imports the library under and binds nothing else to, else the first unused of ms_, ms__, ..."""
+    if not shadows_root(tree):
+        return ROOT
+    bindings = list(_bindings(tree))
+    for name, node in bindings:
+        if isinstance(node, ast.alias) and node.name == ROOT and node.asname == name and all(
+                other is node or (isinstance(other, ast.alias) and other.name == ROOT and other.asname == name)
+                for n, other in bindings if n == name):
+            return name
+    used = used_names(tree)
+    alias = "ms_"
+    while alias in used:
+        alias += "_"
+    return alias
+
+
+def written_root(text: str) -> bool:
+    """Whether `text` spells a name from ``mindspore.`` (its first name, not an attribute)."""
+    return _WRITTEN_ROOT.search(text) is not None
+
+
+def respell(text: str, root: str) -> str:
+    """Text written by the fix engine (``mindspore.x``, ``import mindspore``) spelled from `root`."""
+    if root == ROOT:
+        return text
+    if text.strip() == f"import {ROOT}":
+        return text.replace(f"import {ROOT}", f"import {ROOT} as {root}")
+    return _WRITTEN_ROOT.sub(root, text)

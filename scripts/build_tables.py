@@ -39,11 +39,12 @@ import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
+from collections.abc import Iterable
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 from torch2ms.mapping_tools import (  # noqa: E402
-    GENERAL_PARAMS, ms_params, ms_positional, resolve, torch_params, torch_positions,
+    GENERAL_PARAMS, documented_devices, ms_params, ms_positional, resolve, torch_params, torch_positions,
 )
 MAPPINGS = ROOT / "mappings"
 # Hand-written entries: mapping_overrides.yaml plus any mapping_overrides_*.yaml beside it
@@ -192,11 +193,10 @@ def _worker(jobs_path: str, out_path: str) -> None:
     import torch
     import mindspore
 
+    from torch2ms.verify.worker import check_numpy
+
+    check_numpy(np.__version__)
     mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
-    try:  # MindSpore 2.10 with NumPy 2 leaves one pending error behind on its first list conversion
-        mindspore.mint.add(mindspore.Tensor([1.0]), mindspore.Tensor([1.0]))
-    except Exception:
-        pass
 
     def make(spec: dict[str, Any], seed: int) -> np.ndarray:
         if "value" in spec:
@@ -733,51 +733,58 @@ INIT_CLASSES = {
 
 def missing_note(api: str) -> str:
     """A workaround, in our words, for a torch API without a MindSpore 2.10 counterpart."""
+    return missing_fact(api)[0]
+
+
+# How much work a use of a missing API is, for the reports (schema: effort): "remove" (the call can go),
+# "manual" (the note names a workaround), "blocker" (compose it yourself or write a custom op).
+def missing_fact(api: str) -> tuple[str, str]:
+    """(note, effort) of a torch API without a MindSpore 2.10 counterpart."""
     ns, _, last = api.rpartition(".")
     low = last.lower()
     if ns == "torch.Tensor" and last.endswith("_") and not last.endswith("__"):
         return (f"no in-place form in MindSpore; compute the out-of-place result and assign it "
-                f"(x = x.{last[:-1]}(...))")
+                f"(x = x.{last[:-1]}(...))"), "manual"
     if last.endswith("_") and not last.endswith("__") and ns in ("torch", "torch.nn.functional"):
         return (f"no in-place form in MindSpore; call the out-of-place {ns}.{last[:-1]} counterpart "
-                f"(see its entry) and assign the result")
+                f"(see its entry) and assign the result"), "manual"
     if "cuda" in low or "mps" in low or "xpu" in low or "mtia" in low or "ipu" in low or low in (
             "cpu", "pin_memory", "is_pinned", "share_memory_", "get_device", "record_stream"):
-        return "MindSpore places data on the device chosen by mindspore.set_device; drop device moves"
+        return "MindSpore places data on the device chosen by mindspore.set_device; drop device moves", "remove"
     if "quant" in low or low.startswith("q_") or low in ("int_repr", "dequantize", "fake_quantize_per_tensor_affine",
                                                          "fake_quantize_per_channel_affine"):
-        return "quantised tensors are not a MindSpore tensor type; quantise with MindSpore Golden Stick (mindspore_gs)"
+        return "quantised tensors are not a MindSpore tensor type; quantise with MindSpore Golden Stick (mindspore_gs)", "manual"
     if "sparse" in low or low.startswith(("to_sparse", "coalesce", "indices", "values", "crow_", "col_", "ccol_",
                                           "row_indices")) or low in ("is_coalesced", "dense_dim", "nnz"):
-        return "use mindspore.COOTensor / mindspore.CSRTensor for sparse data, or keep the data dense"
+        return "use mindspore.COOTensor / mindspore.CSRTensor for sparse data, or keep the data dense", "manual"
     if low in ("refine_names", "rename", "rename_", "align_to", "align_as", "unflatten_names") or "names" in low:
-        return "MindSpore has no named tensors; track dimensions by position"
+        return "MindSpore has no named tensors; track dimensions by position", "manual"
     if low.endswith("storage") or "storage" in low:
-        return "MindSpore does not expose tensor storages; work on the tensor (asnumpy() for raw data)"
+        return "MindSpore does not expose tensor storages; work on the tensor (asnumpy() for raw data)", "manual"
     if ns == "torch" and last.endswith("Tensor") and last[:1].isupper():
-        return "legacy typed tensor class: create mindspore.Tensor(data, dtype=...) instead"
+        return "legacy typed tensor class: create mindspore.Tensor(data, dtype=...) instead", "manual"
     if ns == "torch" and last[:1].isupper():
         return ("a torch runtime/TorchScript/type-system class with no MindSpore counterpart; "
-                "MindSpore code does not need it (compile with mindspore.jit where TorchScript was used)")
+                "MindSpore code does not need it (compile with mindspore.jit where TorchScript was used)"), "remove"
     if low.startswith(("is_", "has_")) or low.endswith(("_enabled", "_available")):
-        return "a torch runtime query without a MindSpore counterpart; answer it from the tensor's dtype/shape or drop it"
+        return "a torch runtime query without a MindSpore counterpart; answer it from the tensor's dtype/shape or drop it", "remove"
     if low.startswith(("set_", "get_", "use_", "enable_", "disable_")):
-        return "a torch runtime setting; set MindSpore behaviour with mindspore.set_context / mindspore.set_device"
+        return "a torch runtime setting; set MindSpore behaviour with mindspore.set_context / mindspore.set_device", "manual"
     if ns == "torch.distributions":
-        return "not in mindspore.nn.probability.distribution; compute log_prob/sample from mindspore.mint ops"
+        return "not in mindspore.nn.probability.distribution; compute log_prob/sample from mindspore.mint ops", "manual"
     if ns == "torch.distributed":
-        return "use mindspore.communication (init, get_rank, create_group) or mindspore.mint.distributed collectives"
+        return "use mindspore.communication (init, get_rank, create_group) or mindspore.mint.distributed collectives", "manual"
     if ns == "torch.utils.data":
-        return "build the input pipeline with mindspore.dataset (GeneratorDataset plus samplers and map/batch)"
+        return "build the input pipeline with mindspore.dataset (GeneratorDataset plus samplers and map/batch)", "manual"
     if ns == "torch.nn.init":
         cls = INIT_CLASSES.get(last, "the matching initializer class")
         return (f"initialise with mindspore.common.initializer: "
-                f"param.set_data(initializer({cls}, param.shape, param.dtype))")
+                f"param.set_data(initializer({cls}, param.shape, param.dtype))"), "manual"
     if ns == "torch.nn":
-        return "compose it from mindspore.mint.nn layers in a mindspore.nn.Cell, or write the op with mindspore.ops.Custom"
+        return "compose it from mindspore.mint.nn layers in a mindspore.nn.Cell, or write the op with mindspore.ops.Custom", "blocker"
     if ns == "torch.amp":
-        return "use mindspore.amp (auto_mixed_precision, DynamicLossScaler) instead"
-    return "no MindSpore 2.10 counterpart; compose it from mindspore.mint / mindspore.ops ops or write a mindspore.ops.Custom op"
+        return "use mindspore.amp (auto_mixed_precision, DynamicLossScaler) instead", "manual"
+    return "no MindSpore 2.10 counterpart; compose it from mindspore.mint / mindspore.ops ops or write a mindspore.ops.Custom op", "blocker"
 
 
 def version_targets(primary: str, official_new: str | None, official_old: str | None,
@@ -927,6 +934,8 @@ def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: s
         entry: dict[str, Any] = {"api": api}
         if man is not None and (man.get("category") == "missing" or "examples" in man or man.get("ms")):
             entry = dict(man.items())
+            if man.get("category") == "missing":
+                entry.setdefault("effort", "manual")  # a hand-written note names the workaround
             if "examples" in man and not (res and res.get("ok")) and res and res.get("nocpu"):
                 # torch runs it but MindSpore has no CPU kernel: keep it (verify says where it cannot run)
                 log.append(f"NOCPU manual example {api}")
@@ -1032,7 +1041,7 @@ def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: s
             if info["order"]:
                 log.append(f"UNCONFIRMED {api} -> {info['order'][:3]}: {(res or {}).get('errors')}")
             entry["category"] = "missing"
-            entry["note"] = missing_note(api)
+            entry["note"], entry["effort"] = missing_fact(api)
             near = info["order"][:1]
             if near and not (info["kind"] == "inplace" and not near[0].endswith("_")):  # not the out-of-place op
                 entry["note"] += f" ({near[0]} exists but did not reproduce torch's result in our checks)"
@@ -1041,7 +1050,7 @@ def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: s
             if last.startswith(("is_", "has_", "set_")) or last in ("manual_seed", "seed", "typename"):
                 entry["returns"] = "other"
         if man is not None:
-            for key in ("note", "returns", "doc", "dynamic_shape", "inplace_of"):
+            for key in ("note", "returns", "doc", "dynamic_shape", "inplace_of", "effort"):
                 if key in man:
                     entry[key] = man[key]
         if api in dynamic and entry.get("category") != "missing" and "dynamic_shape" not in entry:
@@ -1056,7 +1065,11 @@ def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: s
             if base in entries and "inplace_of" not in entry and entries[base].get("category") != "missing":
                 entry["inplace_of"] = base
 
+    record = read_verification()
+    inplace_forms(entries, record)
     add_positions(entries)
+    annotate_devices(entries.values(), record)
+    derive_case_facts(entries.values(), record)
     if only:
         for api in apis:
             print(json.dumps(entries[api]))
@@ -1273,6 +1286,7 @@ def library_entries(ref: Path) -> dict[str, list[dict[str, Any]]]:
         entry: dict[str, Any] = {"api": api}
         if target is None:  # the documented target is gone from the installed MindSpore
             entry["category"] = "missing"
+            entry["effort"] = "manual"
             entry["note"] = (f"the official table maps it to {documented}, which MindSpore 2.10 does not have; "
                              + (_library_note(api) or "compose it from mindspore.dataset transforms"))
         else:
@@ -1296,7 +1310,9 @@ def library_entries(ref: Path) -> dict[str, list[dict[str, Any]]]:
 
 def write_library_files(ref: Path) -> None:
     """Write mappings/<library>.yaml for the torchvision / torchaudio / torchtext rows."""
+    record = read_verification()
     for lib, entries in library_entries(ref).items():
+        annotate_devices(entries, record)
         lines = [f"# Generated by scripts/build_tables.py from the official tables' {lib} rows; the MindSpore",
                  f"# targets are checked against the installed MindSpore, the {lib} names are not",
                  f"# ({lib} is not installed: `torch2ms mappings check` reports them as not checked).",
@@ -1309,10 +1325,20 @@ def write_library_files(ref: Path) -> None:
 
 # ---------------------------------------------------------------------------------- writing
 def _flow(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    """One value as a YAML flow (JSON) text. A float keeps a dot in its mantissa (1.0e-05, not JSON's
+    1e-05, which YAML 1.1 loaders read as a string)."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(k, ensure_ascii=False)}: {_flow(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_flow(v) for v in value) + "]"
+    text = json.dumps(value, ensure_ascii=False)
+    if isinstance(value, float) and "e" in text and "." not in text:
+        mantissa, _, exponent = text.partition("e")
+        text = f"{mantissa}.0e{exponent}"
+    return text
 
 
-KEY_ORDER = ["api", "category", "inplace_of", "returns", "dynamic_shape", "ms", "note", "doc", "examples"]
+KEY_ORDER = ["api", "category", "effort", "inplace_of", "returns", "dynamic_shape", "ms", "note", "doc", "examples"]
 
 
 def add_positions(entries: dict[str, dict[str, Any]]) -> None:
@@ -1346,6 +1372,206 @@ def documented_default_from(obj: Any, param: str) -> str | None:
         return None
     found = re.search(r"Default(?: value is)?:?\s*:attr:`(\w+)`", entry.group("text"))
     return found.group(1) if found else None
+
+
+DEVICE_ORDER = ("cpu", "gpu", "ascend")
+
+
+def annotate_devices(entries: Iterable[dict[str, Any]], record: Any = None) -> None:
+    """Give every target the devices MindSpore runs it on (`devices`) and those where `torch2ms verify`
+    ran it as the fix writes it with every case agreeing (`verified`).
+
+    `devices` are the platforms MindSpore's documentation lists for the target (none: not stated),
+    corrected by what the verification record measured (MindSpore documents many mint ops for Ascend
+    only that run on the CPU too, and some Tensor methods the other way round): a device where the form
+    ran is added, one where it found no kernel is removed and listed in `no_kernel`. A target an
+    overrides file gives `devices` keeps them. `record`: the verification record or None.
+    """
+    known: dict[str, list[str] | None] = {}
+    for entry in entries:
+        runs = record.entries.get(entry["api"], {}) if record is not None else {}
+        for target in entry.get("ms", ()):
+            api = target["api"]
+            measured = {device: form.runs for device, run in runs.items() for form in run.forms
+                        if form.form == api and form.runs is not None}
+            if "devices" not in target:
+                if api not in known:
+                    obj = resolve(api)
+                    known[api] = documented_devices(obj) if obj is not None else None
+                if known[api]:  # documented: the measured devices correct the documentation
+                    devices = (set(known[api] or ()) | {d for d, ran in measured.items() if ran}) - \
+                        {d for d, ran in measured.items() if not ran}
+                    target["devices"] = [d for d in DEVICE_ORDER if d in devices]
+            no_kernel = [d for d in DEVICE_ORDER if measured.get(d) is False]
+            if no_kernel:
+                target["no_kernel"] = no_kernel
+            verified = [device for device, run in runs.items()
+                        if any(f.form == api and f.status == "passed" for f in run.forms)]
+            if verified:
+                target["verified"] = [d for d in DEVICE_ORDER if d in verified]
+
+
+# Tags of generated verify cases (torch2ms/verify/generate.py) whose disagreements become facts of the
+# form by themselves: what the inputs are, not how the call is written. A difference on any other tag
+# (the example, other seeds, keyword/positional/default forms, other arguments) needs a person: a
+# parameter fact, another target or category, or a fix.
+INPUT_TAGS = {"0-d": "0-d input", "empty": "empty input", "noncontiguous": "non-contiguous input",
+              "broadcast": "broadcast inputs", "grad": "the gradient"}
+LOUD_ONLY_TAGS = {"larger": "other input sizes", "batched": "an extra leading dimension",
+                  "dim<0": "a negative dim", "dim=tuple": "a tuple of dims", "keepdim": "keepdim=True"}
+RAISED = "the MindSpore code raised "
+
+
+def _is_inplace_api(api: str, entries: dict[str, dict[str, Any]]) -> bool:
+    """An in-place torch API: a Tensor method whose name ends in one underscore, or such a function
+    whose out-of-place counterpart (the name without it) is an entry too."""
+    ns, _, last = api.rpartition(".")
+    if not last.endswith("_") or last.endswith("__"):
+        return False
+    return ns == "torch.Tensor" or f"{ns}.{last[:-1]}" in entries
+
+
+# In-place methods whose copy `torch2ms verify` measured wrong on every case (kept here: once the entry
+# falls back to its in-place form, the record no longer holds the copy's run).
+NOT_COPIED = {
+    "torch.Tensor.addmm_": "x.addmm_(m, x) reads x while torch writes it: no case agreed",
+    "torch.Tensor.bernoulli_": "bernoulli_ takes p, Tensor.bernoulli draws with the receiver's values",
+}
+
+
+def inplace_forms(entries: dict[str, dict[str, Any]], record: Any = None, device: str = "cpu") -> None:
+    """What an in-place API is written as. A Tensor method whose base (the name without the underscore)
+    has an out-of-place form is written by the fix as a copy of that form's result into its receiver
+    (`x.abs_()` -> `x.copy_(x.abs())`, torch2ms.rewrite's `_inplace_fix`): MindSpore 2.10's in-place
+    methods leave the receiver unchanged on CPU, and an out-of-place rewrite alone would drop the update.
+    Its targets become the base's out-of-place forms, marked `written_as: copy`, where `torch2ms verify`
+    can run the copy (the entry has an example) and did not find it wrong on every case (`NOT_COPIED`,
+    or the record). Otherwise only in-place MindSpore forms are kept; without one the entry is missing,
+    and its note says to assign the out-of-place result."""
+    for api, entry in entries.items():
+        if not _is_inplace_api(api, entries):
+            continue
+        base = entries.get(entry.get("inplace_of") or api[:-1])
+        forms = [t for t in (base or {}).get("ms", ()) if not t["api"].rpartition(".")[2].endswith("_")] \
+            if api.startswith("torch.Tensor.") and base is not None and base.get("category") != "missing" \
+            and entry.get("examples") and api not in NOT_COPIED else []
+        run = record.entries.get(api, {}).get(device) if record is not None else None
+        # a copy that agreed on no case does not compute torch's update; other disagreements become
+        # facts (derive_case_facts)
+        failed = {f.form for f in run.forms if f.status == "error" or f.status == "failed" and f.count("cases")
+                  and not f.count("agreed")} if run is not None else set()
+        forms = [t for t in forms if t["api"] not in failed]
+        if forms:
+            entry["ms"] = [{**{k: v for k, v in t.items() if k != "verified"}, "written_as": "copy"} for t in forms]
+            for example in entry.get("examples", ()):
+                example["mindspore"] = _copy_example(example["torch"], forms[0]["api"])
+            entry["category"] = base["category"]
+            entry["inplace_of"] = base["api"]
+            entry.pop("effort", None)
+            entry["note"] = (f"written as a copy of {forms[0]['api']}'s result into the receiver (x.copy_(...)): "
+                             "MindSpore 2.10's in-place methods leave the receiver unchanged on CPU")
+            continue
+        if entry.get("category") == "missing" or "ms" not in entry:
+            continue
+        kept = [t for t in entry["ms"] if t["api"].rpartition(".")[2].endswith("_")]
+        if len(kept) == len(entry["ms"]):
+            continue
+        if kept:
+            entry["ms"] = kept
+            continue
+        entry["category"] = "missing"
+        entry["note"], entry["effort"] = missing_fact(api)
+        for key in ("ms", "examples"):
+            entry.pop(key, None)
+
+
+def _copy_example(torch_code: str, form: str) -> str:
+    """The text the fix writes for an in-place example `R.op_(args)`: `R.copy_(R.op(args))`, or
+    `R.copy_(mindspore.ops.op(R, args))` for a function form (documentation; verify runs the fix itself)."""
+    found = re.fullmatch(r"(\w+)\.(\w+)_\((.*)\)", torch_code.strip())
+    if found is None:
+        return torch_code
+    receiver, name, args = found.groups()
+    if form.startswith("mindspore.Tensor."):
+        return f"{receiver}.copy_({receiver}.{form.rpartition('.')[2]}({args}))"
+    return f"{receiver}.copy_({form}({receiver}{', ' + args if args else ''}))"
+
+
+def _tag_label(tag: str) -> str | None:
+    if tag.startswith("dtype="):
+        return f"{tag[6:]} input"
+    if tag.startswith("ints="):
+        return f"{tag[5:]} integer inputs"
+    return INPUT_TAGS.get(tag) or LOUD_ONLY_TAGS.get(tag)
+
+
+def derive_case_facts(entries: Iterable[dict[str, Any]], record: Any, device: str = "cpu") -> None:
+    """Turn the verification record's disagreements on input variants into facts of the form that ran:
+    MindSpore raising where torch computes (`unsupported_inputs`: the program stops, the fix stays
+    safe) and other results (`semantics_differ`: the fix becomes unsafe), each with the case tags it
+    covers, so `torch2ms verify` counts those cases as stated and the scanner names the difference.
+    A form that gains a fact is diff_params."""
+    if record is None:
+        return
+    for entry in entries:
+        run = record.entries.get(entry["api"], {}).get(device)
+        if run is None:
+            continue
+        for target in entry.get("ms", ()):
+            form = next((f for f in run.forms if f.form == target["api"]), None)
+            if form is None or not form.differences:
+                continue
+            loud: dict[str, str] = {}
+            silent: dict[str, str] = {}
+            for tag, why in sorted(form.differences.items()):
+                label = _tag_label(tag)
+                if label is None:
+                    continue
+                if why.startswith(RAISED):
+                    loud[tag] = why[len(RAISED):]
+                elif tag not in LOUD_ONLY_TAGS:
+                    silent[tag] = why
+            facts = target.setdefault("params", [])
+            receiver = next((why for why in form.differences.values()
+                             if "the receiver after the in-place call" in why or "returns its receiver" in why), None)
+            if receiver is not None and "inplace" in form.differences and target.get("written_as") != "copy":
+                what = ("returns a new tensor, not its receiver" if "returns its receiver" in receiver
+                        else "leaves its receiver unchanged (only the returned tensor holds the result)")
+                facts.append({"kind": "semantics_differ", "covers": ["inplace"],
+                              "note": f"on {device.upper()}, MindSpore {record.mindspore_version}'s "
+                                      f"{target['api'].rpartition('.')[2]} {what}: assign the result"})
+                loud.clear()
+                silent.clear()
+            if loud:
+                first = next(iter(loud.values())).split(";")[0][:120]
+                facts.append({"kind": "unsupported_inputs", "covers": sorted(loud),
+                              "note": f"MindSpore raises for {', '.join(_tag_label(t) or t for t in sorted(loud))} "
+                                      f"(e.g. {first})"})
+            if silent:
+                parts = [f"{_tag_label(t)}: {why.split(' (max abs err')[0][:100]}" for t, why in sorted(silent.items())]
+                facts.append({"kind": "semantics_differ", "covers": sorted(silent),
+                              "note": "results differ for " + "; ".join(parts)})
+            if facts and (loud or silent or receiver is not None):
+                if target is entry["ms"][0] and entry.get("category") == "equivalent":
+                    entry["category"] = "diff_params"
+                    for other in entry["ms"][1:]:
+                        other.setdefault("category", "equivalent" if not other.get("params") else "diff_params")
+                else:
+                    target["category"] = "diff_params"
+            if not facts:
+                target.pop("params", None)
+
+
+def read_verification() -> Any:
+    """The committed verification record, or None (with a note) when it is absent or of another format."""
+    from torch2ms.verify.record import RecordError, read_record
+
+    path = MAPPINGS / "verification.json"
+    try:
+        return read_record(path)
+    except RecordError as exc:
+        print(f"no verification record used: {exc}", file=sys.stderr)
+        return None
 
 
 def _entry_lines(entry: dict[str, Any]) -> list[str]:

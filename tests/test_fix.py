@@ -10,13 +10,15 @@ import stat
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import ROOT, run_cli
 from torch2ms.config import Config
 from torch2ms.engine import scan_source
 from torch2ms.fix import FixError, apply_edits, fix_file, fix_source, fix_text, write_atomic
 from torch2ms.mappings import load_table
-from torch2ms.model import Edit, Span
+from torch2ms.model import DEVICES, Edit, Span
 from torch2ms.rewrite import result_dtype
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "fix"
@@ -139,11 +141,31 @@ def test_dropping_a_non_default_value_is_never_done():
     ("y = torch.amax(x, 1)", (True, "y = mindspore.mint.amax(x, 1)")),
     ("y = torch.amax(x, dim=1)", (True, "y = mindspore.mint.amax(x, dim=1)")),
     ("y = torch.amax(x)", (False, "y = mindspore.mint.amax(x)")),
+    # the CPU forms (the default device): a parameter MindSpore takes at another position goes by keyword
+    # (nn.Dropout's first parameter is keep_prob), only where it is the last positional argument
+    ("y = nn.Dropout(0.1)", (False, "y = mindspore.nn.Dropout(p=0.1).set_train()")),
+    ("y = nn.Dropout(0.1, False)", None),
+    ("y = nn.Conv2d(3, 8, 3, 1, 1)", (True, "y = mindspore.nn.Conv2d(3, 8, 3, 1, padding=1, pad_mode='pad', has_bias=True)")),
+    # a MindSpore parameter torch lacks, written with the value that behaves as torch does
+    ("y = nn.Conv2d(3, 8, 3, groups=3, bias=False)",
+     (True, "y = mindspore.nn.Conv2d(3, 8, 3, group=3, has_bias=False, pad_mode='pad')")),
+    ("y = nn.GELU()", (True, "y = mindspore.nn.GELU(approximate=False)")),
+    ("y = nn.GELU(approximate='tanh')", None),
+    ("y = nn.Conv2d(3, 8, 3, padding_mode='reflect')", None),
+    # a default computed from another argument: the pooling stride is the kernel size
+    ("y = nn.MaxPool2d(k)", (True, "y = mindspore.nn.MaxPool2d(k, stride=k, pad_mode='pad')")),
+    # an expression of names and constants is written again; a call is not (it could differ)
+    ("y = nn.MaxPool2d(k + 1)", (True, "y = mindspore.nn.MaxPool2d(k + 1, stride=k + 1, pad_mode='pad')")),
+    ("y = nn.MaxPool2d(f(k))", (False, "y = mindspore.nn.MaxPool2d(f(k), pad_mode='pad')")),
+    # a shape MindSpore takes only as a tuple, covering as many trailing axes as it has
+    ("y = nn.LayerNorm(d)", (False, "y = mindspore.nn.LayerNorm((d,), epsilon=1e-05)")),
+    ("y = nn.LayerNorm((4, 5), eps=1e-6)",
+     (False, "y = mindspore.nn.LayerNorm((4, 5), epsilon=1e-6, begin_norm_axis=-2, begin_params_axis=-2)")),
 ])
 def test_parameter_facts_see_positional_arguments(line: str, expected) -> None:
     """A fact names torch's parameter and its position (`position`, from torch's signature)."""
-    source = "import torch\nimport torch.nn.functional as F\n" + line + "\n"
-    (diag,) = [d for d in scan_source(source, "f.py").diagnostics if d.span.start_line == 3]
+    source = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n" + line + "\n"
+    (diag,) = [d for d in scan_source(source, "f.py").diagnostics if d.span.start_line == 4]
     if expected is None:
         assert diag.fix is None, diag.fix
         return
@@ -220,7 +242,8 @@ def _body(code: str, own: str, dropped: set[str] = frozenset(), positions: set[i
 
 
 def _example_config(entry, mindspore_code: str) -> Config | None:
-    """The target version an example is written for: the one whose target its MindSpore code calls.
+    """The target version and device an example is written for: those for which the fix writes the
+    target its MindSpore code calls.
 
     None when it calls none of them: no fix can produce it from the entry's data."""
     for target in entry.targets:
@@ -228,13 +251,19 @@ def _example_config(entry, mindspore_code: str) -> Config | None:
         member = any(p[:1].isupper() for p in parts[:-1])  # a method: mindspore.nn.Cell.set_train
         pattern = rf"\.{re.escape(parts[-1])}\b" if member else rf"\b{re.escape(target.api)}\b"
         if re.search(pattern, mindspore_code):
+            versions = ["2.10"]
             if target.since is not None:
-                return Config(target_version=".".join(map(str, target.since)))
+                versions.append(".".join(map(str, target.since)))
             if target.until is not None:
                 major, minor = target.until[0], (target.until[1] if len(target.until) > 1 else 0)
                 older = (major, minor - 1) if minor > 0 else (major - 1, 99)
-                return Config(target_version=".".join(map(str, older)))
-            return Config()
+                versions.append(".".join(map(str, older)))
+            for version in versions:
+                for device in DEVICES:
+                    config = Config(target_version=version, device=device)
+                    if entry.target_for(config.version, device) is target:
+                        return config
+            return None
     return Config() if not entry.targets else None
 
 
@@ -258,14 +287,14 @@ def test_fixing_each_example_gives_its_mindspore_code():
             if config is None:
                 unreachable.append(f"{entry.source} {entry.api}: {example.mindspore!r}")
                 continue
-            target = entry.target_for(config.version)
+            target = entry.target_for(config.version, config.device)
             source = "import torch\n" + example.torch.rstrip("\n") + "\n"
             own = [d for d in scan_source(source, entry.api, config, table).diagnostics
                    if d.torch_api == entry.api and d.fix is not None and d.fix.safe]
             if not own or target is None:
                 continue
             checked += 1
-            out = fix_text(source, entry.api, config, False, table)
+            out = fix_text(source, entry.api, config, True, table)  # nested calls of other entries too
             ast.parse(out.text)
             expected_tree = ast.parse(example.mindspore)
             written = {k.arg for n in ast.walk(expected_tree) if isinstance(n, ast.Call) for k in n.keywords}
@@ -474,3 +503,21 @@ def test_json_report_carries_the_fix_and_unsafe_flag(tmp_path: Path):
     assert path.read_text(encoding="utf-8") == (
         "import mindspore\n\n\nclass Net(mindspore.nn.Cell):\n    def construct(self, x):\n"
         "        return mindspore.mint.nn.ReLU()(x)\n")
+
+
+# ---------------------------------------------------------------- the selection of compatible edits
+@given(st.lists(st.tuples(st.integers(0, 30), st.integers(0, 6), st.sampled_from(["", "a", "bb"])), max_size=40))
+def test_linear_selection_accepts_exactly_what_the_pairwise_check_accepts(raw: list[tuple[int, int, str]]) -> None:
+    from torch2ms.fix import _Accepted, _conflict, _ordered_unique
+
+    accepted = _Accepted()
+    reference: list[tuple[int, int, str]] = []
+    for start, length, text in raw:
+        edit = (start, start + length, text)
+        merged = _ordered_unique(reference + [edit])
+        expected = not any(_conflict(a, b) for a, b in zip(merged, merged[1:]))
+        assert accepted.fits(edit) == expected
+        if expected:
+            reference = merged
+            accepted.add(edit)
+    assert accepted.items == reference

@@ -7,6 +7,7 @@ Every test runs the real fix engine over the real mapping tables.
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 
 import pytest
@@ -99,8 +100,8 @@ def test_layer_class_in_a_parameter_is_not_inlined_at_call_sites():
                 super().__init__()
                 self.norm = norm_layer(c)
         """)
-    assert "norm_layer = mindspore.mint.nn.BatchNorm2d" in out  # rewritten where it is written
-    assert "norm_layer=mindspore.mint.nn.BatchNorm2d" in out
+    assert "norm_layer = mindspore.nn.BatchNorm2d" in out  # rewritten where it is written (the CPU form)
+    assert "norm_layer=mindspore.nn.BatchNorm2d" in out
     assert out.count("norm_layer(c") == 3  # every call site still calls what the caller passed
 
 
@@ -113,7 +114,7 @@ def test_layer_class_assigned_to_a_variable_is_rewritten_at_the_assignment():
                 norm_layer = nn.BatchNorm2d
             return norm_layer(c)
         """)
-    assert "norm_layer = mindspore.mint.nn.BatchNorm2d" in out
+    assert "norm_layer = mindspore.nn.BatchNorm2d" in out
     assert "return norm_layer(c)" in out
     assert "import torch" not in out
 
@@ -130,7 +131,14 @@ def test_module_alias_is_still_rewritten():
 
 
 # ---------------------------------------------------------------- issue 19: no shadowed `mindspore`
-def test_no_rewrite_where_a_parameter_named_mindspore_shadows_the_module():
+# A file that binds `mindspore` to something else is written with an alias of the library
+# (`import mindspore as ms_`, torch2ms.scopes.choose_root): no name the fix writes is shadowed.
+def no_shadowed_root(out: str) -> None:
+    """No `mindspore.x` is written: each `mindspore` left is the program's own variable."""
+    assert not re.search(r"(?<![\w.])mindspore\s*\.", out), out
+
+
+def test_a_parameter_named_mindspore_gets_an_alias_of_the_module():
     out = fixed("""
         import torch
 
@@ -140,8 +148,34 @@ def test_no_rewrite_where_a_parameter_named_mindspore_shadows_the_module():
         def other(a, b):
             return torch.cat([a, b])
         """)
-    assert "return torch.cat([mindspore, x])" in out
-    assert "return mindspore.mint.cat([a, b])" in out
+    assert "import mindspore as ms_\n" in out
+    assert "return ms_.mint.cat([mindspore, x])" in out
+    assert "return ms_.mint.cat([a, b])" in out
+    no_shadowed_root(out)
+
+
+def test_the_alias_avoids_every_name_the_file_uses():
+    out = fixed("""
+        import torch
+
+        def run(mindspore, ms_):
+            return torch.cat([mindspore, ms_])
+        """)
+    assert "import mindspore as ms__\n" in out and "return ms__.mint.cat([mindspore, ms_])" in out
+    no_shadowed_root(out)
+
+
+def test_an_attribute_of_the_shadowing_variable_is_never_respelled():
+    # `mindspore.add_(1)` is the program's own tensor: spelling it from the alias would change the program
+    out = fixed("""
+        import torch
+
+        def run(mindspore):
+            mindspore.add_(1)
+            return torch.cat([mindspore, mindspore])
+        """, unsafe=True)
+    assert "mindspore.add_(1)" in out
+    assert "return ms_.mint.cat([mindspore, mindspore])" in out
 
 
 def test_no_rewrite_where_a_local_variable_named_mindspore_shadows_the_module():
@@ -158,18 +192,20 @@ def test_no_rewrite_where_a_local_variable_named_mindspore_shadows_the_module():
                     x = torch.relu(mindspore)
                 return x
         """, unsafe=True)
-    assert "return torch.cat([mindspore, x])" in out
-    assert "x = torch.relu(mindspore)" in out
-    assert "class Net(mindspore.nn.Cell)" in out  # the module scope does see the module
+    assert "return ms_.mint.cat([mindspore, x])" in out
+    assert "x = ms_.ops.relu(mindspore)" in out
+    assert "class Net(ms_.nn.Cell)" in out  # one spelling for the whole file
+    no_shadowed_root(out)
 
 
-def test_no_rewrite_at_all_when_the_module_scope_rebinds_mindspore():
-    text = """
+def test_the_module_scope_rebinding_mindspore_gets_an_alias():
+    out = fixed("""
         import torch
         mindspore = "a string"
         y = torch.cat([torch.ones(2), torch.ones(2)])
-        """
-    assert fixed(text) == textwrap.dedent(text)
+        """)
+    assert 'import mindspore as ms_\nmindspore = "a string"\ny = ms_.mint.cat([ms_.mint.ones(2), ms_.mint.ones(2)])\n' in out
+    no_shadowed_root(out)
 
 
 # ---------------------------------------------------------------- issue 19: x.size(d)
@@ -204,8 +240,12 @@ def test_size_becomes_shape_subscript(call: str, expected: str):
     ("z = (x + 1).exp_()", "z = (x + 1).exp()"),
 ])
 def test_inplace_method_updates_its_receiver(line: str, expected: str):
+    # unsafe: MindSpore 2.10's copy_ into a non-contiguous receiver (x = b.T) leaves it unchanged, a fact
+    # torch2ms verify measured on the copy forms (mappings: covers noncontiguous)
     setup = "x = torch.ones(3, 4)\ng = torch.ones(3, 4)\nself_w = torch.nn.Parameter(torch.ones(2))\ni = 1"
-    assert f"\n{expected}\n" in fixed_line(line, setup)
+    assert f"\n{expected}\n" in fixed_line(line, setup, unsafe=True)
+    if "assign_value" not in expected:  # assign_value replaces the data whatever its layout: safe
+        assert f"\n{expected}\n" not in fixed_line(line, setup)
 
 
 @pytest.mark.parametrize("line", [
@@ -232,10 +272,10 @@ def test_inplace_update_of_an_unnameable_view_is_left_alone(line: str):
     ("torch.add(t, t, out=buf)", None, "buf.copy_(mindspore.mint.add(t, t))"),
     ("y = torch.cat([t, t], dim=0, out=buf)", None, "y = buf.copy_(mindspore.mint.cat([t, t], dim=0))"),
     # legacy loss flags become the reduction they select
-    ("loss = torch.nn.MSELoss(size_average=False)", "loss = mindspore.mint.nn.MSELoss(reduction='sum')", None),
-    ("loss = torch.nn.L1Loss(reduce=False)", "loss = mindspore.mint.nn.L1Loss(reduction='none')", None),
-    ("loss = torch.nn.L1Loss(size_average=True, reduce=True)", "loss = mindspore.mint.nn.L1Loss(reduction='mean')",
-     None),
+    # (the CPU forms; unsafe: the record states other results for empty inputs)
+    ("loss = torch.nn.MSELoss(size_average=False)", None, "loss = mindspore.nn.MSELoss(reduction='sum')"),
+    ("loss = torch.nn.L1Loss(reduce=False)", None, "loss = mindspore.nn.L1Loss(reduction='none')"),
+    ("loss = torch.nn.L1Loss(size_average=True, reduce=True)", None, "loss = mindspore.nn.L1Loss(reduction='mean')"),
     # a flag passed by position (nn.ReLU(True)) goes when it is the last argument
     ("act = torch.nn.ReLU(True)", None, "act = mindspore.mint.nn.ReLU()"),
     # dtype aliases
@@ -306,7 +346,7 @@ def test_result_dtype_that_differs_is_cast_back(line: str, expected: str):
      "rnn = mindspore.nn.RNN(4, 8, nonlinearity='relu', has_bias=False)"),
     # MindSpore returns plain tuples: a field read right after the call becomes an index
     ("a = x.min(dim=-1, keepdim=True).values", "a = x.min(dim=-1, keepdim=True)[0]"),
-    ("a = torch.median(x, dim=1).indices", "a = mindspore.mint.median(x, dim=1)[1]"),
+    ("a = torch.median(x, dim=1).indices", "a = mindspore.ops.median(x, axis=1)[1]"),  # the CPU form
 ])
 def test_layer_and_result_spellings(line: str, expected: str):
     assert f"\n{expected}\n" in fixed_line(line)
@@ -354,13 +394,14 @@ def test_a_dropped_parameter_that_selects_another_computation_is_never_dropped()
 
 @pytest.mark.parametrize(("line", "expected"), [
     # a torch module starts in training mode, a MindSpore Cell in inference mode
-    ("bn = torch.nn.BatchNorm2d(3)", "bn = mindspore.mint.nn.BatchNorm2d(3).set_train()"),
-    ("drop = torch.nn.Dropout(0.1)", "drop = mindspore.mint.nn.Dropout(0.1).set_train()"),
-    ("bn = torch.nn.BatchNorm1d(3).eval()", "bn = mindspore.mint.nn.BatchNorm1d(3).set_train(False)"),
+    # (the CPU forms; Dropout is an unsafe fix: its record states other statistics on 0-d inputs)
+    ("bn = torch.nn.BatchNorm2d(3)", "bn = mindspore.nn.BatchNorm2d(3).set_train()"),
+    ("drop = torch.nn.Dropout(0.1)", "drop = mindspore.nn.Dropout(p=0.1).set_train()"),
+    ("bn = torch.nn.BatchNorm1d(3).eval()", "bn = mindspore.nn.BatchNorm1d(3).set_train(False)"),
     ("fc = torch.nn.Linear(3, 2)", "fc = mindspore.mint.nn.Linear(3, 2)"),
 ])
 def test_layers_that_depend_on_the_training_flag_start_in_training_mode(line: str, expected: str):
-    assert f"\n{expected}\n" in fixed_line(line)
+    assert f"\n{expected}\n" in fixed_line(line, unsafe=True)
 
 
 # ---------------------------------------------------------------- device idioms
@@ -375,4 +416,5 @@ def test_device_selection_idiom():
 
 
 def test_log_softmax_dim_is_axis():
-    assert "\ny = mindspore.ops.log_softmax(x, axis=1)\n" in fixed_line("y = torch.log_softmax(x, dim=1)")
+    # unsafe: the record states other results for float64 inputs
+    assert "\ny = mindspore.ops.log_softmax(x, axis=1)\n" in fixed_line("y = torch.log_softmax(x, dim=1)", unsafe=True)
