@@ -66,7 +66,6 @@ _NO_SPAN = Span(0, 0, 0, 0)
 V_TENSOR = Val(TENSOR)
 V_OTHER = Val(OTHER)
 V_UNKNOWN = Val(UNKNOWN)
-V_NONE = Val(CONST, value=None)
 
 _BUILTINS = frozenset(dir(builtins))
 # Tensor attributes whose value is itself a tensor (the rest are dtype, shape, device, flags).
