@@ -418,3 +418,12 @@ def test_device_selection_idiom():
 def test_log_softmax_dim_is_axis():
     # unsafe: the record states other results for float64 inputs
     assert "\ny = mindspore.ops.log_softmax(x, axis=1)\n" in fixed_line("y = torch.log_softmax(x, dim=1)", unsafe=True)
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    # torch's default is the sample value (correction=1); the CPU forms' ddof defaults to 0
+    ("m = torch.var_mean(x, dim=0)", "m = mindspore.ops.var_mean(x, axis=0, ddof=1)"),
+    ("m = torch.std_mean(x)", "m = mindspore.ops.std_mean(x, ddof=1)"),
+])
+def test_var_mean_keeps_torchs_correction(line: str, expected: str):
+    assert f"\n{expected}\n" in fixed_line(line)
