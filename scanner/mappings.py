@@ -206,6 +206,8 @@ def _params(raw: list[dict[str, Any]] | None) -> tuple[ParamFact, ...]:
             values=tuple(p.get("values", ())),
             note=p.get("note", ""),
             position=p.get("position"),
+            default_from=p.get("default_from"),
+            from_position=p.get("from_position"),
             covers=tuple(p.get("covers", ())),
         )
         for p in raw or ()
@@ -244,6 +246,7 @@ def _entry(raw: dict[str, Any], source: str) -> MappingEntry:
             devices=tuple(t.get("devices", ())),
             no_kernel=tuple(t.get("no_kernel", ())),
             verified=tuple(t.get("verified", ())),
+            written_as=t.get("written_as"),
         )
         for t in raw.get("ms", ())
     )

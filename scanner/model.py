@@ -132,6 +132,8 @@ class ParamFact:
     values: tuple[Any, ...] = ()
     note: str = ""
     position: int | None = None  # torch's positional index of the parameter (receiver not counted)
+    default_from: str | None = None  # torch's default is the value of this other torch parameter
+    from_position: int | None = None  # default_from's positional index
     # The generated verify cases this fact explains (their tags, e.g. "dtype=bool", "dim<0"):
     # a case with one of these tags may disagree without failing the entry (docs/verify.md).
     covers: tuple[str, ...] = ()
@@ -144,9 +146,10 @@ class ParamFact:
         if self.kind == "dropped":
             return f"'{self.torch}' has no MindSpore counterpart"
         if self.kind == "default_differs":
+            torch_default = f"'{self.default_from}'" if self.default_from else repr(self.torch_default)
             return (
                 f"default of '{self.torch or self.ms}' differs "
-                f"(torch {self.torch_default!r}, MindSpore {self.ms_default!r})"
+                f"(torch {torch_default}, MindSpore {self.ms_default!r})"
             )
         if self.kind == "unsupported_values":
             vals = ", ".join(repr(v) for v in self.values)
@@ -182,6 +185,9 @@ class Target:
     devices: tuple[str, ...] = ()
     no_kernel: tuple[str, ...] = ()
     verified: tuple[str, ...] = ()
+    # "copy": an in-place torch method written as a copy of this out-of-place form's result into the
+    # receiver (`x.abs_()` -> `x.copy_(x.abs())`)
+    written_as: str | None = None
 
     def applies_to(self, version: tuple[int, ...]) -> bool:
         if self.since is not None and version < self.since:

@@ -253,6 +253,9 @@ class Resolver:
         return f"{base}.{name}" if base else own
 
     def _attr_of(self, recv: Val, name: str) -> Val:
+        if recv.kind == BOUND and recv.name.startswith("torch.Tensor.") \
+                and recv.name.rpartition(".")[2] in _TENSOR_VALUED_ATTRS:
+            recv = V_TENSOR  # x.data.mul_(2), x.T.sum(): the attribute is itself a tensor
         kind = recv.kind
         if kind == BOUND and recv.name.startswith("torch.Tensor.") \
                 and recv.name.rpartition(".")[2] in self.meta.named_tuple_fields:
@@ -798,7 +801,9 @@ class Resolver:
         value = node.value
         if isinstance(value, (ast.Name, ast.Attribute)) and all(isinstance(t, ast.Name) for t in node.targets):
             val = self.ref(value)  # an alias: F = torch.nn.functional, act = nn.ReLU
-            if val.kind == BOUND:
+            if val.kind in (BOUND, SYMBOL):
+                # A torch object held by a variable is reported (and rewritten) where it is written;
+                # the variable's uses are reported too, but a fix never replaces the variable.
                 val = self._read(val, value)
         else:
             val = self.ev(value)

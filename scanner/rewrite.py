@@ -19,9 +19,16 @@ What is rewritten (safe fixes):
   value passed is the torch default) or with a different default (the torch
   default is written out explicitly);
 - a few rewrites data cannot express, registered by name in `_SIZE_TUPLE`
-  (``torch.zeros(2, 3)`` -> ``mindspore.mint.zeros((2, 3))``), `_SHAPE_TUPLE`
-  (``nn.LayerNorm(d)`` -> ``mindspore.nn.LayerNorm((d,), ...)``) and `_COPIED_DEFAULTS`
-  (a pooling layer's stride written out as its kernel size).
+  (``torch.zeros(2, 3)`` -> ``mindspore.mint.zeros((2, 3))``) and `_SHAPE_TUPLE`
+  (``nn.LayerNorm(d)`` -> ``mindspore.nn.LayerNorm((d,), ...)``); a torch default that is another
+  argument's value written out (a pooling layer's stride as its kernel size, the fact's ``default_from``);
+- in-place methods written so the receiver is really updated (``x.add_(y)`` ->
+  ``x.copy_(x.add(y))``), methods whose target is a function (``x.std()`` ->
+  ``mindspore.ops.std(x, ddof=1)``), ``x.size(d)`` -> ``x.shape[d]``, keywords MindSpore
+  lacks dropped, a result dtype the tables say differs cast back, named-tuple fields as indexes.
+
+Names are checked in scope (`torch2ms.scopes`): a fix replaces a name only when an import binds
+it, and writes ``mindspore.`` only where no local binding shadows the module.
 
 Unsafe fixes (``--unsafe-fixes``): ``nn.Module`` base -> ``mindspore.nn.Cell`` together
 with ``forward`` -> ``construct``; removal of device moves (``.cuda()``, ``.cpu()``,
@@ -36,10 +43,11 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import replace
-from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator, Sequence
 
 from .mappings import MappingTable
+from .scopes import ROOT, Scopes, choose_root, respell, written_root
 from .source import SourceText
 from .model import (
     DEFAULT_DEVICE, ApiCall, Arg, Confidence, Diagnostic, Edit, Fix, MappingEntry, ParamFact, Span, Target, arg_for,
@@ -52,9 +60,6 @@ _SIZE_TUPLE = frozenset({"mindspore.mint.zeros", "mindspore.mint.ones", "mindspo
 # Targets that take a shape only as a tuple where torch also takes one int: {target: (torch parameter,
 # its position, the keywords that make the target cover as many trailing axes as the shape has)}.
 _SHAPE_TUPLE = {"mindspore.nn.LayerNorm": ("normalized_shape", 0, ("begin_norm_axis", "begin_params_axis"))}
-# torch defaults computed from another argument (a default_differs fact with torch_default None):
-# parameter -> the parameter it copies, passed just before it (pooling: stride defaults to kernel_size).
-_COPIED_DEFAULTS = {"stride": "kernel_size"}
 # Device moves: removed by an unsafe fix whatever the table says about them.
 _DEVICE_MOVES = frozenset({
     "torch.Tensor.cuda", "torch.Tensor.cpu", "torch.Tensor.to",
@@ -68,11 +73,13 @@ _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\s*\.\s*[A-Za-z_][A-Za-z0-9_]*)*$
 class FixSource(SourceText):
     """A source text (positions: `torch2ms.source`) with the syntax-tree lookups shared by every fix of one file."""
 
-    __slots__ = ("_tree", "_import_edit", "_classes", "_statements")
+    __slots__ = ("_tree", "_import_edit", "_classes", "_statements", "_scopes", "_root")
 
     def __init__(self, text: str, tree: ast.Module | None = None) -> None:
         super().__init__(text)
         self._tree = tree
+        self._scopes: Scopes | None = None
+        self._root: str | None = None
         self._import_edit: Edit | None | bool = False
         self._classes: dict[tuple[int, int], ast.ClassDef] | None = None
         self._statements: dict[tuple[int, int, int | None, int | None],
@@ -84,6 +91,47 @@ class FixSource(SourceText):
             self._tree = ast.parse(self.text)
         return self._tree
 
+    # ------------------------------------------------------------- names
+    def _kinds(self, name: str, span: Span) -> frozenset[str] | None:
+        if self._scopes is None:
+            self._scopes = Scopes(self.tree)
+        line = span.start_line
+        return self._scopes.kinds(name, line, self.byte_col(line, span.start_col))
+
+    def names_a_constant(self, span: Span) -> bool:
+        """True when the dotted text at `span` is a constant reference: its first name is bound by an
+        import (or not bound in the file), or by a plain alias of a dotted name and used as a namespace
+        (``F.relu`` after ``F = torch.nn.functional``). A parameter or a variable that holds a torch
+        object (``norm_layer(c)``) is not: replacing it would drop what the caller passed."""
+        text = _dotted_text(self.slice(span))
+        root, dot, _ = text.partition(".")
+        kinds = self._kinds(root, span)
+        if kinds is None or all(k.startswith("import:") for k in kinds):
+            return True
+        return bool(dot) and kinds == {"alias"}
+
+    @property
+    def root(self) -> str:
+        """The name the fixes spell MindSpore's names from: ``mindspore``, or an alias where the file
+        binds ``mindspore`` to something else (`scopes.choose_root`)."""
+        if self._root is None:
+            self._root = choose_root(self.tree)
+        return self._root
+
+    def mindspore_visible(self, span: Span) -> bool:
+        """True when the root name at `span` means the module (no parameter or variable shadows it)."""
+        kinds = self._kinds(self.root, span)
+        return kinds is None or kinds == {"import:mindspore"}
+
+    def respelled(self, fix: Fix, span: Span) -> Fix | None:
+        """`fix` with ``mindspore`` spelled from the file's root; None where the file's own text in the
+        fix (the call at `span`, the replaced text) spells a ``mindspore.`` that is not the module."""
+        if self.root == ROOT:
+            return fix
+        if any(written_root(self.slice(s)) for s in (span, *(e.span for e in fix.edits))):
+            return None
+        return Fix(fix.title, tuple(Edit(e.span, respell(e.text, self.root)) for e in fix.edits), fix.safe)
+
     # ------------------------------------------------------------- imports
     def import_edit(self) -> Edit | None:
         """The insertion of ``import mindspore`` after the leading import block, or None if present."""
@@ -94,7 +142,8 @@ class FixSource(SourceText):
     def _compute_import_edit(self) -> Edit | None:
         body = self.tree.body
         for stmt in body:
-            if isinstance(stmt, ast.Import) and any(a.name == "mindspore" and a.asname is None for a in stmt.names):
+            if isinstance(stmt, ast.Import) and any(
+                    a.name == ROOT and (a.asname or ROOT) == self.root for a in stmt.names):
                 return None
         index = 0
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
@@ -228,6 +277,22 @@ def _close_paren(src: FixSource, call: ApiCall) -> tuple[int, int]:
     return src.position(end - 1)
 
 
+def _arg_end(src: FixSource, call: ApiCall, arg: Arg) -> tuple[int, int]:
+    """Where an argument's text ends, parentheses around its value included (`k=(a + b)`): its span
+    stops inside them."""
+    offset = src.offset(*_end(arg.span))
+    close = src.offset(*_close_paren(src, call))
+    probe = offset
+    while True:
+        while probe < close and src.text[probe] in " \t\r\n\\":
+            probe += 1
+        if probe < close and src.text[probe] == ")":
+            probe += 1
+            offset = probe
+            continue
+        return src.position(offset)
+
+
 def _removal_edits(src: FixSource, call: ApiCall, removed: list[Arg]) -> list[Edit]:
     """Edits deleting the keyword arguments `removed` with their separating commas."""
     args = _ordered(call.args)
@@ -245,24 +310,27 @@ def _removal_edits(src: FixSource, call: ApiCall, removed: list[Arg]) -> list[Ed
             trailing.append(arg)
     if trailing:
         if last_kept_index >= 0:
-            start = _end(args[last_kept_index].span)
+            start = _arg_end(src, call, args[last_kept_index])
         else:
             start = _arg_start(trailing[0])
-        stop = _end(trailing[-1].span) if last_kept_index >= 0 else _close_paren(src, call)
+        stop = _arg_end(src, call, trailing[-1]) if last_kept_index >= 0 else _close_paren(src, call)
         edits.append(Edit(Span(*start, *stop), ""))
     return edits
 
 
-def _insert_keywords(src: FixSource, call: ApiCall, pieces: list[str]) -> Edit | None:
+def _insert_keywords(src: FixSource, call: ApiCall, pieces: list[str], removed: Sequence[Arg] = (),
+                     receiver_first: bool = False) -> Edit | None:
+    """Keywords added after the last argument that stays (`removed`: those other edits delete)."""
     if not pieces:
         return None
     text = ", ".join(pieces)
-    if call.args:
-        last = max(call.args, key=lambda a: _end(a.span))
-        line, col = _end(last.span)
+    kept = [a for a in call.args if all(a is not r for r in removed)]
+    if kept:
+        last = max(kept, key=lambda a: _end(a.span))
+        line, col = _arg_end(src, call, last)
         return Edit(Span(line, col, line, col), ", " + text)
     line, col = _close_paren(src, call)
-    return Edit(Span(line, col, line, col), text)
+    return Edit(Span(line, col, line, col), (", " if receiver_first else "") + text)
 
 
 def _literal(value: object) -> str | None:
@@ -276,6 +344,70 @@ def _literal(value: object) -> str | None:
     except (ValueError, SyntaxError, TypeError):
         return None
     return text
+
+
+# ---------------------------------------------------------------- result dtypes
+# The convention of the tables for a result dtype that differs (mappings/README.md): a semantics_differ
+# fact whose note reads "result dtype differs (torch int64, MindSpore int32)".
+_RESULT_DTYPE = re.compile(r"result dtype differs \(torch (\w+), MindSpore (\w+)\)")
+# APIs returning (values, indices): the dtype fact is about the indices.
+_INDEX_PAIRS = frozenset({"sort", "topk", "cummin", "cummax", "kthvalue", "mode"})
+
+
+def result_dtype(fact: ParamFact) -> str | None:
+    """torch's result dtype when the fact states that MindSpore's differs; None otherwise."""
+    if fact.kind != "semantics_differ" or fact.torch is not None or fact.ms is not None:
+        return None
+    found = _RESULT_DTYPE.search(fact.note)
+    return found.group(1) if found else None
+
+
+def _with_cast(src: FixSource, call: ApiCall, target: Target, fix: Fix | None) -> Fix | None:
+    """`fix` with the result cast to torch's dtype where the target states another one:
+    `x.argsort()` -> `x.argsort().astype(mindspore.int64)`; a (values, indices) result becomes
+    `(lambda r: (r[0], r[1].astype(mindspore.int64)))(x.topk(2))`. Without a way to write the cast
+    (an attribute, a shadowed `mindspore`) the fix is unsafe."""
+    dtypes = [d for d in (result_dtype(f) for f in target.params) if d is not None]
+    if fix is None or not dtypes or call.kind not in ("call", "method"):
+        return fix
+    base, title = list(fix.edits), fix.title
+    if not src.mindspore_visible(call.span):
+        return Fix(title, tuple(base), safe=False)
+    cast = f".astype(mindspore.{dtypes[0]})"
+    start = src.offset(call.span.start_line, call.span.start_col)
+    end = src.offset(call.span.end_line, call.span.end_col)
+    edits = base
+    if call.api.rpartition(".")[2] in _INDEX_PAIRS:
+        edits = [Edit(src.span_of(start, start), f"(lambda r: (r[0], r[1]{cast}))("), *edits,
+                 Edit(src.span_of(end, end), ")")]
+    else:
+        edits.append(Edit(src.span_of(end, end), cast))
+    imp = src.import_edit()
+    if imp is not None:  # first: it may be inserted where the statement starts, before the wrapper
+        edits = [imp, *(e for e in edits if e != imp)]
+    return Fix(f"{title}, with torch's result dtype {dtypes[0]}", tuple(edits), safe=fix.safe)
+
+
+# Fields of torch's named-tuple results (torch.return_types.*); MindSpore returns plain tuples.
+_RESULT_FIELDS: dict[str, dict[str, int]] = {
+    **{name: {"values": 0, "indices": 1} for name in (
+        "max", "min", "median", "nanmedian", "mode", "sort", "topk", "kthvalue", "cummax", "cummin")},
+    "aminmax": {"min": 0, "max": 1},
+}
+_FIELD = re.compile(r"\s*\.\s*([A-Za-z_]\w*)")
+
+
+def _with_fields(src: FixSource, call: ApiCall, fix: Fix | None) -> Fix | None:
+    """`x.max(dim=1).values` -> `x.max(dim=1)[0]`: a field read right after the call becomes an index."""
+    fields = _RESULT_FIELDS.get(call.api.rpartition(".")[2])
+    if fix is None or fields is None or call.kind not in ("call", "method"):
+        return fix
+    end = src.offset(call.span.end_line, call.span.end_col)
+    found = _FIELD.match(src.text, end)
+    if found is None or found.group(1) not in fields:
+        return fix
+    edit = Edit(src.span_of(end, found.end()), f"[{fields[found.group(1)]}]")
+    return Fix(fix.title, (*fix.edits, edit), fix.safe)
 
 
 def default_keyword(fact: ParamFact) -> str | None:
@@ -294,21 +426,85 @@ def default_keyword(fact: ParamFact) -> str | None:
 
 
 # ---------------------------------------------------------------- fixes
-def _param_edits(src: FixSource, call: ApiCall, target: Target) -> tuple[list[Edit], bool] | None:
-    """The edits for the target's parameter facts and whether they are safe; None: no fix possible."""
+# Dropped parameters whose value does not change what the call computes, only whether its input is
+# overwritten: a value other than torch's default may go in an unsafe fix. Any other dropped parameter
+# passed with a value other than torch's default leaves the call unfixed (its result would change).
+_VALUE_NEUTRAL = frozenset({"inplace"})
+# Layers whose forward depends on the training flag: a torch module starts in training mode, a MindSpore
+# Cell in inference mode, so the rewritten constructor calls set_train() (a later eval()/set_train(False)
+# of the layer or of a Cell holding it still switches it).
+_TRAINING_DEPENDENT = frozenset({
+    "torch.nn.BatchNorm1d", "torch.nn.BatchNorm2d", "torch.nn.BatchNorm3d", "torch.nn.SyncBatchNorm",
+    "torch.nn.Dropout", "torch.nn.Dropout1d", "torch.nn.Dropout2d", "torch.nn.Dropout3d", "torch.nn.AlphaDropout",
+    "torch.nn.FeatureAlphaDropout",
+})
+_MODE_CALL = re.compile(r"\s*\.\s*(eval|train|set_train)\s*\(")
+# Keywords every torch creation function or layer may take that MindSpore has no use for (it places the
+# whole program on one device and has no tensor-level autograd flag), with the values that are torch's
+# defaults (dropping a default is safe; dropping another value is unsafe: what it selected is lost).
+# A target that does take one (mindspore.Parameter's requires_grad) says so with a fact naming it.
+_GENERAL_DROPPED: dict[str, tuple[object, ...]] = {
+    "device": (None,), "requires_grad": (False,), "pin_memory": (False,), "non_blocking": (False,),
+    "layout": ("strided",), "memory_format": ("contiguous_format", "preserve_format"),
+}
+
+
+def _general_default(src: FixSource, arg: Arg) -> bool:
+    """True when `arg` passes torch's default for its general keyword (a constant or a torch attribute)."""
+    values = _GENERAL_DROPPED.get(arg.keyword or "", ())
+    if arg.is_const:
+        return any(arg.value is v or (v is not None and arg.value == v) for v in values)
+    return src.slice(arg.span).rpartition(".")[2] in {v for v in values if isinstance(v, str)}
+
+
+def _legacy_reduction(src: FixSource, call: ApiCall) -> str | None | bool:
+    """The `reduction` that a loss's legacy `size_average` / `reduce` flags select (torch's rule), None when
+    the call passes neither, False when it cannot be told (a value that is not written as a literal, or
+    `reduction` too)."""
+    flags = {a.keyword: a for a in call.args if a.keyword in ("size_average", "reduce")}
+    if not flags:
+        return None
+    if _keyword(call, "reduction") is not None or any(src.slice(a.span).strip() not in ("None", "True", "False")
+                                                      for a in flags.values()):
+        return False
+    size_average = flags["size_average"].value if "size_average" in flags else None
+    reduce = flags["reduce"].value if "reduce" in flags else None
+    if reduce is False:
+        return "none"
+    return "sum" if size_average is False else "mean"
+
+
+@dataclass
+class _Params:
+    edits: list[Edit]
+    safe: bool
+    out: Arg | None = None  # an `out=` argument, removed by the edits: the caller writes the result into it
+
+
+def _param_edits(src: FixSource, call: ApiCall, target: Target, receiver_first: bool = False) -> _Params | None:
+    """The edits for the target's parameter facts (and the general keywords MindSpore lacks) and whether
+    they are safe; None: no fix possible. `receiver_first`: a method's receiver becomes the first argument."""
     edits: list[Edit] = []
     safe = True
     dropped: list[Arg] = []
     explicit: list[str] = []
     starred = any(a.starred for a in call.args)
+    legacy = _legacy_reduction(src, call)
+    if legacy is False:
+        return None
+    declared = {f.torch for f in target.params if f.torch}
     for fact in target.params:
         passed = _passed(call, fact)
         if fact.kind == "added_required":
-            return None
+            value = _literal(fact.ms_default) if fact.ms and fact.ms_default is not None else None
+            if value is None or _keyword(call, fact.ms) is not None:
+                return None  # MindSpore needs an argument the table cannot give
+            explicit.append(f"{fact.ms}={value}")  # the table names the value torch implies
+            continue
         if fact.kind == "semantics_differ":
             if passed is not None:
                 return None  # the value passed may mean something else in MindSpore
-            if fact.torch is None and fact.ms is None:
+            if fact.torch is None and fact.ms is None and result_dtype(fact) is None:
                 safe = False  # the API as a whole behaves differently: a human should look
             continue
         if fact.kind == "unsupported_values":
@@ -330,10 +526,14 @@ def _param_edits(src: FixSource, call: ApiCall, target: Target) -> tuple[list[Ed
         if fact.kind == "dropped":
             if passed is None:
                 continue
-            if passed.keyword is None or passed.starred:
-                return None
+            positional = [a for a in call.args if a.keyword is None]
+            if passed.starred or (passed.keyword is None and (passed is not positional[-1] or
+                                                               len(positional) != len(call.args))):
+                return None  # only the last argument may go when it is passed by position
             if not (passed.is_const and fact.torch_default is not None and passed.value == fact.torch_default):
-                safe = False  # the value passed changes behaviour in torch and is lost
+                if fact.torch not in _VALUE_NEUTRAL:
+                    return None  # the value passed selects another computation: dropping it changes results
+                safe = False  # inplace=True: only whether the input is overwritten is lost
             dropped.append(passed)
             continue
         if fact.kind == "default_differs":
@@ -342,7 +542,7 @@ def _param_edits(src: FixSource, call: ApiCall, target: Target) -> tuple[list[Ed
                 if fact.ms and fact.ms != fact.torch and passed.keyword_span is not None:
                     edits.append(Edit(passed.keyword_span, fact.ms))
                 continue
-            if name is None or fact.torch is None and fact.ms is None:
+            if name is None or fact.torch is None and fact.ms is None or (fact.torch == "reduction" and legacy is not None):
                 continue
             if starred or _keyword(call, name) is not None:
                 return None  # with torch None: a MindSpore parameter torch lacks, passed already (its vocabulary)
@@ -352,28 +552,41 @@ def _param_edits(src: FixSource, call: ApiCall, target: Target) -> tuple[list[Ed
                 continue
             explicit.append(text)
             continue
+    for arg in call.args:
+        if arg.keyword in _GENERAL_DROPPED and arg.keyword not in declared and all(arg is not d for d in dropped):
+            if not _general_default(src, arg):
+                safe = False
+            dropped.append(arg)
+    if legacy is not None:
+        dropped.extend(a for a in call.args if a.keyword in ("size_average", "reduce"))
+        name = next((f.ms for f in target.params if f.kind == "renamed" and f.torch == "reduction" and f.ms),
+                    "reduction")
+        explicit.append(f"{name}={legacy!r}")
+    out = _keyword(call, "out") if "out" not in declared else None
+    if out is not None:
+        if out.starred or not _pure_text(src, out):
+            return None
+        dropped.append(out)
     if dropped:
         edits.extend(_removal_edits(src, call, dropped))
     if explicit:
         if call.kind == "attribute":
             return None
-        insert = _insert_keywords(src, call, explicit)
+        insert = _insert_keywords(src, call, explicit, dropped, receiver_first)
         if insert is not None:
             edits.append(insert)
-    return edits, safe
+    return _Params(edits, safe, out)
 
 
 def _copied_default(src: FixSource, call: ApiCall, fact: ParamFact) -> str | None:
-    """``stride=<the kernel_size argument>`` where torch's default is another argument's value
-    (`_COPIED_DEFAULTS`), when that argument is a constant or a name (evaluating it twice is the same)."""
-    source = _COPIED_DEFAULTS.get(fact.torch or "")
-    if source is None or fact.torch_default is not None or not fact.position:
+    """``stride=<the kernel_size argument>`` where torch's default is another argument's value (the
+    fact's `default_from`), when that argument's text can be written twice with the same value."""
+    if fact.default_from is None or fact.torch_default is not None:
         return None
-    arg = arg_for(call.args, source, fact.position - 1)
-    if arg is None or arg.starred:
+    arg = arg_for(call.args, fact.default_from, fact.from_position)
+    if arg is None or arg.starred or not _pure_text(src, arg):
         return None
-    text = src.slice(arg.span)
-    return f"{fact.ms or fact.torch}={text}" if arg.is_const or _DOTTED.match(text) else None
+    return f"{fact.ms or fact.torch}={src.slice(arg.span)}"
 
 
 def _shape_tuple_edits(src: FixSource, call: ApiCall, rule: tuple[str, int, tuple[str, ...]]) -> list[Edit] | None:
@@ -446,6 +659,21 @@ def _device_move_fix(src: FixSource, call: ApiCall) -> Fix | None:
     return Fix(title=f"Remove the device move .{method}()", edits=(Edit(src.span_of(dot, end), ""),), safe=False)
 
 
+def _device_object_fix(src: FixSource, call: ApiCall) -> Fix | None:
+    """`torch.device("cuda")` -> `"cuda"` (unsafe): MindSpore has no device objects; the value is kept for
+    the device keywords and moves that the other fixes drop."""
+    if call.kind != "call" or len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].starred:
+        return None
+    text = src.slice(call.args[0].span)
+    try:
+        node = ast.parse(f"({text})", mode="eval").body
+    except SyntaxError:
+        return None
+    new = text if isinstance(node, (ast.Constant, ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"({text})"
+    return Fix(title="Keep the device name (MindSpore has no device objects)", edits=(Edit(call.span, new),),
+               safe=False)
+
+
 def _eval_fix(src: FixSource, call: ApiCall) -> Fix | None:
     """`model.eval()` -> `model.set_train(False)` (a registered rewrite: the data says only 'set_train')."""
     if call.kind != "method" or call.args or call.name_span is None:
@@ -454,6 +682,157 @@ def _eval_fix(src: FixSource, call: ApiCall) -> Fix | None:
     name_at = src.offset(call.name_span.start_line, call.name_span.start_col)
     return Fix(title="Use mindspore.nn.Cell.set_train(False)",
                edits=(Edit(src.span_of(name_at, end), "set_train(False)"),), safe=True)
+
+
+def _size_fix(src: FixSource, call: ApiCall) -> Fix | None:
+    """`x.size()` -> `x.shape`, `x.size(d)` / `x.size(dim=d)` -> `x.shape[d]` (a registered rewrite:
+    MindSpore's `size` is the element count and its `shape` an attribute, not a method)."""
+    if call.kind != "method" or call.name_span is None or len(call.args) > 1 or any(a.starred for a in call.args):
+        return None
+    end = src.offset(call.span.end_line, call.span.end_col)
+    name_at = src.offset(call.name_span.start_line, call.name_span.start_col)
+    if not call.args:
+        new = "shape"
+    else:
+        arg = call.args[0]
+        if arg.keyword not in (None, "dim"):
+            return None
+        new = f"shape[{src.slice(arg.span)}]"
+    return Fix(title="Use mindspore.Tensor.shape", edits=(Edit(src.span_of(name_at, end), new),), safe=True)
+
+
+# In-place methods that change the receiver's shape: `copy_` cannot do that, `assign_value` replaces the data.
+_SHAPE_INPLACE = frozenset({"squeeze_", "unsqueeze_", "t_", "transpose_", "swapaxes_", "swapdims_", "resize_",
+                            "resize_as_", "as_strided_"})
+_FRESH = ""  # the receiver is a new tensor (an operator's result): nothing else sees the update
+
+
+def _pure_text(src: FixSource, arg: Arg) -> bool:
+    """An argument whose text can be written a second time with the same value."""
+    try:
+        return _pure(ast.parse(f"({src.slice(arg.span)})", mode="eval").body)
+    except SyntaxError:
+        return False
+
+
+def _pure(node: ast.expr) -> bool:
+    """An expression that can be evaluated twice with the same result: names, attributes, constants and
+    subscripts, slices and tuples of those."""
+    if isinstance(node, (ast.Name, ast.Constant)):
+        return True
+    if isinstance(node, ast.Attribute):
+        return _pure(node.value)
+    if isinstance(node, ast.Subscript):
+        return _pure(node.value) and _pure(node.slice)
+    if isinstance(node, ast.Slice):
+        return all(part is None or _pure(part) for part in (node.lower, node.upper, node.step))
+    if isinstance(node, ast.Tuple):
+        return all(_pure(elt) for elt in node.elts)
+    if isinstance(node, ast.UnaryOp):
+        return _pure(node.operand)
+    if isinstance(node, ast.BinOp):
+        return _pure(node.left) and _pure(node.right)
+    return False
+
+
+def _inplace_root(text: str, is_inplace: Callable[[str], bool]) -> tuple[str, bool] | None:
+    """The tensor an in-place call updates, as text that is safe to evaluate again, and whether it is a
+    view (a subscript, `x[0]`): the receiver if it is a name or attribute chain, the root of a chain of
+    in-place calls (`m.mul_(a).add_(b)` updates `m`), `_FRESH` for an operator's result; None when it
+    cannot be named (another call)."""
+    try:
+        node = ast.parse(f"({text.strip()})", mode="eval").body
+    except SyntaxError:
+        return None
+    chained = False
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and is_inplace(node.func.attr):
+        node, chained = node.func.value, True
+    if isinstance(node, (ast.BinOp, ast.UnaryOp)):
+        return _FRESH, False
+    if not _pure(node) or isinstance(node, ast.Constant):
+        return None
+    view = isinstance(node, ast.Subscript)
+    if view and chained:
+        return None
+    return (_dotted_text(ast.unparse(node)) if not view else ast.unparse(node)), view
+
+
+def _inplace_fix(src: FixSource, call: ApiCall, form: Target, is_inplace: Callable[[str], bool]) -> Fix | None:
+    """`R.op_(args)` -> `R.copy_(R.op(args))`: MindSpore's in-place methods leave the receiver unchanged on
+    CPU (or do not exist), so the update is written as a copy into the receiver, which keeps its dtype and
+    every alias of it. A view updated by a statement of its own (`x[0].add_(1)`) is assigned back
+    (`x[0] = x[0].add(1)`): MindSpore's views do not write through. `form` is the out-of-place target (a
+    Tensor method or a function taking the tensor first); shape-changing methods (`unsqueeze_`) use
+    `assign_value`, which may change the shape."""
+    if call.name_span is None:
+        return None
+    receiver_text = src.slice(call.span)[:_receiver_length(src, call)]
+    found = _inplace_root(receiver_text, is_inplace)
+    if found is None:
+        return None
+    root, view = found
+    inplace_name = call.api.rpartition(".")[2]
+    if view and (inplace_name in _SHAPE_INPLACE or src.expression_statement(call.span) is None):
+        return None  # only a statement of its own can assign the view back
+    params = _param_edits(src, call, form)
+    if params is None or params.out is not None:
+        return None
+    edits, safe = params.edits, params.safe
+    method = form.api.rpartition(".")[2]
+    member = _is_member(form.api)
+    if root == _FRESH:
+        if not member:
+            return None
+        edits.insert(0, Edit(call.name_span, method))
+        return Fix(title=f"Use {form.api} (the receiver is a new tensor)", edits=tuple(edits), safe=safe)
+    store = "assign_value" if inplace_name in _SHAPE_INPLACE else "copy_"
+    start = src.offset(call.span.start_line, call.span.start_col)
+    end = src.offset(call.span.end_line, call.span.end_col)
+    if member and view:
+        edits.insert(0, Edit(call.name_span, method))
+        edits.insert(0, Edit(src.span_of(start, start), f"{root} = "))
+    elif member:
+        edits.insert(0, Edit(call.name_span, f"{store}({root}.{method}"))
+        edits.append(Edit(src.span_of(end, end), ")"))
+    else:
+        if not src.mindspore_visible(call.span):
+            return None
+        name_end = src.offset(call.name_span.end_line, call.name_span.end_col)
+        paren = src.text.find("(", name_end)
+        if paren < 0 or src.text[name_end:paren].strip():
+            return None
+        head = f"{form.api}({root}" + (", " if call.args else "")
+        if view:
+            edits.insert(0, Edit(src.span_of(start, paren + 1), f"{root} = {head}"))
+        else:
+            name_at = src.offset(call.name_span.start_line, call.name_span.start_col)
+            edits.insert(0, Edit(src.span_of(name_at, paren + 1), f"{store}({head}"))
+            edits.append(Edit(src.span_of(end, end), ")"))
+        imp = src.import_edit()
+        if imp is not None:
+            edits.append(imp)
+    return Fix(title=f"Update {root} in place with {form.api}", edits=tuple(edits), safe=safe)
+
+
+def _receiver_move_fix(src: FixSource, call: ApiCall, target: Target, edits: list[Edit], safe: bool) -> Fix | None:
+    """`x.std(dim=1)` -> `mindspore.ops.std(x, axis=1)`: a Tensor method whose MindSpore form is a function
+    taking the tensor first (the tables' facts count its parameters that way)."""
+    if call.name_span is None or not call.api.startswith("torch.Tensor.") or not target.api.startswith("mindspore.") \
+            or not src.mindspore_visible(call.span):
+        return None
+    start = src.offset(call.span.start_line, call.span.start_col)
+    name_at = src.offset(call.name_span.start_line, call.name_span.start_col)
+    name_end = src.offset(call.name_span.end_line, call.name_span.end_col)
+    dot = src.text.rfind(".", start, name_at)
+    paren = src.text.find("(", name_end)
+    if dot < 0 or src.text[dot + 1:name_at].strip() or paren < 0 or src.text[name_end:paren].strip():
+        return None
+    edits.insert(0, Edit(src.span_of(start, start), f"{target.api}("))
+    edits.insert(1, Edit(src.span_of(dot, paren + 1), ", " if call.args else ""))
+    imp = src.import_edit()
+    if imp is not None:
+        edits.append(imp)
+    return Fix(title=f"Call {target.api}", edits=tuple(edits), safe=safe)
 
 
 def _receiver_length(src: FixSource, call: ApiCall) -> int:
@@ -468,7 +847,8 @@ def _receiver_length(src: FixSource, call: ApiCall) -> int:
 
 def _cell_fix(src: FixSource, call: ApiCall) -> Fix | None:
     """`class Net(nn.Module)` -> `class Net(mindspore.nn.Cell)` and its `forward` -> `construct` (unsafe)."""
-    if call.kind != "attribute" or not _DOTTED.match(src.slice(call.span)):
+    if call.kind != "attribute" or not _DOTTED.match(src.slice(call.span)) or not src.names_a_constant(call.span) \
+            or not src.mindspore_visible(call.span):
         return None
     edits = [Edit(call.span, "mindspore.nn.Cell")]
     node = src.class_with_base(call.span)
@@ -495,56 +875,86 @@ def _cell_fix(src: FixSource, call: ApiCall) -> Fix | None:
 
 
 def build_fix(call: ApiCall, diag: Diagnostic, entry: MappingEntry | None, target: Target | None,
-              src: FixSource) -> Fix | None:
-    """The fix for one finding, or None when it must be left to a human."""
+              src: FixSource, inplace_form: Target | None = None,
+              is_inplace: Callable[[str], bool] = lambda name: False) -> Fix | None:
+    """The fix for one finding, or None when it must be left to a human. `inplace_form`: for an in-place
+    Tensor method, the out-of-place target its update is computed with."""
     if diag.confidence is not Confidence.HIGH or call.confidence is not Confidence.HIGH:
         return None
+    if inplace_form is not None and call.kind == "method" and diag.code in ("TMS101", "TMS102", "TMS103"):
+        return _inplace_fix(src, call, inplace_form, is_inplace)
     if call.api in _DEVICE_MOVES and diag.code in ("TMS101", "TMS102", "TMS103", "TMS104"):
         device = _device_move_fix(src, call)
         if device is not None:
             return device
     if call.api == "torch.nn.Module" and diag.code in _FIXABLE_CODES and target is not None:
         return _cell_fix(src, call)
+    if call.api == "torch.device" and diag.code == "TMS103":
+        return _device_object_fix(src, call)
     if call.api == "torch.nn.Module.eval" and diag.code in _FIXABLE_CODES and target is not None \
             and target.api == "mindspore.nn.Cell.set_train":
         return _eval_fix(src, call)
     if diag.code not in _FIXABLE_CODES or entry is None or target is None:
         return None
-    params = _param_edits(src, call, target)
-    if params is None:
+    if call.api == "torch.Tensor.size" and target.api == "mindspore.Tensor.shape":
+        return _size_fix(src, call)
+    fix = _with_fields(src, call, _with_cast(src, call, target, _target_fix(src, call, target)))
+    return fix if fix is not None and fix.edits else None
+
+
+def _target_fix(src: FixSource, call: ApiCall, target: Target) -> Fix | None:
+    """The rewrite to `target`: its name, receiver and parameter facts."""
+    moved = call.kind == "method" and not _is_member(target.api)
+    params = _param_edits(src, call, target, receiver_first=moved)
+    if params is None or (params.out is not None and call.kind != "call"):
         return None
-    edits, safe = params
+    edits, safe = params.edits, params.safe
     member = _is_member(call.api)
+    if moved:
+        return _receiver_move_fix(src, call, target, edits, safe)
     if call.kind == "method":
-        if call.name_span is None or not _is_member(target.api):
-            return None  # a method becoming a function needs the receiver moved: left to a human
+        if call.name_span is None:
+            return None
         old = call.api.rpartition(".")[2]
         new = target.api.rpartition(".")[2]
         if new != old:
             edits.insert(0, Edit(call.name_span, new))
-        title = f"Use {target.api}"
-        if not edits:
-            return None  # the same-named method: nothing to change at the call site
-        return Fix(title=title, edits=tuple(edits), safe=safe)
+        # the same-named method has nothing to change at the call site (no edits: no fix, unless a cast)
+        return Fix(title=f"Use {target.api}", edits=tuple(edits), safe=safe)
     if member or _is_member(target.api):
         return None
     if call.kind == "call":
-        if call.func_span is None or not _DOTTED.match(src.slice(call.func_span)):
+        replaced = call.func_span
+        if replaced is None:
             return None
-        edits.insert(0, Edit(call.func_span, target.api))
-        if target.api in _SIZE_TUPLE:
-            edits.extend(_size_tuple_edits(call))
-        if target.api in _SHAPE_TUPLE:
-            shape = _shape_tuple_edits(src, call, _SHAPE_TUPLE[target.api])
-            if shape is None:
-                return None
-            edits[1:1] = shape  # before the keywords inserted at the same point
     elif call.kind == "attribute":
-        if not _DOTTED.match(src.slice(call.span)):
-            return None
-        edits.insert(0, Edit(call.span, target.api))
+        replaced = call.span
     else:
         return None
+    if not _DOTTED.match(src.slice(replaced)) or not src.names_a_constant(replaced):
+        return None  # a variable holding a torch object keeps it: its assignment is rewritten instead
+    if target.api.startswith("mindspore.") and not src.mindspore_visible(replaced):
+        return None  # a local name `mindspore` would shadow the module the rewrite names
+    edits.insert(0, Edit(replaced, target.api))
+    if call.kind == "call" and target.api in _SIZE_TUPLE:
+        edits.extend(_size_tuple_edits(call))
+    if call.kind == "call" and target.api in _SHAPE_TUPLE:
+        shape = _shape_tuple_edits(src, call, _SHAPE_TUPLE[target.api])
+        if shape is None:
+            return None
+        edits[1:1] = shape  # before the keywords inserted at the same point
+    if call.kind == "call" and call.api in _TRAINING_DEPENDENT and target.api.startswith("mindspore."):
+        end = src.offset(call.span.end_line, call.span.end_col)
+        if not _MODE_CALL.match(src.text, end):  # nn.BatchNorm2d(c).eval() sets the mode itself
+            edits.append(Edit(src.span_of(end, end), ".set_train()"))
+    if params.out is not None:
+        # MindSpore has no out= tensors: the result is copied into the tensor torch would have written
+        # (unsafe: torch would also resize an out tensor of another shape).
+        start = src.offset(call.span.start_line, call.span.start_col)
+        end = src.offset(call.span.end_line, call.span.end_col)
+        edits.append(Edit(src.span_of(start, start), f"{src.slice(params.out.span)}.copy_("))
+        edits.append(Edit(src.span_of(end, end), ")"))
+        safe = False
     if target.api.startswith("mindspore."):
         imp = src.import_edit()
         if imp is not None:
@@ -562,10 +972,16 @@ def attach_fixes(diagnostics: Sequence[Diagnostic], calls: Sequence[ApiCall], te
     with that form's parameter facts (e.g. `mindspore.nn.Conv2d` and `has_bias=` on the CPU)."""
     by_key = {(call.span, call.api): call for call in calls}
     src: FixSource | None = None
+
+    def is_inplace(name: str) -> bool:
+        """An in-place Tensor method that the fix rewrites (so it really updates its receiver)."""
+        return _inplace_form(table.lookup(f"torch.Tensor.{name}"), version, device) is not None
+
     out = []
     for diag in diagnostics:
         call = by_key.get((diag.span, diag.torch_api)) if diag.torch_api else None
-        if call is None or diag.fix is not None or not (diag.code in _FIXABLE_CODES or call.api in _DEVICE_MOVES):
+        if call is None or diag.fix is not None or not (diag.code in _FIXABLE_CODES or call.api in _DEVICE_MOVES
+                                                        or call.api == "torch.device"):
             out.append(diag)
             continue
         if src is None:
@@ -573,8 +989,20 @@ def attach_fixes(diagnostics: Sequence[Diagnostic], calls: Sequence[ApiCall], te
         entry = table.lookup(call.api)
         target = entry.target_for(version, device) if entry is not None else None
         try:
-            fix = build_fix(call, diag, entry, target, src)
+            fix = build_fix(call, diag, entry, target, src, _inplace_form(entry, version, device), is_inplace)
+            fix = src.respelled(fix, call.span) if fix is not None else None
         except Exception:  # a fix that cannot be built must never cost the finding or the file's analysis
             fix = None
         out.append(replace(diag, fix=fix) if fix is not None else diag)
     return out
+
+
+def _inplace_form(entry: MappingEntry | None, version: tuple[int, ...],
+                  device: str | None = DEFAULT_DEVICE) -> Target | None:
+    """The out-of-place form an in-place Tensor method's update is computed with: the entry's target
+    for the version and device when the tables say it is written as a copy into the receiver
+    (`written_as: copy`, scripts/build_tables.py's `inplace_forms`)."""
+    if entry is None or not entry.api.startswith("torch.Tensor."):
+        return None
+    form = entry.target_for(version, device)
+    return form if form is not None and form.written_as == "copy" else None

@@ -1069,10 +1069,10 @@ def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: s
             if base in entries and "inplace_of" not in entry and entries[base].get("category") != "missing":
                 entry["inplace_of"] = base
 
-    inplace_forms_only(entries)
+    record = read_verification()
+    inplace_forms(entries, record)
     add_weight_facts(entries)
     add_positions(entries)
-    record = read_verification()
     annotate_devices(entries.values(), record)
     derive_case_facts(entries.values(), record)
     if only:
@@ -1413,6 +1413,25 @@ def add_positions(entries: dict[str, dict[str, Any]]) -> None:
         for fact in facts:
             if fact["torch"] in positions:
                 fact["position"] = positions[fact["torch"]]
+            if fact["kind"] == "default_differs" and fact.get("torch_default") is None:
+                source = documented_default_from(obj, fact["torch"])
+                if source is not None:
+                    fact["default_from"] = source
+                    if source in positions:
+                        fact["from_position"] = positions[source]
+
+
+def documented_default_from(obj: Any, param: str) -> str | None:
+    """The other parameter whose value torch's docstring gives as `param`'s default ("stride: ... Default
+    value is :attr:`kernel_size`"), read from the parameter's own entry of the Args list; None if none.
+    A functional form's docstring may send the reader to its class (see :class:`~torch.nn.AvgPool1d`)."""
+    doc = getattr(obj, "__doc__", None) or ""
+    entry = re.search(rf"^\s*{re.escape(param)}\b[^\n:]*:(?P<text>.*(?:\n(?!\s*\w+\s*(?:\([^)]*\))?\s*:).*)*)",
+                      doc, re.M)
+    if entry is None:
+        return None
+    found = re.search(r"Default(?: value is)?:?\s*:attr:`(\w+)`", entry.group("text"))
+    return found.group(1) if found else None
 
 
 DEVICE_ORDER = ("cpu", "gpu", "ascend")
@@ -1472,13 +1491,47 @@ def _is_inplace_api(api: str, entries: dict[str, dict[str, Any]]) -> bool:
     return ns == "torch.Tensor" or f"{ns}.{last[:-1]}" in entries
 
 
-def inplace_forms_only(entries: dict[str, dict[str, Any]]) -> None:
-    """An in-place API keeps only in-place MindSpore forms: an out-of-place target (x.abs_() written as
-    x.abs()) returns the result but leaves the receiver as it was, which `torch2ms verify` measures as
-    a silent difference. Without an in-place form the entry is missing, and its note says to assign the
-    out-of-place result."""
+# In-place methods whose copy `torch2ms verify` measured wrong on every case (kept here: once the entry
+# falls back to its in-place form, the record no longer holds the copy's run).
+NOT_COPIED = {
+    "torch.Tensor.addmm_": "x.addmm_(m, x) reads x while torch writes it: no case agreed",
+    "torch.Tensor.bernoulli_": "bernoulli_ takes p, Tensor.bernoulli draws with the receiver's values",
+}
+
+
+def inplace_forms(entries: dict[str, dict[str, Any]], record: Any = None, device: str = "cpu") -> None:
+    """What an in-place API is written as. A Tensor method whose base (the name without the underscore)
+    has an out-of-place form is written by the fix as a copy of that form's result into its receiver
+    (`x.abs_()` -> `x.copy_(x.abs())`, torch2ms.rewrite's `_inplace_fix`): MindSpore 2.10's in-place
+    methods leave the receiver unchanged on CPU, and an out-of-place rewrite alone would drop the update.
+    Its targets become the base's out-of-place forms, marked `written_as: copy`, where `torch2ms verify`
+    can run the copy (the entry has an example) and did not find it wrong on every case (`NOT_COPIED`,
+    or the record). Otherwise only in-place MindSpore forms are kept; without one the entry is missing,
+    and its note says to assign the out-of-place result."""
     for api, entry in entries.items():
-        if not _is_inplace_api(api, entries) or entry.get("category") == "missing" or "ms" not in entry:
+        if not _is_inplace_api(api, entries):
+            continue
+        base = entries.get(entry.get("inplace_of") or api[:-1])
+        forms = [t for t in (base or {}).get("ms", ()) if not t["api"].rpartition(".")[2].endswith("_")] \
+            if api.startswith("torch.Tensor.") and base is not None and base.get("category") != "missing" \
+            and entry.get("examples") and api not in NOT_COPIED else []
+        run = record.entries.get(api, {}).get(device) if record is not None else None
+        # a copy that agreed on no case does not compute torch's update; other disagreements become
+        # facts (derive_case_facts)
+        failed = {f.form for f in run.forms if f.status == "error" or f.status == "failed" and f.count("cases")
+                  and not f.count("agreed")} if run is not None else set()
+        forms = [t for t in forms if t["api"] not in failed]
+        if forms:
+            entry["ms"] = [{**{k: v for k, v in t.items() if k != "verified"}, "written_as": "copy"} for t in forms]
+            for example in entry.get("examples", ()):
+                example["mindspore"] = _copy_example(example["torch"], forms[0]["api"])
+            entry["category"] = base["category"]
+            entry["inplace_of"] = base["api"]
+            entry.pop("effort", None)
+            entry["note"] = (f"written as a copy of {forms[0]['api']}'s result into the receiver (x.copy_(...)): "
+                             "MindSpore 2.10's in-place methods leave the receiver unchanged on CPU")
+            continue
+        if entry.get("category") == "missing" or "ms" not in entry:
             continue
         kept = [t for t in entry["ms"] if t["api"].rpartition(".")[2].endswith("_")]
         if len(kept) == len(entry["ms"]):
@@ -1490,6 +1543,18 @@ def inplace_forms_only(entries: dict[str, dict[str, Any]]) -> None:
         entry["note"], entry["effort"] = missing_fact(api)
         for key in ("ms", "examples"):
             entry.pop(key, None)
+
+
+def _copy_example(torch_code: str, form: str) -> str:
+    """The text the fix writes for an in-place example `R.op_(args)`: `R.copy_(R.op(args))`, or
+    `R.copy_(mindspore.ops.op(R, args))` for a function form (documentation; verify runs the fix itself)."""
+    found = re.fullmatch(r"(\w+)\.(\w+)_\((.*)\)", torch_code.strip())
+    if found is None:
+        return torch_code
+    receiver, name, args = found.groups()
+    if form.startswith("mindspore.Tensor."):
+        return f"{receiver}.copy_({receiver}.{form.rpartition('.')[2]}({args}))"
+    return f"{receiver}.copy_({form}({receiver}{', ' + args if args else ''}))"
 
 
 def _tag_label(tag: str) -> str | None:
@@ -1529,7 +1594,7 @@ def derive_case_facts(entries: Iterable[dict[str, Any]], record: Any, device: st
             facts = target.setdefault("params", [])
             receiver = next((why for why in form.differences.values()
                              if "the receiver after the in-place call" in why or "returns its receiver" in why), None)
-            if receiver is not None and "inplace" in form.differences:
+            if receiver is not None and "inplace" in form.differences and target.get("written_as") != "copy":
                 what = ("returns a new tensor, not its receiver" if "returns its receiver" in receiver
                         else "leaves its receiver unchanged (only the returned tensor holds the result)")
                 facts.append({"kind": "semantics_differ", "covers": ["inplace"],

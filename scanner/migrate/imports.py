@@ -1,6 +1,6 @@
 """Imports of a migrated module, managed with libcst: torch imports nothing uses any more are removed
 (also single names of a multi-line ``from torch import (...)``), and ``import mindspore`` (or
-``import mindspore as ms_``, see `torch2ms.migrate.scope`) is added when the module refers to it.
+``import mindspore as ms_``, see `torch2ms.scopes.choose_root`) is added when the module refers to it.
 
 A name counts as used when code refers to it (libcst's scope analysis), not when a string or
 comment mentions it: a docstring saying ``torch.Tensor`` keeps no import alive.
@@ -14,7 +14,7 @@ import libcst as cst
 from libcst.metadata import (ClassScope, FunctionScope, GlobalScope, ImportAssignment, MetadataWrapper, Scope,
                              ScopeProvider)
 
-from .scope import ROOT
+from ..scopes import ROOT
 
 
 def _alias_names(alias: cst.ImportAlias, is_from: bool) -> set[str]:

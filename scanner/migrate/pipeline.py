@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from typing import TypeVar
 
 import libcst as cst
@@ -25,7 +24,9 @@ from ..mappings import MappingTable, load_table
 from ..model import FileResult
 from ..resolve import resolve_module
 from ..source import SourceText
-from . import imports, scope, transform
+from .. import scopes
+from . import imports, transform
+
 
 class MigrateError(Exception):
     """A file could not be migrated; the message names the file and the reason."""
@@ -50,7 +51,7 @@ class Migration:
     findings: int  # findings of the original file
     rewritten: int  # rewrites applied (fix engine and structural)
     result: FileResult  # the scan of the new text: what remains to do
-    root: str = scope.ROOT  # how the new text spells mindspore
+    root: str = scopes.ROOT  # how the new text spells mindspore
     removed_imports: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # "line: what" for each structural rewrite
 
@@ -91,14 +92,16 @@ def migrate_text(text: str, path: str = "<string>", options: Options | None = No
     try:
         tree = parse(text)
         resolver = resolve_module(tree, table, SourceText(text))
-        root = scope.choose_root(tree)
+        root = scopes.choose_root(tree)
         if cells is None:
             cells = {cls.name for cls in resolver.classes if cls.is_module}
         # 1. rewrites at call sites that the scan's facts of this very text locate
         text1, sites = _rewrite(text, transform.CallSites(resolver.calls, table, config.version, root, config.device,
-                                                              scope.used_names(tree)))
+                                                              scopes.used_names(tree)))
         # 2. the fix engine: call targets and parameters from the mapping tables, the forms for config.device
-        outcome = fix_text(text1, path, config, unsafe=True, table=table, spell=partial(scope.respell, root=root))
+        if root != scopes.ROOT:  # the fix engine spells from the alias the file imports (scopes.choose_root)
+            text1 = imports.ensure_root_import(cst.parse_module(text1), root)[0].code
+        outcome = fix_text(text1, path, config, unsafe=True, table=table)
         # 3. forward -> construct in every class that becomes a Cell
         text3, classes = _rewrite(outcome.text, transform.Cells(cells, root))
         # 4. imports

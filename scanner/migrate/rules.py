@@ -2,7 +2,7 @@
 renames (those live in the mapping tables and reach the file through the fix engine).
 
 Every MindSpore name here is relative to the root `mindspore` (written from the file's root name,
-see `torch2ms.migrate.scope`). Checked against MindSpore 2.10's signatures.
+see `torch2ms.scopes.choose_root`). Checked against MindSpore 2.10's signatures.
 """
 
 from __future__ import annotations

@@ -264,3 +264,27 @@ def compare(a: Any, b: Any, rtol: float | None = None, atol: float | None = None
             out.notes.append(f"{where}: objects ({a[1]}, {b[1]}) compared by presence only")
             return out
     return out.fail(f"{where}: structure differs: torch {describe(a)}, MindSpore {describe(b)}")
+
+
+def plain_to_json(value: Any, arrays: dict[str, Any]) -> Any:
+    """A plain value as JSON, its arrays moved into `arrays` (to be saved with ``numpy.savez``)."""
+    if isinstance(value, Arr):
+        key = f"a{len(arrays)}"
+        arrays[key] = np.asarray(value.value)
+        return {"array": key, "dtype": value.dtype}
+    if isinstance(value, list):
+        return {"list": [plain_to_json(v, arrays) for v in value]}
+    if isinstance(value, tuple) and len(value) == 2 and value[0] in ("dtype", "object"):
+        return {value[0]: str(value[1])}
+    return {"object": type(value).__name__}
+
+
+def plain_from_json(data: Any, arrays: Any) -> Any:
+    """The inverse of `plain_to_json`; `arrays` maps keys to arrays (a loaded ``.npz``)."""
+    if "array" in data:
+        return Arr(np.asarray(arrays[data["array"]]), str(data["dtype"]))
+    if "list" in data:
+        return [plain_from_json(v, arrays) for v in data["list"]]
+    if "dtype" in data:
+        return ("dtype", str(data["dtype"]))
+    return ("object", str(data.get("object")))

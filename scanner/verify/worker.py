@@ -24,6 +24,7 @@ import sys
 import time
 import traceback
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 from ..process import configure_process
@@ -55,13 +56,18 @@ class ExampleError(Exception):
     def __init__(self, side: str, exc: BaseException) -> None:
         self.side = side
         self.exc = exc
-        text = str(exc).strip().splitlines()
-        first = text[0] if text else ""
-        for line in text:  # MindSpore puts the useful line after a header
-            if line.strip() and not line.startswith("-") and "Error Message" not in line:
-                first = line.strip()
-                break
-        super().__init__(f"{type(exc).__name__}: {first[:300]}")
+        super().__init__(f"{type(exc).__name__}: {error_line(exc)}")
+
+
+def error_line(exc: BaseException) -> str:
+    """The useful first line of an exception's message (MindSpore puts it after a header)."""
+    text = str(exc).strip().splitlines()
+    first = text[0] if text else ""
+    for line in text:
+        if line.strip() and not line.startswith("-") and "Error Message" not in line:
+            first = line.strip()
+            break
+    return first[:300]
 
 
 class Timeout(BaseException):
@@ -76,6 +82,98 @@ def _seed_of(name: str, seed: int) -> list[int]:
     return [seed, zlib.crc32(name.encode())]
 
 
+def to_plain(value: Any, np: Any, torch: Any = None, ms: Any = None, depth: int = 0) -> Any:
+    """A result as a plain value for `compare` (NumPy only); `torch` or `ms` may be None (not imported here)."""
+    if depth > 6:
+        return ("object", type(value).__name__)
+    if torch is not None and isinstance(value, torch.Tensor):
+        t = value.detach()
+        if t.device.type != "cpu":
+            t = t.cpu()
+        if t.is_quantized:
+            return ("object", "quantized tensor")
+        if t.layout != torch.strided:
+            t = t.to_dense()
+        dtype = canonical_dtype(str(t.dtype))
+        if t.is_complex():
+            t = t.resolve_conj()
+        if t.dtype == torch.bfloat16:
+            t = t.float()
+        return Arr(t.resolve_neg().numpy(), dtype)
+    if ms is not None and isinstance(value, ms.Tensor):
+        dtype = canonical_dtype(str(value.dtype))
+        if dtype == "bfloat16":
+            value = value.astype(ms.float32)
+        return Arr(value.asnumpy(), dtype)
+    if isinstance(value, bool):
+        return Arr(np.array(value), "py:bool")
+    if isinstance(value, int):
+        return Arr(np.array(value), "py:int")
+    if isinstance(value, float):
+        return Arr(np.array(value), "py:float")
+    if isinstance(value, complex):
+        return Arr(np.array(value), "py:complex")
+    if isinstance(value, (np.ndarray, np.generic)):
+        return Arr(np.asarray(value), canonical_dtype(str(np.asarray(value).dtype)))
+    if isinstance(value, (list, tuple)):
+        return [to_plain(v, np, torch, ms, depth + 1) for v in value]
+    if torch is not None and isinstance(value, torch.dtype):
+        return ("dtype", canonical_dtype(str(value)))
+    if ms is not None and isinstance(value, ms.dtype.Type):
+        return ("dtype", canonical_dtype(str(value)))
+    return ("object", type(value).__name__)
+
+
+def module_state(t_layer: Any) -> dict[str, Any]:
+    """A torch module's parameters and buffers by name, as NumPy arrays (floats as float32)."""
+    source: dict[str, Any] = {}
+    for name, tensor in list(t_layer.named_parameters()) + list(t_layer.named_buffers()):
+        source[name] = tensor.detach().cpu().float().numpy().copy() if tensor.dtype.is_floating_point else \
+            tensor.detach().cpu().numpy().copy()
+    return source
+
+
+def load_state(source: dict[str, Any], m_layer: Any, np: Any, ms: Any) -> tuple[list[str], list[str]]:
+    """Copy torch tensors (`module_state`) into a cell's parameters: by name (with MindSpore's spellings,
+    `PARAM_RENAMES`), then by order among tensors of the same size. Returns (notes, torch names not copied)."""
+    notes: list[str] = []
+    used: set[str] = set()
+    pending = []
+    for m_name, param in m_layer.parameters_and_names():
+        head, _, last = m_name.rpartition(".")
+        alt = f"{head}.{PARAM_RENAMES[last]}" if head and last in PARAM_RENAMES else PARAM_RENAMES.get(last)
+        match = next((n for n in (m_name, alt) if n and n in source and n not in used
+                      and source[n].size == int(np.prod(param.shape))), None)
+        if match is None:
+            pending.append((m_name, param))
+            continue
+        used.add(match)
+        param.set_data(ms.Tensor(source[match].reshape(param.shape), dtype=param.dtype))
+    for m_name, param in pending:  # by order, where the sizes agree
+        size = int(np.prod(param.shape))
+        match = next((n for n in source if n not in used and source[n].size == size), None)
+        if match is None:
+            continue
+        used.add(match)
+        param.set_data(ms.Tensor(source[match].reshape(param.shape), dtype=param.dtype))
+        notes.append(f"weights: torch {match} -> MindSpore {m_name} by order")
+    missing = [n for n in source if n not in used and not n.endswith("num_batches_tracked")]
+    if missing:
+        notes.append("weights not copied: " + ", ".join(missing))
+    return notes, missing
+
+
+def flush_pending(ms: Any, np: Any) -> None:
+    """Clear MindSpore's pending asynchronous error, so it is not reported by the next job's first op."""
+    one = ms.Tensor(np.ones(1, np.float32))
+    for _ in range(3):
+        try:
+            ms.mint.add(one, one).asnumpy()
+            return
+        except Exception:  # noqa: BLE001 - the error of an earlier job
+            continue
+
+
 def check_numpy(version: str) -> None:
     """MindSpore 2.10 is built against NumPy 1.x: with NumPy 2 plain calls raise SystemError, so refuse
     to start (the pool reports the reason and `torch2ms verify` exits 2)."""
@@ -86,6 +184,18 @@ def check_numpy(version: str) -> None:
     if major >= 2:
         raise RuntimeError(f"NumPy {version} is installed, but MindSpore 2.10 needs NumPy 1.x "
                            "(pip install 'numpy<2'); not running with it")
+
+
+def _same_tensor(out: Any, receiver: Any) -> bool:
+    """Whether MindSpore's result is its receiver: the same object, or a tensor object over the same
+    memory (`x.copy_(...)` returns a new Python object whose writes reach `x`, and the other way round)."""
+    if out is receiver:
+        return True
+    try:
+        return bool(out.data_ptr() == receiver.data_ptr() and out.shape == receiver.shape
+                    and out.dtype == receiver.dtype)
+    except Exception:  # noqa: BLE001 - not a tensor, or one without memory of its own
+        return False
 
 
 class Runtime:
@@ -125,14 +235,7 @@ class Runtime:
         torch.sin(t).sum().backward()
 
     def flush(self) -> None:
-        """Clear MindSpore's pending asynchronous error, so it is not reported by the next job's first op."""
-        one = self.ms.Tensor(self.np.ones(1, self.np.float32))
-        for _ in range(3):
-            try:
-                self.ms.mint.add(one, one).asnumpy()
-                return
-            except Exception:  # noqa: BLE001 - the error of an earlier job
-                continue
+        flush_pending(self.ms, self.np)
 
     # ------------------------------------------------------------------ inputs
     def make_array(self, name: str, spec: dict[str, Any], seed: int) -> Any:
@@ -187,46 +290,8 @@ class Runtime:
         return t_env, m_env
 
     # ------------------------------------------------------------------ results
-    def plain(self, value: Any, depth: int = 0) -> Any:
-        torch, ms, np = self.torch, self.ms, self.np
-        if depth > 6:
-            return ("object", type(value).__name__)
-        if isinstance(value, torch.Tensor):
-            t = value.detach()
-            if t.device.type != "cpu":
-                t = t.cpu()
-            if t.is_quantized:
-                return ("object", "quantized tensor")
-            if t.layout != torch.strided:
-                t = t.to_dense()
-            dtype = canonical_dtype(str(t.dtype))
-            if t.is_complex():
-                t = t.resolve_conj()
-            if t.dtype == torch.bfloat16:
-                t = t.float()
-            return Arr(t.resolve_neg().numpy(), dtype)
-        if isinstance(value, ms.Tensor):
-            dtype = canonical_dtype(str(value.dtype))
-            if dtype == "bfloat16":
-                value = value.astype(ms.float32)
-            return Arr(value.asnumpy(), dtype)
-        if isinstance(value, bool):
-            return Arr(np.array(value), "py:bool")
-        if isinstance(value, int):
-            return Arr(np.array(value), "py:int")
-        if isinstance(value, float):
-            return Arr(np.array(value), "py:float")
-        if isinstance(value, complex):
-            return Arr(np.array(value), "py:complex")
-        if isinstance(value, (np.ndarray, np.generic)):
-            return Arr(np.asarray(value), canonical_dtype(str(np.asarray(value).dtype)))
-        if isinstance(value, (list, tuple)):
-            return [self.plain(v, depth + 1) for v in value]
-        if isinstance(value, torch.dtype):
-            return ("dtype", canonical_dtype(str(value)))
-        if isinstance(value, ms.dtype.Type):
-            return ("dtype", canonical_dtype(str(value)))
-        return ("object", type(value).__name__)
+    def plain(self, value: Any) -> Any:
+        return to_plain(value, self.np, self.torch, self.ms)
 
     def seed(self, seed: int) -> None:
         if self.torch_device == "cpu":  # torch.manual_seed also queues CUDA/XPU seeding: a millisecond each
@@ -330,11 +395,7 @@ class Job:
         t_layer.train(True)
         if self.weights is not None:
             return t_split[1], self.random_weights(t_layer)
-        weights: dict[str, Any] = {}
-        for name, tensor in list(t_layer.named_parameters()) + list(t_layer.named_buffers()):
-            weights[name] = tensor.detach().cpu().float().numpy().copy() if tensor.dtype.is_floating_point else \
-                tensor.detach().cpu().numpy().copy()
-        return t_split[1], weights
+        return t_split[1], module_state(t_layer)
 
     def _ms_layer(self, m_env: dict[str, Any], weights: dict[str, Any] | None) -> tuple[str, bool]:
         """Build MindSpore's layer and copy torch's weights into it; the call code and whether all were copied."""
@@ -428,33 +489,10 @@ class Job:
 
     def copy_weights(self, source: dict[str, Any], m_layer: Any) -> bool:
         """Copy torch's parameters and buffers into the cell; True when every torch tensor found a home."""
-        np, ms = self.rt.np, self.rt.ms
-        targets = list(m_layer.parameters_and_names())
         if not source:
             return False
-        used: set[str] = set()
-        pending = []
-        for m_name, param in targets:
-            head, _, last = m_name.rpartition(".")
-            alt = f"{head}.{PARAM_RENAMES[last]}" if head and last in PARAM_RENAMES else PARAM_RENAMES.get(last)
-            match = next((n for n in (m_name, alt) if n and n in source and n not in used
-                          and source[n].size == int(np.prod(param.shape))), None)
-            if match is None:
-                pending.append((m_name, param))
-                continue
-            used.add(match)
-            param.set_data(ms.Tensor(source[match].reshape(param.shape), dtype=param.dtype))
-        for m_name, param in pending:  # by order, where the sizes agree
-            size = int(np.prod(param.shape))
-            match = next((n for n in source if n not in used and source[n].size == size), None)
-            if match is None:
-                continue
-            used.add(match)
-            param.set_data(ms.Tensor(source[match].reshape(param.shape), dtype=param.dtype))
-            self.notes.append(f"weights: torch {match} -> MindSpore {m_name} by order")
-        missing = [n for n in source if n not in used and not n.endswith("num_batches_tracked")]
-        if missing:
-            self.notes.append("weights not copied: " + ", ".join(missing))
+        notes, missing = load_state(source, m_layer, self.rt.np, self.rt.ms)
+        self.notes.extend(notes)
         return not missing
 
     def run_expr(self) -> dict[str, Any]:
@@ -509,7 +547,7 @@ class Job:
             except Exception as exc:  # noqa: BLE001
                 raise ExampleError("mindspore", exc) from exc
             outcome.merge(self.cmp(t_after, m_after, "the receiver after the in-place call"))
-            if outcome.ok and (t_out is t_receiver) != (m_out is m_receiver):
+            if outcome.ok and (t_out is t_receiver) != _same_tensor(m_out, m_receiver):
                 outcome.fail("torch returns its receiver, MindSpore a new tensor" if t_out is t_receiver
                              else "MindSpore returns its receiver, torch a new tensor")
         if outcome.ok and self.mode == "values" and (self.spec.get("grad") or self.kind == "loss"):
@@ -1024,6 +1062,26 @@ def protocol_stream() -> Any:
     proto = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
     os.dup2(2, 1)
     return proto
+def serve(start: Callable[[], tuple[dict[str, Any], Callable[[dict[str, Any]], dict[str, Any]]]],
+          memory_mb: int) -> int:
+    """The worker protocol: `start()` imports the libraries and returns (ready facts, job handler); then one
+    JSON result line per JSON job line on a private copy of stdout (library prints go to stderr)."""
+    configure_process()  # among others: end with the pool's process (process.PARENT_ENV)
+    proto = protocol_stream()
+    try:
+        info, handle = start()
+    except BaseException as exc:  # noqa: BLE001
+        proto.write(json.dumps({"ready": False, "reason": f"{type(exc).__name__}: {exc}"}) + "\n")
+        return 1
+    signal.signal(signal.SIGALRM, _alarm)
+    _limit_memory(memory_mb)
+    proto.write(json.dumps(dict({"ready": True}, **info, pid=os.getpid())) + "\n")
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        result = handle(json.loads(line))
+        proto.write(json.dumps(result, default=str) + "\n")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1031,25 +1089,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cpu", choices=("cpu", "gpu", "ascend"))
     parser.add_argument("--memory-mb", type=int, default=4096)
     args = parser.parse_args(argv)
-    configure_process()  # among others: end with the pool's process (process.PARENT_ENV)
-    proto = protocol_stream()
-    try:
+
+    def start() -> tuple[dict[str, Any], Callable[[dict[str, Any]], dict[str, Any]]]:
         rt = Runtime(args.device)
-    except BaseException as exc:  # noqa: BLE001
-        proto.write(json.dumps({"ready": False, "reason": f"{type(exc).__name__}: {exc}"}) + "\n")
-        return 1
-    signal.signal(signal.SIGALRM, _alarm)
-    _limit_memory(args.memory_mb)
-    proto.write(json.dumps({"ready": True, "torch_version": rt.torch.__version__,
-                            "mindspore_version": rt.ms.__version__, "device": args.device,
-                            "pid": os.getpid()}) + "\n")
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        spec = json.loads(line)
-        result = run_one(rt, spec)
-        proto.write(json.dumps(result, default=str) + "\n")
-    return 0
+        info = {"torch_version": rt.torch.__version__, "mindspore_version": rt.ms.__version__, "device": args.device}
+        return info, lambda spec: run_one(rt, spec)
+
+    return serve(start, args.memory_mb)
 
 
 if __name__ == "__main__":
