@@ -135,6 +135,13 @@ class ParamFact:
     # a case with one of these tags may disagree without failing the entry (docs/verify.md).
     covers: tuple[str, ...] = ()
 
+    @property
+    def about_inputs(self) -> bool:
+        """True when the fact covers only cases that vary the inputs (their dtypes, shapes, values),
+        not how the call is written: what it says depends on the data a program passes."""
+        return bool(self.covers) and all(
+            tag in INPUT_VARIANT_TAGS or tag.startswith(("dtype=", "ints=")) for tag in self.covers)
+
     def describe(self) -> str:
         if self.kind == "renamed":
             return f"'{self.torch}' is '{self.ms}' in MindSpore"
@@ -157,6 +164,10 @@ class ParamFact:
             return self.note or "behaves differently"
         return f"'{name}' behaves differently" + (f": {self.note}" if self.note else "")
 
+
+# Tags of the generated verify cases (torch2ms/verify/generate.py) that vary the inputs, not the call;
+# with "dtype=..." and "ints=...".
+INPUT_VARIANT_TAGS = frozenset({"0-d", "empty", "larger", "batched", "noncontiguous", "broadcast", "zeros", "grad"})
 
 DEVICES = ("cpu", "gpu", "ascend")
 DEFAULT_DEVICE = "cpu"

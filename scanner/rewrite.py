@@ -27,7 +27,9 @@ with ``forward`` -> ``construct``; removal of device moves (``.cuda()``, ``.cpu(
 
 Never fixed: missing APIs, dynamic-shape risks, low-confidence receivers,
 unmapped APIs, values a parameter fact declares unsupported, facts that need a
-human (``semantics_differ``, ``added_required``).
+human (``semantics_differ``, ``added_required``); a ``semantics_differ`` fact that
+covers only input variants (``covers``: dtypes, empty or 0-d tensors, ...) leaves
+the rewrite safe and is named in the finding.
 """
 
 from __future__ import annotations
@@ -271,22 +273,30 @@ def _literal(value: object) -> str | None:
 
 
 # ---------------------------------------------------------------- fixes
-def _param_edits(src: FixSource, call: ApiCall, target: Target) -> tuple[list[Edit], bool] | None:
-    """The edits for the target's parameter facts and whether they are safe; None: no fix possible."""
+def _param_edits(src: FixSource, call: ApiCall, target: Target, handled: frozenset[str] = frozenset(),
+                 pieces: Sequence[str] = ()) -> tuple[list[Edit], bool] | None:
+    """The edits for the target's parameter facts and whether they are safe; None: no fix possible.
+    `handled`: torch parameters a registered translation already wrote; `pieces`: the keyword arguments
+    it adds, written with those the facts add."""
     edits: list[Edit] = []
     safe = True
     dropped: list[Arg] = []
-    explicit: list[str] = []
+    explicit: list[str] = list(pieces)
     starred = any(a.starred for a in call.args)
     for fact in target.params:
+        if fact.torch is not None and fact.torch in handled:
+            continue
         passed = _passed(call, fact)
         if fact.kind == "added_required":
             return None
         if fact.kind == "semantics_differ":
             if passed is not None:
                 return None  # the value passed may mean something else in MindSpore
-            if fact.torch is None and fact.ms is None:
-                safe = False  # the API as a whole behaves differently: a human should look
+            if fact.torch is None and fact.ms is None and not fact.about_inputs:
+                # The API as a whole behaves differently: a human should look. (A difference that
+                # `torch2ms verify` found only for some inputs, e.g. empty or bool tensors, leaves the
+                # rewrite safe: the finding names it.)
+                safe = False
             continue
         if fact.kind == "unsupported_values":
             if passed is not None and (not passed.is_const or passed.value in fact.values):
@@ -337,6 +347,162 @@ def _param_edits(src: FixSource, call: ApiCall, target: Target) -> tuple[list[Ed
         if insert is not None:
             edits.append(insert)
     return edits, safe
+
+
+# ---------------------------------------------------------------- registered translations
+# Where torch's argument maps onto MindSpore's by its value, which data cannot say: the older nn forms
+# the fix writes where the mint layers have no kernel (the CPU). Each gives its edits and the torch
+# parameters it wrote (their facts are then not applied again), or None: no fix.
+_CONVS = {"mindspore.nn.Conv1d": 1, "mindspore.nn.Conv2d": 2, "mindspore.nn.Conv3d": 3,
+          "mindspore.nn.Conv1dTranspose": 1, "mindspore.nn.Conv2dTranspose": 2, "mindspore.nn.Conv3dTranspose": 3}
+_POOL_LAYERS = frozenset({"mindspore.nn.MaxPool1d", "mindspore.nn.MaxPool2d", "mindspore.nn.MaxPool3d",
+                          "mindspore.nn.AvgPool1d", "mindspore.nn.AvgPool2d", "mindspore.nn.AvgPool3d"})
+_POOL_FUNCTIONS = frozenset({"mindspore.ops.avg_pool1d", "mindspore.ops.avg_pool2d", "mindspore.ops.avg_pool3d"})
+# Targets that are attributes where torch has a method, and the other way round.
+_CALLED_ATTRIBUTES = frozenset({"mindspore.Tensor.real", "mindspore.Tensor.imag"})
+_ATTRIBUTE_TARGETS = frozenset({"mindspore.Tensor.shape"})
+_SIMPLE = re.compile(r"^(-?[0-9.]+|[A-Za-z_][A-Za-z0-9_.]*|\(\s*-?[0-9]+(\s*,\s*-?[0-9]+)*\s*,?\s*\))$")
+# (edits, the torch parameters written, keyword arguments to add at the end of the call)
+Translation = tuple[list[Edit], frozenset[str], list[str]]
+
+
+def _argument(call: ApiCall, name: str, position: int | None) -> Arg | None:
+    positional = [a for a in call.args if a.keyword is None]
+    found = next((a for a in call.args if a.keyword == name), None)
+    if found is None and position is not None and position < len(positional):
+        found = positional[position]
+    return found
+
+
+def _whole(arg: Arg) -> Span:
+    """The span of an argument with its keyword."""
+    start = arg.keyword_span or arg.span
+    return Span(start.start_line, start.start_col, arg.span.end_line, arg.span.end_col)
+
+
+def _literal_items(text: str) -> list[str] | None:
+    """The element texts of a tuple or list literal, or None."""
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(node, (ast.Tuple, ast.List)):
+        return None
+    return [ast.unparse(e) for e in node.elts]
+
+
+def _conv_translation(src: FixSource, call: ApiCall, target: Target) -> Translation | None:
+    """torch's `padding` as MindSpore's `pad_mode` (+ `padding`): absent -> pad_mode='valid'; a number
+    -> pad_mode='pad'; a tuple -> pad_mode='pad' with each side given; 'same'/'valid' -> that pad_mode."""
+    positional = [a for a in call.args if a.keyword is None]
+    if any(a.starred for a in call.args) or len(positional) > 5:
+        return None  # MindSpore puts pad_mode after stride: later positions mean other parameters
+    padding = _argument(call, "padding", 4)
+    if padding is None:
+        return [], frozenset({"padding"}), ["pad_mode='valid'"]
+    text = src.slice(padding.span)
+    value = padding.value if padding.is_const else None
+    if isinstance(value, str) and value in ("same", "valid") and text.strip()[:1] in ("'", '"'):
+        return [Edit(_whole(padding), f"pad_mode={text}")], frozenset({"padding"}), []
+    if isinstance(value, int) and not isinstance(value, bool):
+        return [Edit(_whole(padding), f"padding={text}, pad_mode='pad'")], frozenset({"padding"}), []
+    items = _literal_items(text)
+    dims = _CONVS[target.api]
+    if items is None or len(items) != dims:
+        return None
+    sides = items[0] if dims == 1 else "(" + ", ".join(f"{x}, {x}" for x in items) + ")"
+    return [Edit(_whole(padding), f"padding={sides}, pad_mode='pad'")], frozenset({"padding"}), []
+
+
+def _pool_translation(src: FixSource, call: ApiCall, target: Target) -> Translation | None:
+    """torch's stride defaults to the kernel size, MindSpore's to 1: write it; a padding of a layer
+    needs pad_mode='pad'."""
+    layer = target.api in _POOL_LAYERS
+    first = 0 if layer else 1
+    positional = [a for a in call.args if a.keyword is None]
+    if any(a.starred for a in call.args) or (layer and len(positional) > 2):
+        return None  # MindSpore's layers put pad_mode after stride
+    edits: list[Edit] = []
+    pieces: list[str] = []
+    stride = _argument(call, "stride", first + 1)
+    if stride is None or (stride.is_const and stride.value is None):
+        kernel = _argument(call, "kernel_size", first)
+        if kernel is None:
+            return None
+        text = src.slice(kernel.span)
+        if not _SIMPLE.match(text.strip()):
+            return None  # evaluated twice: only names and literals are copied
+        if stride is None:
+            pieces.append(f"stride={text}")
+        else:
+            edits.append(Edit(_whole(stride), f"stride={text}"))
+    padding = _argument(call, "padding", None)
+    if layer and padding is not None and not (padding.is_const and padding.value == 0):
+        if not (padding.is_const and isinstance(padding.value, int)):
+            return None
+        pieces.append("pad_mode='pad'")
+    return edits, frozenset({"stride", "padding"} if layer else {"stride"}), pieces
+
+
+def _layer_norm_translation(src: FixSource, call: ApiCall, target: Target) -> Translation | None:
+    """MindSpore's LayerNorm takes the shape as a tuple and normalizes from begin_norm_axis=-1: an int
+    becomes a 1-tuple; a tuple of k dimensions needs begin_norm_axis=-k and begin_params_axis=-k."""
+    del target
+    positional = [a for a in call.args if a.keyword is None]
+    if any(a.starred for a in call.args) or len(positional) > 1:
+        return None  # eps is MindSpore's begin_norm_axis by position
+    shape = _argument(call, "normalized_shape", 0)
+    if shape is None:
+        return None
+    text = src.slice(shape.span)
+    items = _literal_items(text)
+    value = shape.value if shape.is_const else None
+    if items is None and isinstance(value, int) and not isinstance(value, bool):
+        return [Edit(shape.span, f"({text},)")], frozenset({"normalized_shape"}), []
+    if items is None:
+        return None
+    pieces = [f"begin_norm_axis={-len(items)}", f"begin_params_axis={-len(items)}"] if len(items) > 1 else []
+    return [], frozenset({"normalized_shape"}), pieces
+
+
+def _gelu_translation(src: FixSource, call: ApiCall, target: Target) -> Translation | None:
+    """torch's approximate='none'|'tanh' is MindSpore's approximate=False|True (default True)."""
+    del target
+    arg = _argument(call, "approximate", 0)
+    if arg is None:
+        return [], frozenset({"approximate"}), ["approximate=False"]
+    if not (arg.is_const and arg.value in ("none", "tanh")):
+        return None
+    return [Edit(_whole(arg), f"approximate={arg.value == 'tanh'}")], frozenset({"approximate"}), []
+
+
+def _translation(src: FixSource, call: ApiCall, target: Target) -> Translation | None:
+    if target.api in _CONVS and not any(f.torch == "pad_mode" for f in target.params):
+        return _conv_translation(src, call, target)
+    if target.api in _POOL_LAYERS or target.api in _POOL_FUNCTIONS:
+        return _pool_translation(src, call, target)
+    if target.api == "mindspore.nn.LayerNorm":
+        return _layer_norm_translation(src, call, target)
+    if target.api == "mindspore.nn.GELU":
+        return _gelu_translation(src, call, target)
+    return [], frozenset(), []
+
+
+def _attribute_fix(src: FixSource, call: ApiCall, target: Target) -> Fix | None:
+    """`x.real` -> `x.real()` (a method in MindSpore); `x.size()` / `x.size(d)` -> `x.shape` / `x.shape[d]`."""
+    if target.api in _CALLED_ATTRIBUTES and call.kind == "attribute":
+        at = src.offset(call.span.end_line, call.span.end_col)
+        return Fix(title=f"Call {target.api}", edits=(Edit(src.span_of(at, at), "()"),), safe=True)
+    if target.api in _ATTRIBUTE_TARGETS and call.kind == "method" and call.name_span is not None:
+        if any(a.starred for a in call.args) or len(call.args) > 1 or \
+                any(a.keyword not in (None, "dim") for a in call.args):
+            return None
+        index = f"[{src.slice(call.args[0].span)}]" if call.args else ""
+        start = src.offset(call.name_span.start_line, call.name_span.start_col)
+        end = src.offset(call.span.end_line, call.span.end_col)
+        name = target.api.rpartition(".")[2]
+        return Fix(title=f"Use {target.api}", edits=(Edit(src.span_of(start, end), name + index),), safe=True)
+    return None
 
 
 def _size_tuple_edits(call: ApiCall) -> list[Edit]:
@@ -451,10 +617,16 @@ def build_fix(call: ApiCall, diag: Diagnostic, entry: MappingEntry | None, targe
         return _eval_fix(src, call)
     if diag.code not in _FIXABLE_CODES or entry is None or target is None:
         return None
-    params = _param_edits(src, call, target)
+    if target.api in _CALLED_ATTRIBUTES or target.api in _ATTRIBUTE_TARGETS:
+        return _attribute_fix(src, call, target)
+    translation = _translation(src, call, target)
+    if translation is None:
+        return None
+    params = _param_edits(src, call, target, translation[1], translation[2])
     if params is None:
         return None
     edits, safe = params
+    edits = translation[0] + edits
     member = _is_member(call.api)
     if call.kind == "method":
         if call.name_span is None or not _is_member(target.api):

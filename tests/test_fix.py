@@ -459,3 +459,39 @@ def test_json_report_carries_the_fix_and_unsafe_flag(tmp_path: Path):
     assert path.read_text(encoding="utf-8") == (
         "import mindspore\n\n\nclass Net(mindspore.nn.Cell):\n    def construct(self, x):\n"
         "        return mindspore.mint.nn.ReLU()(x)\n")
+
+
+def _fixed_line(code: str, device: str = "cpu") -> str:
+    """The fixed text of one statement (unsafe fixes too: the translation, not the safety, is tested)."""
+    text = "import torch\nimport torch.nn as nn\n\n\ndef f(x: torch.Tensor):\n    return " + code + "\n"
+    out, _ = fix_source(text, "m.py", Config(device=device), unsafe=True)
+    return out.rsplit("return ", 1)[1].strip()
+
+
+@pytest.mark.parametrize(("code", "expected"), [
+    ("nn.Conv2d(3, 8, 3)", "mindspore.nn.Conv2d(3, 8, 3, pad_mode='valid', has_bias=True)"),
+    ("nn.Conv2d(3, 8, 3, padding=1, bias=False)", "mindspore.nn.Conv2d(3, 8, 3, padding=1, pad_mode='pad', has_bias=False)"),
+    ("nn.Conv2d(3, 8, 3, 2, (1, 2))", "mindspore.nn.Conv2d(3, 8, 3, 2, padding=(1, 1, 2, 2), pad_mode='pad', has_bias=True)"),
+    ("nn.Conv2d(3, 8, 3, padding='same')", "mindspore.nn.Conv2d(3, 8, 3, pad_mode='same', has_bias=True)"),
+    ("nn.Conv1d(3, 8, 3, 1, 1, 1, 1)", "nn.Conv1d(3, 8, 3, 1, 1, 1, 1)"),  # later positions mean other parameters
+    ("nn.Conv2d(3, 8, 3, padding_mode='reflect')", "nn.Conv2d(3, 8, 3, padding_mode='reflect')"),  # zeros only
+    ("nn.MaxPool2d(2)", "mindspore.nn.MaxPool2d(2, stride=2)"),
+    ("nn.AvgPool1d(4, padding=1)", "mindspore.nn.AvgPool1d(4, padding=1, stride=4, pad_mode='pad')"),
+    ("nn.LayerNorm(4)", "mindspore.nn.LayerNorm((4,), epsilon=1e-05)"),
+    ("nn.LayerNorm((3, 4), eps=1e-6)",
+     "mindspore.nn.LayerNorm((3, 4), epsilon=1e-6, begin_norm_axis=-2, begin_params_axis=-2)"),
+    ("nn.GELU()", "mindspore.nn.GELU(approximate=False)"),
+    ("nn.GELU(approximate='tanh')", "mindspore.nn.GELU(approximate=True)"),
+    ("x.size()", "x.shape"),
+    ("x.size(1)", "x.shape[1]"),
+    ("x.real", "x.real()"),
+])
+def test_the_cpu_forms_get_the_parameters_they_need(code: str, expected: str) -> None:
+    """The older nn forms the fix writes on the CPU, where the mint layers have no kernel: padding as
+    pad_mode, the stride torch defaults to the kernel size, LayerNorm's shape, GELU's approximate."""
+    assert _fixed_line(code) == expected
+
+
+def test_on_ascend_the_mint_layer_keeps_torch_parameters() -> None:
+    assert _fixed_line("nn.Conv2d(3, 8, 3, padding=1)", "ascend") == "mindspore.mint.nn.Conv2d(3, 8, 3, padding=1)"
+    assert _fixed_line("nn.MaxPool2d(2)", "ascend") == "mindspore.mint.nn.MaxPool2d(2)"

@@ -167,7 +167,7 @@ def test_generated_cases_cover_dtypes_shapes_dims_and_call_forms() -> None:
     assert len(cases) >= 24
     tags = _tags(cases)
     assert {"dtype=float64", "dtype=int32", "dtype=int64", "dtype=bool", "0-d", "empty", "noncontiguous",
-            "dim<0", "dim=tuple", "keepdim", "keyword", "defaults", "grad"} <= tags
+            "dim<0", "dim=tuple", "keepdim", "keyword", "defaults", "grad", "zeros"} <= tags
     code = {case.tags[0]: case for case in cases}
     assert code["dim<0"].torch == "torch.sum(x, -1)"
     assert code["dim=tuple"].torch == "torch.sum(x, (0, 1))"
@@ -179,6 +179,9 @@ def test_generated_cases_cover_dtypes_shapes_dims_and_call_forms() -> None:
     assert code["dtype=int32"].inputs["x"]["dtype"] == "int32" and code["dtype=int32"].inputs["i"]["dtype"] == "int64"
     assert code["ints=int32"].inputs["i"]["dtype"] == "int32" and code["ints=int32"].inputs["x"]["dtype"] == "float32"
     assert code["noncontiguous"].inputs["x"]["layout"] == "noncontiguous"
+    zeros = [case for case in cases if case.tags[0] == "zeros"]
+    assert [c.inputs["x"].get("dtype", "float32") for c in zeros] == ["float32", "int32"]
+    assert all(c.inputs["x"]["zeros"] == 0.5 for c in zeros)
     assert all(case.grad for case in cases if "grad" in case.tags)
     # a method: the receiver is not an argument; a dim the example leaves out is passed explicitly
     method = generate({"torch": "x.any()", "kind": "method", "inputs": {"x": {"shape": [3, 4]}}},
@@ -419,6 +422,18 @@ def test_generated_cases_run_as_the_fix_writes_them(pool: Pool) -> None:
     # cases whose tags a fact covers differ "as stated"; the rest fail
     assert res[4]["stated"] == 3 and res[4]["failed"] == inplace["stated"] - 3 and res[4]["status"] == "failed"
     assert "the receiver after the in-place call" in res[4]["failures"][0]["reason"]
+
+
+def test_a_case_that_crashes_the_worker_is_one_disagreeing_case(pool: Pool) -> None:
+    """MindSpore 2.10's geqrf kills the process (SIGFPE) on an empty input: the pool restarts the
+    worker and resubmits the job without that case, which counts as one disagreement."""
+    spec = _generated("torch.geqrf")
+    restarts = pool.restarts
+    (result,) = pool.run([spec])
+    assert pool.restarts == restarts + 1
+    assert result["cases"] >= 15 and result["agreed"] == result["cases"] - 1, result
+    assert "fatal error: the worker crashed (killed by signal SIGFPE" in result["differences"]["empty"]
+    assert result["failed"] + result["stated"] == 1
 
 
 def test_declared_dtype_difference_passes_and_undeclared_fails_for_real(pool: Pool) -> None:

@@ -143,13 +143,17 @@ class Runtime:
             return rng.random(shape) < 0.5
         if kind in "iu":
             low, high = int(spec.get("low", 0)), int(spec.get("high", 5))
-            return rng.integers(low, max(high, low + 1), size=shape).astype(dtype)
-        lo, hi = float(spec.get("low", -1.0)), float(spec.get("high", 1.0))
-        if kind == "c":
-            real = rng.uniform(lo, hi, size=shape)
-            imag = rng.uniform(lo, hi, size=shape)
-            return (real + 1j * imag).astype(dtype)
-        return rng.uniform(lo, hi, size=shape).astype("float32" if dtype == "bfloat16" else dtype)
+            array = rng.integers(low, max(high, low + 1), size=shape).astype(dtype)
+        else:
+            lo, hi = float(spec.get("low", -1.0)), float(spec.get("high", 1.0))
+            if kind == "c":
+                real = rng.uniform(lo, hi, size=shape)
+                imag = rng.uniform(lo, hi, size=shape)
+                return (real + 1j * imag).astype(dtype)
+            array = rng.uniform(lo, hi, size=shape).astype("float32" if dtype == "bfloat16" else dtype)
+        if spec.get("zeros"):  # a share of the elements zero
+            array[rng.random(shape) < float(spec["zeros"])] = 0
+        return array
 
     def to_torch(self, array: Any, dtype: str, strided: bool = False) -> Any:
         np = self.np
@@ -753,7 +757,7 @@ MAX_FAILURES = 5
 MAX_EXTRA_SEEDS = 40
 
 
-def run_cases(rt: Runtime, spec: dict[str, Any]) -> dict[str, Any]:
+def run_cases(rt: Runtime, spec: dict[str, Any], progress: Any = None) -> dict[str, Any]:
     """Generate the example's cases, rewrite each with the fix engine for the job's version and
     device, run both codes and tally: every case torch accepts is agreed, stated (disagrees as a
     fact of the form says, by its `covers` tags), failed, or not rewritten (no_fix)."""
@@ -779,33 +783,42 @@ def run_cases(rt: Runtime, spec: dict[str, Any]) -> dict[str, Any]:
     no_fix_reason = ""
     extra = 0
     index = 0
+    crashed = {int(c["index"]): str(c.get("how") or "") for c in spec.get("crashes") or [] if c.get("index") is not None}
     while index < len(cases):
         case = cases[index]
         index += 1
-        if time.perf_counter() - start > budget:
-            notes.append(f"stopped after {index - 1} of {len(cases)} cases: the time budget of {budget:g} s is spent")
-            break
-        if case.torch not in written:
-            todo = sorted({c.torch for c in cases if c.torch not in written})
-            written.update(_REWRITER.rewrite(todo, list(inputs), str(rewrite.get("version", "2.10")),
-                                             str(rewrite.get("device", "cpu")), spec.get("form"), spec.get("api"),
-                                             bool(rewrite.get("measure"))))
-        ms_code, why = written[case.torch]
-        case_spec = {k: v for k, v in spec.items() if k not in ("rewrite", "covers", "form", "budget")}
-        case_spec.update(case.to_dict())
-        case_spec.pop("tags", None)
-        if ms_code is None:
-            if _torch_accepts(rt, dict(case_spec, mindspore="None")):
-                tally["no_fix"] += 1
-                no_fix_reason = no_fix_reason or why
-            elif case.tags[0] == "example":
-                status_error = "the torch code of the example does not run"
+        ms_code: str | None
+        if index - 1 in crashed:  # this case killed a worker before: a disagreement, not run again
+            ms_code = written.get(case.torch, (None, ""))[0] or "?"
+            result: dict[str, Any] = {"status": "failed",
+                                      "reason": f"the MindSpore code raised a fatal error: {crashed[index - 1]}"}
+        else:
+            if time.perf_counter() - start > budget:
+                notes.append(f"stopped after {index - 1} of {len(cases)} cases: the time budget of {budget:g} s is spent")
                 break
-            else:
-                tally["rejected"] += 1
-            continue
-        case_spec["mindspore"] = ms_code
-        result = _outcome(rt, case_spec)
+            if progress is not None:
+                progress(index - 1, case.tags)
+            if case.torch not in written:
+                todo = sorted({c.torch for c in cases if c.torch not in written})
+                written.update(_REWRITER.rewrite(todo, list(inputs), str(rewrite.get("version", "2.10")),
+                                                 str(rewrite.get("device", "cpu")), spec.get("form"), spec.get("api"),
+                                                 bool(rewrite.get("measure"))))
+            ms_code, why = written[case.torch]
+            case_spec = {k: v for k, v in spec.items() if k not in ("rewrite", "covers", "form", "budget", "crashes")}
+            case_spec.update(case.to_dict())
+            case_spec.pop("tags", None)
+            if ms_code is None:
+                if _torch_accepts(rt, dict(case_spec, mindspore="None")):
+                    tally["no_fix"] += 1
+                    no_fix_reason = no_fix_reason or why
+                elif case.tags[0] == "example":
+                    status_error = "the torch code of the example does not run"
+                    break
+                else:
+                    tally["rejected"] += 1
+                continue
+            case_spec["mindspore"] = ms_code
+            result = _outcome(rt, case_spec)
         status = result.get("status")
         if status == "error":
             if case.tags[0] == "example":
@@ -854,8 +867,8 @@ def run_cases(rt: Runtime, spec: dict[str, Any]) -> dict[str, Any]:
     ran_on_device = ran + tally["uncompared"] > 0
     out: dict[str, Any] = {"cases": ran, **tally, "form": spec.get("form"), "written": forms[:3],
                            "runs": True if ran_on_device else (False if skipped is not None else None),
-                              "max_abs_err": errs[0], "max_rel_err": errs[1], "notes": notes,
-                              "compare": "/".join(sorted(modes)) or None}
+                           "max_abs_err": errs[0], "max_rel_err": errs[1], "notes": notes,
+                           "compare": "/".join(sorted(modes)) or None}
     if differences:
         out["differences"] = differences
     if failed_tags:
@@ -886,13 +899,15 @@ def run_cases(rt: Runtime, spec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def run_one(rt: Runtime, spec: dict[str, Any]) -> dict[str, Any]:
+def run_one(rt: Runtime, spec: dict[str, Any], progress: Any = None) -> dict[str, Any]:
     """One job: an example's generated cases as the fix writes them (`rewrite` in the spec), or
-    one explicit pair of codes (`mindspore` in the spec: FILE:LINE and the backend's own tests)."""
+    one explicit pair of codes (`mindspore` in the spec: FILE:LINE and the backend's own tests).
+    `progress(index, tags)` is told each case before it runs (the pool resubmits a job whose case
+    crashed the worker, with that case in `crashes`)."""
     start = time.perf_counter()
     try:
         if spec.get("rewrite"):
-            result = run_cases(rt, spec)
+            result = run_cases(rt, spec, progress)
         else:
             result = _outcome(rt, spec)
             result.pop("side", None)
@@ -944,7 +959,11 @@ def main(argv: list[str] | None = None) -> int:
         if not line.strip():
             continue
         spec = json.loads(line)
-        result = run_one(rt, spec)
+
+        def progress(index: int, tags: list[str]) -> None:  # the pool learns which case a crash hit
+            proto.write(json.dumps({"progress": index, "tags": tags}) + "\n")
+
+        result = run_one(rt, spec, progress)
         proto.write(json.dumps(result, default=str) + "\n")
     return 0
 
