@@ -12,22 +12,25 @@
 from __future__ import annotations
 
 import ast
+import bisect
 import codecs
 import difflib
 import io
 import os
 import re
 import stat
-import tempfile
 import tokenize
 import warnings
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from . import process
 from .config import Config
+from .files import MAX_SOURCE_BYTES, UnreadableFile, read_regular
 from .mappings import MappingTable, load_table
 from .model import Diagnostic, Edit, FileResult, Span
+from .report import safe_text
 from .rewrite import FixSource
 from .source import SourceText, split_lines_keepends
 
@@ -74,6 +77,44 @@ def _conflict(a: tuple[int, int, str], b: tuple[int, int, str]) -> bool:
     return a0 < b1 and b0 < a1
 
 
+class _Accepted:
+    """Edits accepted so far, sorted by (start, end) and in the order given among equal keys
+    (insertions at one point keep their order), pairwise compatible."""
+
+    def __init__(self) -> None:
+        self.keys: list[tuple[int, int]] = []
+        self.items: list[tuple[int, int, str]] = []
+
+    def fits(self, new: tuple[int, int, str]) -> bool:
+        """True when `new` conflicts with no accepted edit (an identical edit merges with it).
+
+        Only the neighbours of `new`'s place can touch it: compatible ranges are disjoint and an
+        insertion never lies strictly inside an accepted range, so each walk stops at the first
+        edit clear of `new`. The cost is the number of edits that touch it, not all edits."""
+        start, end, _ = new
+        index = bisect.bisect_left(self.keys, (start, end))
+        for j in range(index - 1, -1, -1):
+            other = self.items[j]
+            if _conflict(other, new):
+                return False
+            if other[0] < start and other[1] <= start:
+                break
+        for j in range(index, len(self.items)):
+            other = self.items[j]
+            if other[0] >= end and other[0] > start:
+                break
+            if other != new and _conflict(other, new):
+                return False
+        return True
+
+    def add(self, new: tuple[int, int, str]) -> None:
+        key = (new[0], new[1])
+        low, high = bisect.bisect_left(self.keys, key), bisect.bisect_right(self.keys, key)
+        if new not in self.items[low:high]:
+            self.keys.insert(high, key)
+            self.items.insert(high, new)
+
+
 def apply_edits(text: str, edits: Iterable[Edit]) -> str:
     """Apply edits expressed over `text`. Identical edits are merged; overlapping ones raise ValueError."""
     src = SourceText(text)
@@ -81,6 +122,11 @@ def apply_edits(text: str, edits: Iterable[Edit]) -> str:
     for prev, cur in zip(items, items[1:]):
         if _conflict(prev, cur):
             raise ValueError(f"conflicting edits at {src.span_of(prev[0], prev[1])} and {src.span_of(cur[0], cur[1])}")
+    return _splice(text, items)
+
+
+def _splice(text: str, items: list[tuple[int, int, str]]) -> str:
+    """`text` with the sorted, compatible (start, end, new text) edits applied."""
     parts = []
     pos = 0
     for start, end, new in items:
@@ -102,37 +148,42 @@ def _parses(text: str) -> bool:
 
 
 # ---------------------------------------------------------------- the fix loop
-def _select(text: str, diags: list[Diagnostic], unsafe: bool) -> tuple[str, list[Diagnostic]]:
-    """Apply every compatible fix of one scan; fixes that conflict wait for the next round."""
+def _select(text: str, diags: list[Diagnostic], unsafe: bool,
+            spell: Callable[[str], str] | None = None) -> tuple[str, list[Diagnostic]]:
+    """Apply every compatible fix of one scan; fixes that conflict wait for the next round.
+    `spell` rewrites each edit's text (``torch2ms migrate`` spells `mindspore` by an alias where the file
+    shadows the name)."""
     src = SourceText(text)
-    accepted: list[tuple[int, int, str]] = []
+    accepted = _Accepted()
     applied: list[Diagnostic] = []
     for diag in diags:
         fix = diag.fix
         if fix is None or not fix.edits or (not fix.safe and not unsafe):
             continue
+        edits = fix.edits if spell is None else [Edit(e.span, spell(e.text)) for e in fix.edits]
         try:
-            mine = _resolve(src, fix.edits)
+            mine = _ordered_unique(_resolve(src, edits))
         except ValueError:
             continue
-        merged = _ordered_unique(accepted + mine)
-        if any(_conflict(a, b) for a, b in zip(merged, merged[1:])):
+        if any(_conflict(a, b) for a, b in zip(mine, mine[1:])) or not all(accepted.fits(e) for e in mine):
             continue
-        accepted = merged
+        for edit in mine:
+            accepted.add(edit)
         applied.append(diag)
     if not applied:
         return text, []
-    return apply_edits(text, [Edit(src.span_of(s, e), t) for s, e, t in accepted]), applied
+    return _splice(text, accepted.items), applied
 
 
-def _fallback(text: str, applied: list[Diagnostic]) -> tuple[str, list[Diagnostic]]:
+def _fallback(text: str, applied: list[Diagnostic],
+              spell: Callable[[str], str] | None = None) -> tuple[str, list[Diagnostic]]:
     """Some fix breaks the syntax in its context: keep, one by one, the fixes that do not."""
     current, kept = text, list[Diagnostic]()
     for diag in applied:
         trial_edits: list[Edit] = []
         for d in kept + [diag]:
             assert d.fix is not None
-            trial_edits.extend(d.fix.edits)
+            trial_edits.extend(d.fix.edits if spell is None else (Edit(e.span, spell(e.text)) for e in d.fix.edits))
         try:
             trial = apply_edits(text, trial_edits)
         except ValueError:
@@ -156,7 +207,7 @@ def _scan(text: str, path: str, config: Config, table: MappingTable) -> FileResu
 
 
 def fix_text(text: str, path: str, config: Config | None = None, unsafe: bool = False,
-             table: MappingTable | None = None) -> FixOutcome:
+             table: MappingTable | None = None, spell: Callable[[str], str] | None = None) -> FixOutcome:
     config = config or Config()
     table = table or load_table()
     original = text
@@ -165,12 +216,12 @@ def fix_text(text: str, path: str, config: Config | None = None, unsafe: bool = 
     for _ in range(MAX_ROUNDS):
         if result.error is not None:
             break
-        new, done = _select(text, list(result.diagnostics), unsafe)
+        new, done = _select(text, list(result.diagnostics), unsafe, spell)
         if not done:
             break
         new_result = _scan(new, path, config, table)
         if _broken(new_result, new):
-            new, done = _fallback(text, done)
+            new, done = _fallback(text, done, spell)
             if not done:
                 break
             new_result = _scan(new, path, config, table)
@@ -323,10 +374,9 @@ class _Read:
 
 def _read(path: str) -> _Read:
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        raise FixError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        data = read_regular(path, MAX_SOURCE_BYTES)
+    except UnreadableFile as exc:
+        raise FixError(f"{path}: cannot read: {exc}") from None
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         text = data.decode(encoding)
@@ -364,36 +414,41 @@ def write_atomic(path: str, text: str, expected_original: str, encoding: str = "
         raise FixError(f"{path}: changed on disk since it was read, not overwritten")
     data = _encode(text, encoding, bom, path)
     folder = os.path.dirname(real) or "."
+    # The temporary file is removed on any failure, and also when this is a worker whose parent
+    # process died meanwhile: then nothing is written at all (process.replace_if_parent_alive).
     try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(real)}.", suffix=".torch2ms-tmp")
+        with process.temporary_file(folder, f".{os.path.basename(real)}.", ".torch2ms-tmp") as (fd, tmp):
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.chmod(tmp, stat.S_IMODE(info.st_mode))
+            try:
+                os.chown(tmp, info.st_uid, info.st_gid)
+            except (OSError, AttributeError):
+                pass
+            if _read(real).text != expected_original:  # a last look just before the rename
+                raise FixError(f"{path}: changed on disk since it was read, not overwritten")
+            process.replace_if_parent_alive(tmp, real)
     except OSError as exc:
-        raise FixError(f"{path}: cannot write a temporary file next to it: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, stat.S_IMODE(info.st_mode))
-        try:
-            os.chown(tmp, info.st_uid, info.st_gid)
-        except (OSError, AttributeError):
-            pass
-        if _read(real).text != expected_original:  # a last look just before the rename
-            raise FixError(f"{path}: changed on disk since it was read, not overwritten")
-        os.replace(tmp, real)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
-            raise FixError(f"{path}: cannot write: {exc.strerror or exc}") from None
-        raise
+        raise FixError(f"{path}: cannot write: {exc.strerror or exc}") from None
+
+
+def rewrite_file(path: str, change: Callable[[str], str]) -> bool:
+    """Replace the text of `path` by `change(text)` atomically, keeping its encoding and BOM; whether it
+    changed. Raises FixError when the file cannot be read, decoded or written."""
+    read = _read(path)
+    new = change(read.text)
+    if new == read.text:
+        return False
+    write_atomic(path, new, read.text, read.encoding, read.bom)
+    return True
 
 
 def unified_diff(path: str, before: str, after: str) -> str:
+    shown = safe_text(path)  # a name that is not UTF-8 or holds control characters, escaped
     lines = difflib.unified_diff(split_lines_keepends(before), split_lines_keepends(after),
-                                 fromfile=f"a/{path}", tofile=f"b/{path}")
+                                 fromfile=f"a/{shown}", tofile=f"b/{shown}")
     out = []
     for line in lines:
         out.append(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")
@@ -464,7 +519,8 @@ def fix_paths(paths: Iterable[str], config: Config, unsafe: bool = False, write:
     else:
         size = max(1, min(32, len(todo) // (jobs * 8)))
         batches = [todo[i:i + size] for i in range(0, len(todo), size)]
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
+        with ProcessPoolExecutor(max_workers=jobs, initializer=process.worker_start,
+                                 initargs=(os.getpid(),)) as pool:
             futures = [pool.submit(_fix_batch, [sources[i].path for i in b], config, unsafe, write) for b in batches]
             for batch, future in zip(batches, futures):
                 for index, item in zip(batch, future.result()):
@@ -473,4 +529,4 @@ def fix_paths(paths: Iterable[str], config: Config, unsafe: bool = False, write:
 
 
 __all__ = ["FixError", "FixOutcome", "FileFix", "apply_edits", "fix_source", "fix_text", "fix_file", "fix_paths",
-           "remove_unused_torch_imports", "unified_diff", "write_atomic", "Span"]
+           "remove_unused_torch_imports", "rewrite_file", "unified_diff", "write_atomic", "Span"]

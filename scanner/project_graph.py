@@ -306,6 +306,14 @@ def regrades(items: Sequence[tuple[str, ScopeFacts | None]], roots: Sequence[str
     return out
 
 
+def module_classes(items: Sequence[tuple[str, ScopeFacts | None]], roots: Sequence[str]) -> dict[int, set[str]]:
+    """For each file (by index in `items`): its classes that are nn.Module subclasses, directly or through
+    bases in any file of `items` (what `torch2ms migrate` turns into Cells)."""
+    project = _Project(items, roots)
+    return {index: {name for name in file.classes if project.module_base(index, name) is not None}
+            for index, file in project.files.items()}
+
+
 def _reason(project: _Project, node: Node, parent: dict[Node, Node | None], why_root: dict[Node, str]) -> str:
     caller = parent[node]
     if caller is None:

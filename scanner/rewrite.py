@@ -19,7 +19,9 @@ What is rewritten (safe fixes):
   value passed is the torch default) or with a different default (the torch
   default is written out explicitly);
 - a few rewrites data cannot express, registered by name in `_SIZE_TUPLE`
-  (``torch.zeros(2, 3)`` -> ``mindspore.mint.zeros((2, 3))``).
+  (``torch.zeros(2, 3)`` -> ``mindspore.mint.zeros((2, 3))``), `_SHAPE_TUPLE`
+  (``nn.LayerNorm(d)`` -> ``mindspore.nn.LayerNorm((d,), ...)``) and `_COPIED_DEFAULTS`
+  (a pooling layer's stride written out as its kernel size).
 
 Unsafe fixes (``--unsafe-fixes``): ``nn.Module`` base -> ``mindspore.nn.Cell`` together
 with ``forward`` -> ``construct``; removal of device moves (``.cuda()``, ``.cpu()``,
@@ -49,6 +51,12 @@ IMPORT_LINE = "import mindspore"
 _FIXABLE_CODES = frozenset({"TMS101", "TMS102"})
 # Targets that take the size as one tuple where torch also accepts varargs.
 _SIZE_TUPLE = frozenset({"mindspore.mint.zeros", "mindspore.mint.ones", "mindspore.ops.zeros", "mindspore.ops.ones"})
+# Targets that take a shape only as a tuple where torch also takes one int: {target: (torch parameter,
+# its position, the keywords that make the target cover as many trailing axes as the shape has)}.
+_SHAPE_TUPLE = {"mindspore.nn.LayerNorm": ("normalized_shape", 0, ("begin_norm_axis", "begin_params_axis"))}
+# torch defaults computed from another argument (a default_differs fact with torch_default None):
+# parameter -> the parameter it copies, passed just before it (pooling: stride defaults to kernel_size).
+_COPIED_DEFAULTS = {"stride": "kernel_size"}
 # Device moves: removed by an unsafe fix whatever the table says about them.
 _DEVICE_MOVES = frozenset({
     "torch.Tensor.cuda", "torch.Tensor.cpu", "torch.Tensor.to",
@@ -272,20 +280,30 @@ def _literal(value: object) -> str | None:
     return text
 
 
+def default_keyword(fact: ParamFact) -> str | None:
+    """``name=value`` that gives torch's behaviour where a default differs (a ``default_differs`` fact
+    for a call that passes nothing for it), or None when it cannot be written: a torch default of None
+    (computed from other arguments), or torch's word for an option renamed between the libraries, which
+    usually has its own vocabulary (padding_mode='zeros' vs pad_mode='pad'). A fact without a torch name
+    is a MindSpore parameter torch lacks; its `torch_default` is the value that behaves as torch does."""
+    name = fact.ms or fact.torch
+    if fact.kind != "default_differs" or name is None or fact.torch_default is None:
+        return None
+    literal = _literal(fact.torch_default)
+    if literal is None or isinstance(fact.torch_default, str) and fact.torch and fact.ms and fact.ms != fact.torch:
+        return None
+    return f"{name}={literal}"
+
+
 # ---------------------------------------------------------------- fixes
-def _param_edits(src: FixSource, call: ApiCall, target: Target, handled: frozenset[str] = frozenset(),
-                 pieces: Sequence[str] = ()) -> tuple[list[Edit], bool] | None:
-    """The edits for the target's parameter facts and whether they are safe; None: no fix possible.
-    `handled`: torch parameters a registered translation already wrote; `pieces`: the keyword arguments
-    it adds, written with those the facts add."""
+def _param_edits(src: FixSource, call: ApiCall, target: Target) -> tuple[list[Edit], bool] | None:
+    """The edits for the target's parameter facts and whether they are safe; None: no fix possible."""
     edits: list[Edit] = []
     safe = True
     dropped: list[Arg] = []
-    explicit: list[str] = list(pieces)
+    explicit: list[str] = []
     starred = any(a.starred for a in call.args)
     for fact in target.params:
-        if fact.torch is not None and fact.torch in handled:
-            continue
         passed = _passed(call, fact)
         if fact.kind == "added_required":
             return None
@@ -307,6 +325,12 @@ def _param_edits(src: FixSource, call: ApiCall, target: Target, handled: frozens
         if fact.kind == "renamed":
             if passed is not None and fact.ms and fact.ms != fact.torch and passed.keyword_span is not None:
                 edits.append(Edit(passed.keyword_span, fact.ms))
+            elif passed is not None and fact.ms == fact.torch and passed.keyword is None:
+                # The same name at another place: MindSpore's parameter at this position is another one
+                # (nn.Dropout: keep_prob, not p), so the value goes by keyword (only the last positional can)
+                if passed.starred or passed is not [a for a in call.args if a.keyword is None][-1]:
+                    return None
+                edits.append(Edit(Span(*_arg_start(passed), *_arg_start(passed)), f"{fact.ms}="))
             continue
         if fact.kind == "dropped":
             if passed is None:
@@ -323,20 +347,15 @@ def _param_edits(src: FixSource, call: ApiCall, target: Target, handled: frozens
                 if fact.ms and fact.ms != fact.torch and passed.keyword_span is not None:
                     edits.append(Edit(passed.keyword_span, fact.ms))
                 continue
-            if fact.torch is None or name is None:
+            if name is None or fact.torch is None and fact.ms is None:
                 continue
             if starred or _keyword(call, name) is not None:
-                return None
-            literal = _literal(fact.torch_default) if fact.torch_default is not None else None
-            if literal is None:
-                safe = False  # a torch default of None (computed from other arguments) cannot be written out
-                continue
-            if isinstance(fact.torch_default, str) and fact.ms and fact.ms != fact.torch:
-                # An option renamed between the libraries usually has its own vocabulary
-                # (padding_mode='zeros' vs pad_mode='pad'): do not write torch's word under MindSpore's name.
+                return None  # with torch None: a MindSpore parameter torch lacks, passed already (its vocabulary)
+            text = default_keyword(fact) or _copied_default(src, call, fact)
+            if text is None:
                 safe = False
                 continue
-            explicit.append(f"{name}={literal}")
+            explicit.append(text)
             continue
     if dropped:
         edits.extend(_removal_edits(src, call, dropped))
@@ -349,143 +368,44 @@ def _param_edits(src: FixSource, call: ApiCall, target: Target, handled: frozens
     return edits, safe
 
 
-# ---------------------------------------------------------------- registered translations
-# Where torch's argument maps onto MindSpore's by its value, which data cannot say: the older nn forms
-# the fix writes where the mint layers have no kernel (the CPU). Each gives its edits and the torch
-# parameters it wrote (their facts are then not applied again), or None: no fix.
-_CONVS = {"mindspore.nn.Conv1d": 1, "mindspore.nn.Conv2d": 2, "mindspore.nn.Conv3d": 3,
-          "mindspore.nn.Conv1dTranspose": 1, "mindspore.nn.Conv2dTranspose": 2, "mindspore.nn.Conv3dTranspose": 3}
-_POOL_LAYERS = frozenset({"mindspore.nn.MaxPool1d", "mindspore.nn.MaxPool2d", "mindspore.nn.MaxPool3d",
-                          "mindspore.nn.AvgPool1d", "mindspore.nn.AvgPool2d", "mindspore.nn.AvgPool3d"})
-_POOL_FUNCTIONS = frozenset({"mindspore.ops.avg_pool1d", "mindspore.ops.avg_pool2d", "mindspore.ops.avg_pool3d"})
+def _copied_default(src: FixSource, call: ApiCall, fact: ParamFact) -> str | None:
+    """``stride=<the kernel_size argument>`` where torch's default is another argument's value
+    (`_COPIED_DEFAULTS`), when that argument is a constant or a name (evaluating it twice is the same)."""
+    source = _COPIED_DEFAULTS.get(fact.torch or "")
+    if source is None or fact.torch_default is not None or not fact.position:
+        return None
+    arg = arg_for(call.args, source, fact.position - 1)
+    if arg is None or arg.starred:
+        return None
+    text = src.slice(arg.span)
+    return f"{fact.ms or fact.torch}={text}" if arg.is_const or _DOTTED.match(text) else None
+
+
+def _shape_tuple_edits(src: FixSource, call: ApiCall, rule: tuple[str, int, tuple[str, ...]]) -> list[Edit] | None:
+    """``nn.LayerNorm(d)`` -> ``LayerNorm((d,))``; a literal shape of n > 1 items keeps its form and gets
+    ``begin_norm_axis=-n, begin_params_axis=-n`` (torch normalizes over as many trailing axes as the
+    shape has). A value not written as a literal is taken for one int: a tuple there makes MindSpore raise."""
+    name, position, axes = rule
+    arg = arg_for(call.args, name, position)
+    if arg is None or arg.starred or any(a.keyword in axes for a in call.args):
+        return None
+    try:
+        node = ast.parse(src.slice(arg.span).strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    if isinstance(node, (ast.Tuple, ast.List)):
+        if any(isinstance(e, ast.Starred) for e in node.elts):
+            return None
+        count = len(node.elts)
+        insert = _insert_keywords(src, call, [f"{a}=-{count}" for a in axes]) if count > 1 else None
+        return [insert] if insert is not None else []
+    return [Edit(Span(arg.span.start_line, arg.span.start_col, arg.span.start_line, arg.span.start_col), "("),
+            Edit(Span(arg.span.end_line, arg.span.end_col, arg.span.end_line, arg.span.end_col), ",)")]
+
+
 # Targets that are attributes where torch has a method, and the other way round.
 _CALLED_ATTRIBUTES = frozenset({"mindspore.Tensor.real", "mindspore.Tensor.imag"})
 _ATTRIBUTE_TARGETS = frozenset({"mindspore.Tensor.shape"})
-_SIMPLE = re.compile(r"^(-?[0-9.]+|[A-Za-z_][A-Za-z0-9_.]*|\(\s*-?[0-9]+(\s*,\s*-?[0-9]+)*\s*,?\s*\))$")
-# (edits, the torch parameters written, keyword arguments to add at the end of the call)
-Translation = tuple[list[Edit], frozenset[str], list[str]]
-
-
-def _argument(call: ApiCall, name: str, position: int | None) -> Arg | None:
-    positional = [a for a in call.args if a.keyword is None]
-    found = next((a for a in call.args if a.keyword == name), None)
-    if found is None and position is not None and position < len(positional):
-        found = positional[position]
-    return found
-
-
-def _whole(arg: Arg) -> Span:
-    """The span of an argument with its keyword."""
-    start = arg.keyword_span or arg.span
-    return Span(start.start_line, start.start_col, arg.span.end_line, arg.span.end_col)
-
-
-def _literal_items(text: str) -> list[str] | None:
-    """The element texts of a tuple or list literal, or None."""
-    try:
-        node = ast.parse(text.strip(), mode="eval").body
-    except SyntaxError:
-        return None
-    if not isinstance(node, (ast.Tuple, ast.List)):
-        return None
-    return [ast.unparse(e) for e in node.elts]
-
-
-def _conv_translation(src: FixSource, call: ApiCall, target: Target) -> Translation | None:
-    """torch's `padding` as MindSpore's `pad_mode` (+ `padding`): absent -> pad_mode='valid'; a number
-    -> pad_mode='pad'; a tuple -> pad_mode='pad' with each side given; 'same'/'valid' -> that pad_mode."""
-    positional = [a for a in call.args if a.keyword is None]
-    if any(a.starred for a in call.args) or len(positional) > 5:
-        return None  # MindSpore puts pad_mode after stride: later positions mean other parameters
-    padding = _argument(call, "padding", 4)
-    if padding is None:
-        return [], frozenset({"padding"}), ["pad_mode='valid'"]
-    text = src.slice(padding.span)
-    value = padding.value if padding.is_const else None
-    if isinstance(value, str) and value in ("same", "valid") and text.strip()[:1] in ("'", '"'):
-        return [Edit(_whole(padding), f"pad_mode={text}")], frozenset({"padding"}), []
-    if isinstance(value, int) and not isinstance(value, bool):
-        return [Edit(_whole(padding), f"padding={text}, pad_mode='pad'")], frozenset({"padding"}), []
-    items = _literal_items(text)
-    dims = _CONVS[target.api]
-    if items is None or len(items) != dims:
-        return None
-    sides = items[0] if dims == 1 else "(" + ", ".join(f"{x}, {x}" for x in items) + ")"
-    return [Edit(_whole(padding), f"padding={sides}, pad_mode='pad'")], frozenset({"padding"}), []
-
-
-def _pool_translation(src: FixSource, call: ApiCall, target: Target) -> Translation | None:
-    """torch's stride defaults to the kernel size, MindSpore's to 1: write it; a padding of a layer
-    needs pad_mode='pad'."""
-    layer = target.api in _POOL_LAYERS
-    first = 0 if layer else 1
-    positional = [a for a in call.args if a.keyword is None]
-    if any(a.starred for a in call.args) or (layer and len(positional) > 2):
-        return None  # MindSpore's layers put pad_mode after stride
-    edits: list[Edit] = []
-    pieces: list[str] = []
-    stride = _argument(call, "stride", first + 1)
-    if stride is None or (stride.is_const and stride.value is None):
-        kernel = _argument(call, "kernel_size", first)
-        if kernel is None:
-            return None
-        text = src.slice(kernel.span)
-        if not _SIMPLE.match(text.strip()):
-            return None  # evaluated twice: only names and literals are copied
-        if stride is None:
-            pieces.append(f"stride={text}")
-        else:
-            edits.append(Edit(_whole(stride), f"stride={text}"))
-    padding = _argument(call, "padding", None)
-    if layer and padding is not None and not (padding.is_const and padding.value == 0):
-        if not (padding.is_const and isinstance(padding.value, int)):
-            return None
-        pieces.append("pad_mode='pad'")
-    return edits, frozenset({"stride", "padding"} if layer else {"stride"}), pieces
-
-
-def _layer_norm_translation(src: FixSource, call: ApiCall, target: Target) -> Translation | None:
-    """MindSpore's LayerNorm takes the shape as a tuple and normalizes from begin_norm_axis=-1: an int
-    becomes a 1-tuple; a tuple of k dimensions needs begin_norm_axis=-k and begin_params_axis=-k."""
-    del target
-    positional = [a for a in call.args if a.keyword is None]
-    if any(a.starred for a in call.args) or len(positional) > 1:
-        return None  # eps is MindSpore's begin_norm_axis by position
-    shape = _argument(call, "normalized_shape", 0)
-    if shape is None:
-        return None
-    text = src.slice(shape.span)
-    items = _literal_items(text)
-    value = shape.value if shape.is_const else None
-    if items is None and isinstance(value, int) and not isinstance(value, bool):
-        return [Edit(shape.span, f"({text},)")], frozenset({"normalized_shape"}), []
-    if items is None:
-        return None
-    pieces = [f"begin_norm_axis={-len(items)}", f"begin_params_axis={-len(items)}"] if len(items) > 1 else []
-    return [], frozenset({"normalized_shape"}), pieces
-
-
-def _gelu_translation(src: FixSource, call: ApiCall, target: Target) -> Translation | None:
-    """torch's approximate='none'|'tanh' is MindSpore's approximate=False|True (default True)."""
-    del target
-    arg = _argument(call, "approximate", 0)
-    if arg is None:
-        return [], frozenset({"approximate"}), ["approximate=False"]
-    if not (arg.is_const and arg.value in ("none", "tanh")):
-        return None
-    return [Edit(_whole(arg), f"approximate={arg.value == 'tanh'}")], frozenset({"approximate"}), []
-
-
-def _translation(src: FixSource, call: ApiCall, target: Target) -> Translation | None:
-    if target.api in _CONVS and not any(f.torch == "pad_mode" for f in target.params):
-        return _conv_translation(src, call, target)
-    if target.api in _POOL_LAYERS or target.api in _POOL_FUNCTIONS:
-        return _pool_translation(src, call, target)
-    if target.api == "mindspore.nn.LayerNorm":
-        return _layer_norm_translation(src, call, target)
-    if target.api == "mindspore.nn.GELU":
-        return _gelu_translation(src, call, target)
-    return [], frozenset(), []
 
 
 def _attribute_fix(src: FixSource, call: ApiCall, target: Target) -> Fix | None:
@@ -619,14 +539,10 @@ def build_fix(call: ApiCall, diag: Diagnostic, entry: MappingEntry | None, targe
         return None
     if target.api in _CALLED_ATTRIBUTES or target.api in _ATTRIBUTE_TARGETS:
         return _attribute_fix(src, call, target)
-    translation = _translation(src, call, target)
-    if translation is None:
-        return None
-    params = _param_edits(src, call, target, translation[1], translation[2])
+    params = _param_edits(src, call, target)
     if params is None:
         return None
     edits, safe = params
-    edits = translation[0] + edits
     member = _is_member(call.api)
     if call.kind == "method":
         if call.name_span is None or not _is_member(target.api):
@@ -647,6 +563,11 @@ def build_fix(call: ApiCall, diag: Diagnostic, entry: MappingEntry | None, targe
         edits.insert(0, Edit(call.func_span, target.api))
         if target.api in _SIZE_TUPLE:
             edits.extend(_size_tuple_edits(call))
+        if target.api in _SHAPE_TUPLE:
+            shape = _shape_tuple_edits(src, call, _SHAPE_TUPLE[target.api])
+            if shape is None:
+                return None
+            edits[1:1] = shape  # before the keywords inserted at the same point
     elif call.kind == "attribute":
         if not _DOTTED.match(src.slice(call.span)):
             return None

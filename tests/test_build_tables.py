@@ -3,13 +3,12 @@ signatures, and the older-version targets it keeps (those that reproduce torch's
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import load_script
 from torch2ms.mappings import load_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -17,12 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def build() -> Any:
-    spec = importlib.util.spec_from_file_location("build_tables_under_test", ROOT / "scripts" / "build_tables.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "scripts" / "build_tables.py", "build_tables_under_test")
 
 
 def _facts(build: Any, api: str, target: str) -> set[tuple[str, str | None, str | None]]:
@@ -184,7 +178,7 @@ def test_fact_amendments_add_remove_and_drop(build: Any, tmp_path: Path) -> None
     build.apply_fact_amendments(entries, path)
     assert entries["torch.x"]["ms"][0]["params"] == [{"kind": "renamed", "torch": "dim", "ms": "axis"}]
     assert entries["torch.x"]["category"] == "diff_params"
-    assert entries["torch.y"] == {"api": "torch.y", "category": "missing", "note": "use z"}
+    assert entries["torch.y"] == {"api": "torch.y", "category": "missing", "note": "use z", "effort": "manual"}
     path.write_text("facts:\n- api: torch.x\n  target: mindspore.mint.x\n  params: []\n", encoding="utf-8")
     with pytest.raises(SystemExit, match="torch.x has no target mindspore.mint.x"):
         build.apply_fact_amendments(entries, path)
@@ -195,3 +189,35 @@ def test_exponent_floats_are_written_as_yaml_floats(build: Any) -> None:
 
     text = build._flow({"torch_default": 1e-08, "note": "eps 1e-08", "big": 2e10})
     assert yaml.safe_load(text) == {"torch_default": 1e-08, "note": "eps 1e-08", "big": 2e10}
+
+
+def test_the_tables_carry_the_effort_build_tables_gives(build: Any) -> None:
+    """Every entry without a MindSpore target has the effort class that build_tables writes: the override's,
+    "manual" for a hand-written entry (its note names the workaround), else the class of its generated note."""
+    import yaml
+
+    manual: dict[str, dict[str, Any]] = {}
+    for path in build.OVERRIDES:
+        for entry in yaml.safe_load(path.read_text(encoding="utf-8"))["entries"]:
+            manual[entry["api"]] = entry
+    for amendment in yaml.safe_load(build.FACTS.read_text(encoding="utf-8"))["facts"]:
+        if amendment.get("drop") and (amendment.get("entry") or {}).get("note"):  # the note names the workaround
+            manual[amendment["api"]] = dict(manual.get(amendment["api"], {}), category="missing")
+    table = load_table()
+    checked = 0
+    for api, entry in table.entries.items():
+        if entry.category.value != "missing" or entry.inplace_of and entry.effort is None:
+            continue
+        man = manual.get(api, {})
+        if "effort" in man:
+            expected = man["effort"]
+        elif man.get("category") == "missing" or api.split(".")[0] in build.LIBRARIES:
+            expected = "manual"
+        else:
+            expected = build.missing_fact(api)[1]
+        assert entry.effort == expected, api
+        checked += 1
+    assert checked > 800
+    for api in ("torch.no_grad", "torch.device", "torch.Tensor.cuda"):
+        assert table.entries[api].effort == "remove"
+    assert build.missing_fact("torch.histogram") == (build.missing_note("torch.histogram"), "blocker")

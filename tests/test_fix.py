@@ -10,6 +10,8 @@ import stat
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import ROOT, run_cli
 from torch2ms.config import Config
@@ -137,11 +139,30 @@ def test_dropping_a_non_default_value_is_unsafe():
     ("y = torch.amax(x, 1)", (True, "y = mindspore.mint.amax(x, 1)")),
     ("y = torch.amax(x, dim=1)", (True, "y = mindspore.mint.amax(x, dim=1)")),
     ("y = torch.amax(x)", (False, "y = mindspore.mint.amax(x)")),
+    # the CPU forms (the default device): a parameter MindSpore takes at another position goes by keyword
+    # (nn.Dropout's first parameter is keep_prob), only where it is the last positional argument
+    # (its only other fact covers 0-d inputs: a difference for some inputs leaves the fix safe)
+    ("y = nn.Dropout(0.1)", (True, "y = mindspore.nn.Dropout(p=0.1)")),
+    ("y = nn.Dropout(0.1, False)", None),
+    ("y = nn.Conv2d(3, 8, 3, 1, 1)", (True, "y = mindspore.nn.Conv2d(3, 8, 3, 1, padding=1, pad_mode='pad', has_bias=True)")),
+    # a MindSpore parameter torch lacks, written with the value that behaves as torch does
+    ("y = nn.Conv2d(3, 8, 3, groups=3, bias=False)",
+     (True, "y = mindspore.nn.Conv2d(3, 8, 3, group=3, has_bias=False, pad_mode='pad')")),
+    ("y = nn.GELU()", (True, "y = mindspore.nn.GELU(approximate=False)")),
+    ("y = nn.GELU(approximate='tanh')", None),
+    ("y = nn.Conv2d(3, 8, 3, padding_mode='reflect')", None),
+    # a default computed from another argument: the pooling stride is the kernel size
+    ("y = nn.MaxPool2d(k)", (True, "y = mindspore.nn.MaxPool2d(k, stride=k, pad_mode='pad')")),
+    ("y = nn.MaxPool2d(k + 1)", (False, "y = mindspore.nn.MaxPool2d(k + 1, pad_mode='pad')")),
+    # a shape MindSpore takes only as a tuple, covering as many trailing axes as it has
+    ("y = nn.LayerNorm(d)", (False, "y = mindspore.nn.LayerNorm((d,), epsilon=1e-05)")),
+    ("y = nn.LayerNorm((4, 5), eps=1e-6)",
+     (False, "y = mindspore.nn.LayerNorm((4, 5), epsilon=1e-6, begin_norm_axis=-2, begin_params_axis=-2)")),
 ])
 def test_parameter_facts_see_positional_arguments(line: str, expected) -> None:
     """A fact names torch's parameter and its position (`position`, from torch's signature)."""
-    source = "import torch\nimport torch.nn.functional as F\n" + line + "\n"
-    (diag,) = [d for d in scan_source(source, "f.py").diagnostics if d.span.start_line == 3]
+    source = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n" + line + "\n"
+    (diag,) = [d for d in scan_source(source, "f.py").diagnostics if d.span.start_line == 4]
     if expected is None:
         assert diag.fix is None, diag.fix
         return
@@ -469,29 +490,36 @@ def _fixed_line(code: str, device: str = "cpu") -> str:
 
 
 @pytest.mark.parametrize(("code", "expected"), [
-    ("nn.Conv2d(3, 8, 3)", "mindspore.nn.Conv2d(3, 8, 3, pad_mode='valid', has_bias=True)"),
-    ("nn.Conv2d(3, 8, 3, padding=1, bias=False)", "mindspore.nn.Conv2d(3, 8, 3, padding=1, pad_mode='pad', has_bias=False)"),
-    ("nn.Conv2d(3, 8, 3, 2, (1, 2))", "mindspore.nn.Conv2d(3, 8, 3, 2, padding=(1, 1, 2, 2), pad_mode='pad', has_bias=True)"),
-    ("nn.Conv2d(3, 8, 3, padding='same')", "mindspore.nn.Conv2d(3, 8, 3, pad_mode='same', has_bias=True)"),
-    ("nn.Conv1d(3, 8, 3, 1, 1, 1, 1)", "nn.Conv1d(3, 8, 3, 1, 1, 1, 1)"),  # later positions mean other parameters
-    ("nn.Conv2d(3, 8, 3, padding_mode='reflect')", "nn.Conv2d(3, 8, 3, padding_mode='reflect')"),  # zeros only
-    ("nn.MaxPool2d(2)", "mindspore.nn.MaxPool2d(2, stride=2)"),
-    ("nn.AvgPool1d(4, padding=1)", "mindspore.nn.AvgPool1d(4, padding=1, stride=4, pad_mode='pad')"),
-    ("nn.LayerNorm(4)", "mindspore.nn.LayerNorm((4,), epsilon=1e-05)"),
-    ("nn.LayerNorm((3, 4), eps=1e-6)",
-     "mindspore.nn.LayerNorm((3, 4), epsilon=1e-6, begin_norm_axis=-2, begin_params_axis=-2)"),
-    ("nn.GELU()", "mindspore.nn.GELU(approximate=False)"),
-    ("nn.GELU(approximate='tanh')", "mindspore.nn.GELU(approximate=True)"),
     ("x.size()", "x.shape"),
     ("x.size(1)", "x.shape[1]"),
+    ("x.size(dim=1)", "x.shape[1]"),
     ("x.real", "x.real()"),
+    ("x.imag", "x.imag()"),
 ])
-def test_the_cpu_forms_get_the_parameters_they_need(code: str, expected: str) -> None:
-    """The older nn forms the fix writes on the CPU, where the mint layers have no kernel: padding as
-    pad_mode, the stride torch defaults to the kernel size, LayerNorm's shape, GELU's approximate."""
+def test_attributes_and_methods_that_swap_between_the_libraries(code: str, expected: str) -> None:
+    """torch's method x.size() is MindSpore's attribute x.shape; torch's attribute x.real is MindSpore's
+    method x.real()."""
     assert _fixed_line(code) == expected
 
 
 def test_on_ascend_the_mint_layer_keeps_torch_parameters() -> None:
     assert _fixed_line("nn.Conv2d(3, 8, 3, padding=1)", "ascend") == "mindspore.mint.nn.Conv2d(3, 8, 3, padding=1)"
     assert _fixed_line("nn.MaxPool2d(2)", "ascend") == "mindspore.mint.nn.MaxPool2d(2)"
+
+
+# ---------------------------------------------------------------- the selection of compatible edits
+@given(st.lists(st.tuples(st.integers(0, 30), st.integers(0, 6), st.sampled_from(["", "a", "bb"])), max_size=40))
+def test_linear_selection_accepts_exactly_what_the_pairwise_check_accepts(raw: list[tuple[int, int, str]]) -> None:
+    from torch2ms.fix import _Accepted, _conflict, _ordered_unique
+
+    accepted = _Accepted()
+    reference: list[tuple[int, int, str]] = []
+    for start, length, text in raw:
+        edit = (start, start + length, text)
+        merged = _ordered_unique(reference + [edit])
+        expected = not any(_conflict(a, b) for a, b in zip(merged, merged[1:]))
+        assert accepted.fits(edit) == expected
+        if expected:
+            reference = merged
+            accepted.add(edit)
+    assert accepted.items == reference

@@ -21,7 +21,7 @@ from torch2ms.mappings import load_table
 from torch2ms.verify import command
 from torch2ms.model import Category, Example, MappingEntry, ParamFact, Target
 from torch2ms.verify.cases import declared_dtypes, entry_verdict, example_specs, forms, sample, select
-from torch2ms.verify.compare import Arr, compare
+from torch2ms.verify.compare import Arr, compare, compare_draws
 from torch2ms.verify.generate import Signature, generate
 from torch2ms.verify.locate import LocateError, free_names, locate, parse_shape
 from torch2ms.verify.pool import Pool
@@ -74,6 +74,31 @@ def test_random_mode_compares_statistics_and_shape_mode_ignores_values() -> None
     ones = Arr(np.ones(1000, np.float32), "float32")
     assert "different means" in compare(Arr(u1, "float32"), ones, random=True).reason
     assert compare(Arr(u1, "float32"), ones, mode="shape").ok
+
+
+def test_draws_tell_a_dropout_rate_from_a_keep_probability() -> None:
+    """One draw's mean cannot tell dropout(p) from dropout with keep_prob=p (both keep the mean); the
+    fraction of zeros and the scale of the kept values over independent draws can."""
+    rng = np.random.default_rng(1)
+    x = rng.uniform(0.1, 0.9, 12)
+
+    def dropout(rate: float) -> Arr:
+        keep = rng.random(12) >= rate
+        return Arr(np.where(keep, x / (1 - rate), 0.0).astype(np.float32), "float32")
+
+    torch_draws = [dropout(0.1) for _ in range(20)]
+    assert compare_draws(torch_draws, [dropout(0.1) for _ in range(20)]).ok
+    wrong = [dropout(0.9) for _ in range(20)]  # keep_prob=0.1 where torch meant p=0.1
+    assert compare(torch_draws[0], wrong[0], random=True).ok  # the mean of one draw does not see it
+    reason = compare_draws(torch_draws, wrong).reason
+    assert "over 20 draws" in reason and ("fraction of zeros" in reason or "standard deviation" in reason), reason
+    # a tuple result: each array on its own; a permutation (dependent elements) agrees with itself
+    perms = [[Arr(rng.permutation(10), "int64"), Arr(rng.random(3), "float64")] for _ in range(20)]
+    assert compare_draws(perms, [[Arr(rng.permutation(10), "int64"), Arr(rng.random(3), "float64")]
+                                 for _ in range(20)]).ok
+    assert "[1] differ in their mean" in compare_draws(perms, [[Arr(rng.permutation(10), "int64"),
+                                                                 Arr(rng.random(3) + 1, "float64")]
+                                                                for _ in range(20)]).reason
 
 
 def test_sample_is_deterministic_and_covers_every_kind() -> None:
@@ -368,6 +393,11 @@ def test_examples_run_in_real_torch_and_mindspore(pool: Pool) -> None:
         _spec("x.sub(y)", "x.sub(y)", inputs={"x": {"shape": [3, 4], "layout": "noncontiguous"},
                                               "y": {"shape": [3, 4]}}),  # torch gets a strided view
         _spec("torch.roll(x, 1)", "mindspore.mint.roll(x, 1)"),  # no CPU kernel in MindSpore 2.10
+        # MindSpore's nn.Dropout takes keep_prob first: Dropout(0.1) keeps a tenth where torch drops a tenth
+        _spec("torch.nn.Dropout(0.1)(x)", "mindspore.nn.Dropout(0.1)(x)", kind="layer", random=True),
+        _spec("torch.nn.Dropout(0.1)(x)", "mindspore.nn.Dropout(p=0.1)(x)", kind="layer", random=True),
+        _spec("torch.nn.Dropout()(x)", "mindspore.nn.Dropout()(x)", kind="layer", random=True,
+              inputs={"x": {"shape": [], "dtype": "float32", "low": 0.1, "high": 0.9}}),  # one element a draw
     ]
     res = pool.run(specs)
     assert res[0]["status"] == "passed" and res[0]["max_abs_err"] < 1e-6
@@ -380,7 +410,7 @@ def test_examples_run_in_real_torch_and_mindspore(pool: Pool) -> None:
     assert res[7]["status"] == "failed" and "int64, MindSpore int32" in res[7]["reason"]
     assert res[8]["status"] == "passed"
     assert res[9]["status"] == "passed" and res[9]["compare"] == "statistics"
-    assert res[10]["status"] == "failed" and "means" in res[10]["reason"]
+    assert res[10]["status"] == "failed" and "differ in their mean over 20 draws" in res[10]["reason"]
     assert res[11]["status"] == "passed" and any("gradient wrt x" in n for n in res[11]["notes"])
     assert res[12]["status"] == "passed" and any("optimizer steps" in n for n in res[12]["notes"])
     assert res[13]["status"] == "failed" and "after step 1" in res[13]["reason"]
@@ -392,6 +422,9 @@ def test_examples_run_in_real_torch_and_mindspore(pool: Pool) -> None:
     assert res[19]["status"] == "failed" and res[19]["reason"] == "torch returns its receiver, MindSpore a new tensor"
     assert res[20]["status"] == "passed", res[20]
     assert res[21]["status"] == "skipped" and "no CPU kernel for Roll" in res[21]["reason"]
+    assert res[22]["status"] == "failed" and "over 20 draws" in res[22]["reason"], res[22]
+    assert res[23]["status"] == "passed" and any("over 20 draws" in n for n in res[23]["notes"]), res[23]
+    assert res[24]["status"] == "passed", res[24]
 
 
 def _generated(api: str, device: str = "cpu") -> dict:

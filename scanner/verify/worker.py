@@ -26,11 +26,12 @@ import traceback
 import zlib
 from typing import Any
 
+from ..process import configure_process
 from .code import receiver, split_layer
 from . import fixtures
 from . import generate as generate_module
 from .generate import MIN_CASES, Signature, generate, seed_cases
-from .compare import Arr, Outcome, canonical_dtype, compare
+from .compare import Arr, Outcome, canonical_dtype, compare, compare_draws
 
 STEPS = 3  # optimizer steps
 SCHEDULER_STEPS = 6
@@ -269,6 +270,9 @@ def _exec_setup(side: str, lines: list[str], env: dict[str, Any]) -> None:
             raise ExampleError("setup", exc) from exc
 
 
+DRAWS = 20  # independent draws of a random case, compared by their statistics (compare.compare_draws)
+
+
 class Job:
     """One example run: the two environments, the comparison and the result."""
 
@@ -415,6 +419,14 @@ class Job:
                 self.notes.append("random result detected (torch differs between seeds)")
                 self.mode = "statistics"
                 outcome = self.cmp(a, b)
+        if self.mode == "statistics" and (not layered or not weights or copied):
+            # The randomness is in the call (not in weights each library draws for itself): compare
+            # statistics over independent draws, which one draw of a few elements cannot show.
+            outcome = self.cmp(a, b, mode="shape")
+            outcome.notes.clear()
+            if outcome.ok:
+                a_draws, b_draws = self.redraw(t_code, m_code, t_env, m_env)
+                outcome.merge(compare_draws([a] + a_draws, [b] + b_draws))
         if outcome.ok and t_after is not None and m_receiver is not None:
             try:
                 m_after = rt.plain(m_receiver)
@@ -427,6 +439,22 @@ class Job:
         if outcome.ok and self.mode == "values" and (self.spec.get("grad") or self.kind == "loss"):
             self.check_grad(t_code, m_code, t_env, m_env, outcome)
         return self.result(outcome)
+
+    def redraw(self, t_code: str, m_code: str, t_env: dict[str, Any], m_env: dict[str, Any]) -> tuple[list[Any], list[Any]]:
+        """DRAWS - 1 more results of both codes on the same inputs (and layers), each with another seed."""
+        a_draws: list[Any] = []
+        b_draws: list[Any] = []
+        for k in range(1, DRAWS):
+            t_env2, m_env2 = self.envs(self.seed_value)
+            for env, built in ((t_env2, t_env), (m_env2, m_env)):
+                if "__layer" in built:
+                    env["__layer"] = built["__layer"]
+            seed = self.seed_value + 7919 * k
+            self.rt.seed(seed)
+            a_draws.append(_run("torch", t_code, t_env2, self.rt)[1])
+            self.rt.seed(seed)
+            b_draws.append(_run("mindspore", m_code, m_env2, self.rt)[1])
+        return a_draws, b_draws
 
     def _first_float(self, value: Any, lib: Any) -> Any:
         if isinstance(value, (list, tuple)):
@@ -943,6 +971,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cpu", choices=("cpu", "gpu", "ascend"))
     parser.add_argument("--memory-mb", type=int, default=4096)
     args = parser.parse_args(argv)
+    configure_process()  # among others: end with the pool's process (process.PARENT_ENV)
     proto = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
     os.dup2(2, 1)  # library prints go to stderr, never into the protocol
     try:
