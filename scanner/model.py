@@ -138,6 +138,13 @@ class ParamFact:
     # a case with one of these tags may disagree without failing the entry (docs/verify.md).
     covers: tuple[str, ...] = ()
 
+    @property
+    def only_degenerate_inputs(self) -> bool:
+        """True when the fact covers only empty and 0-d inputs: a program that passes ordinary tensors
+        computes the same. (A difference on other inputs, e.g. non-contiguous tensors or another
+        dtype, can change a real program's result silently.)"""
+        return bool(self.covers) and all(tag in DEGENERATE_INPUT_TAGS for tag in self.covers)
+
     def describe(self) -> str:
         if self.kind == "renamed" and self.torch == self.ms:
             return f"'{self.torch}' goes by keyword in MindSpore (another parameter has its position)"
@@ -163,6 +170,10 @@ class ParamFact:
             return self.note or "behaves differently"
         return f"'{name}' behaves differently" + (f": {self.note}" if self.note else "")
 
+
+# Tags of the generated verify cases (torch2ms/verify/generate.py) that vary the inputs, not the call;
+# with "dtype=..." and "ints=...".
+DEGENERATE_INPUT_TAGS = frozenset({"0-d", "empty"})
 
 DEVICES = ("cpu", "gpu", "ascend")
 DEFAULT_DEVICE = "cpu"

@@ -36,7 +36,9 @@ with ``forward`` -> ``construct``; removal of device moves (``.cuda()``, ``.cpu(
 
 Never fixed: missing APIs, dynamic-shape risks, low-confidence receivers,
 unmapped APIs, values a parameter fact declares unsupported, facts that need a
-human (``semantics_differ``, ``added_required``).
+human (``semantics_differ``, ``added_required``); a ``semantics_differ`` fact that
+covers only input variants (``covers``: dtypes, empty or 0-d tensors, ...) leaves
+the rewrite safe and is named in the finding.
 """
 
 from __future__ import annotations
@@ -504,8 +506,12 @@ def _param_edits(src: FixSource, call: ApiCall, target: Target, receiver_first: 
         if fact.kind == "semantics_differ":
             if passed is not None:
                 return None  # the value passed may mean something else in MindSpore
-            if fact.torch is None and fact.ms is None and result_dtype(fact) is None:
-                safe = False  # the API as a whole behaves differently: a human should look
+            if fact.torch is None and fact.ms is None and result_dtype(fact) is None \
+                    and not fact.only_degenerate_inputs:
+                # The API as a whole behaves differently: a human should look. (A result dtype is cast
+                # back; a difference that `torch2ms verify` found only for empty or 0-d inputs leaves
+                # the rewrite safe: the finding names it.)
+                safe = False
             continue
         if fact.kind == "unsupported_values":
             if passed is not None and (not passed.is_const or passed.value in fact.values):
@@ -609,6 +615,16 @@ def _shape_tuple_edits(src: FixSource, call: ApiCall, rule: tuple[str, int, tupl
         return [insert] if insert is not None else []
     return [Edit(Span(arg.span.start_line, arg.span.start_col, arg.span.start_line, arg.span.start_col), "("),
             Edit(Span(arg.span.end_line, arg.span.end_col, arg.span.end_line, arg.span.end_col), ",)")]
+
+
+# Targets that are methods in MindSpore where torch has an attribute.
+_CALLED_ATTRIBUTES = frozenset({"mindspore.Tensor.real", "mindspore.Tensor.imag"})
+
+
+def _called_attribute_fix(src: FixSource, call: ApiCall, target: Target) -> Fix:
+    """`x.real` -> `x.real()` (a method in MindSpore)."""
+    at = src.offset(call.span.end_line, call.span.end_col)
+    return Fix(title=f"Call {target.api}", edits=(Edit(src.span_of(at, at), "()"),), safe=True)
 
 
 def _size_tuple_edits(call: ApiCall) -> list[Edit]:
@@ -898,6 +914,8 @@ def build_fix(call: ApiCall, diag: Diagnostic, entry: MappingEntry | None, targe
         return None
     if call.api == "torch.Tensor.size" and target.api == "mindspore.Tensor.shape":
         return _size_fix(src, call)
+    if target.api in _CALLED_ATTRIBUTES and call.kind == "attribute":
+        return _called_attribute_fix(src, call, target)
     fix = _with_fields(src, call, _with_cast(src, call, target, _target_fix(src, call, target)))
     return fix if fix is not None and fix.edits else None
 

@@ -535,7 +535,9 @@ ALIASES: dict[str, list[str]] = {
 
 
 def ms_candidates(api: str) -> list[tuple[str, str]]:
-    """(target, era) pairs to try for a torch API by name: era 'new' (mint) or 'old' (ops/nn/Tensor)."""
+    """(target, era) pairs to try for a torch API by name: era 'new' (mint) or 'old' (ops/nn/Tensor), or
+    'any' (a Tensor method, a known other name, or, where none of those exists, mindspore.numpy and
+    mindspore.scipy.linalg: the search for entries that would be missing)."""
     ns, _, last = api.rpartition(".")
     out: list[tuple[str, str]] = []
     if ns == "torch.Tensor":
@@ -563,7 +565,13 @@ def ms_candidates(api: str) -> list[tuple[str, str]]:
     elif ns == "torch.distributions":
         out = [(f"mindspore.nn.probability.distribution.{last}", "any")]
     out = [(name, "any") for name in ALIASES.get(api, [])] + out
-    return [(name, era) for name, era in out if resolve(name) is not None]
+    found = [(name, era) for name, era in out if resolve(name) is not None]
+    if not found and ns in ("torch", "torch.linalg", "torch.special"):
+        # Nothing under torch's name in mint/ops/nn/Tensor (the entry would be missing): MindSpore's
+        # NumPy and SciPy interfaces hold some of torch's functions under their names.
+        found = [(name, "any") for name in (f"mindspore.numpy.{last}", f"mindspore.scipy.linalg.{last}")
+                 if resolve(name) is not None]
+    return found
 
 
 def example_kind(api: str, obj: Any) -> str:
@@ -1069,6 +1077,7 @@ def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: s
             if base in entries and "inplace_of" not in entry and entries[base].get("category") != "missing":
                 entry["inplace_of"] = base
 
+    apply_fact_amendments(entries)
     record = read_verification()
     inplace_forms(entries, record)
     add_weight_facts(entries)
@@ -1476,10 +1485,65 @@ def annotate_devices(entries: Iterable[dict[str, Any]], record: Any = None) -> N
 # (the example, other seeds, keyword/positional/default forms, other arguments) needs a person: a
 # parameter fact, another target or category, or a fix.
 INPUT_TAGS = {"0-d": "0-d input", "empty": "empty input", "noncontiguous": "non-contiguous input",
-              "broadcast": "broadcast inputs", "grad": "the gradient"}
+              "broadcast": "broadcast inputs", "grad": "the gradient", "zeros": "inputs with zeros"}
 LOUD_ONLY_TAGS = {"larger": "other input sizes", "batched": "an extra leading dimension",
                   "dim<0": "a negative dim", "dim=tuple": "a tuple of dims", "keepdim": "keepdim=True"}
 RAISED = "the MindSpore code raised "
+
+
+FACTS = Path(__file__).resolve().parent / "mapping_facts.yaml"
+
+
+def apply_fact_amendments(entries: dict[str, dict[str, Any]], path: Path = FACTS) -> None:
+    """Add the facts of scripts/mapping_facts.yaml to the targets they name (what `torch2ms verify`
+    showed and the build cannot derive), remove facts a registered translation of the fix replaces,
+    set categories, drop targets that are not forms of the API. An amendment that names an entry, a
+    target or a fact the tables lack is an error."""
+    import yaml
+
+    doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    for amendment in doc.get("facts", []):
+        api = amendment["api"]
+        entry = entries.get(api)
+        if entry is None:
+            raise SystemExit(f"{path.name}: {api} is not an entry of the tables")
+        target = next((t for t in entry.get("ms", ()) if t["api"] == amendment["target"]), None)
+        if target is None:
+            raise SystemExit(f"{path.name}: {api} has no target {amendment['target']}")
+        entry.update(amendment.get("entry") or {})
+        for example in entry.get("examples", ()):
+            example.update(amendment.get("example") or {})
+        if amendment.get("drop"):
+            entry["ms"] = [t for t in entry["ms"] if t is not target]
+            if not entry["ms"]:
+                entry["category"] = "missing"
+                for key in ("ms", "examples"):
+                    entry.pop(key, None)
+                if (amendment.get("entry") or {}).get("note"):
+                    entry.setdefault("effort", "manual")  # the amendment's note names the workaround
+                else:
+                    entry["note"], entry["effort"] = missing_fact(api)
+            continue
+        facts = target.setdefault("params", [])
+        for gone in amendment.get("remove", ()):  # a fact matches when it has every key-value given
+            kept = [f for f in facts if not all(f.get(k) == v for k, v in gone.items())]
+            if len(kept) == len(facts):
+                raise SystemExit(f"{path.name}: {api} {target['api']} has no fact {gone}")
+            facts[:] = kept
+        for fact in amendment.get("params", ()):
+            if fact not in facts:
+                facts.append(dict(fact))
+        if not facts:
+            target.pop("params")
+        if amendment.get("params") and entry.get("category") == "equivalent":
+            if target is entry["ms"][0]:
+                entry["category"] = "diff_params"
+                for other in entry["ms"][1:]:
+                    other.setdefault("category", "equivalent" if not other.get("params") else "diff_params")
+            else:
+                target["category"] = "diff_params"
+        if "category" in amendment:
+            target["category"] = amendment["category"]
 
 
 def _is_inplace_api(api: str, entries: dict[str, dict[str, Any]]) -> bool:
@@ -1583,9 +1647,16 @@ def derive_case_facts(entries: Iterable[dict[str, Any]], record: Any, device: st
                 continue
             loud: dict[str, str] = {}
             silent: dict[str, str] = {}
+            # Where the example itself (or the call written another way) disagrees, the variants'
+            # differences most likely have the same cause: a person decides, no fact is derived.
+            call_level = any(_tag_label(t) is None and t != "inplace" for t in form.differences)
+            # the tags a written fact (scripts/mapping_facts.yaml) already explains
+            stated = {t for f in target.get("params", ()) for t in f.get("covers", ())}
             for tag, why in sorted(form.differences.items()):
+                if call_level:
+                    break
                 label = _tag_label(tag)
-                if label is None:
+                if label is None or tag in stated:
                     continue
                 if why.startswith(RAISED):
                     loud[tag] = why[len(RAISED):]
@@ -1603,7 +1674,9 @@ def derive_case_facts(entries: Iterable[dict[str, Any]], record: Any, device: st
                 loud.clear()
                 silent.clear()
             if loud:
-                first = next(iter(loud.values())).split(";")[0][:120]
+                first = next(iter(loud.values())).split(";")[0]
+                # a crash's reason ends with the worker's log (process ids, times): not a fact
+                first = re.sub(r"(worker crashed \((?:killed by signal \w+|exit code -?\d+)): .*", r"\1)", first)[:120]
                 facts.append({"kind": "unsupported_inputs", "covers": sorted(loud),
                               "note": f"MindSpore raises for {', '.join(_tag_label(t) or t for t in sorted(loud))} "
                                       f"(e.g. {first})"})

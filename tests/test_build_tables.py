@@ -96,6 +96,95 @@ def test_the_committed_tables_hold_the_weight_facts_of_the_overrides(build: Any)
     facts = build.weight_facts()
     assert written == facts
     assert {"torch.nn.BatchNorm2d", "torch.nn.LSTM", "torch.nn.Embedding", "torch.nn.MultiheadAttention"} <= set(facts)
+def _form(form: str, status: str, runs: bool | None, differences: dict[str, str] | None = None) -> Any:
+    from torch2ms.verify.record import FormRecord
+
+    return FormRecord(form=form, status=status, devices=("cpu",), runs=runs, differences=differences or {})
+
+
+def _record(api: str, *forms: Any) -> Any:
+    from torch2ms.verify.record import EntryRecord, Record
+
+    return Record("2.13.0", "2.10.0", ("cpu",), "d", {api: {"cpu": EntryRecord(forms[0].status, "", tuple(forms))}})
+
+
+def test_devices_and_verified_come_from_the_documentation_and_the_record(build: Any) -> None:
+    entry = {"api": "torch.nn.Conv2d", "category": "equivalent",
+             "ms": [{"api": "mindspore.mint.nn.Conv2d", "since": "2.3"}, {"api": "mindspore.nn.Conv2d", "until": "2.3"}]}
+    record = _record("torch.nn.Conv2d", _form("mindspore.mint.nn.Conv2d", "skipped", False),
+                     _form("mindspore.nn.Conv2d", "passed", True))
+    build.annotate_devices([entry], record)
+    mint, nn = entry["ms"]
+    assert mint["devices"] == ["ascend"] and mint["no_kernel"] == ["cpu"] and "verified" not in mint  # documented: Ascend
+    assert nn["devices"] == ["cpu", "gpu", "ascend"] and nn["verified"] == ["cpu"]
+    # a form documented for Ascend only that ran on the CPU gains the CPU
+    mul = {"api": "torch.mul", "ms": [{"api": "mindspore.mint.mul"}]}
+    build.annotate_devices([mul], _record("torch.mul", _form("mindspore.mint.mul", "passed", True)))
+    assert "cpu" in mul["ms"][0]["devices"]
+
+
+def test_differences_on_input_variants_become_facts_with_what_they_cover(build: Any) -> None:
+    raised = "the MindSpore code raised TypeError: For ReLU6, float64 is not supported"
+    entry = {"api": "torch.nn.ReLU6", "category": "equivalent", "ms": [{"api": "mindspore.nn.ReLU6"}]}
+    record = _record("torch.nn.ReLU6", _form("mindspore.nn.ReLU6", "failed", True, {
+        "dtype=float64": raised, "empty": "result: values differ at 1 of 1 positions",
+        "batched": "result: shape differs"}))
+    build.derive_case_facts([entry], record)
+    facts = entry["ms"][0]["params"]
+    loud = next(f for f in facts if f["kind"] == "unsupported_inputs")
+    silent = next(f for f in facts if f["kind"] == "semantics_differ")
+    assert loud["covers"] == ["dtype=float64"] and "float64 input" in loud["note"]
+    assert silent["covers"] == ["empty"]  # a silent difference on other sizes needs a person
+    assert entry["category"] == "diff_params"
+    # a tag that a written fact already covers gets no second fact
+    written = {"kind": "unsupported_inputs", "covers": ["empty"], "note": "crashes on an empty input"}
+    known = {"api": "torch.geqrf", "category": "diff_params", "ms": [{"api": "mindspore.ops.geqrf", "params": [written]}]}
+    build.derive_case_facts([known], _record("torch.geqrf", _form("mindspore.ops.geqrf", "passed", True, {
+        "empty": "the MindSpore code raised a fatal error: the worker crashed (killed by signal SIGFPE)"})))
+    assert known["ms"][0]["params"] == [written]
+    # where the example itself (or another seed) disagrees, the variants most likely share its cause:
+    # nothing is derived, a person decides
+    same = {"api": "torch.nn.ReLU6", "category": "equivalent", "ms": [{"api": "mindspore.nn.ReLU6"}]}
+    build.derive_case_facts([same], _record("torch.nn.ReLU6", _form("mindspore.nn.ReLU6", "failed", True, {
+        "dtype=float64": raised, "empty": "result: values differ", "example": "result: values differ",
+        "seed=3": "result: values differ"})))
+    assert same == {"api": "torch.nn.ReLU6", "category": "equivalent", "ms": [{"api": "mindspore.nn.ReLU6"}]}
+    # an in-place form that leaves its receiver as it was
+    inplace = {"api": "torch.Tensor.add_", "category": "equivalent", "ms": [{"api": "mindspore.Tensor.add_"}]}
+    build.derive_case_facts([inplace], _record("torch.Tensor.add_", _form("mindspore.Tensor.add_", "failed", True, {
+        "example": "the receiver after the in-place call: values differ", "inplace": "the receiver after ..."})))
+    (fact,) = inplace["ms"][0]["params"]
+    assert fact["covers"] == ["inplace"] and "leaves its receiver unchanged" in fact["note"]
+
+
+def test_fact_amendments_add_remove_and_drop(build: Any, tmp_path: Path) -> None:
+    path = tmp_path / "facts.yaml"
+    path.write_text(
+        "facts:\n"
+        "- api: torch.x\n  target: mindspore.ops.x\n"
+        "  remove: [{kind: semantics_differ, torch: null}]\n"
+        "  params: [{kind: renamed, torch: dim, ms: axis}]\n"
+        "- api: torch.y\n  target: mindspore.ops.y\n  drop: true\n  entry: {note: 'use z'}\n", encoding="utf-8")
+    entries = {"torch.x": {"api": "torch.x", "category": "equivalent",
+                           "ms": [{"api": "mindspore.ops.x", "params": [{"kind": "semantics_differ", "note": "old"}]}]},
+               "torch.y": {"api": "torch.y", "category": "equivalent", "ms": [{"api": "mindspore.ops.y"}],
+                           "examples": [{"torch": "torch.y(a)", "mindspore": "mindspore.ops.y(a)"}]}}
+    build.apply_fact_amendments(entries, path)
+    assert entries["torch.x"]["ms"][0]["params"] == [{"kind": "renamed", "torch": "dim", "ms": "axis"}]
+    assert entries["torch.x"]["category"] == "diff_params"
+    assert entries["torch.y"] == {"api": "torch.y", "category": "missing", "note": "use z", "effort": "manual"}
+    path.write_text("facts:\n- api: torch.x\n  target: mindspore.mint.x\n  params: []\n", encoding="utf-8")
+    with pytest.raises(SystemExit, match="torch.x has no target mindspore.mint.x"):
+        build.apply_fact_amendments(entries, path)
+
+
+def test_exponent_floats_are_written_as_yaml_floats(build: Any) -> None:
+    import yaml
+
+    text = build._flow({"torch_default": 1e-08, "note": "eps 1e-08", "big": 2e10})
+    assert yaml.safe_load(text) == {"torch_default": 1e-08, "note": "eps 1e-08", "big": 2e10}
+
+
 def test_the_tables_carry_the_effort_build_tables_gives(build: Any) -> None:
     """Every entry without a MindSpore target has the effort class that build_tables writes: the override's,
     "manual" for a hand-written entry (its note names the workaround), else the class of its generated note."""
@@ -105,6 +194,9 @@ def test_the_tables_carry_the_effort_build_tables_gives(build: Any) -> None:
     for path in build.OVERRIDES:
         for entry in yaml.safe_load(path.read_text(encoding="utf-8"))["entries"]:
             manual[entry["api"]] = entry
+    for amendment in yaml.safe_load(build.FACTS.read_text(encoding="utf-8"))["facts"]:
+        if amendment.get("drop") and (amendment.get("entry") or {}).get("note"):  # the note names the workaround
+            manual[amendment["api"]] = dict(manual.get(amendment["api"], {}), category="missing")
     table = load_table()
     checked = 0
     for api, entry in table.entries.items():

@@ -143,7 +143,9 @@ def test_dropping_a_non_default_value_is_never_done():
     ("y = torch.amax(x)", (False, "y = mindspore.mint.amax(x)")),
     # the CPU forms (the default device): a parameter MindSpore takes at another position goes by keyword
     # (nn.Dropout's first parameter is keep_prob), only where it is the last positional argument
-    ("y = nn.Dropout(0.1)", (False, "y = mindspore.nn.Dropout(p=0.1).set_train()")),
+    # (its only other fact covers 0-d inputs: a difference for some inputs leaves the fix safe; a torch
+    # module starts in training mode, a Cell in inference mode)
+    ("y = nn.Dropout(0.1)", (True, "y = mindspore.nn.Dropout(p=0.1).set_train()")),
     ("y = nn.Dropout(0.1, False)", None),
     ("y = nn.Conv2d(3, 8, 3, 1, 1)", (True, "y = mindspore.nn.Conv2d(3, 8, 3, 1, padding=1, pad_mode='pad', has_bias=True)")),
     # a MindSpore parameter torch lacks, written with the value that behaves as torch does
@@ -503,6 +505,31 @@ def test_json_report_carries_the_fix_and_unsafe_flag(tmp_path: Path):
     assert path.read_text(encoding="utf-8") == (
         "import mindspore\n\n\nclass Net(mindspore.nn.Cell):\n    def construct(self, x):\n"
         "        return mindspore.mint.nn.ReLU()(x)\n")
+
+
+def _fixed_line(code: str, device: str = "cpu") -> str:
+    """The fixed text of one statement (unsafe fixes too: the translation, not the safety, is tested)."""
+    text = "import torch\nimport torch.nn as nn\n\n\ndef f(x: torch.Tensor):\n    return " + code + "\n"
+    out, _ = fix_source(text, "m.py", Config(device=device), unsafe=True)
+    return out.rsplit("return ", 1)[1].strip()
+
+
+@pytest.mark.parametrize(("code", "expected"), [
+    ("x.size()", "x.shape"),
+    ("x.size(1)", "x.shape[1]"),
+    ("x.size(dim=1)", "x.shape[1]"),
+    ("x.real", "x.real()"),
+    ("x.imag", "x.imag()"),
+])
+def test_attributes_and_methods_that_swap_between_the_libraries(code: str, expected: str) -> None:
+    """torch's method x.size() is MindSpore's attribute x.shape; torch's attribute x.real is MindSpore's
+    method x.real()."""
+    assert _fixed_line(code) == expected
+
+
+def test_on_ascend_the_mint_layer_keeps_torch_parameters() -> None:
+    assert _fixed_line("nn.Conv2d(3, 8, 3, padding=1)", "ascend") == "mindspore.mint.nn.Conv2d(3, 8, 3, padding=1)"
+    assert _fixed_line("nn.MaxPool2d(2)", "ascend") == "mindspore.mint.nn.MaxPool2d(2)"
 
 
 # ---------------------------------------------------------------- the selection of compatible edits

@@ -21,7 +21,7 @@ from torch2ms.mappings import load_table
 from torch2ms.verify import command
 from torch2ms.model import Category, Example, MappingEntry, ParamFact, Target
 from torch2ms.verify.cases import declared_dtypes, entry_verdict, example_specs, forms, sample, select
-from torch2ms.verify.compare import Arr, compare
+from torch2ms.verify.compare import Arr, compare, compare_draws
 from torch2ms.verify.generate import Signature, generate
 from torch2ms.verify.locate import LocateError, free_names, locate, parse_shape
 from torch2ms.verify.pool import Pool
@@ -74,6 +74,31 @@ def test_random_mode_compares_statistics_and_shape_mode_ignores_values() -> None
     ones = Arr(np.ones(1000, np.float32), "float32")
     assert "different means" in compare(Arr(u1, "float32"), ones, random=True).reason
     assert compare(Arr(u1, "float32"), ones, mode="shape").ok
+
+
+def test_draws_tell_a_dropout_rate_from_a_keep_probability() -> None:
+    """One draw's mean cannot tell dropout(p) from dropout with keep_prob=p (both keep the mean); the
+    fraction of zeros and the scale of the kept values over independent draws can."""
+    rng = np.random.default_rng(1)
+    x = rng.uniform(0.1, 0.9, 12)
+
+    def dropout(rate: float) -> Arr:
+        keep = rng.random(12) >= rate
+        return Arr(np.where(keep, x / (1 - rate), 0.0).astype(np.float32), "float32")
+
+    torch_draws = [dropout(0.1) for _ in range(20)]
+    assert compare_draws(torch_draws, [dropout(0.1) for _ in range(20)]).ok
+    wrong = [dropout(0.9) for _ in range(20)]  # keep_prob=0.1 where torch meant p=0.1
+    assert compare(torch_draws[0], wrong[0], random=True).ok  # the mean of one draw does not see it
+    reason = compare_draws(torch_draws, wrong).reason
+    assert "over 20 draws" in reason and ("fraction of zeros" in reason or "standard deviation" in reason), reason
+    # a tuple result: each array on its own; a permutation (dependent elements) agrees with itself
+    perms = [[Arr(rng.permutation(10), "int64"), Arr(rng.random(3), "float64")] for _ in range(20)]
+    assert compare_draws(perms, [[Arr(rng.permutation(10), "int64"), Arr(rng.random(3), "float64")]
+                                 for _ in range(20)]).ok
+    assert "[1] differ in their mean" in compare_draws(perms, [[Arr(rng.permutation(10), "int64"),
+                                                                 Arr(rng.random(3) + 1, "float64")]
+                                                                for _ in range(20)]).reason
 
 
 def test_sample_is_deterministic_and_covers_every_kind() -> None:
@@ -167,7 +192,7 @@ def test_generated_cases_cover_dtypes_shapes_dims_and_call_forms() -> None:
     assert len(cases) >= 24
     tags = _tags(cases)
     assert {"dtype=float64", "dtype=int32", "dtype=int64", "dtype=bool", "0-d", "empty", "noncontiguous",
-            "dim<0", "dim=tuple", "keepdim", "keyword", "defaults", "grad"} <= tags
+            "dim<0", "dim=tuple", "keepdim", "keyword", "defaults", "grad", "zeros"} <= tags
     code = {case.tags[0]: case for case in cases}
     assert code["dim<0"].torch == "torch.sum(x, -1)"
     assert code["dim=tuple"].torch == "torch.sum(x, (0, 1))"
@@ -179,6 +204,9 @@ def test_generated_cases_cover_dtypes_shapes_dims_and_call_forms() -> None:
     assert code["dtype=int32"].inputs["x"]["dtype"] == "int32" and code["dtype=int32"].inputs["i"]["dtype"] == "int64"
     assert code["ints=int32"].inputs["i"]["dtype"] == "int32" and code["ints=int32"].inputs["x"]["dtype"] == "float32"
     assert code["noncontiguous"].inputs["x"]["layout"] == "noncontiguous"
+    zeros = [case for case in cases if case.tags[0] == "zeros"]
+    assert [c.inputs["x"].get("dtype", "float32") for c in zeros] == ["float32", "int32"]
+    assert all(c.inputs["x"]["zeros"] == 0.5 for c in zeros)
     assert all(case.grad for case in cases if "grad" in case.tags)
     # a method: the receiver is not an argument; a dim the example leaves out is passed explicitly
     method = generate({"torch": "x.any()", "kind": "method", "inputs": {"x": {"shape": [3, 4]}}},
@@ -367,6 +395,11 @@ def test_examples_run_in_real_torch_and_mindspore(pool: Pool) -> None:
                                               "y": {"shape": [3, 4]}}),  # torch gets a strided view
         _spec("torch.roll(x, 1)", "mindspore.mint.roll(x, 1)"),  # no CPU kernel in MindSpore 2.10
         _spec("x.copy_(y)", "x.copy_(y).add(0)", kind="inplace"),  # the values arrive, but in a new tensor
+        # MindSpore's nn.Dropout takes keep_prob first: Dropout(0.1) keeps a tenth where torch drops a tenth
+        _spec("torch.nn.Dropout(0.1)(x)", "mindspore.nn.Dropout(0.1)(x)", kind="layer", random=True),
+        _spec("torch.nn.Dropout(0.1)(x)", "mindspore.nn.Dropout(p=0.1)(x)", kind="layer", random=True),
+        _spec("torch.nn.Dropout()(x)", "mindspore.nn.Dropout()(x)", kind="layer", random=True,
+              inputs={"x": {"shape": [], "dtype": "float32", "low": 0.1, "high": 0.9}}),  # one element a draw
     ]
     res = pool.run(specs)
     assert res[0]["status"] == "passed" and res[0]["max_abs_err"] < 1e-6
@@ -379,7 +412,7 @@ def test_examples_run_in_real_torch_and_mindspore(pool: Pool) -> None:
     assert res[7]["status"] == "failed" and "int64, MindSpore int32" in res[7]["reason"]
     assert res[8]["status"] == "passed"
     assert res[9]["status"] == "passed" and res[9]["compare"] == "statistics"
-    assert res[10]["status"] == "failed" and "means" in res[10]["reason"]
+    assert res[10]["status"] == "failed" and "differ in their mean over 20 draws" in res[10]["reason"]
     assert res[11]["status"] == "passed" and any("gradient wrt x" in n for n in res[11]["notes"])
     assert res[12]["status"] == "passed" and any("optimizer steps" in n for n in res[12]["notes"])
     assert res[13]["status"] == "failed" and "after step 1" in res[13]["reason"]
@@ -392,6 +425,9 @@ def test_examples_run_in_real_torch_and_mindspore(pool: Pool) -> None:
     assert res[20]["status"] == "passed", res[20]
     assert res[21]["status"] == "skipped" and "no CPU kernel for Roll" in res[21]["reason"]
     assert res[22]["status"] == "failed" and res[22]["reason"] == "torch returns its receiver, MindSpore a new tensor"
+    assert res[23]["status"] == "failed" and "over 20 draws" in res[23]["reason"], res[23]
+    assert res[24]["status"] == "passed" and any("over 20 draws" in n for n in res[24]["notes"]), res[24]
+    assert res[25]["status"] == "passed", res[25]
 
 
 def _generated(api: str, device: str = "cpu") -> dict:
@@ -422,6 +458,18 @@ def test_generated_cases_run_as_the_fix_writes_them(pool: Pool) -> None:
     # cases whose tags a fact covers differ "as stated"; without the fact they fail
     assert res[4]["stated"] == 0 and res[4]["failed"] == inplace["stated"] and res[4]["status"] == "failed"
     assert "the receiver after the in-place call" in res[4]["failures"][0]["reason"]
+
+
+def test_a_case_that_crashes_the_worker_is_one_disagreeing_case(pool: Pool) -> None:
+    """MindSpore 2.10's geqrf kills the process (SIGFPE) on an empty input: the pool restarts the
+    worker and resubmits the job without that case, which counts as one disagreement."""
+    spec = _generated("torch.geqrf")
+    restarts = pool.restarts
+    (result,) = pool.run([spec])
+    assert pool.restarts == restarts + 1
+    assert result["cases"] >= 15 and result["agreed"] == result["cases"] - 1, result
+    assert "fatal error: the worker crashed (killed by signal SIGFPE" in result["differences"]["empty"]
+    assert result["failed"] + result["stated"] == 1
 
 
 def test_declared_dtype_difference_passes_and_undeclared_fails_for_real(pool: Pool) -> None:

@@ -205,6 +205,59 @@ def compare_random(a: Arr, b: Arr, dtypes: dict[str, str] | None = None) -> Outc
     return out
 
 
+DRAW_STATISTICS = ("mean", "standard deviation", "fraction of zeros", "mean magnitude of the non-zero values")
+
+
+def _leaves(value: Any) -> list[Arr]:
+    if isinstance(value, Arr):
+        return [value]
+    if isinstance(value, list):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return []
+
+
+def _draw_stats(leaf: Arr) -> list[float]:
+    """One draw's statistics of one array (finite values; complex as magnitudes): DRAW_STATISTICS."""
+    x = np.asarray(leaf.value)
+    x = (np.abs(x) if x.dtype.kind == "c" else x).astype(np.float64).ravel()
+    x = x[np.isfinite(x)]
+    if x.size == 0:
+        return [0.0, 0.0, 0.0, 0.0]
+    nonzero = np.abs(x[x != 0])
+    return [float(np.mean(x)), float(np.std(x)), float(np.mean(x == 0)),
+            float(np.mean(nonzero)) if nonzero.size else 0.0]
+
+
+def compare_draws(a_draws: list[Any], b_draws: list[Any]) -> Outcome:
+    """A random op over independent draws (the same inputs, other seeds): for each array of the result,
+    each draw's mean, standard deviation, fraction of zeros and mean magnitude of the non-zero values;
+    torch's and MindSpore's averages over the draws must agree within 6 standard errors of their
+    draw-to-draw spread. Draws are independent where the elements of one draw may not be (channel
+    dropout, permutations), and the fraction of zeros with the scale of the kept values tells p from
+    1 - p (a dropout rate passed as MindSpore's keep_prob) where the mean alone cannot."""
+    out = Outcome()
+    draws = min(len(a_draws), len(b_draws))
+    if draws < 2:
+        return out
+    a_leaves = [_leaves(d) for d in a_draws[:draws]]
+    b_leaves = [_leaves(d) for d in b_draws[:draws]]
+    if len({len(x) for x in a_leaves + b_leaves}) != 1:
+        return out.fail("random results differ in their structure between draws")
+    for k in range(len(a_leaves[0])):
+        xa = np.array([_draw_stats(d[k]) for d in a_leaves])
+        xb = np.array([_draw_stats(d[k]) for d in b_leaves])
+        for j, name in enumerate(DRAW_STATISTICS):
+            ma, mb = float(xa[:, j].mean()), float(xb[:, j].mean())
+            se = math.sqrt(float(xa[:, j].var(ddof=1) + xb[:, j].var(ddof=1)) / draws)
+            bound = 6.0 * se + 1e-6 * max(1.0, abs(ma), abs(mb))
+            if abs(ma - mb) > bound:
+                where = f"[{k}] " if len(a_leaves[0]) > 1 else ""
+                return out.fail(f"random results {where}differ in their {name} over {draws} draws: "
+                                f"torch {ma:.4g}, MindSpore {mb:.4g}")
+    out.notes.append(f"random: compared the {', '.join(DRAW_STATISTICS)} over {draws} draws")
+    return out
+
+
 def compare_magnitudes(a: Arr, b: Arr, rtol: float | None = None, atol: float | None = None,
                        dtypes: dict[str, str] | None = None) -> Outcome:
     """Values up to sign (or, for complex numbers, phase): |torch| against |MindSpore|.

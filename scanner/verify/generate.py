@@ -14,6 +14,7 @@ Tags:
   0-d tensor, with a first dimension of 0, one larger in every dimension, with a leading
   dimension of 2;
 - ``noncontiguous``: torch receives strided views (MindSpore the same values);
+- ``zeros``: about half of the random inputs' elements are zero (also as int32 inputs);
 - ``broadcast``: a second input of a smaller, broadcastable shape;
 - ``dim<0``, ``dim=tuple``, ``dim=N``, ``keepdim``: the dimension argument negative, a tuple,
   passed where the example leaves the default, and keepdim=True;
@@ -241,6 +242,24 @@ def _shape_cases(base: Case, first: str | None) -> list[Case]:
     return out
 
 
+def _zeros_cases(base: Case) -> list[Case]:
+    """The random inputs with about half of their elements zero (reductions such as any, all and
+    count_nonzero only show what they do on a mix), as floats and as integers."""
+    random = {n: s for n, s in base.inputs.items() if _random(s) and _kind_of(str(s.get("dtype", "float32"))) in "fi"}
+    if not random:
+        return []
+    out = []
+    for label, dtype in (("zeros", None), ("zeros", "int32")):
+        inputs = dict(base.inputs)
+        for name, spec in random.items():
+            changed = _as_dtype(spec, dtype) if dtype and _kind_of(str(spec.get("dtype", "float32"))) == "f" else dict(spec)
+            changed["zeros"] = 0.5
+            inputs[name] = changed
+        tags = [label] + ([f"dtype={dtype}"] if dtype else [])
+        out.append(Case(tags, base.torch, inputs, base.seed))
+    return out
+
+
 # ------------------------------------------------------------------ call forms
 def _dim_position(sig: Signature) -> int | None:
     for index, name in enumerate(sig.names):
@@ -421,6 +440,7 @@ def generate(spec: dict[str, Any], sig: Signature | None, extra_seeds: int = 0) 
     if kind not in ("optimizer", "scheduler"):
         cases += _dtype_cases(base)
         cases += _shape_cases(base, first)
+        cases += _zeros_cases(base)
     if sig is not None:
         if kind not in ("optimizer", "scheduler"):
             cases += _dim_cases(base, sig, kind, ndim)

@@ -26,6 +26,7 @@ from typing import Any, IO
 from ..process import PARENT_ENV
 
 GRACE_S = 5.0  # beyond the job's own limit before the worker is killed
+MAX_CRASHES = 4  # cases of one job that may crash a worker before the job itself is a crash
 START_TIMEOUT_S = 300.0  # importing torch and MindSpore on a busy machine
 
 
@@ -43,6 +44,7 @@ class _Worker:
     info: dict[str, Any] = field(default_factory=dict)
     job: dict[str, Any] | None = None
     deadline: float = 0.0
+    progress: dict[str, Any] | None = None  # the case of the job the worker last started
 
     def lines(self, data: bytes) -> list[str]:
         self.buffer += data
@@ -191,11 +193,22 @@ class Pool:
             if on_result is not None:
                 on_result(result)
 
-        def failed(worker: _Worker, reason: str) -> None:
+        def failed(worker: _Worker, reason: str, short: str | None = None) -> None:
+            """`short`: the reason without the worker's log (which names processes and times), for a
+            case that becomes one disagreement and may end up in the record."""
             job = worker.job
             worker.job = None
-            if job is not None:
-                finish(index_of.pop(id(job)), {"id": job.get("id"), "status": "failed", "reason": reason})
+            if job is None:
+                return
+            position = index_of.pop(id(job))
+            progress = worker.progress
+            crashes = list(job.get("crashes") or [])
+            if job.get("rewrite") and progress is not None and len(crashes) < MAX_CRASHES:
+                # The case that crashed the worker becomes one disagreeing case; the job goes on without it.
+                crashes.append({"index": progress.get("progress"), "tags": progress.get("tags"), "how": short or reason})
+                todo.appendleft((position, dict(job, crashes=crashes)))
+                return
+            finish(position, {"id": job.get("id"), "status": "failed", "reason": reason})
 
         def feed(worker: _Worker) -> None:
             if todo and worker.ready and worker.job is None:
@@ -205,6 +218,7 @@ class Pool:
                     todo.appendleft((position, spec))
                     return
                 index_of[id(sent)] = position
+                worker.progress = None
 
         while len(results) < total:
             busy_or_needed = len(self._workers)
@@ -235,12 +249,15 @@ class Pool:
                     how = self._retire(worker, kill=True)
                     self.restarts += 1
                     if job is not None:
-                        failed(worker, f"the worker crashed ({how})")
+                        failed(worker, f"the worker crashed ({how})", f"the worker crashed ({how.split(': ', 1)[0]})")
                     continue
                 for line in worker.lines(data):
                     try:
                         message = json.loads(line)
                     except json.JSONDecodeError:
+                        continue
+                    if "progress" in message and worker.ready:
+                        worker.progress = message
                         continue
                     if not worker.ready:
                         if not message.get("ready"):

@@ -31,13 +31,13 @@ import os
 import re
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from importlib.machinery import ModuleSpec
 from types import ModuleType
 from typing import Any
 
 from .compare import plain_to_json
-from .worker import Timeout, error_line, flush_pending, load_state, missing_kernel, module_state, serve, to_plain
+from .worker import Handler, Timeout, error_line, flush_pending, load_state, missing_kernel, module_state, serve, to_plain
 
 # Packages that must not import on the MindSpore side: a rewritten program has to run without them.
 BLOCKED = frozenset({"torch", "torchvision", "torchaudio", "torchtext", "functorch"})
@@ -196,9 +196,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memory-mb", type=int, default=4096)
     args = parser.parse_args(argv)
 
-    def start() -> tuple[dict[str, Any], Callable[[dict[str, Any]], dict[str, Any]]]:
+    def start() -> tuple[dict[str, Any], Handler]:
         side = Side(args.side, args.device)
-        return {"side": args.side, "version": side.version}, lambda job: run_job(side, job)
+        return {"side": args.side, "version": side.version}, lambda job, _emit: run_job(side, job)
 
     return serve(start, args.memory_mb)
 

@@ -33,7 +33,7 @@ from typing import Any
 
 RECORD_NAME = "verification.json"
 STATUSES = ("passed", "differs", "failed", "error", "skipped")
-COUNTS = ("cases", "agreed", "stated", "failed", "no_fix", "rejected")
+COUNTS = ("cases", "agreed", "stated", "failed", "no_fix", "rejected", "uncompared")
 FORMAT = 2
 
 

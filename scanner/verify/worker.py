@@ -32,7 +32,7 @@ from .code import receiver, split_layer
 from . import fixtures
 from . import generate as generate_module
 from .generate import MIN_CASES, Signature, generate, seed_cases
-from .compare import Arr, Outcome, canonical_dtype, compare
+from .compare import Arr, Outcome, canonical_dtype, compare, compare_draws
 
 STEPS = 3  # optimizer steps
 # Notes of a layer case whose weights were copied by the table's facts; a job's generated cases pass them on.
@@ -250,13 +250,17 @@ class Runtime:
             return rng.random(shape) < 0.5
         if kind in "iu":
             low, high = int(spec.get("low", 0)), int(spec.get("high", 5))
-            return rng.integers(low, max(high, low + 1), size=shape).astype(dtype)
-        lo, hi = float(spec.get("low", -1.0)), float(spec.get("high", 1.0))
-        if kind == "c":
-            real = rng.uniform(lo, hi, size=shape)
-            imag = rng.uniform(lo, hi, size=shape)
-            return (real + 1j * imag).astype(dtype)
-        return rng.uniform(lo, hi, size=shape).astype("float32" if dtype == "bfloat16" else dtype)
+            array = rng.integers(low, max(high, low + 1), size=shape).astype(dtype)
+        else:
+            lo, hi = float(spec.get("low", -1.0)), float(spec.get("high", 1.0))
+            if kind == "c":
+                real = rng.uniform(lo, hi, size=shape)
+                imag = rng.uniform(lo, hi, size=shape)
+                return (real + 1j * imag).astype(dtype)
+            array = rng.uniform(lo, hi, size=shape).astype("float32" if dtype == "bfloat16" else dtype)
+        if spec.get("zeros"):  # a share of the elements zero
+            array[rng.random(shape) < float(spec["zeros"])] = 0
+        return array
 
     def to_torch(self, array: Any, dtype: str, strided: bool = False) -> Any:
         np = self.np
@@ -332,6 +336,9 @@ def _exec_setup(side: str, lines: list[str], env: dict[str, Any]) -> None:
             if isinstance(exc, (KeyboardInterrupt, Timeout, MemoryError)):
                 raise
             raise ExampleError("setup", exc) from exc
+
+
+DRAWS = 20  # independent draws of a random case, compared by their statistics (compare.compare_draws)
 
 
 class Job:
@@ -539,6 +546,14 @@ class Job:
                 self.notes.append("random result detected (torch differs between seeds)")
                 self.mode = "statistics"
                 outcome = self.cmp(a, b)
+        if self.mode == "statistics" and (not layered or not weights or copied):
+            # The randomness is in the call (not in weights each library draws for itself): compare
+            # statistics over independent draws, which one draw of a few elements cannot show.
+            outcome = self.cmp(a, b, mode="shape")
+            outcome.notes.clear()
+            if outcome.ok:
+                a_draws, b_draws = self.redraw(t_code, m_code, t_env, m_env)
+                outcome.merge(compare_draws([a] + a_draws, [b] + b_draws))
         if inference is not None:
             outcome.merge(inference)
         if outcome.ok and t_after is not None and m_receiver is not None:
@@ -553,6 +568,22 @@ class Job:
         if outcome.ok and self.mode == "values" and (self.spec.get("grad") or self.kind == "loss"):
             self.check_grad(t_code, m_code, t_env, m_env, outcome)
         return self.result(outcome)
+
+    def redraw(self, t_code: str, m_code: str, t_env: dict[str, Any], m_env: dict[str, Any]) -> tuple[list[Any], list[Any]]:
+        """DRAWS - 1 more results of both codes on the same inputs (and layers), each with another seed."""
+        a_draws: list[Any] = []
+        b_draws: list[Any] = []
+        for k in range(1, DRAWS):
+            t_env2, m_env2 = self.envs(self.seed_value)
+            for env, built in ((t_env2, t_env), (m_env2, m_env)):
+                if "__layer" in built:
+                    env["__layer"] = built["__layer"]
+            seed = self.seed_value + 7919 * k
+            self.rt.seed(seed)
+            a_draws.append(_run("torch", t_code, t_env2, self.rt)[1])
+            self.rt.seed(seed)
+            b_draws.append(_run("mindspore", m_code, m_env2, self.rt)[1])
+        return a_draws, b_draws
 
     def _first_float(self, value: Any, lib: Any) -> Any:
         if isinstance(value, (list, tuple)):
@@ -883,7 +914,7 @@ MAX_FAILURES = 5
 MAX_EXTRA_SEEDS = 40
 
 
-def run_cases(rt: Runtime, spec: dict[str, Any]) -> dict[str, Any]:
+def run_cases(rt: Runtime, spec: dict[str, Any], progress: Any = None) -> dict[str, Any]:
     """Generate the example's cases, rewrite each with the fix engine for the job's version and
     device, run both codes and tally: every case torch accepts is agreed, stated (disagrees as a
     fact of the form says, by its `covers` tags), failed, or not rewritten (no_fix)."""
@@ -909,33 +940,42 @@ def run_cases(rt: Runtime, spec: dict[str, Any]) -> dict[str, Any]:
     no_fix_reason = ""
     extra = 0
     index = 0
+    crashed = {int(c["index"]): str(c.get("how") or "") for c in spec.get("crashes") or [] if c.get("index") is not None}
     while index < len(cases):
         case = cases[index]
         index += 1
-        if time.perf_counter() - start > budget:
-            notes.append(f"stopped after {index - 1} of {len(cases)} cases: the time budget of {budget:g} s is spent")
-            break
-        if case.torch not in written:
-            todo = sorted({c.torch for c in cases if c.torch not in written})
-            written.update(_REWRITER.rewrite(todo, list(inputs), str(rewrite.get("version", "2.10")),
-                                             str(rewrite.get("device", "cpu")), spec.get("form"), spec.get("api"),
-                                             bool(rewrite.get("measure"))))
-        ms_code, why = written[case.torch]
-        case_spec = {k: v for k, v in spec.items() if k not in ("rewrite", "covers", "form", "budget")}
-        case_spec.update(case.to_dict())
-        case_spec.pop("tags", None)
-        if ms_code is None:
-            if _torch_accepts(rt, dict(case_spec, mindspore="None")):
-                tally["no_fix"] += 1
-                no_fix_reason = no_fix_reason or why
-            elif case.tags[0] == "example":
-                status_error = "the torch code of the example does not run"
+        ms_code: str | None
+        if index - 1 in crashed:  # this case killed a worker before: a disagreement, not run again
+            ms_code = written.get(case.torch, (None, ""))[0] or "?"
+            result: dict[str, Any] = {"status": "failed",
+                                      "reason": f"the MindSpore code raised a fatal error: {crashed[index - 1]}"}
+        else:
+            if time.perf_counter() - start > budget:
+                notes.append(f"stopped after {index - 1} of {len(cases)} cases: the time budget of {budget:g} s is spent")
                 break
-            else:
-                tally["rejected"] += 1
-            continue
-        case_spec["mindspore"] = ms_code
-        result = _outcome(rt, case_spec)
+            if progress is not None:
+                progress(index - 1, case.tags)
+            if case.torch not in written:
+                todo = sorted({c.torch for c in cases if c.torch not in written})
+                written.update(_REWRITER.rewrite(todo, list(inputs), str(rewrite.get("version", "2.10")),
+                                                 str(rewrite.get("device", "cpu")), spec.get("form"), spec.get("api"),
+                                                 bool(rewrite.get("measure"))))
+            ms_code, why = written[case.torch]
+            case_spec = {k: v for k, v in spec.items() if k not in ("rewrite", "covers", "form", "budget", "crashes")}
+            case_spec.update(case.to_dict())
+            case_spec.pop("tags", None)
+            if ms_code is None:
+                if _torch_accepts(rt, dict(case_spec, mindspore="None")):
+                    tally["no_fix"] += 1
+                    no_fix_reason = no_fix_reason or why
+                elif case.tags[0] == "example":
+                    status_error = "the torch code of the example does not run"
+                    break
+                else:
+                    tally["rejected"] += 1
+                continue
+            case_spec["mindspore"] = ms_code
+            result = _outcome(rt, case_spec)
         status = result.get("status")
         if status == "error":
             if case.tags[0] == "example":
@@ -987,8 +1027,8 @@ def run_cases(rt: Runtime, spec: dict[str, Any]) -> dict[str, Any]:
     ran_on_device = ran + tally["uncompared"] > 0
     out: dict[str, Any] = {"cases": ran, **tally, "form": spec.get("form"), "written": forms[:3],
                            "runs": True if ran_on_device else (False if skipped is not None else None),
-                              "max_abs_err": errs[0], "max_rel_err": errs[1], "notes": notes,
-                              "compare": "/".join(sorted(modes)) or None}
+                           "max_abs_err": errs[0], "max_rel_err": errs[1], "notes": notes,
+                           "compare": "/".join(sorted(modes)) or None}
     if differences:
         out["differences"] = differences
     if failed_tags:
@@ -1019,13 +1059,15 @@ def run_cases(rt: Runtime, spec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def run_one(rt: Runtime, spec: dict[str, Any]) -> dict[str, Any]:
+def run_one(rt: Runtime, spec: dict[str, Any], progress: Any = None) -> dict[str, Any]:
     """One job: an example's generated cases as the fix writes them (`rewrite` in the spec), or
-    one explicit pair of codes (`mindspore` in the spec: FILE:LINE and the backend's own tests)."""
+    one explicit pair of codes (`mindspore` in the spec: FILE:LINE and the backend's own tests).
+    `progress(index, tags)` is told each case before it runs (the pool resubmits a job whose case
+    crashed the worker, with that case in `crashes`)."""
     start = time.perf_counter()
     try:
         if spec.get("rewrite"):
-            result = run_cases(rt, spec)
+            result = run_cases(rt, spec, progress)
         else:
             result = _outcome(rt, spec)
             result.pop("side", None)
@@ -1062,8 +1104,11 @@ def protocol_stream() -> Any:
     proto = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
     os.dup2(2, 1)
     return proto
-def serve(start: Callable[[], tuple[dict[str, Any], Callable[[dict[str, Any]], dict[str, Any]]]],
-          memory_mb: int) -> int:
+Emit = Callable[[dict[str, Any]], None]
+Handler = Callable[[dict[str, Any], Emit], dict[str, Any]]
+
+
+def serve(start: Callable[[], tuple[dict[str, Any], Handler]], memory_mb: int) -> int:
     """The worker protocol: `start()` imports the libraries and returns (ready facts, job handler); then one
     JSON result line per JSON job line on a private copy of stdout (library prints go to stderr)."""
     configure_process()  # among others: end with the pool's process (process.PARENT_ENV)
@@ -1076,10 +1121,14 @@ def serve(start: Callable[[], tuple[dict[str, Any], Callable[[dict[str, Any]], d
     signal.signal(signal.SIGALRM, _alarm)
     _limit_memory(memory_mb)
     proto.write(json.dumps(dict({"ready": True}, **info, pid=os.getpid())) + "\n")
+
+    def emit(message: dict[str, Any]) -> None:  # a line before the result (e.g. which case runs now)
+        proto.write(json.dumps(message) + "\n")
+
     for line in sys.stdin:
         if not line.strip():
             continue
-        result = handle(json.loads(line))
+        result = handle(json.loads(line), emit)
         proto.write(json.dumps(result, default=str) + "\n")
     return 0
 
@@ -1090,10 +1139,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memory-mb", type=int, default=4096)
     args = parser.parse_args(argv)
 
-    def start() -> tuple[dict[str, Any], Callable[[dict[str, Any]], dict[str, Any]]]:
+    def start() -> tuple[dict[str, Any], Handler]:
         rt = Runtime(args.device)
         info = {"torch_version": rt.torch.__version__, "mindspore_version": rt.ms.__version__, "device": args.device}
-        return info, lambda spec: run_one(rt, spec)
+
+        def handle(spec: dict[str, Any], emit: Emit) -> dict[str, Any]:
+            # the pool learns which case a crash hit
+            return run_one(rt, spec, lambda index, tags: emit({"progress": index, "tags": tags}))
+
+        return info, handle
 
     return serve(start, args.memory_mb)
 
