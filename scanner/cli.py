@@ -22,6 +22,7 @@ from .cache import CACHE_DIR_NAME, Cache, Scanned
 from .config import Config, ConfigError, find_pyproject, load_config
 from .mappings import MappingError, load_table, parse_version
 from .model import FileResult, ScanSummary
+from .trace import TraceError
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -76,6 +77,19 @@ def build_parser() -> argparse.ArgumentParser:
                       help="print the rewrites --fix would make as a unified diff; write nothing")
     scan.add_argument("--unsafe-fixes", action="store_true",
                       help="with --fix/--diff, also apply unsafe rewrites (nn.Module -> nn.Cell, device moves)")
+    scan.add_argument("--trace", metavar="FILE",
+                      help="join a trace from `torch2ms trace`: confirm findings, add calls only the run saw")
+
+    trace = sub.add_parser("trace", help="run a script with every torch call recorded (needs torch)",
+                           description="Run SCRIPT in this interpreter and record every torch call it makes "
+                                       "(file, line, API, count, shapes) into a trace file for scan --trace.")
+    trace.add_argument("-o", "--output", default="torch2ms-trace.json", metavar="FILE",
+                       help="where to write the trace (default: torch2ms-trace.json)")
+    trace.add_argument("--include", action="append", default=[], metavar="PATH",
+                       help="record only call sites in files under PATH (repeatable; default: every file "
+                            "outside torch and the standard library)")
+    trace.add_argument("program", nargs=argparse.REMAINDER, metavar="-- python SCRIPT.py ARGS",
+                       help="the program to run")
 
     maps = sub.add_parser("mappings", help="check the mapping tables or show their coverage")
     maps_sub = maps.add_subparsers(dest="mappings_command", metavar="ACTION")
@@ -223,6 +237,16 @@ def _emit(outcomes: list[Scanned], config: Config, args: argparse.Namespace) -> 
             out.write(_render("html", [o.result for o in outcomes], config, args))
 
 
+def _join_trace(outcomes: list[Scanned], path: str, config: Config) -> list[Scanned]:
+    from . import trace
+    from .api import read_source
+
+    joined = trace.apply([o.result for o in outcomes], trace.load(path), load_table(), config,
+                         lambda file: read_source(file)[0])
+    print(trace.summary(joined), file=sys.stderr)
+    return [Scanned(r.path, r) for r in joined.results]
+
+
 def _exit_code(args: argparse.Namespace, findings: bool) -> int:
     if any(not os.path.lexists(p) for p in args.paths):
         return EXIT_ERROR
@@ -240,6 +264,8 @@ def run_scan(args: argparse.Namespace) -> int:
     outcomes = scan_outcomes(args.paths, config, jobs=jobs, on_each=progress.update, cache=cache)
     progress.close()
     outcomes.sort(key=lambda o: o.path)
+    if args.trace:
+        outcomes = _join_trace(outcomes, args.trace, config)
     _emit(outcomes, config, args)
     summary = ScanSummary.combine(o.summary for o in outcomes)
     if args.statistics:
@@ -248,6 +274,24 @@ def run_scan(args: argparse.Namespace) -> int:
         (sys.stderr if args.format != "text" and not args.output else sys.stdout).write(
             text.render_statistics(summary))
     return _exit_code(args, summary.diagnostics > 0)
+
+
+def run_trace(args: argparse.Namespace) -> int:
+    command = list(args.program)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    try:
+        from . import tracer  # imports torch: only this command does
+    except ImportError as exc:
+        print(f"torch2ms: error: torch2ms trace needs torch installed: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    try:
+        status = tracer.run(command, args.output, args.include)
+    except tracer.TraceUsageError as exc:
+        print(f"torch2ms trace: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    print(f"torch2ms trace: wrote {args.output}", file=sys.stderr)
+    return status
 
 
 def run_mappings(args: argparse.Namespace) -> int:
@@ -270,14 +314,15 @@ def run_verify(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    handlers: dict[str, Any] = {"scan": run_scan, "mappings": run_mappings, "lsp": run_lsp, "verify": run_verify}
+    handlers: dict[str, Any] = {"scan": run_scan, "mappings": run_mappings, "lsp": run_lsp, "verify": run_verify,
+                                "trace": run_trace}
     handler = handlers.get(args.command)
     if handler is None:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
     try:
         return int(handler(args))
-    except (ConfigError, MappingError) as exc:
+    except (ConfigError, MappingError, TraceError) as exc:
         print(f"torch2ms: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
