@@ -220,15 +220,20 @@ def scan_outcomes(paths: Iterable[str], config: Config | None = None, jobs: int 
                     done(index, digest, result)
     if cache is not None:
         cache.save()
-    return _link_network_scope([o for o in outcomes if o is not None], paths)
+    return _project_pass([o for o in outcomes if o is not None], paths, config)
 
 
-def _link_network_scope(outcomes: list[Scanned], roots: list[str]) -> list[Scanned]:
-    """Re-grade functions that network code in other files calls (project_graph.py); the cached and the
-    per-file results stay as the file's own scan made them."""
-    changes = project_graph.regrades([(o.path, o.scope) for o in outcomes], roots)
-    for index, reasons in changes.items():
-        outcomes[index] = Scanned(outcomes[index].path, project_graph.regraded(outcomes[index].result, reasons))
+def _project_pass(outcomes: list[Scanned], roots: list[str], config: Config) -> list[Scanned]:
+    """Re-grade functions that network code in other files calls, and name the calls whose API other files
+    decide (project_graph.py); the cached and the per-file results stay as the file's own scan made them."""
+    items = [(o.path, o.scope) for o in outcomes]
+    changes = project_graph.regrades(items, roots)
+    added = project_graph.named_calls(items, roots, load_table(), config)
+    for index in sorted(set(changes) | set(added)):
+        result = outcomes[index].result
+        if index in changes:
+            result = project_graph.regraded(result, changes[index])
+        outcomes[index] = Scanned(outcomes[index].path, project_graph.with_findings(result, added.get(index, ())))
     return outcomes
 
 

@@ -33,6 +33,10 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 
+from . import checks, resolve
+from . import dataflow as df
+from .config import Config
+from .mappings import MappingTable
 from .model import Diagnostic, FileResult, ScopeFacts, Span
 
 Node = tuple[int, str]  # (file index, context)
@@ -40,18 +44,24 @@ _MAX_REEXPORTS = 8  # how many `from .x import y` re-exports one reference may p
 
 
 class _File:
-    __slots__ = ("path", "shown", "classes", "imports", "edges", "roots", "latent", "known", "is_init")
+    __slots__ = ("path", "shown", "classes", "imports", "edges", "roots", "latent", "known", "is_init", "scope",
+                 "returns", "attrs", "values")
 
     def __init__(self, path: str, shown: str, scope: ScopeFacts) -> None:
         self.path = path
         self.shown = shown
+        self.scope = scope
         self.classes = {fact[0]: fact for fact in scope.classes}
         self.imports = dict(scope.imports)
         self.edges = dict(scope.edges)
         self.roots = dict(scope.roots)
         self.latent = {entry[0]: entry for entry in scope.latent}
+        self.returns = dict(scope.returns)
+        self.attrs = {cls: dict(items) for cls, items in scope.attrs}
+        self.values = dict(scope.values)
         # names this file defines, as far as its facts tell: a re-export is only followed for other names
-        self.known = {c.partition(".")[0] for c in (*self.edges, *self.roots, *self.latent)} | set(self.classes)
+        self.known = {c.partition(".")[0] for c in (*self.edges, *self.roots, *self.latent, *self.returns)} \
+            | set(self.classes) | set(self.values)
         self.is_init = os.path.basename(path) in ("__init__.py", "__init__.pyi")
 
 
@@ -404,6 +414,103 @@ def link(results: Sequence[FileResult], roots: Sequence[str]) -> list[FileResult
     if not changes:
         return list(results)
     return [regraded(r, changes[i]) if i in changes else r for i, r in enumerate(results)]
+
+
+class _DataFacts:
+    """`dataflow.Facts` of the whole project: references follow imports, classes their bases, across files."""
+
+    def __init__(self, project: _Project) -> None:
+        self.project = project
+
+    def returns(self, file: int, context: str) -> Sequence[str] | None:
+        found = self.project.files.get(file)
+        return None if found is None else found.returns.get(context)
+
+    def _chain(self, file: int, cls: str) -> list[tuple[int, str]]:
+        out: list[tuple[int, str]] = []
+        todo = [(file, cls)]
+        while todo:
+            node = todo.pop(0)
+            if node in out or node[0] not in self.project.files:
+                continue
+            fact = self.project.files[node[0]].classes.get(node[1])
+            if fact is None:
+                continue
+            out.append(node)
+            todo[:0] = [b for b in (self.project._class(node[0], base) for base in fact[1]) if b is not None]
+        return out
+
+    def attribute(self, file: int, cls: str, name: str) -> tuple[int, str] | None | df.Kind:
+        for index, owner in self._chain(file, cls):
+            desc = self.project.files[index].attrs.get(owner, {}).get(name)
+            if desc is not None:
+                return index, desc
+        return None
+
+    def method(self, file: int, cls: str, name: str) -> tuple[int, str] | None | df.Kind:
+        if file not in self.project.files or cls not in self.project.files[file].classes:
+            return None
+        return self.project.defining(file, cls, name)
+
+    def is_module(self, file: int, cls: str) -> bool | None:
+        if file not in self.project.files or cls not in self.project.files[file].classes:
+            return False
+        return self.project.module_base(file, cls) is not None
+
+    def ref(self, file: int, ref: str) -> df.Kind:
+        found = self.project.resolve(file, ref)
+        if found is None or found[0] not in self.project.files:
+            return df.K_UNKNOWN
+        index, name = found
+        target = self.project.files[index]
+        if name in target.values:
+            return ("V", str(index), target.values[name])
+        return self.function(index, name)
+
+    def function(self, file: int, context: str) -> df.Kind:
+        target = self.project.files.get(file)
+        if target is None:
+            return df.K_UNKNOWN
+        owner, dot, method = context.rpartition(".")
+        if dot and owner in target.classes:
+            found = self.project.defining(file, owner, method)
+            return ("F", str(found[0]), found[1]) if found is not None else df.K_UNKNOWN
+        if context in target.classes:
+            return ("C", str(file), context)
+        return ("F", str(file), context)
+
+
+def named_calls(items: Sequence[tuple[str, ScopeFacts | None]], roots: Sequence[str], table: MappingTable,
+                config: Config) -> dict[int, list[Diagnostic]]:
+    """The findings of the calls whose API other files decide (`ScopeFacts.pending`), per file index:
+    a method called on what a helper in another file returns, on an attribute a base class in another
+    file sets, on an instance of a class imported from another file."""
+    if not any(scope is not None and scope.pending for _, scope in items):
+        return {}
+    project = _Project(items, roots)
+    evaluator = df.Evaluator(_DataFacts(project), table)
+    out: dict[int, list[Diagnostic]] = {}
+    for index, file in project.files.items():
+        for receiver, member, low, noqa, call in file.scope.pending:
+            api = evaluator.member_api(index, receiver, member)
+            named = resolve.named_call(resolve.Pending(receiver, member, call, low),
+                                       api if isinstance(api, str) else None, table.roots)
+            if named is None:
+                continue
+            diag = checks.check_call(named, table, config.version)
+            if not config.enabled(diag.code) or (noqa is not None and (not noqa or any(
+                    diag.code.startswith(code) for code in noqa))):
+                continue
+            out.setdefault(index, []).append(diag)
+    return out
+
+
+def with_findings(result: FileResult, added: Sequence[Diagnostic]) -> FileResult:
+    """`result` with the findings the project pass added."""
+    if not added:
+        return result
+    diagnostics = sorted((*result.diagnostics, *added), key=Diagnostic.sort_key)
+    return replace(result, diagnostics=tuple(diagnostics))
 
 
 def _dotted(relative: str) -> str:
