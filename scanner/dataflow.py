@@ -36,6 +36,8 @@ TENSOR, TENSORS, NONE, OTHER, UNKNOWN = "T", "TS", "N", "X", "?"
 
 # Kinds: tuples whose first item says what they are.
 Kind = tuple[str, ...]
+# A call of a function: (file, positional argument descriptors, keyword ones, whether *args/**kwargs pass more)
+CallSite = tuple[int, tuple[str, ...], tuple[tuple[str, str], ...], bool]
 K_TENSOR: Kind = ("T",)
 K_TENSORS: Kind = ("TS",)
 K_NONE: Kind = ("N",)
@@ -118,6 +120,9 @@ class Facts(Protocol):
 
     def function(self, file: int, context: str) -> Kind:
         """A function or method context of `file` as a value (F), or a class of the file (C)."""
+
+    def arguments(self, file: int, context: str) -> list[CallSite] | Kind:
+        """The calls of function `context` of `file` that pass values worth knowing; a Kind when unknowable."""
 
 
 def join(kinds: Iterable[Kind]) -> Kind:
@@ -213,7 +218,25 @@ class Evaluator:
             return self.facts.function(file, name)
         if tag == "self":
             return ("O", str(file), name)
+        if tag == "param":  # param:context:position:name: what its callers pass
+            context, position, param = name.split(":")
+            return self._parameter(file, context, int(position), param)
         return K_UNKNOWN
+
+    def _parameter(self, file: int, context: str, position: int, name: str) -> Kind:
+        sites = self.facts.arguments(file, context)
+        if not isinstance(sites, list):
+            return sites
+        kinds = []
+        for site_file, positional, keywords, more in sites:
+            passed = dict(keywords).get(name)
+            if passed is None and 0 <= position < len(positional):
+                passed = positional[position]
+            if passed is not None:
+                kinds.append(self.value(site_file, passed))
+            else:
+                kinds.append(K_UNKNOWN if more else K_NONE)  # a *args may pass it; else its default
+        return join(kinds)
 
     def _settle(self, kind: Kind) -> Kind:
         """A bound member read without a call is an attribute value."""

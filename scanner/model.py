@@ -303,6 +303,9 @@ class ScopeFacts:
     attrs: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
     values: tuple[tuple[str, str], ...] = ()
     pending: tuple[tuple[str, str, bool, tuple[str, ...] | None, ApiCall], ...] = ()
+    # calls of functions of other files: (callee descriptor, positional and keyword argument descriptors,
+    # whether a *args or **kwargs may pass more)
+    arguments: tuple[tuple[str, tuple[str, ...], tuple[tuple[str, str], ...], bool], ...] = ()
 
 
 @_pickled_by_fields

@@ -37,7 +37,7 @@ from . import checks, resolve
 from . import dataflow as df
 from .config import Config
 from .mappings import MappingTable
-from .model import Diagnostic, FileResult, ScopeFacts, Span
+from .model import Confidence, Diagnostic, FileResult, ScopeFacts, Span
 
 Node = tuple[int, str]  # (file index, context)
 _MAX_REEXPORTS = 8  # how many `from .x import y` re-exports one reference may pass through
@@ -421,6 +421,19 @@ class _DataFacts:
 
     def __init__(self, project: _Project) -> None:
         self.project = project
+        self._sites: dict[tuple[int, str], list[df.CallSite]] | None = None
+
+    def arguments(self, file: int, context: str) -> list[df.CallSite] | df.Kind:
+        if self._sites is None:
+            self._sites = {}
+            for index, source in self.project.files.items():
+                for callee, positional, keywords, more in source.scope.arguments:
+                    tag, _, name = callee[1:].partition(":")
+                    kind = self.ref(index, name) if tag == "ref" else self.function(index, name)
+                    if kind[0] == "F":
+                        self._sites.setdefault((int(kind[1]), kind[2]), []).append(
+                            (index, positional, keywords, more))
+        return self._sites.get((file, context)) or df.K_UNKNOWN
 
     def returns(self, file: int, context: str) -> Sequence[str] | None:
         found = self.project.files.get(file)
@@ -484,7 +497,9 @@ def named_calls(items: Sequence[tuple[str, ScopeFacts | None]], roots: Sequence[
                 config: Config) -> dict[int, list[Diagnostic]]:
     """The findings of the calls whose API other files decide (`ScopeFacts.pending`), per file index:
     a method called on what a helper in another file returns, on an attribute a base class in another
-    file sets, on an instance of a class imported from another file."""
+    file sets, on an instance of a class imported from another file, on a parameter that callers in
+    other files pass. (The file's own scan gave such a call its low-confidence finding, if any:
+    `with_findings` replaces it.)"""
     if not any(scope is not None and scope.pending for _, scope in items):
         return {}
     project = _Project(items, roots)
@@ -495,8 +510,8 @@ def named_calls(items: Sequence[tuple[str, ScopeFacts | None]], roots: Sequence[
             api = evaluator.member_api(index, receiver, member)
             named = resolve.named_call(resolve.Pending(receiver, member, call, low),
                                        api if isinstance(api, str) else None, table.roots)
-            if named is None:
-                continue
+            if named is None or named.confidence is Confidence.LOW:
+                continue  # the file's scan reported the guess
             diag = checks.check_call(named, table, config.version)
             if not config.enabled(diag.code) or (noqa is not None and (not noqa or any(
                     diag.code.startswith(code) for code in noqa))):
@@ -506,10 +521,13 @@ def named_calls(items: Sequence[tuple[str, ScopeFacts | None]], roots: Sequence[
 
 
 def with_findings(result: FileResult, added: Sequence[Diagnostic]) -> FileResult:
-    """`result` with the findings the project pass added."""
+    """`result` with the findings the project pass added, each replacing the low-confidence guess (TMS105)
+    the file's own scan made for the same call."""
     if not added:
         return result
-    diagnostics = sorted((*result.diagnostics, *added), key=Diagnostic.sort_key)
+    named = {(d.span, d.torch_api) for d in added}
+    kept = [d for d in result.diagnostics if d.code != "TMS105" or (d.span, d.torch_api) not in named]
+    diagnostics = sorted((*kept, *added), key=Diagnostic.sort_key)
     return replace(result, diagnostics=tuple(diagnostics))
 
 

@@ -163,6 +163,10 @@ class Resolver:
         self.generators: set[str] = set()  # contexts that yield
         self.pending: list[Pending] = []  # method calls on symbols, resolved after the pass
         self.exported: list[Pending] = []  # those only other files can decide (project_graph.py)
+        self._arg_vals: list[Val] = []  # the values of the last call's arguments
+        # calls of project functions: (callee descriptor, positional argument descriptors up to a *args,
+        # keyword argument descriptors, whether a *args or **kwargs may pass more)
+        self.arguments: list[tuple[str, tuple[str, ...], tuple[tuple[str, str], ...], bool]] = []
         self._ev: dict[type, Callable[[Any], Val]] = {
             ast.Name: self._ev_name,
             ast.Attribute: self._ev_attribute,
@@ -224,8 +228,8 @@ class Resolver:
         for item in self.pending:
             api = evaluator.member_api(0, item.receiver, item.member)
             if api == df.K_EXTERNAL:
-                self.exported.append(item)
-                continue
+                self.exported.append(item)  # the project pass names it, replacing this guess
+                api = None
             call = named_call(item, api if isinstance(api, str) else None, self.roots)
             if call is not None:
                 self.calls.append(call)
@@ -640,19 +644,23 @@ class Resolver:
     # ------------------------------------------------------------------ calls
     def _args(self, node: ast.Call) -> tuple[Arg, ...]:
         out = []
+        vals = self._arg_vals = []
         for arg in node.args:
             starred = isinstance(arg, ast.Starred)
             val = self.ev(arg)
+            vals.append(val)
             out.append(Arg(None, self.pos.span(arg), None, val.kind == CONST, val.value if val.kind == CONST else None,
                            val.kind == TENSOR, starred, val.tag))
         for kw in node.keywords:
             val = self.ev(kw.value)
+            vals.append(val)
             kw_span = None
             if kw.arg is not None:
                 start = self.pos.span(kw)
                 kw_span = Span(start.start_line, start.start_col, start.start_line, start.start_col + len(kw.arg))
             out.append(Arg(kw.arg, self.pos.span(kw.value), kw_span, val.kind == CONST,
                            val.value if val.kind == CONST else None, val.kind == TENSOR, kw.arg is None, val.tag))
+        self._arg_vals = vals  # the arguments' own calls set it too
         return tuple(out)
 
     def _ev_call(self, node: ast.Call) -> Val:
@@ -728,9 +736,11 @@ class Resolver:
             if callee.name in ("function", "method"):
                 self._call_edge(func, recv)
                 if isinstance(callee.value, str):  # what it returns is known after the pass
+                    self._arguments(df.symbol("fn:" + callee.value), node, args)
                     return Val(SYM, df.extend(df.symbol("fn:" + callee.value), "()"))
             elif callee.name[:1] == "@":  # U.f(x) after `import pkg.utils as U`
                 self._edge((callee.name,))
+                self._arguments(df.symbol("ref:" + callee.name), node, args)
                 return Val(SYM, df.extend(df.symbol("ref:" + callee.name), "()"))
             elif callee.name == "functools.partial" and node.args:  # partial(nn.Conv2d, ...) is still Conv2d
                 first = self._quiet_value(node.args[0])
@@ -740,11 +750,29 @@ class Resolver:
         if kind == UNKNOWN:
             if callee.name[:1] == "@":  # helper(x) after `from .ops import helper`
                 self._edge((callee.name,))
+                self._arguments(df.symbol("ref:" + callee.name), node, args)
                 return Val(SYM, df.extend(df.symbol("ref:" + callee.name), "()"))
             elif recv is not None and recv.cls is not None and isinstance(func, ast.Attribute) \
                     and (recv.kind == USERCLASS or recv.cls.external):
                 self._edge((f"{recv.cls.name}.{func.attr}",))  # Base.helper(self, x); a method of an imported base
         return V_UNKNOWN
+
+    def _arguments(self, callee: str, node: ast.Call, args: tuple[Arg, ...]) -> None:
+        """Record what a call of a project function passes (its parameters' values: dataflow.py)."""
+        vals = self._arg_vals
+        if not any(v.kind in _FLOWING for v in vals):
+            return
+        positional: list[str] = []
+        keywords: list[tuple[str, str]] = []
+        more = False
+        for arg, val in zip(args, vals):
+            if arg.starred:
+                more = True
+            elif arg.keyword is not None:
+                keywords.append((arg.keyword, descriptor(val)))
+            elif not more:
+                positional.append(descriptor(val))
+        self.arguments.append((callee, tuple(positional), tuple(keywords), more))
 
     def _pend(self, receiver: str, member: str, node: ast.Call, args: tuple[Arg, ...]) -> None:
         """A call whose API depends on what the symbol `receiver` denotes (resolved after the pass)."""
@@ -1139,8 +1167,12 @@ class Resolver:
                 val = Val(CONST, value=default.value)
             elif node.name == "__init__":
                 val = Val(UNKNOWN, tag=ds.STATIC)  # configuration: a constant of the compiled graph
-            else:
-                val = V_UNKNOWN
+            elif isinstance(default, ast.Constant) and default.value is not None:
+                val = V_UNKNOWN  # an option (unsqueeze_dim=1), not a tensor
+            else:  # what the callers pass, known after the pass (dataflow.py)
+                position = index - (1 if cls is not None and "staticmethod" not in decorators else 0) \
+                    if arg in positional else -1
+                val = Val(SYM, df.symbol(f"param:{self.context}:{position}:{arg.arg}"))
             self.scope.names[arg.arg] = val
         for extra in (args.vararg, args.kwarg):
             if extra is not None:
@@ -1242,11 +1274,15 @@ def named_call(item: Pending, api: str | None, roots: frozenset[str]) -> ApiCall
 
 
 class LocalFacts:
-    """The `dataflow.Facts` of one file alone (file 0): what needs another file is `K_EXTERNAL`."""
+    """The `dataflow.Facts` of one file alone (file 0): what needs another file is `K_EXTERNAL`.
+    `callers_elsewhere`: a parameter of a function the file never calls is what other files pass (else
+    unknown: the facts a file exports do not depend on its callers)."""
 
-    def __init__(self, resolver: Resolver) -> None:
+    def __init__(self, resolver: Resolver, callers_elsewhere: bool = True) -> None:
         self.resolver = resolver
+        self.callers_elsewhere = callers_elsewhere
         self.classes = {c.name: c for c in resolver.classes}
+        self._sites: dict[str, list[df.CallSite]] | None = None
         self.contexts = set(resolver.returns) | set(resolver.returns_declared) | {
             c.context for c in resolver.calls if c.context} | {e.context for e in resolver.events if e.context}
 
@@ -1307,6 +1343,24 @@ class LocalFacts:
     def ref(self, file: int, ref: str) -> df.Kind:
         return df.K_EXTERNAL
 
+    def arguments(self, file: int, context: str) -> list[df.CallSite] | df.Kind:
+        if self._sites is None:
+            self._sites = {}
+            for callee, positional, keywords, more in self.resolver.arguments:
+                found = self._callee(callee)
+                if found is not None:
+                    self._sites.setdefault(found, []).append((0, positional, keywords, more))
+        found = self._sites.get(context)
+        if found:
+            return found
+        return df.K_EXTERNAL if self.callers_elsewhere else df.K_UNKNOWN  # no call here: perhaps in other files
+
+    def _callee(self, callee: str) -> str | None:
+        if not callee.startswith("$fn:"):
+            return None
+        kind = self.function(0, callee[4:])
+        return kind[2] if kind[0] == "F" else None
+
     def function(self, file: int, context: str) -> df.Kind:
         owner, dot, method = context.rpartition(".")
         if dot and owner in self.classes:
@@ -1331,7 +1385,7 @@ def _all_args(args: ast.arguments) -> list[ast.arg]:
 def exported_facts(resolver: Resolver) -> dict[str, Any]:
     """The file's data-flow facts that other files may need (`ScopeFacts` fields; plain data): each
     resolved as far as the file alone allows, and left out when it is nothing torch."""
-    facts = LocalFacts(resolver)
+    facts = LocalFacts(resolver, callers_elsewhere=False)
     evaluator = df.Evaluator(facts, resolver.table)
 
     def useful(descs: Iterable[str]) -> tuple[str, ...]:
@@ -1355,7 +1409,9 @@ def exported_facts(resolver: Resolver) -> dict[str, Any]:
             attrs.append((cls.name, kept))
     values = tuple((name, d[0]) for name, val in sorted(resolver.scope.module().names.items())
                    if val.kind in (SYMBOL, INSTANCE, SYM, TENSOR) and (d := useful([descriptor(val)])))
-    return {"returns": tuple(returns), "attrs": tuple(attrs), "values": values}
+    arguments = tuple(site for site in resolver.arguments if facts._callee(site[0]) is None
+                      or facts.function(0, site[0][4:]) == df.K_EXTERNAL)
+    return {"returns": tuple(returns), "attrs": tuple(attrs), "values": values, "arguments": arguments}
 
 
 def resolve(tree: ast.Module, table: MappingTable, positions: SourceText) -> list[ApiCall]:
