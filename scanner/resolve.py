@@ -1350,9 +1350,9 @@ class LocalFacts:
                 found = self._callee(callee)
                 if found is not None:
                     self._sites.setdefault(found, []).append((0, positional, keywords, more))
-        found = self._sites.get(context)
-        if found:
-            return found
+        sites = self._sites.get(context)
+        if sites:
+            return sites
         return df.K_EXTERNAL if self.callers_elsewhere else df.K_UNKNOWN  # no call here: perhaps in other files
 
     def _callee(self, callee: str) -> str | None:
