@@ -163,7 +163,7 @@ def precision(results: dict[str, FileResult], calls: list[TracedCall], executed:
         print(f"  not seen: {os.path.relpath(path)}:{diag.span.start_line} {diag.code} {diag.torch_api}")
 
 
-def mapped_share(results: list[FileResult]) -> None:
+def mapped_share(results: list[FileResult], listing: Path | None) -> None:
     uses = unmapped = 0
     apis: collections.Counter[str] = collections.Counter()
     for result in results:
@@ -178,6 +178,8 @@ def mapped_share(results: list[FileResult]) -> None:
           f"({uses - unmapped:,} of {uses:,}; {unmapped:,} TMS104 of {len(apis)} APIs)")
     if apis:
         print("  most frequent unmapped: " + ", ".join(f"{api} {n}" for api, n in apis.most_common(15)))
+    if listing is not None:
+        listing.write_text("".join(f"{n}\t{api}\n" for api, n in apis.most_common()), encoding="utf-8")
 
 
 def _pct(part: int, whole: int, digits: int = 1) -> str:
@@ -189,6 +191,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--keep", type=Path, help="keep the trace and the executed lines in this folder")
     parser.add_argument("--reuse", action="store_true", help="with --keep: use the trace already there")
+    parser.add_argument("--unmapped", type=Path, help="write every unmapped API with its count to this file")
     parser.add_argument("--quick", action="store_true",
                         help="scan only the traced files and their packages' __init__.py (no mapped share)")
     args = parser.parse_args()
@@ -228,7 +231,7 @@ def main() -> None:
     recall(results, traced)
     precision({p: r for p, r in results.items() if p in files}, traced, executed)
     if not args.quick:
-        mapped_share(scanned)
+        mapped_share(scanned, args.unmapped)
 
 
 if __name__ == "__main__":

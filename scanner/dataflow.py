@@ -224,6 +224,9 @@ class Evaluator:
         return K_UNKNOWN
 
     def _parameter(self, file: int, context: str, position: int, name: str) -> Kind:
+        owner, _, method = context.rpartition(".")
+        if method == "forward" and owner and self.facts.is_module(file, owner):
+            return K_TENSOR  # the inputs of an nn.Module's forward (a module through a base in another file)
         sites = self.facts.arguments(file, context)
         if not isinstance(sites, list):
             return sites

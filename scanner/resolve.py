@@ -760,7 +760,7 @@ class Resolver:
     def _arguments(self, callee: str, node: ast.Call, args: tuple[Arg, ...]) -> None:
         """Record what a call of a project function passes (its parameters' values: dataflow.py)."""
         vals = self._arg_vals
-        if not any(v.kind in _FLOWING for v in vals):
+        if not vals:
             return
         positional: list[str] = []
         keywords: list[tuple[str, str]] = []

@@ -73,6 +73,20 @@ CATEGORY_COLORS = {
 }
 
 
+# What a trace said of a finding (scan --trace), as the page shows it.
+RUNTIME_LABELS = {"confirmed": "confirmed at runtime", "runtime_only": "seen only at runtime",
+                  "shape_varied": "shape varied at runtime"}
+
+
+def _runtime_counts(doc: dict[str, Any]) -> dict[str, int]:
+    counts = dict.fromkeys(RUNTIME_LABELS, 0)
+    for file in doc["files"]:
+        for diag in file["diagnostics"]:
+            if diag.get("runtime") in counts:
+                counts[diag["runtime"]] += 1
+    return counts if any(counts.values()) else {}
+
+
 def _script_json(value: Any) -> Markup:
     """JSON that is safe inside a <script> element: no '<', '>', '&' or line separators left."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=False)
@@ -124,6 +138,7 @@ def _file_blob(file: dict[str, Any], text: str | None, full: bool, api_index: di
             [strings(rewrite["title"]), rewrite["start_line"], strings(rewrite["before"]),
              strings(rewrite["after"]), 1 if rewrite["safe"] else 0] if rewrite else 0,
             strings(d["fix"]["title"]) if d["fix"] else -1,
+            strings(RUNTIME_LABELS.get(d.get("runtime", ""), "")),
         ])
     chunks: list[Any] = []
     used = 0
@@ -277,6 +292,7 @@ def build(results: list[FileResult], target_version: str, paths: Sequence[str] |
         "row_limit": ROW_LIMIT,
         "file_ids": file_index,
         "blob": _script_json(blob),
+        "runtime": _runtime_counts(doc),
     }
     return doc, context
 

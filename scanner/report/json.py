@@ -25,7 +25,7 @@ from ..source import split_lines
 from ..verify.record import load_record
 from . import display_path
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # Categories of a torch API use, in the order the reports show them (worst first).
 API_CATEGORIES = ("missing", "dynamic_shape", "unmapped", "diff_params", "equivalent")
@@ -140,7 +140,7 @@ def _finding(diag: Diagnostic, text: list[str] | None) -> dict[str, Any]:
     if diag.fix is not None:
         fix = {"title": diag.fix.title, "safe": diag.fix.safe,
                "edits": [{"span": e.span.to_dict(), "text": e.text} for e in diag.fix.edits]}
-    return {
+    out = {
         "code": diag.code,
         "rule": CODES[diag.code].name if diag.code in CODES else diag.code,
         "severity": diag.severity.value,
@@ -154,6 +154,9 @@ def _finding(diag: Diagnostic, text: list[str] | None) -> dict[str, Any]:
         "fix": fix,
         "rewrite": rewrite_preview(diag, text),
     }
+    if diag.runtime:  # joined from a trace (scan --trace)
+        out["runtime"] = diag.runtime
+    return out
 
 
 def _primary_category(counts: dict[str, int]) -> str:

@@ -172,6 +172,7 @@
     var head = el("div", "head");
     head.appendChild(el("span", "code", str(f[4])));
     head.appendChild(el("span", "sev s-" + str(f[5]), str(f[5])));
+    if (str(f[13])) head.appendChild(el("span", "runtime", str(f[13])));
     head.appendChild(el("span", "msg", str(f[7])));
     var links = el("span", "links");
     if (f[8] >= 0) {
