@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 
 from . import checks
 from .config import Config
+from .engine import suppressed
 from .mappings import MappingTable
 from .model import ApiCall, Category, Diagnostic, FileResult, Span
 from .source import SourceText
@@ -226,7 +227,7 @@ def _join_file(result: FileResult, calls: list[TracedCall], table: MappingTable,
         api = _preferred(call, table)
         diag = checks.check_call(ApiCall(api=api, span=span, kind="method" if call.kind == "method" else "call"),
                                  table, config.version)
-        if not config.enabled(diag.code):
+        if not config.enabled(diag.code) or suppressed(diag, source.lines):
             continue
         out = [d for d in out if not _misnamed(d, call)]  # the scanner named another API for this call
         joined.runtime_only += 1
