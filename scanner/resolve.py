@@ -340,6 +340,8 @@ class Resolver:
                 return Val(BOUND, f"torch.Tensor.{name}", result)
             return V_UNKNOWN
         if kind == INSTANCE:
+            if recv.name == "torch.nn.Module" and name not in self.inv.module_members:
+                return V_UNKNOWN  # a submodule of unknown class (from a container): its own members
             api = self._instance_member(recv.name, name)
             if api.startswith("torch.nn.Module."):
                 result = _module_method_result(name, recv)
@@ -361,7 +363,7 @@ class Resolver:
                     return Val(OTHER, name="method")
                 if name in ("forward", "__call__") and cls.is_module:  # the torch layer's own forward
                     return Val(INSTANCE, cls.torch_base or "torch.nn.Module")
-                if cls.is_module and name in self.inv.module_members:
+                if cls.is_module and name in self.inv.module_members and name[:2] != "__":
                     return Val(BOUND, f"torch.nn.Module.{name}", V_OTHER if name not in _MODULE_SELF_METHODS
                                else Val(SELF, cls.name, cls=cls))
                 return V_UNKNOWN

@@ -13,6 +13,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from torch2ms import trace
@@ -104,7 +105,9 @@ def test_scan_joins_the_trace(traced: tuple[Path, dict[str, object]]) -> None:
     done = _run("scan", "train.py", "--trace", "trace.json", "--format", "json", "--no-cache", cwd=folder)
     assert done.returncode == 1, done.stderr
     assert "finding(s) confirmed at runtime" in done.stderr
-    findings = json.loads(done.stdout)["files"][0]["diagnostics"]
+    document = json.loads(done.stdout)
+    jsonschema.validate(document, json.loads((ROOT / "docs" / "json-schema.json").read_text(encoding="utf-8")))
+    findings = document["files"][0]["diagnostics"]
     by = {(f["span"]["start_line"], f["torch_api"]): f for f in findings}
     assert by[(_line("self.fc = nn.Linear"), "torch.nn.Linear")]["runtime"] == "confirmed"
     assert by[(_line("F.gelu(y)"), "torch.nn.functional.gelu")]["runtime"] == "confirmed"
