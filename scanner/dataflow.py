@@ -39,7 +39,6 @@ Kind = tuple[str, ...]
 # A call of a function: (file, positional argument descriptors, keyword ones, whether *args/**kwargs pass more)
 CallSite = tuple[int, tuple[str, ...], tuple[tuple[str, str], ...], bool]
 K_TENSOR: Kind = ("T",)
-K_TENSORS: Kind = ("TS",)
 K_NONE: Kind = ("N",)
 K_OTHER: Kind = ("X",)
 K_UNKNOWN: Kind = ("?",)

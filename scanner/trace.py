@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from . import checks
@@ -240,9 +240,8 @@ def _join_file(result: FileResult, calls: list[TracedCall], table: MappingTable,
 
 def _misnamed(diag: Diagnostic, call: TracedCall) -> bool:
     api = diag.torch_api or ""
-    return bool(api) and matches(diag.span, call) and diag.span.end_col >= 0 \
-        and api.rpartition(".")[2] == call.api.rpartition(".")[2] and api not in call.names \
-        and diag.category is not Category.FILE_ERROR
+    return bool(api) and matches(diag.span, call) and api.rpartition(".")[2] == call.api.rpartition(".")[2] \
+        and api not in call.names
 
 
 def _is_public(api: str) -> bool:
@@ -267,7 +266,3 @@ def summary(joined: Joined) -> str:
     return (f"trace: {joined.traced_files} traced file(s); {joined.confirmed} finding(s) confirmed at runtime, "
             f"{joined.runtime_only} seen only at runtime, {joined.shape_varied} dynamic shape(s) seen varying, "
             f"{joined.cleared} conditional dynamic-shape finding(s) cleared")
-
-
-def recorded_apis(calls: Iterable[TracedCall]) -> set[str]:
-    return {name for call in calls for name in call.names}

@@ -186,3 +186,19 @@ def test_conditional_dynamic_shape_cleared_when_shapes_follow_inputs() -> None:
     joined = trace.apply([result], doc, load_table(), Config(), lambda path: source)
     assert joined.cleared == 1
     assert not any(d.code == "TMS252" for d in joined.results[0].diagnostics)
+
+
+def test_a_misnamed_finding_is_replaced_by_the_api_that_ran() -> None:
+    from torch2ms.config import Config
+    from torch2ms.mappings import load_table
+    from torch2ms.model import Category, Diagnostic, FileResult, Severity, Span
+
+    source = "import torch\n\ndef f(holder, x):\n    return holder.state.to(x.dtype)\n"
+    wrong = Diagnostic("TMS103", Severity.ERROR, Category.MISSING, Span(4, 11, 4, 35), "...",
+                       torch_api="torch.nn.Module.to")
+    calls = [{"file": "/abs/g.py", "line": 4, "col": 24, "end_line": 4, "end_col": 35, "api": "torch.Tensor.to",
+              "kind": "method", "count": 1}]
+    doc = trace.parse(json.dumps({"format": trace.FORMAT, "version": trace.VERSION, "calls": calls}), "t.json")
+    joined = trace.apply([FileResult("/abs/g.py", (wrong,), 4)], doc, load_table(), Config(), lambda path: source)
+    (diag,) = joined.results[0].diagnostics
+    assert (diag.torch_api, diag.runtime, diag.code) == ("torch.Tensor.to", trace.RUNTIME_ONLY, "TMS102")
