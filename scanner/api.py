@@ -226,9 +226,7 @@ def scan_outcomes(paths: Iterable[str], config: Config | None = None, jobs: int 
 def _project_pass(outcomes: list[Scanned], roots: list[str], config: Config) -> list[Scanned]:
     """Re-grade functions that network code in other files calls, and name the calls whose API other files
     decide (project_graph.py); the cached and the per-file results stay as the file's own scan made them."""
-    items = [(o.path, o.scope) for o in outcomes]
-    changes = project_graph.regrades(items, roots)
-    added = project_graph.named_calls(items, roots, load_table(), config)
+    changes, added = project_graph.project_pass([(o.path, o.scope) for o in outcomes], roots, load_table(), config)
     for index in sorted(set(changes) | set(added)):
         result = outcomes[index].result
         if index in changes:

@@ -98,6 +98,21 @@ def instance_member(table: MappingTable, cls_name: str, name: str) -> str:
     return f"{base}.{name}" if base else own
 
 
+_MEMBERS: dict[str, frozenset[str]] = {}
+
+
+def member_names(table: MappingTable) -> frozenset[str]:
+    """Every name a torch object's member can have: Tensor and nn.Module members and the methods of the
+    tables' classes (step, zero_grad, ...). A call of another name is never a torch API."""
+    found = _MEMBERS.get(table.digest)
+    if found is None:
+        owners = {api.rpartition(".")[2] for api in table.entries
+                  if api.rpartition(".")[0].rpartition(".")[2][:1].isupper()}
+        found = _MEMBERS[table.digest] = frozenset(owners) | table.inventory.tensor_members \
+            | table.inventory.module_members
+    return found
+
+
 class Facts(Protocol):
     """What a resolution needs to know about files (one file alone, or the whole project)."""
 

@@ -73,6 +73,7 @@ class Span:
         }
 
 
+@_pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class Arg:
     """One argument of a call as the resolver saw it."""
@@ -87,6 +88,7 @@ class Arg:
     tag: str = ""  # where the value comes from, for dynamic-shape rules (dynamic_shape.STATIC/DATA/BOOL/DYN)
 
 
+@_pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class ApiCall:
     """One resolved use of a torch API in a source file."""

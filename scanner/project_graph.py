@@ -261,8 +261,21 @@ class _Project:
         return [(index, target)]
 
 
+def project_pass(items: Sequence[tuple[str, ScopeFacts | None]], roots: Sequence[str], table: MappingTable,
+                 config: Config) -> tuple[dict[int, dict[str, str]], dict[int, list[Diagnostic]]]:
+    """`regrades` and `named_calls` of a scan, with the files' module names worked out once."""
+    project: list[_Project] = []
+
+    def shared() -> _Project:
+        if not project:
+            project.append(_Project(items, roots))
+        return project[0]
+
+    return regrades(items, roots, shared=shared), named_calls(items, roots, table, config, shared=shared)
+
+
 def regrades(items: Sequence[tuple[str, ScopeFacts | None]], roots: Sequence[str],
-             latent_only: bool = True) -> dict[int, dict[str, str]]:
+             latent_only: bool = True, shared: Callable[[], _Project] | None = None) -> dict[int, dict[str, str]]:
     """For each file (by index in `items`) that has functions reached from network code in other files:
     context -> why it is network code. `items`: (path, scope facts) of every scanned file, in the scan's
     order; `roots`: the paths the scan was given (for module names). `latent_only=False` keeps every
@@ -271,7 +284,7 @@ def regrades(items: Sequence[tuple[str, ScopeFacts | None]], roots: Sequence[str
     function's body is edited)."""
     if not any(scope is not None and (scope.roots or scope.classes) for _, scope in items):
         return {}
-    project = _Project(items, roots)
+    project = shared() if shared is not None else _Project(items, roots)
     parent: dict[Node, Node | None] = {}
     why_root: dict[Node, str] = {}
     queue: deque[Node] = deque()
@@ -421,19 +434,26 @@ class _DataFacts:
 
     def __init__(self, project: _Project) -> None:
         self.project = project
-        self._sites: dict[tuple[int, str], list[df.CallSite]] | None = None
+        self._by_name: dict[str, list[tuple[int, str, df.CallSite]]] | None = None
+        self._sites: dict[tuple[int, str], list[df.CallSite]] = {}
 
     def arguments(self, file: int, context: str) -> list[df.CallSite] | df.Kind:
-        if self._sites is None:
-            self._sites = {}
-            for index, source in self.project.files.items():
-                for callee, positional, keywords, more in source.scope.arguments:
-                    tag, _, name = callee[1:].partition(":")
-                    kind = self.ref(index, name) if tag == "ref" else self.function(index, name)
-                    if kind[0] == "F":
-                        self._sites.setdefault((int(kind[1]), kind[2]), []).append(
-                            (index, positional, keywords, more))
-        return self._sites.get((file, context)) or df.K_UNKNOWN
+        key = (file, context)
+        if key not in self._sites:
+            if self._by_name is None:  # the calls by the callee's last name: only those are resolved
+                self._by_name = {}
+                for index, source in self.project.files.items():
+                    for callee, positional, keywords, more in source.scope.arguments:
+                        self._by_name.setdefault(callee.rpartition(".")[2].rpartition(":")[2], []).append(
+                            (index, callee, (index, positional, keywords, more)))
+            sites = []
+            for index, callee, site in self._by_name.get(context.rpartition(".")[2], ()):
+                tag, _, name = callee[1:].partition(":")
+                kind = self.ref(index, name) if tag == "ref" else self.function(index, name)
+                if kind[0] == "F" and (int(kind[1]), kind[2]) == key:
+                    sites.append(site)
+            self._sites[key] = sites
+        return self._sites[key] or df.K_UNKNOWN
 
     def returns(self, file: int, context: str) -> Sequence[str] | None:
         found = self.project.files.get(file)
@@ -494,7 +514,7 @@ class _DataFacts:
 
 
 def named_calls(items: Sequence[tuple[str, ScopeFacts | None]], roots: Sequence[str], table: MappingTable,
-                config: Config) -> dict[int, list[Diagnostic]]:
+                config: Config, shared: Callable[[], _Project] | None = None) -> dict[int, list[Diagnostic]]:
     """The findings of the calls whose API other files decide (`ScopeFacts.pending`), per file index:
     a method called on what a helper in another file returns, on an attribute a base class in another
     file sets, on an instance of a class imported from another file, on a parameter that callers in
@@ -502,7 +522,7 @@ def named_calls(items: Sequence[tuple[str, ScopeFacts | None]], roots: Sequence[
     `with_findings` replaces it.)"""
     if not any(scope is not None and scope.pending for _, scope in items):
         return {}
-    project = _Project(items, roots)
+    project = shared() if shared is not None else _Project(items, roots)
     evaluator = df.Evaluator(_DataFacts(project), table)
     out: dict[int, list[Diagnostic]] = {}
     for index, file in project.files.items():

@@ -228,7 +228,8 @@ class Resolver:
         for item in self.pending:
             api = evaluator.member_api(0, item.receiver, item.member)
             if api == df.K_EXTERNAL:
-                self.exported.append(item)  # the project pass names it, replacing this guess
+                if not item.member or item.member in df.member_names(self.table):
+                    self.exported.append(item)  # the project pass names it, replacing this guess
                 api = None
             call = named_call(item, api if isinstance(api, str) else None, self.roots)
             if call is not None:
