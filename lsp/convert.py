@@ -16,7 +16,7 @@ from lsprotocol import types as lsp
 from torch2ms.engine import noqa_codes
 from torch2ms.source import Encoding, SourceText
 from torch2ms.mappings import MappingTable, doc_url
-from torch2ms.model import Category, Diagnostic, Edit, Severity, Span
+from torch2ms.model import DEFAULT_DEVICE, Category, Diagnostic, Edit, Severity, Span
 
 SOURCE = "torch2ms"
 FIX_ALL_KIND = "source.fixAll.torch2ms"
@@ -186,8 +186,9 @@ def noqa_edit(diag: Diagnostic, lines: Lines) -> lsp.TextEdit | None:
 
 # ---------------------------------------------------------------- hover
 def hover_markdown(diag: Diagnostic, table: MappingTable, version: tuple[int, ...],
-                   verification: dict[str, tuple[str, str]]) -> str:
-    """Markdown for a finding: its mapping entry, parameter facts, note, docs, verification."""
+                   verification: dict[str, tuple[str, str]], device: str | None = DEFAULT_DEVICE) -> str:
+    """Markdown for a finding: its mapping entry (the form for the device), parameter facts, note,
+    docs, and the verification record's line for that form and device."""
     api = diag.torch_api
     entry = table.lookup(api) if api else None
     out: list[str] = []
@@ -197,13 +198,17 @@ def hover_markdown(diag: Diagnostic, table: MappingTable, version: tuple[int, ..
         if diag.doc_url:
             out.append(f"[Documentation]({diag.doc_url})")
         return "\n\n".join(out)
-    target = entry.target_for(version)
-    category = entry.category_for(version)
+    choice = entry.choose(version, device)
+    target = choice.target
+    category = entry.category_for(version, device)
     if target is not None:
         out.append(f"**{title}** → `{target.api}` ({category.value.replace('_', ' ')})")
     else:
         out.append(f"**{title}** → no MindSpore equivalent at the target version ({category.value.replace('_', ' ')})")
     out.append(f"{diag.code}: {diag.message}")
+    where = choice.device_note()
+    if where:
+        out.append(f"Device: {where}.")
     if target is not None and target.params:
         out.append("Parameters:\n" + "\n".join(f"- {fact.describe()}" for fact in target.params))
     if entry.note:

@@ -47,7 +47,7 @@ from torch2ms import __version__, project_graph
 from torch2ms.config import Config, ConfigError, find_pyproject, load_config
 from torch2ms.engine import scan_source
 from torch2ms.mappings import MappingError, MappingTable, load_table, parse_version
-from torch2ms.model import Category, Diagnostic, FileResult, ScopeFacts
+from torch2ms.model import DEVICES, Category, Diagnostic, FileResult, ScopeFacts
 from torch2ms.source import split_lines_keepends
 
 from . import convert
@@ -70,6 +70,7 @@ class ClientSettings:
     ignore: tuple[str, ...] = ()
     target_version: str | None = None
     debounce_ms: int = DEFAULT_DEBOUNCE_MS
+    device: str | None = None  # cpu, gpu or ascend; None: the pyproject's (default cpu)
 
     @classmethod
     def parse(cls, raw: Any) -> tuple[ClientSettings, list[str]]:
@@ -105,7 +106,13 @@ class ClientSettings:
         if isinstance(debounce, bool) or not isinstance(debounce, (int, float)) or debounce < 0:
             problems.append("settings: 'debounce' must be a non-negative number of milliseconds")
             debounce = DEFAULT_DEBOUNCE_MS
-        return cls(codes("select"), codes("ignore"), target or None, int(min(debounce, 60_000))), problems
+        device = raw.get("device")
+        if device is not None and (not isinstance(device, str) or device.lower() not in DEVICES):
+            if device != "":
+                problems.append(f"settings: 'device' must be one of {', '.join(DEVICES)}")
+            device = None
+        return cls(codes("select"), codes("ignore"), target or None, int(min(debounce, 60_000)),
+                   device.lower() if device else None), problems
 
 
 @dataclass
@@ -277,7 +284,7 @@ class Torch2msServer(LanguageServer):
                     self._configs[key] = (mtime, base)
         s = self.settings
         return base.with_overrides(select=s.select or None, ignore=s.ignore or None,
-                                   target_version=s.target_version)
+                                   target_version=s.target_version, device=s.device)
 
     def publish(self, uri: str, items: list[dict[str, Any]], version: int | None = None) -> None:
         """textDocument/publishDiagnostics with plain JSON objects (see convert.to_json)."""
@@ -611,7 +618,8 @@ def create_server() -> Torch2msServer:
         if found is None:
             # Findings that select/ignore turned off still deserve a hover.
             doc = ls.document(state.uri)
-            plain = Config(target_version=ls.config_for(doc.path if doc else None).target_version)
+            own = ls.config_for(doc.path if doc else None)
+            plain = Config(target_version=own.target_version, device=own.device)
             result = await asyncio.get_running_loop().run_in_executor(
                 ls.pool, scan_source, state.text, state.uri, plain, ls.table)
             found = _at(result.diagnostics, line, col)
@@ -620,7 +628,8 @@ def create_server() -> Torch2msServer:
         from torch2ms.report.json import verification_record
 
         config = ls.config_for(ls.document(state.uri).path if ls.document(state.uri) else None)
-        text = convert.hover_markdown(found, ls.table, config.version, verification_record())
+        text = convert.hover_markdown(found, ls.table, config.version, verification_record(config.device),
+                                      config.device)
         return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text),
                          range=state.lines.range(found.span))
 

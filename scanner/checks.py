@@ -5,7 +5,9 @@ from __future__ import annotations
 from . import dynamic_shape
 from .codes import CODES
 from .mappings import MappingTable, doc_url
-from .model import ApiCall, Category, Confidence, Diagnostic, MappingEntry, ParamFact, Target, arg_for
+from .model import (
+    DEFAULT_DEVICE, ApiCall, Category, Confidence, Diagnostic, MappingEntry, ParamFact, Target, TargetChoice, arg_for,
+)
 
 _CODE_BY_CATEGORY = {
     Category.EQUIVALENT: "TMS101",
@@ -40,15 +42,21 @@ def relevant_params(call: ApiCall, target: Target) -> list[ParamFact]:
     return out
 
 
-def _message(call: ApiCall, entry: MappingEntry, category: Category, target: Target | None,
+def _message(call: ApiCall, entry: MappingEntry, category: Category, choice: TargetChoice,
              version: tuple[int, ...]) -> str:
     api = call.api
+    target = choice.target
     if category is Category.MISSING:
+        if target is not None and choice.device is not None and choice.device in target.no_kernel:
+            where = "Ascend" if choice.device == "ascend" else choice.device.upper()
+            return (f"{api} has no MindSpore {_version_text(version)} form that runs on {where}: {target.api} "
+                    f"has no {where} kernel (choose another device with --device)")
         text = f"{api} has no MindSpore {_version_text(version)} equivalent"
         return f"{text}: {entry.note}" if entry.note else text
     assert target is not None
+    where = choice.device_note()
     if category is Category.EQUIVALENT:
-        return f"{api} -> {target.api}"
+        return f"{api} -> {target.api}" + (f" ({where})" if where else "")
     facts = relevant_params(call, target) or list(target.params)
     details = "; ".join(f.describe() for f in facts)
     text = f"{api} -> {target.api} with different parameters"
@@ -56,17 +64,20 @@ def _message(call: ApiCall, entry: MappingEntry, category: Category, target: Tar
         text += f": {details}"
     if entry.note and not details:
         text += f" ({entry.note})"
+    if where:
+        text += f" ({where})"
     return text
 
 
 def check_call(call: ApiCall, table: MappingTable, version: tuple[int, ...],
-               network: bool | None = None) -> Diagnostic:
-    """`network`: whether the call is in the network graph (default: the resolver's `in_network`)."""
+               network: bool | None = None, device: str | None = DEFAULT_DEVICE) -> Diagnostic:
+    """`network`: whether the call is in the network graph (default: the resolver's `in_network`);
+    `device`: where the MindSpore program runs (the form for it is named, `MappingEntry.choose`)."""
     entry = table.lookup(call.api)
     in_network = call.in_network if network is None else network
     if call.confidence is Confidence.LOW:
         info = CODES["TMS105"]
-        target = entry.target_for(version) if entry else None
+        target = entry.target_for(version, device) if entry else None
         suffix = f" -> {target.api}" if target else ""
         return Diagnostic(
             code=info.code, severity=info.severity, category=info.category, span=call.span,
@@ -85,8 +96,9 @@ def check_call(call: ApiCall, table: MappingTable, version: tuple[int, ...],
             message=f"{call.api} is not in the mapping tables; check MindSpore's documentation by hand",
             torch_api=call.api, doc_url=info.doc_url,
         )
-    category = entry.category_for(version)
-    target = entry.target_for(version)
+    category = entry.category_for(version, device)
+    choice = entry.choose(version, device)
+    target = choice.target
     if category is not Category.MISSING:  # dynamic-shape rules: scanner/dynamic_shape.py
         dynamic = dynamic_shape.check_call(call, entry, target, in_network)
         if dynamic is not None:
@@ -98,7 +110,7 @@ def check_call(call: ApiCall, table: MappingTable, version: tuple[int, ...],
     info = CODES[code]
     return Diagnostic(
         code=code, severity=info.severity, category=category, span=call.span,
-        message=_message(call, entry, category, target, version),
+        message=_message(call, entry, category, choice, version),
         torch_api=call.api, mindspore_api=target.api if target else None,
         doc_url=doc_url(entry, target) or info.doc_url,
     )

@@ -21,7 +21,7 @@ from .api import default_jobs, scan_outcomes
 from .cache import CACHE_DIR_NAME, Cache, Scanned
 from .config import Config, ConfigError, find_pyproject, load_config
 from .mappings import MappingError, load_table, parse_version
-from .model import FileResult, ScanSummary
+from .model import DEVICES, FileResult, ScanSummary
 from .trace import TraceError
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -59,6 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="comma-separated file or folder names (globs) to skip, replacing the defaults")
     scan.add_argument("--target-version", type=_version, metavar="X.Y",
                       help="MindSpore version to target (default 2.10)")
+    scan.add_argument("--device", choices=DEVICES, default=None,
+                      help="where the MindSpore program will run: the fix writes the form that runs there "
+                           "(default cpu)")
     scan.add_argument("--config", metavar="PYPROJECT", help="read [tool.torch2ms] from this file")
     scan.add_argument("--isolated", action="store_true", help="ignore configuration files")
     scan.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
@@ -103,7 +106,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="listen on HOST:PORT instead of stdio (for debugging)")
     lsp.add_argument("--stdio", action="store_true", help="use stdio (the default; accepted for editors that pass it)")
 
+    from .migrate.command import add_arguments as add_migrate_arguments
     from .verify.command import add_arguments as add_verify_arguments  # no torch/MindSpore import
+
+    add_migrate_arguments(sub.add_parser(
+        "migrate", help="turn PyTorch files into MindSpore files (a parallel tree, in place, or a diff)"))
 
     add_verify_arguments(sub.add_parser(
         "verify", help="run mapping examples (or the torch call at FILE:LINE) in real torch and MindSpore"))
@@ -135,7 +142,7 @@ def _config(args: argparse.Namespace) -> Config:
     else:
         config = load_config(find_pyproject(Path(args.paths[0]) if args.paths else Path.cwd()))
     return config.with_overrides(select=args.select, ignore=args.ignore, exclude=args.exclude,
-                                 target_version=args.target_version)
+                                 target_version=args.target_version, device=args.device)
 
 
 class _Progress:
@@ -170,7 +177,7 @@ def _render(fmt: str, results: list[FileResult], config: Config, args: argparse.
     if fmt == "html":
         from .report import html
 
-        return html.render(results, config.target_version, paths=args.paths, date=args.date)
+        return html.render(results, config.target_version, paths=args.paths, date=args.date, device=config.device)
     raise ValueError(f"unknown format {fmt!r}")
 
 
@@ -229,7 +236,7 @@ def _emit(outcomes: list[Scanned], config: Config, args: argparse.Namespace) -> 
             from .report import json as json_report
 
             json_report.write(out, [o.result for o in outcomes], config.target_version,
-                              paths=args.paths, date=args.date)
+                              paths=args.paths, date=args.date, device=config.device)
         else:
             out.write(_render(args.format, [o.result for o in outcomes], config, args))
     if args.html:
@@ -311,11 +318,17 @@ def run_verify(args: argparse.Namespace) -> int:
     return main_safe(args)
 
 
+def run_migrate(args: argparse.Namespace) -> int:
+    from .migrate.command import run
+
+    return run(args)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handlers: dict[str, Any] = {"scan": run_scan, "mappings": run_mappings, "lsp": run_lsp, "verify": run_verify,
-                                "trace": run_trace}
+                                "migrate": run_migrate, "trace": run_trace}
     handler = handlers.get(args.command)
     if handler is None:
         parser.print_help(sys.stderr)

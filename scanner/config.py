@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .mappings import parse_version
+from .model import DEFAULT_DEVICE, DEVICES
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -21,7 +22,7 @@ DEFAULT_EXCLUDE = (
     "site-packages", ".torch2ms_cache",
 )
 DEFAULT_TARGET = "2.10"
-_KEYS = {"select", "ignore", "exclude", "extend-exclude", "target-version"}
+_KEYS = {"select", "ignore", "exclude", "extend-exclude", "target-version", "device"}
 
 
 class ConfigError(Exception):
@@ -35,6 +36,7 @@ class Config:
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
     target_version: str = DEFAULT_TARGET
+    device: str = DEFAULT_DEVICE  # where the MindSpore program runs: the form written is the one for it
     source: str | None = None  # the pyproject.toml the settings came from
 
     @cached_property
@@ -58,7 +60,7 @@ class Config:
 
     def key(self) -> str:
         """A stable text of everything that changes results (for caches)."""
-        return repr((sorted(self.select), sorted(self.ignore), self.target_version))
+        return repr((sorted(self.select), sorted(self.ignore), self.target_version, self.device))
 
     def with_overrides(self, **values: Any) -> Config:
         return replace(self, **{k: v for k, v in values.items() if v is not None})
@@ -113,4 +115,9 @@ def load_config(pyproject: Path | None) -> Config:
         except ValueError as exc:
             raise ConfigError(f"{file}: [tool.torch2ms] target-version: {exc}") from None
         values["target_version"] = str(section["target-version"])
+    if "device" in section:
+        device = section["device"]
+        if not isinstance(device, str) or device.lower() not in DEVICES:
+            raise ConfigError(f"{file}: [tool.torch2ms] device: expected one of {', '.join(DEVICES)}, got {device!r}")
+        values["device"] = device.lower()
     return replace(config, **values)

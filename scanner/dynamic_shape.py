@@ -34,7 +34,9 @@ from typing import Any
 
 from .codes import CODES
 from .mappings import MappingTable
-from .model import ApiCall, Arg, Category, Confidence, Diagnostic, MappingEntry, ScopeFacts, Span, Target, arg_for
+from .model import (
+    DEFAULT_DEVICE, ApiCall, Arg, Category, Confidence, Diagnostic, MappingEntry, ScopeFacts, Span, Target, arg_for,
+)
 
 # Value tags set by the resolver (Val.tag, Arg.tag).
 STATIC = "static"  # known when the graph is compiled: shapes, sizes, constants, configuration
@@ -469,7 +471,7 @@ _DYN_NAMES = frozenset(_RULES) | DYN_OPS | frozenset(_ALWAYS_REMEDY)
 
 def scope_facts(calls: Sequence[ApiCall], events: Sequence[ShapeEvent], classes: tuple[ClassFact, ...],
                 imports: Sequence[tuple[str, str]], network: frozenset[str], table: MappingTable,
-                version: tuple[int, ...]) -> ScopeFacts | None:
+                version: tuple[int, ...], device: str | None = DEFAULT_DEVICE) -> ScopeFacts | None:
     """What the project pass (project_graph.py) needs to extend this file's network graph across files.
 
     Latent findings: per function outside this file's network graph, the findings it would have as
@@ -493,7 +495,7 @@ def scope_facts(calls: Sequence[ApiCall], events: Sequence[ShapeEvent], classes:
             if entry is None:
                 diag = check_call(call, None, None, True)
             elif entry.category_for(version) is not Category.MISSING:
-                diag = check_call(call, entry, entry.target_for(version), True)
+                diag = check_call(call, entry, entry.target_for(version, device), True)
             else:
                 continue  # judged by _extra_items
             if diag is not None:

@@ -87,13 +87,13 @@ def suppressed(diag: Diagnostic, lines: list[str]) -> bool:
 def diagnose(calls: list[ApiCall], table: MappingTable, config: Config,
              events: list[dynamic_shape.ShapeEvent] | None = None,
              network: frozenset[str] | None = None) -> list[Diagnostic]:
-    version = config.version
+    version, device = config.version, config.device
     if events is None:
-        return [checks.check_call(call, table, version) for call in calls]
+        return [checks.check_call(call, table, version, device=device) for call in calls]
     if network is None:
         network = dynamic_shape.network_contexts(calls, events)  # forward and the functions it calls
-    out = [checks.check_call(call, table, version, dynamic_shape.in_network(call.in_network, call.context, network))
-           for call in calls]
+    out = [checks.check_call(call, table, version, dynamic_shape.in_network(call.in_network, call.context, network),
+                             device) for call in calls]
     out.extend(dynamic_shape.event_diagnostics(calls, events, network))
     out.extend(dynamic_shape.extra_call_diagnostics(calls, table, version, network))
     return out
@@ -184,12 +184,13 @@ def _analyse(text: str, path: str, config: Config, table: MappingTable | None, f
         network = dynamic_shape.network_contexts(calls, shape_events, classes)  # forward and what it calls
         diagnostics = diagnose(calls, table, config, shape_events, network)
         scope = dynamic_shape.scope_facts(calls, shape_events, classes, resolver.imports, network, table,
-                                          config.version)  # for the network scope across files
+                                          config.version, config.device)  # for the network scope across files
         scope = _with_dataflow(scope, resolver, text)  # for the data flow across files
         if fixes:
-            diagnostics = attach_fixes(diagnostics, calls, text, tree, table, config.version)
+            diagnostics = attach_fixes(diagnostics, calls, text, tree, table, config.version, config.device)
         if readiness.wanted(config.enabled):  # migration-readiness checks (TMS3xx) over the same facts
-            diagnostics.extend(readiness.readiness_diagnostics(tree, calls, text, table, config.version, positions))
+            diagnostics.extend(readiness.readiness_diagnostics(tree, calls, text, table, config.version, positions,
+                                                               config.device))
     except RecursionError:
         return file_error(path, "TMS904", "analysis error: expressions nested too deeply to analyse",
                           lines=lines_count)

@@ -23,7 +23,7 @@ import tempfile
 import tokenize
 import warnings
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from .config import Config
@@ -146,8 +146,11 @@ def _parses(text: str) -> bool:
 
 
 # ---------------------------------------------------------------- the fix loop
-def _select(text: str, diags: list[Diagnostic], unsafe: bool) -> tuple[str, list[Diagnostic]]:
-    """Apply every compatible fix of one scan; fixes that conflict wait for the next round."""
+def _select(text: str, diags: list[Diagnostic], unsafe: bool,
+            spell: Callable[[str], str] | None = None) -> tuple[str, list[Diagnostic]]:
+    """Apply every compatible fix of one scan; fixes that conflict wait for the next round.
+    `spell` rewrites each edit's text (``torch2ms migrate`` spells `mindspore` by an alias where the file
+    shadows the name)."""
     src = SourceText(text)
     accepted = _Accepted()
     applied: list[Diagnostic] = []
@@ -155,8 +158,9 @@ def _select(text: str, diags: list[Diagnostic], unsafe: bool) -> tuple[str, list
         fix = diag.fix
         if fix is None or not fix.edits or (not fix.safe and not unsafe):
             continue
+        edits = fix.edits if spell is None else [Edit(e.span, spell(e.text)) for e in fix.edits]
         try:
-            mine = _ordered_unique(_resolve(src, fix.edits))
+            mine = _ordered_unique(_resolve(src, edits))
         except ValueError:
             continue
         if any(_conflict(a, b) for a, b in zip(mine, mine[1:])) or not all(accepted.fits(e) for e in mine):
@@ -169,14 +173,15 @@ def _select(text: str, diags: list[Diagnostic], unsafe: bool) -> tuple[str, list
     return _splice(text, accepted.items), applied
 
 
-def _fallback(text: str, applied: list[Diagnostic]) -> tuple[str, list[Diagnostic]]:
+def _fallback(text: str, applied: list[Diagnostic],
+              spell: Callable[[str], str] | None = None) -> tuple[str, list[Diagnostic]]:
     """Some fix breaks the syntax in its context: keep, one by one, the fixes that do not."""
     current, kept = text, list[Diagnostic]()
     for diag in applied:
         trial_edits: list[Edit] = []
         for d in kept + [diag]:
             assert d.fix is not None
-            trial_edits.extend(d.fix.edits)
+            trial_edits.extend(d.fix.edits if spell is None else (Edit(e.span, spell(e.text)) for e in d.fix.edits))
         try:
             trial = apply_edits(text, trial_edits)
         except ValueError:
@@ -200,7 +205,7 @@ def _scan(text: str, path: str, config: Config, table: MappingTable) -> FileResu
 
 
 def fix_text(text: str, path: str, config: Config | None = None, unsafe: bool = False,
-             table: MappingTable | None = None) -> FixOutcome:
+             table: MappingTable | None = None, spell: Callable[[str], str] | None = None) -> FixOutcome:
     config = config or Config()
     table = table or load_table()
     original = text
@@ -209,12 +214,12 @@ def fix_text(text: str, path: str, config: Config | None = None, unsafe: bool = 
     for _ in range(MAX_ROUNDS):
         if result.error is not None:
             break
-        new, done = _select(text, list(result.diagnostics), unsafe)
+        new, done = _select(text, list(result.diagnostics), unsafe, spell)
         if not done:
             break
         new_result = _scan(new, path, config, table)
         if _broken(new_result, new):
-            new, done = _fallback(text, done)
+            new, done = _fallback(text, done, spell)
             if not done:
                 break
             new_result = _scan(new, path, config, table)

@@ -61,6 +61,23 @@ def resolve(path: str) -> Any:
     return None
 
 
+_PLATFORMS = re.compile(r"Supported Platforms:\s*\n?((?:\s*``\w+``)+)")
+_PLATFORM_NAMES = {"ascend": "ascend", "gpu": "gpu", "cpu": "cpu"}
+
+
+def documented_devices(obj: Any) -> list[str] | None:
+    """The devices MindSpore's documentation lists for an API ("Supported Platforms:"), in the
+    order cpu, gpu, ascend; None when its docstring says nothing about platforms."""
+    doc = getattr(obj, "__doc__", None)
+    if not isinstance(doc, str):
+        return None
+    found = _PLATFORMS.search(doc)
+    if found is None:
+        return None
+    named = {_PLATFORM_NAMES[w.lower()] for w in re.findall(r"``(\w+)``", found.group(1)) if w.lower() in _PLATFORM_NAMES}
+    return [d for d in ("cpu", "gpu", "ascend") if d in named] or None
+
+
 def split_params(text: str) -> list[tuple[str, str | None]]:
     """'input, other, *, alpha=1' -> [('input', None), ('other', None), ('alpha', '1')]."""
     parts, depth, cur = [], 0, ""
@@ -379,13 +396,13 @@ def compute_stats(table: MappingTable, use_installed: bool = True) -> tuple[list
         done = [n for n in names if f"{ns}.{n}" in table.entries]
         by_category: dict[str, int] = {}
         for n in done:
-            key = table.entries[f"{ns}.{n}"].category_for(version).value
+            key = table.entries[f"{ns}.{n}"].category_for(version, None).value
             by_category[key] = by_category.get(key, 0) + 1
         rows.append(NamespaceStats(ns, len(names), len(done), [n for n in names if f"{ns}.{n}" not in table.entries],
                                    by_category))
     categories: dict[str, int] = {}
     for entry in table.entries.values():
-        key = entry.category_for(version).value
+        key = entry.category_for(version, None).value
         categories[key] = categories.get(key, 0) + 1
     categories["with_examples"] = sum(1 for e in table.entries.values() if e.examples)
     categories["dynamic_shape"] = sum(1 for e in table.entries.values() if e.dynamic_shape)
@@ -408,7 +425,7 @@ def library_stats(table: MappingTable) -> dict[str, dict[str, int]]:
             continue
         counts = out.setdefault(api.rpartition(".")[0], {"entries": 0})
         counts["entries"] += 1
-        key = table.entries[api].category_for(version).value
+        key = table.entries[api].category_for(version, None).value
         counts[key] = counts.get(key, 0) + 1
     return out
 

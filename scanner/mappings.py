@@ -14,7 +14,7 @@ import pickle
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -168,6 +168,7 @@ def _params(raw: list[dict[str, Any]] | None) -> tuple[ParamFact, ...]:
             values=tuple(p.get("values", ())),
             note=p.get("note", ""),
             position=p.get("position"),
+            covers=tuple(p.get("covers", ())),
         )
         for p in raw or ()
     )
@@ -181,6 +182,9 @@ def _entry(raw: dict[str, Any], source: str) -> MappingEntry:
             until=parse_version(t["until"]) if "until" in t else None,
             category=Category(t["category"]) if "category" in t else None,
             params=_params(t.get("params")),
+            devices=tuple(t.get("devices", ())),
+            no_kernel=tuple(t.get("no_kernel", ())),
+            verified=tuple(t.get("verified", ())),
         )
         for t in raw.get("ms", ())
     )
@@ -278,7 +282,8 @@ def _resolve_inplace(entries: dict[str, MappingEntry]) -> dict[str, MappingEntry
         out[api] = MappingEntry(
             api=api,
             category=base.category,
-            targets=base.targets,
+            # the base's forms, but not its measurements: the in-place call is other code
+            targets=tuple(replace(t, verified=(), no_kernel=()) for t in base.targets),
             note=entry.note or base.note,
             doc=entry.doc or base.doc,
             examples=entry.examples,

@@ -123,7 +123,9 @@ def arg_for(args: Sequence[Arg], name: str | None, position: int | None) -> Arg 
 class ParamFact:
     """How one parameter differs between the torch API and its MindSpore target."""
 
-    kind: str  # renamed, dropped, default_differs, unsupported_values, added_required, semantics_differ
+    # renamed, dropped, default_differs, unsupported_values, added_required, semantics_differ,
+    # unsupported_inputs (inputs torch takes and MindSpore raises for: the program stops, nothing silent)
+    kind: str
     torch: str | None = None
     ms: str | None = None
     torch_default: Any = None
@@ -131,6 +133,9 @@ class ParamFact:
     values: tuple[Any, ...] = ()
     note: str = ""
     position: int | None = None  # torch's positional index of the parameter (receiver not counted)
+    # The generated verify cases this fact explains (their tags, e.g. "dtype=bool", "dim<0"):
+    # a case with one of these tags may disagree without failing the entry (docs/verify.md).
+    covers: tuple[str, ...] = ()
 
     def describe(self) -> str:
         if self.kind == "renamed":
@@ -147,21 +152,35 @@ class ParamFact:
             return f"'{self.torch}' values not supported in MindSpore: {vals}"
         if self.kind == "added_required":
             return f"MindSpore requires '{self.ms}'"
+        if self.kind == "unsupported_inputs":
+            return self.note or "MindSpore raises for some inputs torch takes"
         name = self.torch or self.ms
         if name is None:
             return self.note or "behaves differently"
         return f"'{name}' behaves differently" + (f": {self.note}" if self.note else "")
 
 
+DEVICES = ("cpu", "gpu", "ascend")
+DEFAULT_DEVICE = "cpu"
+
+
 @dataclass(frozen=True, slots=True)
 class Target:
-    """The MindSpore API a torch API maps to, for a range of MindSpore versions."""
+    """The MindSpore API a torch API maps to, for a range of MindSpore versions and for devices.
+
+    `devices`: where MindSpore runs this form (its documented platforms, corrected by measurement);
+    `no_kernel`: where `torch2ms verify` found no kernel for it; `verified`: where `torch2ms verify`
+    ran it as the fix writes it and every case agreed (the last two from mappings/verification.json).
+    """
 
     api: str
     since: tuple[int, ...] | None = None  # inclusive
-    until: tuple[int, ...] | None = None  # exclusive
+    until: tuple[int, ...] | None = None  # exclusive: the last version it is the preferred form
     category: Category | None = None  # overrides the entry's category for this target
     params: tuple[ParamFact, ...] = ()
+    devices: tuple[str, ...] = ()
+    no_kernel: tuple[str, ...] = ()
+    verified: tuple[str, ...] = ()
 
     def applies_to(self, version: tuple[int, ...]) -> bool:
         if self.since is not None and version < self.since:
@@ -169,6 +188,56 @@ class Target:
         if self.until is not None and version >= self.until:
             return False
         return True
+
+    def exists_in(self, version: tuple[int, ...]) -> bool:
+        """Whether the form can be written for `version` at all: an older spelling (with `until`)
+        stays in later releases (the tables check every target against the installed MindSpore)."""
+        return self.since is None or version >= self.since
+
+    def runs_on(self, device: str) -> bool | None:
+        """True: documented or measured to run on `device`; False: no kernel there, or documented for
+        other devices only; None: nothing is stated."""
+        if device in self.verified:
+            return True
+        if device in self.no_kernel:
+            return False
+        if not self.devices:
+            return None
+        return device in self.devices
+
+
+@dataclass(frozen=True, slots=True)
+class TargetChoice:
+    """The form the scanner and the fix use for one entry, MindSpore version and device."""
+
+    target: Target | None  # what to write (None: no target for the version)
+    preferred: Target | None  # the version's first target, whatever the device
+    device: str | None
+    verified: bool = False  # `torch2ms verify` ran this form on the device and every case agreed
+
+    @property
+    def fallback(self) -> bool:
+        """True when the preferred form does not run on the device and another form is used."""
+        return self.target is not None and self.preferred is not None and self.target is not self.preferred
+
+    def device_note(self) -> str:
+        """What the device changes, for messages ("" when there is nothing to say)."""
+        if self.device is None or self.target is None:
+            return ""
+        where = "Ascend" if self.device == "ascend" else self.device.upper()
+        if self.fallback and self.preferred is not None:
+            if self.device in self.preferred.no_kernel:
+                why = f"{self.preferred.api} has no {where} kernel"
+            elif self.preferred.runs_on(self.device) is False:
+                why = f"{self.preferred.api} is not documented for {where}"
+            else:
+                why = f"{self.preferred.api} is not verified on {where}"
+            return f"{why}; this form is {'verified there' if self.verified else 'documented for it'}"
+        if self.device in self.target.no_kernel:
+            return f"no form of it has a {where} kernel in MindSpore"
+        if self.target.runs_on(self.device) is False:
+            return f"no form of it is documented for {where}"
+        return ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,17 +274,38 @@ class MappingEntry:
     not_runnable: str = ""  # why no example can run where verify runs (schema: not_runnable)
     source: str = ""  # "file.yaml:line" where the entry is defined
 
-    def target_for(self, version: tuple[int, ...]) -> Target | None:
-        for target in self.targets:
-            if target.applies_to(version):
-                return target
-        return None
+    def choose(self, version: tuple[int, ...], device: str | None = DEFAULT_DEVICE) -> TargetChoice:
+        """The target for this MindSpore version and device: THE choice the scanner, the fix,
+        the reports and `torch2ms verify` share (documented in docs/verify.md).
 
-    def category_for(self, version: tuple[int, ...]) -> Category:
+        The preferred form is the version's first target. On a device, the first form that
+        exists in the version and was verified there wins (preferred order: the version's
+        targets first, then older spellings); else the first not known to fail there (its
+        documented or measured devices include it, or state nothing); else the preferred form. `device=None`: the preferred form, whatever runs.
+        """
+        preferred = next((t for t in self.targets if t.applies_to(version)), None)
+        if device is None or preferred is None:
+            return TargetChoice(preferred, preferred, device)
+        order = [t for t in self.targets if t.applies_to(version)] + \
+            [t for t in self.targets if not t.applies_to(version) and t.exists_in(version)]
+        for target in order:
+            if device in target.verified:
+                return TargetChoice(target, preferred, device, verified=True)
+        for target in order:
+            if target.runs_on(device) is not False:  # runs there, or nothing is stated against it
+                return TargetChoice(target, preferred, device)
+        return TargetChoice(preferred, preferred, device)
+
+    def target_for(self, version: tuple[int, ...], device: str | None = DEFAULT_DEVICE) -> Target | None:
+        return self.choose(version, device).target
+
+    def category_for(self, version: tuple[int, ...], device: str | None = DEFAULT_DEVICE) -> Category:
+        """The entry's category for the version and device: missing where no target exists, or where
+        the form for the device was measured to have no kernel there (nothing runnable to write)."""
         if self.category is Category.MISSING:
             return Category.MISSING
-        target = self.target_for(version)
-        if target is None:
+        target = self.target_for(version, device)
+        if target is None or (device is not None and device in target.no_kernel):
             return Category.MISSING
         return target.category or self.category
 

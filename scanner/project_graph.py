@@ -329,6 +329,14 @@ def regrades(items: Sequence[tuple[str, ScopeFacts | None]], roots: Sequence[str
     return out
 
 
+def module_classes(items: Sequence[tuple[str, ScopeFacts | None]], roots: Sequence[str]) -> dict[int, set[str]]:
+    """For each file (by index in `items`): its classes that are nn.Module subclasses, directly or through
+    bases in any file of `items` (what `torch2ms migrate` turns into Cells)."""
+    project = _Project(items, roots)
+    return {index: {name for name in file.classes if project.module_base(index, name) is not None}
+            for index, file in project.files.items()}
+
+
 def _reason(project: _Project, node: Node, parent: dict[Node, Node | None], why_root: dict[Node, str]) -> str:
     caller = parent[node]
     if caller is None:
@@ -532,7 +540,7 @@ def named_calls(items: Sequence[tuple[str, ScopeFacts | None]], roots: Sequence[
                                        api if isinstance(api, str) else None, table.roots)
             if named is None or named.confidence is Confidence.LOW:
                 continue  # the file's scan reported the guess
-            diag = checks.check_call(named, table, config.version)
+            diag = checks.check_call(named, table, config.version, device=config.device)
             if not config.enabled(diag.code) or (noqa is not None and (not noqa or any(
                     diag.code.startswith(code) for code in noqa))):
                 continue

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from .codes import CODES
 from .mappings import MappingTable
-from .model import ApiCall, Category, Confidence, Diagnostic, Edit, Fix, Span
+from .model import DEFAULT_DEVICE, ApiCall, Category, Confidence, Diagnostic, Edit, Fix, Span
 from .source import SourceText
 
 # ------------------------------------------------------------------ kinds and codes
@@ -154,12 +154,13 @@ class _Facts:
     """What the checks share about one file: calls by span, classes, call nodes by method name."""
 
     def __init__(self, tree: ast.Module, calls: list[ApiCall], text: str, table: MappingTable,
-                 version: tuple[int, ...], positions: SourceText) -> None:
+                 version: tuple[int, ...], positions: SourceText, device: str | None = DEFAULT_DEVICE) -> None:
         self.tree = tree
         self.calls = calls
         self.text = text
         self.table = table
         self.version = version
+        self.device = device
         self.pos = positions
         self.by_span: dict[Span, list[ApiCall]] = {}
         for call in calls:
@@ -335,8 +336,8 @@ class _Facts:
         entry = self.table.lookup(api)
         if entry is None:
             return None
-        target = entry.target_for(self.version)
-        if target is None or entry.category_for(self.version) is Category.MISSING:
+        target = entry.target_for(self.version, self.device)
+        if target is None or entry.category_for(self.version, self.device) is Category.MISSING:
             return None
         return target.api
 
@@ -988,9 +989,10 @@ CHECKS = (check_second_order, check_sparse, check_containers, check_module_struc
 
 
 def readiness_diagnostics(tree: ast.Module, calls: list[ApiCall], text: str, table: MappingTable,
-                          version: tuple[int, ...], positions: SourceText | None = None) -> list[Diagnostic]:
+                          version: tuple[int, ...], positions: SourceText | None = None,
+                          device: str | None = DEFAULT_DEVICE) -> list[Diagnostic]:
     """Every readiness finding of one file (pure: the tree, the resolved calls and the text)."""
-    facts = _Facts(tree, calls, text, table, version, positions or SourceText(text))
+    facts = _Facts(tree, calls, text, table, version, positions or SourceText(text), device)
     out: list[Diagnostic] = []
     for check in CHECKS:
         out.extend(check(facts))

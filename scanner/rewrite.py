@@ -39,7 +39,9 @@ from collections.abc import Iterator, Sequence
 
 from .mappings import MappingTable
 from .source import SourceText
-from .model import ApiCall, Arg, Confidence, Diagnostic, Edit, Fix, MappingEntry, ParamFact, Span, Target, arg_for
+from .model import (
+    DEFAULT_DEVICE, ApiCall, Arg, Confidence, Diagnostic, Edit, Fix, MappingEntry, ParamFact, Span, Target, arg_for,
+)
 
 IMPORT_LINE = "import mindspore"
 _FIXABLE_CODES = frozenset({"TMS101", "TMS102"})
@@ -488,8 +490,12 @@ def build_fix(call: ApiCall, diag: Diagnostic, entry: MappingEntry | None, targe
 
 
 def attach_fixes(diagnostics: Sequence[Diagnostic], calls: Sequence[ApiCall], text: str, tree: ast.Module | None,
-                 table: MappingTable, version: tuple[int, ...]) -> list[Diagnostic]:
-    """Give every fixable finding its `Fix`; a finding is matched to its call by span and torch API."""
+                 table: MappingTable, version: tuple[int, ...],
+                 device: str | None = DEFAULT_DEVICE) -> list[Diagnostic]:
+    """Give every fixable finding its `Fix`; a finding is matched to its call by span and torch API.
+
+    The form written is the one for the MindSpore version and the device (`MappingEntry.choose`),
+    with that form's parameter facts (e.g. `mindspore.nn.Conv2d` and `has_bias=` on the CPU)."""
     by_key = {(call.span, call.api): call for call in calls}
     src: FixSource | None = None
     out = []
@@ -501,7 +507,7 @@ def attach_fixes(diagnostics: Sequence[Diagnostic], calls: Sequence[ApiCall], te
         if src is None:
             src = FixSource(text, tree)
         entry = table.lookup(call.api)
-        target = entry.target_for(version) if entry is not None else None
+        target = entry.target_for(version, device) if entry is not None else None
         try:
             fix = build_fix(call, diag, entry, target, src)
         except Exception:  # a fix that cannot be built must never cost the finding or the file's analysis

@@ -211,7 +211,7 @@ def _join_file(result: FileResult, calls: list[TracedCall], table: MappingTable,
                 continue
         if diag.code == "TMS105":  # the trace proves the receiver a tensor
             diag = checks.check_call(ApiCall(api=found.api if api not in found.names else api, span=diag.span,
-                                             kind="method"), table, config.version)
+                                             kind="method"), table, config.version, device=config.device)
         joined.confirmed += 1
         out.append(replace(diag, runtime=CONFIRMED))
     source: SourceText | None = None
@@ -226,7 +226,7 @@ def _join_file(result: FileResult, calls: list[TracedCall], table: MappingTable,
                     _char_col(source, call.end_line, call.end_col))
         api = _preferred(call, table)
         diag = checks.check_call(ApiCall(api=api, span=span, kind="method" if call.kind == "method" else "call"),
-                                 table, config.version)
+                                 table, config.version, device=config.device)
         if not config.enabled(diag.code) or suppressed(diag, source.lines):
             continue
         out = [d for d in out if not _misnamed(d, call)]  # the scanner named another API for this call

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,6 +22,16 @@ def run_cli(*args: str, cwd: Path | None = None, input: str | None = None) -> su
         [sys.executable, "-m", "torch2ms", *args],
         cwd=cwd, input=input, capture_output=True, text=True, timeout=300,
     )
+
+
+def load_script(path: Path, name: str) -> Any:
+    """Import a script of the repository (scripts/, benchmarks/) as a module under `name`."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def check_golden(path: Path, actual: str) -> None:

@@ -3,13 +3,12 @@ signatures, and the older-version targets it keeps (those that reproduce torch's
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import load_script
 from torch2ms.mappings import load_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -17,12 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def build() -> Any:
-    spec = importlib.util.spec_from_file_location("build_tables_under_test", ROOT / "scripts" / "build_tables.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "scripts" / "build_tables.py", "build_tables_under_test")
 
 
 def _facts(build: Any, api: str, target: str) -> set[tuple[str, str | None, str | None]]:

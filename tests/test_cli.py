@@ -152,3 +152,35 @@ def test_example_project_reports_each_kind_of_finding(example_project: Path) -> 
     apis = set(doc["summary"]["by_api"])
     assert {"torch.nn.functional.interpolate", "torch.histc", "torch.masked_select",
             "torch.optim.SGD", "torch.optim.lr_scheduler.StepLR", "torch.Tensor.backward"} <= apis
+
+
+CONV = "import torch\n\nlayer = torch.nn.Conv2d(3, 8, 3)\n"
+
+
+def test_device_chooses_the_form_that_runs_there_in_scan_and_fix(tmp_path: Path) -> None:
+    """`mindspore.mint.nn.Conv2d` has no CPU kernel in MindSpore 2.10: on the CPU (the default) the scan
+    names `mindspore.nn.Conv2d` and the fix writes it with the parameter it needs; on Ascend, mint."""
+    path = write(tmp_path, "m.py", CONV)
+    cpu = run_cli("scan", "m.py", cwd=tmp_path)
+    assert "torch.nn.Conv2d -> mindspore.nn.Conv2d" in cpu.stdout and "mindspore.mint.nn.Conv2d" in cpu.stdout
+    assert run_cli("scan", "m.py", "--device", "cpu", cwd=tmp_path).stdout == cpu.stdout
+    ascend = run_cli("scan", "m.py", "--device", "ascend", cwd=tmp_path)
+    assert "torch.nn.Conv2d -> mindspore.mint.nn.Conv2d" in ascend.stdout
+    run_cli("scan", "m.py", "--fix", "--device", "ascend", cwd=tmp_path)
+    assert "mindspore.mint.nn.Conv2d(3, 8, 3)" in path.read_text(encoding="utf-8")
+    path.write_text(CONV, encoding="utf-8")
+    run_cli("scan", "m.py", "--fix", "--unsafe-fixes", cwd=tmp_path)
+    fixed = path.read_text(encoding="utf-8")
+    assert "mindspore.nn.Conv2d(3, 8, 3" in fixed and "has_bias=True" in fixed
+    # the config key, overridden by the flag; a bad value is a clear error
+    path.write_text(CONV, encoding="utf-8")
+    write(tmp_path, "pyproject.toml", '[tool.torch2ms]\ndevice = "ascend"\n')
+    assert "-> mindspore.mint.nn.Conv2d" in run_cli("scan", "m.py", cwd=tmp_path).stdout
+    assert "-> mindspore.nn.Conv2d" in run_cli("scan", "m.py", "--device", "cpu", cwd=tmp_path).stdout
+    doc = json.loads(run_cli("scan", "m.py", "--format", "json", cwd=tmp_path).stdout)
+    assert doc["tool"]["target_device"] == "ascend"
+    assert doc["apis"][0]["mindspore_api"] == "mindspore.mint.nn.Conv2d"
+    assert doc["apis"][0]["verification"].startswith("not verified on Ascend")
+    write(tmp_path, "pyproject.toml", '[tool.torch2ms]\ndevice = "tpu"\n')
+    bad = run_cli("scan", "m.py", cwd=tmp_path)
+    assert bad.returncode == 2 and "pyproject.toml" in bad.stderr and "device" in bad.stderr

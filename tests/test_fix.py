@@ -18,7 +18,7 @@ from torch2ms.config import Config
 from torch2ms.engine import scan_source
 from torch2ms.fix import FixError, apply_edits, fix_file, fix_source, fix_text, write_atomic
 from torch2ms.mappings import load_table
-from torch2ms.model import Edit, Span
+from torch2ms.model import DEVICES, Edit, Span
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "fix"
 TABLE = str(GOLDEN / "table")
@@ -217,7 +217,8 @@ def _body(code: str, own: str, dropped: set[str] = frozenset()) -> list[str]:
 
 
 def _example_config(entry, mindspore_code: str) -> Config | None:
-    """The target version an example is written for: the one whose target its MindSpore code calls.
+    """The target version and device an example is written for: those for which the fix writes the
+    target its MindSpore code calls.
 
     None when it calls none of them: no fix can produce it from the entry's data."""
     for target in entry.targets:
@@ -225,13 +226,19 @@ def _example_config(entry, mindspore_code: str) -> Config | None:
         member = any(p[:1].isupper() for p in parts[:-1])  # a method: mindspore.nn.Cell.set_train
         pattern = rf"\.{re.escape(parts[-1])}\b" if member else rf"\b{re.escape(target.api)}\b"
         if re.search(pattern, mindspore_code):
+            versions = ["2.10"]
             if target.since is not None:
-                return Config(target_version=".".join(map(str, target.since)))
+                versions.append(".".join(map(str, target.since)))
             if target.until is not None:
                 major, minor = target.until[0], (target.until[1] if len(target.until) > 1 else 0)
                 older = (major, minor - 1) if minor > 0 else (major - 1, 99)
-                return Config(target_version=".".join(map(str, older)))
-            return Config()
+                versions.append(".".join(map(str, older)))
+            for version in versions:
+                for device in DEVICES:
+                    config = Config(target_version=version, device=device)
+                    if entry.target_for(config.version, device) is target:
+                        return config
+            return None
     return Config() if not entry.targets else None
 
 
@@ -252,14 +259,14 @@ def test_fixing_each_example_gives_its_mindspore_code():
             if config is None:
                 unreachable.append(f"{entry.source} {entry.api}: {example.mindspore!r}")
                 continue
-            target = entry.target_for(config.version)
+            target = entry.target_for(config.version, config.device)
             source = "import torch\n" + example.torch.rstrip("\n") + "\n"
             own = [d for d in scan_source(source, entry.api, config, table).diagnostics
                    if d.torch_api == entry.api and d.fix is not None and d.fix.safe]
             if not own or target is None:
                 continue
             checked += 1
-            out = fix_text(source, entry.api, config, False, table)
+            out = fix_text(source, entry.api, config, True, table)  # nested calls of other entries too
             ast.parse(out.text)
             expected_tree = ast.parse(example.mindspore)
             written = {k.arg for n in ast.walk(expected_tree) if isinstance(n, ast.Call) for k in n.keywords}

@@ -23,6 +23,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from torch2ms.config import Config
 from torch2ms.engine import scan_source
+from torch2ms.mappings import load_table
 from torch2ms.verify.record import load_record
 
 SERVER = [sys.executable, "-m", "torch2ms", "lsp"]
@@ -39,7 +40,9 @@ def f(x):
     z = F.softmax(y, dim=1)
     return torch.nonzero(z)
 """
-N_MODEL = len(scan_source(MODEL, "model.py").diagnostics)  # 2 x TMS101 (clamp, softmax), dynamic shape (nonzero)
+N_MODEL = len(scan_source(MODEL, "model.py").diagnostics)  # clamp, softmax (TMS101), dynamic shape (nonzero)
+# The code of torch.clamp's finding, as the tables decide it (TMS102: MindSpore rejects bool input).
+CLAMP = next(d.code for d in scan_source(MODEL, "model.py").diagnostics if d.span.start_line == 6)
 # The dynamic-shape code of `torch.nonzero` outside network code (TMS2xx), as the scanner decides it.
 DYN = next(d.code for d in scan_source(MODEL, "model.py").diagnostics if d.span.start_line == 8)
 
@@ -240,7 +243,7 @@ async def test_noqa_action_applied_and_rescanned_clean(client: LanguageClient, t
     assert "F.softmax(y, dim=1)  # noqa: TMS999, TMS101\n" in text  # an existing list is extended
     change_doc(client, uri, text, 2)
     after = await wait_diags(client, uri, lambda d: not any(x.range.start.line in (6, 7) for x in d))
-    assert codes(after) == ["TMS101"]  # only torch.clamp on line 5 is left
+    assert codes(after) == [CLAMP]  # only torch.clamp on line 5 is left
     assert scan_source(text, "model.py").diagnostics[0].span.start_line == 6
 
 
@@ -313,6 +316,26 @@ async def test_quick_fix_and_fix_all(client: LanguageClient, tmp_path: Path) -> 
 
 
 @pytest.mark.asyncio
+async def test_device_setting_chooses_the_form_for_that_device(client: LanguageClient, tmp_path: Path) -> None:
+    """`device` in the settings: the hover and the quick fix name the form for that device, and the
+    verification line says that verify did not run there."""
+    layer = "import torch\n\nconv = torch.nn.Conv2d(3, 8, 3)\n"
+    entry = load_table().entries["torch.nn.Conv2d"]
+    cpu, ascend = entry.target_for((2, 10), "cpu"), entry.target_for((2, 10), "ascend")
+    assert cpu is not None and ascend is not None and cpu.api != ascend.api
+    await start(client, client.profile, tmp_path, dict(OPTIONS, device="ascend"))  # type: ignore[attr-defined]
+    uri = open_doc(client, tmp_path / "layer.py", layer)
+    diags = await wait_diags(client, uri, lambda d: len(d) > 0)
+    assert any(ascend.api in d.message for d in diags), [d.message for d in diags]
+    hover = await client.text_document_hover_async(lsp.HoverParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=2, character=12)))
+    assert hover is not None
+    value = hover.contents.value  # type: ignore[union-attr]
+    assert f"`{ascend.api}`" in value and f"`{cpu.api}`" not in value
+    assert "Verification: not verified on Ascend" in value
+
+
+@pytest.mark.asyncio
 async def test_hover_shows_the_mapping_entry(client: LanguageClient, tmp_path: Path) -> None:
     await start(client, client.profile, tmp_path)  # type: ignore[attr-defined]
     uri = open_doc(client, tmp_path / "model.py", MODEL)
@@ -323,13 +346,14 @@ async def test_hover_shows_the_mapping_entry(client: LanguageClient, tmp_path: P
     value = hover.contents.value  # type: ignore[union-attr]
     assert hover.contents.kind == lsp.MarkupKind.Markdown  # type: ignore[union-attr]
     assert "`torch.nn.functional.softmax`" in value
-    assert "`mindspore.mint.nn.functional.softmax`" in value
+    cpu_form = load_table().entries["torch.nn.functional.softmax"].target_for((2, 10), "cpu")
+    assert cpu_form is not None and f"`{cpu_form.api}`" in value  # the form for the default device
     assert "](https://" in value and "Verification:" in value
     record = load_record()
-    assert record is not None and record.get("torch.nn.functional.softmax") is not None
-    assert f"Verification: {record.label('torch.nn.functional.softmax')}" in value
-    if record.get("torch.nn.functional.softmax").status == "passed":  # type: ignore[union-attr]
-        assert f"verified on MindSpore {record.mindspore_version}, {record.device.upper()}" in value
+    assert record is not None and record.get("torch.nn.functional.softmax", "cpu") is not None
+    assert f"Verification: {record.label('torch.nn.functional.softmax', 'cpu')}" in value
+    if record.status("torch.nn.functional.softmax", "cpu") == "passed":
+        assert f"verified on MindSpore {record.mindspore_version}, CPU: {cpu_form.api} as the fix writes it" in value
     assert hover.range is not None and hover.range.start == lsp.Position(line=6, character=8)
     # nothing to say on a blank line
     none = await client.text_document_hover_async(lsp.HoverParams(
@@ -343,7 +367,7 @@ async def test_configuration_change_updates_diagnostics(client: LanguageClient, 
     await start(client, client.profile, tmp_path)  # type: ignore[attr-defined]
     uri = open_doc(client, tmp_path / "model.py", MODEL)
     diags = await wait_diags(client, uri, lambda d: len(d) > 0)
-    assert codes(diags) == ["TMS101", "TMS101"]  # pyproject.toml ignores TMS2xx
+    assert codes(diags) == sorted([CLAMP, "TMS101"])  # pyproject.toml ignores TMS2xx
 
     async def reconfigure(**settings: Any) -> list[str]:
         client.set_configuration(dict(OPTIONS, **settings), section="torch2ms")
@@ -354,11 +378,11 @@ async def test_configuration_change_updates_diagnostics(client: LanguageClient, 
         return codes(await wait_diags(client, uri, lambda d: codes(d) == expected, timeout=10))
 
     # the client's ignore list replaces the pyproject's: the dynamic-shape finding comes back
-    after = await reconfigure(ignore=["TMS101"])
-    assert "TMS101" not in after and after and all(c.startswith("TMS2") for c in after)
+    after = await reconfigure(ignore=["TMS1"])
+    assert after and all(c.startswith("TMS2") for c in after)
     # a longer select prefix than the pyproject's ignore wins (the longest match decides)
     only = await reconfigure(select=["TMS101"])
-    assert only == ["TMS101", "TMS101"]
+    assert only == ["TMS101"]
     nothing = await reconfigure(select=["TMS3"])
     assert nothing == []
 
@@ -376,7 +400,7 @@ async def test_scan_workspace_reports_progress(client: LanguageClient, tmp_path:
     result = await client.workspace_execute_command_async(lsp.ExecuteCommandParams(command="torch2ms.scanWorkspace"))
     assert result == {"files": 6, "findings": 4 * 3}
     for i in range(1, 5):
-        assert codes(client.diagnostics[from_fs_path(str(pkg / f"m{i}.py"))]) == sorted(["TMS101", "TMS101", DYN])
+        assert codes(client.diagnostics[from_fs_path(str(pkg / f"m{i}.py"))]) == sorted([CLAMP, "TMS101", DYN])
     assert DYN not in codes(client.diagnostics[open_uri])  # the open buffer keeps its live findings
     assert from_fs_path(str(pkg / "clean.py")) not in client.diagnostics
     if client.capabilities and client.capabilities.window and client.capabilities.window.work_done_progress:

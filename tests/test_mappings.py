@@ -182,3 +182,33 @@ def test_mappings_check_fails_on_a_bad_target(tmp_path) -> None:  # type: ignore
     result = check_table(table)
     assert not result.ok
     assert any("mindspore.mint.absolutely_not does not resolve" in p for p in result.problems)
+
+
+def test_the_form_for_a_device() -> None:
+    """`MappingEntry.choose`: the version's first target, unless it does not run on the device; then the
+    first form verified there, else the first not known to fail there (older spellings included)."""
+    from torch2ms.model import Category, MappingEntry
+
+    mint = Target(api="mindspore.mint.nn.Conv2d", since=(2, 3), devices=("ascend",), no_kernel=("cpu",))
+    older = Target(api="mindspore.nn.Conv2d", until=(2, 3), devices=("cpu", "gpu", "ascend"), verified=("cpu",))
+    entry = MappingEntry(api="torch.nn.Conv2d", category=Category.EQUIVALENT, targets=(mint, older))
+    assert entry.target_for((2, 10), "ascend") is mint
+    cpu = entry.choose((2, 10), "cpu")
+    assert cpu.target is older and cpu.verified and cpu.fallback
+    assert cpu.device_note() == "mindspore.mint.nn.Conv2d has no CPU kernel; this form is verified there"
+    gpu = entry.choose((2, 10), "gpu")
+    assert gpu.target is older and not gpu.verified
+    assert gpu.device_note() == "mindspore.mint.nn.Conv2d is not documented for GPU; this form is documented for it"
+    assert entry.target_for((2, 10), None) is mint  # device-blind: the preferred form
+    assert entry.target_for((2, 2), "ascend") is older  # mint does not exist before 2.3
+    # nothing runs on the device: the preferred form, missing there when measured to have no kernel
+    alone = MappingEntry(api="torch.roll", category=Category.EQUIVALENT,
+                         targets=(Target(api="mindspore.mint.roll", devices=("gpu", "ascend"), no_kernel=("cpu",)),))
+    assert alone.target_for((2, 10), "cpu").api == "mindspore.mint.roll"  # type: ignore[union-attr]
+    assert alone.category_for((2, 10), "cpu") is Category.MISSING
+    assert alone.category_for((2, 10), "gpu") is Category.EQUIVALENT
+    assert alone.category_for((2, 10), None) is Category.EQUIVALENT
+    # unstated devices are no reason to leave the preferred form
+    plain = MappingEntry(api="torch.abs", category=Category.EQUIVALENT,
+                         targets=(Target(api="mindspore.mint.abs", since=(2, 3)), older))
+    assert plain.target_for((2, 10), "gpu").api == "mindspore.mint.abs"  # type: ignore[union-attr]

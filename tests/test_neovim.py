@@ -41,8 +41,9 @@ def test_neovim_headless_quick_fix_and_noqa(tmp_path: Path) -> None:
     out = tmp_path / "report.json"
     expected = scan_source(SOURCE, "model.py").diagnostics
     dyn_code = next(d.code for d in expected if d.span.start_line == 8)
+    clamp_code = next(d.code for d in expected if d.span.start_line == 6)  # TMS101 or TMS102, as the tables say
     env = dict(os.environ, TORCH2MS_PYTHON=sys.executable, TORCH2MS_FILE=str(target), TORCH2MS_OUT=str(out),
-               TORCH2MS_DYN_CODE=dyn_code,
+               TORCH2MS_DYN_CODE=dyn_code, TORCH2MS_CLAMP_CODE=clamp_code,
                HOME=str(tmp_path), XDG_STATE_HOME=str(tmp_path / "state"), XDG_DATA_HOME=str(tmp_path / "data"))
     proc = subprocess.run([NVIM, "--headless", "--clean", "-u", str(LUA)], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=150)

@@ -54,10 +54,11 @@ def test_report_of_a_real_scan_is_valid_and_consistent(tmp_path, monkeypatch, va
     # every API row's locations point at a finding of that API
     where = {(f["path"], d["span"]["start_line"], d["torch_api"]) for f in doc["files"] for d in f["diagnostics"]}
     record = load_record()
+    assert doc["tool"]["target_device"] == "cpu"
     for api in doc["apis"]:
-        entry = record.get(api["api"]) if record is not None else None
-        assert api["verification_status"] == (entry.status if entry is not None else "none")
-        assert api["verification"] == (record.label(api["api"]) if entry is not None else "not verified")
+        label = record.label(api["api"], "cpu") if record is not None else None
+        assert api["verification_status"] == (record.status(api["api"], "cpu") if record is not None else "none")
+        assert api["verification"] == (label or "not verified")
         for loc in api["locations"]:
             assert (loc["path"], loc["line"], api["api"]) in where
     assert [r["code"] for r in doc["rules"]] == sorted(r["code"] for r in doc["rules"])

@@ -27,7 +27,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from ..model import FileResult
+from ..model import DEFAULT_DEVICE, FileResult
 from . import json as json_report
 from ..source import split_lines
 from .highlight import CLASSES, highlight
@@ -231,7 +231,8 @@ def _environment() -> jinja2.Environment:
 
 def build(results: list[FileResult], target_version: str, paths: Sequence[str] | None = None,
           date: str | None = None, root: str | None = None,
-          read: Callable[[str], str | None] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+          read: Callable[[str], str | None] | None = None,
+          device: str = DEFAULT_DEVICE) -> tuple[dict[str, Any], dict[str, Any]]:
     """The JSON document and the template context. `read` gives a file's text (default: `read_source`)."""
     if read is None:
         from ..api import read_source
@@ -242,7 +243,7 @@ def build(results: list[FileResult], target_version: str, paths: Sequence[str] |
     results = sorted(results, key=lambda r: r.path)
     date = date or datetime.date.today().isoformat()
     sources: dict[str, str | None] = {r.path: read(r.path) for r in results if r.diagnostics and r.lines}
-    doc = json_report.document(results, target_version, root, paths=paths, date=date, sources=sources)
+    doc = json_report.document(results, target_version, root, paths=paths, date=date, sources=sources, device=device)
 
     strings = _Strings()
     api_index = {row["api"]: i for i, row in enumerate(doc["apis"])}
@@ -299,12 +300,12 @@ def build(results: list[FileResult], target_version: str, paths: Sequence[str] |
 
 def render(results: list[FileResult], target_version: str, paths: Sequence[str] | None = None,
            date: str | None = None, root: str | None = None,
-           read: Callable[[str], str | None] | None = None) -> str:
+           read: Callable[[str], str | None] | None = None, device: str = DEFAULT_DEVICE) -> str:
     # Thousands of findings make millions of small objects; the cyclic GC only slows their building.
     enabled = gc.isenabled()
     gc.disable()
     try:
-        _, context = build(results, target_version, paths=paths, date=date, root=root, read=read)
+        _, context = build(results, target_version, paths=paths, date=date, root=root, read=read, device=device)
         return _environment().get_template("report.html.j2").render(**context)
     finally:
         if enabled:

@@ -20,7 +20,7 @@ from typing import IO, Any
 from .. import __version__
 from ..codes import CODES
 from ..mappings import load_table, parse_version
-from ..model import Category, Diagnostic, FileResult, ScanSummary
+from ..model import DEFAULT_DEVICE, Category, Diagnostic, FileResult, ScanSummary
 from ..source import split_lines
 from ..verify.record import load_record
 from . import display_path
@@ -44,14 +44,16 @@ READINESS_DEFINITION = (
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
-def verification_record() -> dict[str, tuple[str, str]]:
-    """`api -> (status, label)` from ``mappings/verification.json`` (written by ``torch2ms verify``):
-    the status (passed, failed, error, skipped) and the line reports and hovers show, e.g. "verified on
-    MindSpore 2.10.0, CPU". Empty when there is no readable record."""
+def verification_record(device: str = DEFAULT_DEVICE) -> dict[str, tuple[str, str]]:
+    """`api -> (status, label)` for `device` from ``mappings/verification.json`` (written by ``torch2ms
+    verify``): the status of the form the fix writes for the device (passed, failed, error, skipped, or
+    none when verify did not run there) and the line reports and hovers show, e.g. "verified on
+    MindSpore 2.10.0, CPU: mindspore.nn.Conv2d as the fix writes it, 26 of 26 cases agree". Empty when
+    there is no readable record."""
     record = load_record()
     if record is None:
         return {}
-    return {api: (entry.status, record.label(api) or entry.status) for api, entry in record.entries.items()}
+    return {api: (record.status(api, device), record.label(api, device) or "not verified") for api in record.entries}
 
 
 def rewrite_preview(diag: Diagnostic, text: str | list[str] | None) -> dict[str, Any] | None:
@@ -212,11 +214,12 @@ def file_object(result: FileResult, root: str | None = None, source: str | None 
 
 
 def head(results: list[FileResult], target_version: str, root: str | None = None,
-         paths: Sequence[str] | None = None, date: str | None = None) -> dict[str, Any]:
+         paths: Sequence[str] | None = None, date: str | None = None,
+         device: str = DEFAULT_DEVICE) -> dict[str, Any]:
     """The document without its "files" list: everything that sums over the files."""
     table = load_table()
     version = parse_version(target_version)
-    verification = verification_record()
+    verification = verification_record(device)
     summary = ScanSummary.of(results)
 
     failures: list[dict[str, Any]] = []
@@ -249,7 +252,7 @@ def head(results: list[FileResult], target_version: str, root: str | None = None
     api_rows = []
     for api, row in apis.items():
         entry = table.lookup(api)
-        target = entry.target_for(version) if entry is not None else None
+        target = entry.target_for(version, device) if entry is not None else None
         params = [p.describe() for p in target.params] if target is not None else []
         api_rows.append({
             "api": api,
@@ -277,7 +280,7 @@ def head(results: list[FileResult], target_version: str, root: str | None = None
     return {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "torch2ms", "version": __version__, "mapping_table_version": table.meta.version,
-                 "target_mindspore_version": target_version},
+                 "target_mindspore_version": target_version, "target_device": device},
         "project": {"name": project_name(paths), "date": date},
         "summary": {
             "files": summary.files,
@@ -305,10 +308,10 @@ def head(results: list[FileResult], target_version: str, root: str | None = None
 
 def document(results: list[FileResult], target_version: str, root: str | None = None,
              paths: Sequence[str] | None = None, date: str | None = None,
-             sources: dict[str, str | None] | None = None) -> dict[str, Any]:
+             sources: dict[str, str | None] | None = None, device: str = DEFAULT_DEVICE) -> dict[str, Any]:
     """The report document. `sources` maps a result's path to its text (for rewrite previews)."""
     sources = sources or {}
-    doc = head(results, target_version, root, paths, date)
+    doc = head(results, target_version, root, paths, date, device)
     doc["files"] = [file_object(r, root, sources.get(r.path)) for r in sorted(results, key=lambda r: r.path)]
     return doc
 
@@ -325,9 +328,9 @@ def read_sources(results: list[FileResult]) -> dict[str, str | None]:
 
 
 def write(out: IO[str], results: list[FileResult], target_version: str, root: str | None = None,
-          paths: Sequence[str] | None = None, date: str | None = None) -> None:
+          paths: Sequence[str] | None = None, date: str | None = None, device: str = DEFAULT_DEVICE) -> None:
     """Write the document file by file: the same text as `render`, without holding all of it."""
-    doc = head(results, target_version, root, paths, date)
+    doc = head(results, target_version, root, paths, date, device)
     doc["files"] = []
     # The head alone is tens of MB for a large project: write its pieces as they are encoded (the
     # same text as json.dumps(doc, indent=2)) and keep back the empty "files" list at its end.
@@ -354,7 +357,7 @@ def write(out: IO[str], results: list[FileResult], target_version: str, root: st
 
 
 def render(results: list[FileResult], target_version: str, root: str | None = None,
-           paths: Sequence[str] | None = None, date: str | None = None) -> str:
+           paths: Sequence[str] | None = None, date: str | None = None, device: str = DEFAULT_DEVICE) -> str:
     buffer = io.StringIO()
-    write(buffer, results, target_version, root, paths, date)
+    write(buffer, results, target_version, root, paths, date, device)
     return buffer.getvalue()

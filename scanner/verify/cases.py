@@ -5,84 +5,24 @@ Pure: no torch, no MindSpore, no processes.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from ..mappings import MappingTable, parse_version
-from ..model import Category, Example, MappingEntry, Target
-from .record import EntryRecord
+from ..model import DEVICES, Category, Example, MappingEntry, Target
+from .record import COUNTS, EntryRecord, FormRecord
 
 VERIFIED_CATEGORIES = (Category.EQUIVALENT, Category.DIFF_PARAMS)
 EXAMPLE_KEYS = ("rtol", "atol", "random", "compare", "dtypes", "kind", "grad", "seed", "timeout", "fixture")
 KINDS_FIRST = ("layer", "loss", "optimizer", "scheduler", "inplace", "method", "function")
 PER_KIND_IN_SAMPLE = 3
 DEFAULT_VERSION = (2, 10)
-_RANK = {"failed": 3, "error": 2, "passed": 1, "skipped": 0}
+_RANK = {"failed": 4, "error": 3, "differs": 2, "passed": 1, "skipped": 0}
 NOT_RUNNABLE = "not runnable here: "  # the reason's prefix for entries the table declares not_runnable
-
-
-def _callees(code: str) -> tuple[set[str], set[str]]:
-    """The dotted names called in `code` (mindspore.ops.pad) and the method names called on values (x.eq)."""
-    try:
-        tree = ast.parse(code.strip(), mode="eval")
-    except SyntaxError:
-        return set(), set()
-    dotted: set[str] = set()
-    methods: set[str] = set()
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        parts: list[str] = []
-        func = node.func
-        while isinstance(func, ast.Attribute):
-            parts.append(func.attr)
-            func = func.value
-        if isinstance(func, ast.Name):
-            dotted.add(".".join([func.id] + parts[::-1]))
-        if parts:
-            methods.add(parts[0])  # x.eq(y), f(x).sum(): a method call, whatever the receiver
-    return dotted, methods
-
-
-def example_target(entry: MappingEntry, example: Example,
-                   version: tuple[int, ...] = DEFAULT_VERSION) -> Target | None:
-    """The target whose API the example's MindSpore code calls (its facts shape the call forms).
-
-    An example may run an older target than the default one, e.g. `mindspore.ops.pad` on CPU where
-    `mindspore.mint.nn.functional.pad` has no CPU kernel: then the older target's renames apply.
-    The default target for `version` when the code calls none of the targets (or the default one).
-    """
-    default = entry.target_for(version)
-    dotted, methods = _callees(example.mindspore)
-    matches = [t for t in entry.targets if t.api in dotted]
-    if not matches:
-        matches = [t for t in entry.targets if t.api.startswith("mindspore.Tensor.")
-                   and t.api.rpartition(".")[2] in methods]
-    if not matches or default in matches:
-        return default
-    return matches[0]
-
-
-def _facts(target: Target | None) -> dict[str, Any]:
-    """The target's parameter facts the call forms need: renames, differing defaults, dropped names."""
-    if target is None:
-        return {}
-    renames = {p.torch: p.ms for p in target.params if p.kind == "renamed" and p.torch and p.ms}
-    differ = sorted({name for p in target.params if p.kind in ("default_differs", "semantics_differ",
-                                                                "unsupported_values")
-                     for name in (p.torch, p.ms) if name})
-    dropped = sorted({p.torch for p in target.params if p.kind == "dropped" and p.torch})
-    out: dict[str, Any] = {}
-    if renames:
-        out["renames"] = renames
-    if differ:
-        out["defaults_differ"] = differ
-    if dropped:
-        out["dropped"] = dropped
-    return out
+CASE_BUDGET_S = 60.0  # seconds a worker may spend on one example's cases (then it stops starting new ones)
 
 
 _WORD = re.compile(r"[a-z0-9_]+")
@@ -98,8 +38,8 @@ def _dtype_word(name: str) -> str:
 def declared_dtypes(target: Target | None, example: Example) -> dict[str, str]:
     """The example's `dtypes` pairs (torch dtype -> MindSpore dtype) that the target's facts state.
 
-    A dtype difference is accepted by verify only when the table says so: a fact of the target
-    the example runs (normally `semantics_differ`) whose note mentions "dtype" and names both
+    A dtype difference is accepted by verify only when the table says so: a fact of the form
+    the fix writes (normally `semantics_differ`) whose note mentions "dtype" and names both
     dtypes, e.g. "result dtype differs (torch int64, MindSpore int32)". A pair the facts do not
     state is left out, so that difference still fails the comparison.
     """
@@ -115,25 +55,96 @@ def declared_dtypes(target: Target | None, example: Example) -> dict[str, str]:
     return out
 
 
-def example_specs(entry: MappingEntry, version: tuple[int, ...] = DEFAULT_VERSION) -> list[dict[str, Any]]:
-    """One job spec per example of the entry (with the parameter facts its call forms need)."""
+@dataclass(frozen=True)
+class Form:
+    """A MindSpore form the fix writes for an entry, and the version and devices it writes it for."""
+
+    target: Target
+    version: tuple[int, ...]
+    devices: tuple[str, ...]  # at the default version; empty for an older version's form
+    rewrite_device: str  # the device whose fix writes it (the job rewrites for it)
+
+    @property
+    def version_text(self) -> str:
+        return ".".join(str(v) for v in self.version)
+
+
+def _older_versions(entry: MappingEntry) -> list[tuple[int, ...]]:
+    """The versions before the default at which another target becomes the entry's preferred one."""
+    out: set[tuple[int, ...]] = set()
+    for target in entry.targets:
+        if target.until is not None:
+            major, minor = target.until[0], (target.until[1] if len(target.until) > 1 else 0)
+            out.add((major, minor - 1) if minor > 0 else (major - 1, 99))
+        if target.since is not None:
+            out.add(target.since)
+    return sorted(out, reverse=True)
+
+
+def forms(entry: MappingEntry, version: tuple[int, ...] = DEFAULT_VERSION) -> list[Form]:
+    """Every form the fix writes for the entry: the one for each device at `version`, then those of
+    older versions (each once). `MappingEntry.choose` is the choice."""
+    by_target: dict[int, Form] = {}
+    order: list[int] = []
+    for device in DEVICES:
+        target = entry.target_for(version, device)
+        if target is None:
+            continue
+        key = id(target)
+        if key in by_target:
+            old = by_target[key]
+            # rewrite for a device where the form has a kernel: where it has none, the fix writes nothing
+            rewrite = old.rewrite_device if old.rewrite_device not in target.no_kernel else device
+            by_target[key] = Form(target, version, old.devices + (device,), rewrite)
+        else:
+            by_target[key] = Form(target, version, (device,), device)
+            order.append(key)
+    for older in _older_versions(entry):
+        if older >= version:
+            continue
+        for device in DEVICES:
+            target = entry.target_for(older, device)
+            if target is not None and id(target) not in by_target:
+                by_target[id(target)] = Form(target, older, (), device)
+                order.append(id(target))
+    return [by_target[key] for key in order]
+
+
+def _covers(target: Target) -> list[str]:
+    return sorted({tag for fact in target.params for tag in fact.covers})
+
+
+def example_specs(entry: MappingEntry, version: tuple[int, ...] = DEFAULT_VERSION,
+                  only: Iterable[str] | None = None) -> list[dict[str, Any]]:
+    """One job per example and form the fix writes: the example's cases, rewritten by the fix engine
+    for the form's version and device (`only`: just the forms written for these devices)."""
+    wanted = set(only) if only is not None else None
     specs = []
-    for number, example in enumerate(entry.examples):
-        target = example_target(entry, example, version)
-        spec: dict[str, Any] = {
-            "id": f"{entry.api}#{number}",
-            "api": entry.api,
-            "torch": example.torch,
-            "mindspore": example.mindspore,
-            "inputs": dict(example.inputs),
-        }
-        spec.update({k: example.extra[k] for k in EXAMPLE_KEYS if k in example.extra})
-        spec.pop("dtypes", None)
-        dtypes = declared_dtypes(target, example)
-        if dtypes:
-            spec["dtypes"] = dtypes
-        spec.update(_facts(target))
-        specs.append(spec)
+    for form in forms(entry, version):
+        if wanted is not None and not wanted & set(form.devices):
+            continue
+        for number, example in enumerate(entry.examples):
+            spec: dict[str, Any] = {
+                "id": f"{entry.api}#{number}@{form.target.api}",
+                "api": entry.api,
+                "torch": example.torch,
+                "inputs": dict(example.inputs),
+                "rewrite": {"version": form.version_text, "device": form.rewrite_device,
+                            # measured to have no kernel wherever the fix writes it: write it all the same
+                            "measure": form.rewrite_device in form.target.no_kernel},
+                "form": form.target.api,
+                "for": list(form.devices),
+                "budget": CASE_BUDGET_S,
+            }
+            spec.update({k: example.extra[k] for k in EXAMPLE_KEYS if k in example.extra})
+            spec.pop("dtypes", None)
+            dtypes = declared_dtypes(form.target, example)
+            if dtypes:
+                spec["dtypes"] = dtypes
+            covers = _covers(form.target)
+            if covers:
+                spec["covers"] = covers
+            specs.append(spec)
     return specs
 
 
@@ -141,7 +152,7 @@ def verified_entries(table: MappingTable) -> list[MappingEntry]:
     """The entries the record covers: every equivalent or diff_params entry (for the default target)."""
     version = parse_version(table.meta.default_target)
     return [entry for api, entry in sorted(table.entries.items())
-            if entry.category_for(version) in VERIFIED_CATEGORIES or entry.examples]
+            if entry.category_for(version, None) in VERIFIED_CATEGORIES or entry.examples]
 
 
 def _kind(entry: MappingEntry) -> str:
@@ -191,19 +202,43 @@ def select(table: MappingTable, apis: list[str] | None = None, sample_size: int 
     return entries
 
 
-def entry_verdict(entry: MappingEntry, results: list[dict[str, Any]]) -> EntryRecord:
-    """Combine the results of an entry's examples: the worst status wins; errors are the largest seen."""
-    if not entry.examples:
-        if entry.not_runnable:  # declared in the table: counted apart from entries that merely lack one
-            return EntryRecord(status="skipped", reason=f"{NOT_RUNNABLE}{entry.not_runnable}")
-        return EntryRecord(status="skipped", reason="no example")
+def _form_record(spec: dict[str, Any], results: list[dict[str, Any]]) -> FormRecord:
+    """The results of one form's jobs (one per example): the worst status, the cases summed."""
     worst = max(results, key=lambda r: _RANK.get(r.get("status", "error"), 2))
     status = str(worst.get("status", "error"))
     reason = str(worst.get("reason") or "")
     if status != "passed" and len(results) > 1:
-        number = results.index(worst)
-        reason = f"example {number}: {reason}"
+        reason = f"example {results.index(worst)}: {reason}"
+    counts = {key: sum(int(r.get(key) or 0) for r in results) for key in COUNTS}
     abs_errs = [r["max_abs_err"] for r in results if isinstance(r.get("max_abs_err"), (int, float))]
     rel_errs = [r["max_rel_err"] for r in results if isinstance(r.get("max_rel_err"), (int, float))]
-    return EntryRecord(status=status, max_abs_err=max(abs_errs) if abs_errs else None,
-                       max_rel_err=max(rel_errs) if rel_errs else None, reason=reason)
+    runs = [r.get("runs") for r in results]
+    differences: dict[str, str] = {}
+    for r in results:
+        for tag, why in (r.get("differences") or {}).items():
+            differences.setdefault(str(tag), str(why))
+    return FormRecord(form=str(spec["form"]), status=status, devices=tuple(spec.get("for") or ()),
+                      version=str(spec["rewrite"]["version"]), counts=counts,
+                      max_abs_err=max(abs_errs) if abs_errs else None,
+                      max_rel_err=max(rel_errs) if rel_errs else None, reason=reason,
+                      runs=True if True in runs else (False if False in runs else None), differences=differences)
+
+
+def entry_verdict(entry: MappingEntry, device: str, specs: list[dict[str, Any]],
+                  results: list[dict[str, Any]]) -> EntryRecord:
+    """What the entry's jobs (`specs`, in order, with their `results`) say for the device they ran on:
+    one record per form; the entry's status is that of the form written for the device."""
+    if not entry.examples:
+        if entry.not_runnable:  # declared in the table: counted apart from entries that merely lack one
+            return EntryRecord(status="skipped", reason=f"{NOT_RUNNABLE}{entry.not_runnable}")
+        return EntryRecord(status="skipped", reason="no example")
+    if not specs:
+        return EntryRecord(status="skipped", reason="the fix writes no MindSpore form for it")
+    grouped: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {}
+    for spec, result in zip(specs, results):
+        grouped.setdefault(str(spec["form"]), (spec, []))[1].append(result)
+    records = tuple(_form_record(spec, rs) for spec, rs in grouped.values())
+    own = next((f for f in records if device in f.devices), None)
+    if own is None:
+        return EntryRecord(status="skipped", reason="no form is written for this device", forms=records)
+    return EntryRecord(status=own.status, reason=own.reason, forms=records)

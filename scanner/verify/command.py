@@ -19,7 +19,7 @@ from ..mappings import load_table
 from ..model import MappingEntry
 from .cases import NOT_RUNNABLE, entry_verdict, example_specs, select
 from .pool import Pool, VerifyError
-from .record import Record, default_path, read_record, RecordError, write_record
+from .record import STATUSES, EntryRecord, RecordError, default_path, device_name, merged, read_record, write_record
 
 EXIT_OK, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
 DEFAULT_TIMEOUT_S = 30.0
@@ -61,18 +61,21 @@ def _fmt_err(value: Any) -> str:
     return "-" if not isinstance(value, (int, float)) else f"{value:.2g}"
 
 
-def run_entries(entries: list[MappingEntry], pool: Pool,
-                on_entry: Any = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Run every example of `entries`; returns (verdict per api, raw results)."""
-    specs = [spec for entry in entries for spec in example_specs(entry)]
+def run_entries(entries: list[MappingEntry], pool: Pool, on_entry: Any = None,
+                device: str | None = None) -> tuple[dict[str, EntryRecord], list[dict[str, Any]]]:
+    """Run the cases of every form of `entries` on the pool's device; (record per api, raw results)."""
+    device = device or pool.device
+    specs_of = {entry.api: example_specs(entry) for entry in entries}
+    specs = [spec for entry in entries for spec in specs_of[entry.api]]
     results = pool.run(specs)
     by_api: dict[str, list[dict[str, Any]]] = {}
     for spec, result in zip(specs, results):
         result.setdefault("api", spec["api"])
+        result.setdefault("form", spec["form"])
         by_api.setdefault(spec["api"], []).append(result)
     verdicts = {}
     for entry in entries:
-        verdicts[entry.api] = entry_verdict(entry, by_api.get(entry.api, []))
+        verdicts[entry.api] = entry_verdict(entry, device, specs_of[entry.api], by_api.get(entry.api, []))
         if on_entry is not None:
             on_entry(entry.api, verdicts[entry.api])
     return verdicts, results
@@ -82,26 +85,21 @@ def _record_path(args: argparse.Namespace) -> str:
     return args.write_record or str(default_path())
 
 
-def _write(args: argparse.Namespace, info: dict[str, Any], verdicts: dict[str, Any], full: bool,
-           out: TextIO) -> None:
-    path = _record_path(args)
-    entries = dict(verdicts)
-    if not full and os.path.exists(path):
+def write_run(path: str, info: dict[str, Any], verdicts: dict[str, EntryRecord], full: bool, out: TextIO) -> None:
+    """Write (or update) the record at `path` with a run's verdicts (see `record.merged`)."""
+    device = str(info.get("device", "cpu"))
+    old = None
+    if os.path.exists(path):
         try:
             old = read_record(path)
         except RecordError as exc:
             print(f"torch2ms verify: replacing unreadable record: {exc}", file=sys.stderr)
-        else:
-            if (old.torch_version, old.mindspore_version, old.device) == (
-                    info.get("torch_version"), info.get("mindspore_version"), info.get("device")):
-                entries = {**old.entries, **verdicts}
-    record = Record(torch_version=str(info.get("torch_version", "?")),
-                    mindspore_version=str(info.get("mindspore_version", "?")),
-                    device=str(info.get("device", args.device)),
-                    date=_dt.date.today().isoformat(), entries=entries)
-    command = "torch2ms verify --all --write-record" if full else "torch2ms verify (partial run)"
+    record = merged(old, str(info.get("torch_version", "?")), str(info.get("mindspore_version", "?")), device,
+                    verdicts, full, _dt.date.today().isoformat())
+    command = f"torch2ms verify --all --device {device} --write-record" if full else \
+        f"torch2ms verify --device {device} (partial run)"
     write_record(record, path, command)
-    print(f"wrote the verification record: {path} ({len(entries)} entries)", file=out)
+    print(f"wrote the verification record: {path} ({len(record.entries)} entries)", file=out)
 
 
 def _pool(pool_args: dict[str, Any], shared: Pool | None) -> Any:
@@ -188,46 +186,64 @@ def run(args: argparse.Namespace, out: TextIO | None = None, pool: Pool | None =
         print(f"torch2ms verify: error: not an entry of the mapping tables: {exc.args[0]}", file=sys.stderr)
         return EXIT_ERROR
     with_examples = [e for e in entries if e.examples]
-    n_examples = sum(len(e.examples) for e in with_examples)
-    print(f"verifying {len(with_examples)} entries ({n_examples} examples) on {pool_args['jobs']} worker(s), "
-          f"device {args.device}", file=sys.stderr)
+    n_jobs = sum(len(example_specs(e)) for e in with_examples)
+    print(f"verifying {len(with_examples)} entries ({n_jobs} example forms, each on its generated cases) on "
+          f"{pool_args['jobs']} worker(s), device {args.device}", file=sys.stderr)
     start = time.perf_counter()
+    device = args.device
 
-    def show(api: str, verdict: Any) -> None:
+    def show(api: str, verdict: EntryRecord) -> None:
         if args.json:
             return
-        if verdict.status in ("failed", "error"):
-            out.write(f"{verdict.status.upper():7} {api}: {verdict.reason}\n")
-        elif args.verbose:
-            out.write(f"{verdict.status.upper():7} {api}"
-                      f"{' (' + verdict.reason + ')' if verdict.reason else ''}"
-                      f" max abs err {_fmt_err(verdict.max_abs_err)}\n")
+        if verdict.status in ("failed", "error") or args.verbose:
+            out.write(f"{verdict.status.upper():7} {api}: {entry_line(verdict)}\n")
 
     with _pool(pool_args, shared) as pool:
-        verdicts, results = run_entries(entries, pool, show)
-        info = dict(pool.info) or {"device": args.device}
+        verdicts, results = run_entries(entries, pool, show, device)
+        info = dict(pool.info) or {"device": device}
         restarts = pool.restarts
     elapsed = time.perf_counter() - start
     if args.json:
         for result in results:
             out.write(json.dumps(result, default=str) + "\n")
-    counts = {s: sum(1 for v in verdicts.values() if v.status == s) for s in ("passed", "failed", "error", "skipped")}
-    ran = counts["passed"] + counts["failed"] + counts["error"]
+    counts = {s: sum(1 for v in verdicts.values() if v.status == s) for s in STATUSES}
+    ran = counts["passed"] + counts["differs"] + counts["failed"] + counts["error"]
     not_runnable = sum(1 for v in verdicts.values() if v.status == "skipped" and v.reason.startswith(NOT_RUNNABLE))
+    cases = {key: sum(int(r.get(key) or 0) for r in results)
+             for key in ("cases", "agreed", "stated", "failed", "no_fix", "rejected")}
     rate = 100.0 * counts["passed"] / ran if ran else 0.0
-    summary = (f"verified {ran} entries ({n_examples} examples) in {elapsed:.1f} s on torch "
-               f"{info.get('torch_version', '?')}, MindSpore {info.get('mindspore_version', '?')}, "
-               f"{str(info.get('device', args.device)).upper()}: {counts['passed']} passed, {counts['failed']} failed, "
+    where = device_name(str(info.get("device", device)))
+    summary = (f"verified {ran} entries on {where} in {elapsed:.1f} s (torch {info.get('torch_version', '?')}, "
+               f"MindSpore {info.get('mindspore_version', '?')}): {counts['passed']} passed, "
+               f"{counts['differs']} differ as their facts state, {counts['failed']} failed, "
                f"{counts['error']} error, {counts['skipped']} skipped"
-               f"{f' ({not_runnable} declared not runnable here)' if not_runnable else ''}; pass rate {rate:.1f}%"
+               f"{f' ({not_runnable} declared not runnable here)' if not_runnable else ''}; pass rate {rate:.1f}%\n"
+               f"cases on {where}: {cases['cases']} ran as the fix writes them ({cases['agreed']} agree, "
+               f"{cases['stated']} differ as facts state, {cases['failed']} disagree); {cases['no_fix']} not "
+               f"rewritten by the fix, {cases['rejected']} rejected by torch"
                f"{f'; {restarts} worker restart(s)' if restarts else ''}")
     print(summary, file=sys.stderr if args.json else out)
     if args.write_record is not None:
         if not info.get("torch_version"):
             print("torch2ms verify: no example ran; the record is left as it is", file=sys.stderr)
         else:
-            _write(args, info, verdicts, full=bool(args.all), out=sys.stderr if args.json else out)
+            write_run(_record_path(args), info, verdicts, full=bool(args.all), out=sys.stderr if args.json else out)
     return EXIT_OK if counts["failed"] == 0 and counts["error"] == 0 else EXIT_FAILED
+
+
+def entry_line(verdict: EntryRecord) -> str:
+    """Cases per form for one entry: `mindspore.nn.Conv2d [cpu, gpu] passed 26/26; ...`."""
+    parts = []
+    for form in verdict.forms:
+        written = f"[{', '.join(form.devices)}]" if form.devices else f"[{form.version}]"
+        counts = f"{form.count('agreed') + form.count('stated')}/{form.count('cases')} cases"
+        if form.count("no_fix"):
+            counts += f", {form.count('no_fix')} not rewritten"
+        parts.append(f"{form.form} {written} {form.status} {counts}"
+                     + (f" ({form.reason})" if form.reason and form.status != "passed" else ""))
+    if not parts:
+        return verdict.reason
+    return "; ".join(parts)
 
 
 def main_safe(args: argparse.Namespace) -> int:

@@ -18,7 +18,6 @@ from ..engine import scan_source
 from ..mappings import MappingTable
 from ..model import Category, Diagnostic, Span
 from ..source import SourceText
-from .cases import example_specs
 from .code import split_layer
 
 SETUP_MODULES = ("torch", "mindspore", "numpy", "math")
@@ -165,24 +164,23 @@ def locate(path: str, line: int, table: MappingTable, shapes: dict[str, dict[str
     if _one_call(ms_code) is None:
         raise LocateError(f"{path}:{line}: the rewrite of {diag.torch_api} is not one call expression: {ms_code!r}")
     entry = table.entries.get(diag.torch_api or "")
-    examples = example_specs(entry) if entry is not None else []
-    example = examples[0] if examples else None
-    kind = str(example.get("kind") or "function") if example else "function"
+    example = entry.examples[0] if entry is not None and entry.examples else None
+    kind = str(example.extra.get("kind") or "function") if example else "function"
     torch_setup = _setup(tree, SETUP_MODULES)
     ms_setup = [s for s in torch_setup if not s.split()[1].startswith("torch")] + MS_SETUP
     torch_code, ms_code = f"({torch_code})", f"({ms_code})"
     if example and kind in ("layer", "loss"):
         # A layer's constructor: call the user's layer on the example's inputs.
-        t_split, m_split = split_layer(example["torch"]), split_layer(example["mindspore"])
-        if t_split and m_split and _is_constructor(torch_code):
+        t_split = split_layer(example.torch)
+        if t_split and _is_constructor(torch_code):
             torch_code = t_split[1].replace("__layer", torch_code, 1)
-            ms_code = m_split[1].replace("__layer", ms_code, 1)
+            ms_code = t_split[1].replace("__layer", ms_code, 1)
     try:
         names = free_names(torch_code, _bound(torch_setup) | {"torch"})
     except SyntaxError as exc:
         raise LocateError(f"{path}:{line}: cannot read the call: {exc.msg}") from None
     shapes = dict(shapes or {})
-    example_inputs = dict(example["inputs"]) if example else {}
+    example_inputs = dict(example.inputs) if example else {}
     inputs: dict[str, Any] = {}
     unmatched_example = [n for n in example_inputs if n not in names]
     for name in names:
@@ -206,7 +204,7 @@ def locate(path: str, line: int, table: MappingTable, shapes: dict[str, dict[str
         "mindspore_setup": ms_setup,
     }
     if example:
-        spec.update({k: example[k] for k in ("rtol", "atol", "random", "grad") if k in example})
+        spec.update({k: example.extra[k] for k in ("rtol", "atol", "random", "grad") if k in example.extra})
     return Located(diagnostic=diag, spec=spec)
 
 

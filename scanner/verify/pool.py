@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from typing import Any, IO
 
 GRACE_S = 5.0  # beyond the job's own limit before the worker is killed
-MAX_FORMS = 2  # call forms (keyword, defaults) a worker may run after an example, each with the time limit
 START_TIMEOUT_S = 300.0  # importing torch and MindSpore on a busy machine
 
 
@@ -158,8 +157,10 @@ class Pool:
         spec = dict(spec)
         spec.setdefault("timeout", self.timeout)
         worker.job = spec
-        # The example and up to two call forms, each with the time limit, then the grace period.
-        worker.deadline = time.monotonic() + (1 + MAX_FORMS) * float(spec["timeout"]) + GRACE_S
+        # One case (with its time limit), or generated cases: the worker starts none after the job's
+        # budget is spent, and the last one has its own time limit; then the grace period.
+        budget = float(spec.get("budget", 0.0)) if spec.get("rewrite") else 0.0
+        worker.deadline = time.monotonic() + budget + float(spec["timeout"]) + GRACE_S
         try:
             assert worker.proc.stdin is not None
             worker.proc.stdin.write((json.dumps(spec) + "\n").encode("utf-8"))

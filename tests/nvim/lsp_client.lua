@@ -10,6 +10,7 @@ local python = os.getenv('TORCH2MS_PYTHON')
 local file = os.getenv('TORCH2MS_FILE')
 local out = os.getenv('TORCH2MS_OUT')
 local dyn_code = os.getenv('TORCH2MS_DYN_CODE')  -- the dynamic-shape code of torch.nonzero (TMS2xx)
+local clamp_code = os.getenv('TORCH2MS_CLAMP_CODE')  -- the code of torch.clamp's finding (TMS101/TMS102)
 local report = { steps = {}, errors = {} }
 
 local function note(step)
@@ -96,8 +97,8 @@ local ok, err = pcall(function()
   report.before = snapshot(bufnr)
   note('diagnostics')
 
-  -- 1. the quick-fix (rewrite to the MindSpore call) of the TMS101 finding on torch.clamp
-  local clamp = find_diag(bufnr, 'TMS101')
+  -- 1. the quick-fix (rewrite to the MindSpore call) of the finding on torch.clamp
+  local clamp = find_diag(bufnr, clamp_code)
   local actions = code_actions(bufnr, clamp)
   report.actions = {}
   local fix
@@ -112,7 +113,7 @@ local ok, err = pcall(function()
   -- wait for the re-scan of the edited buffer
   assert(vim.wait(30000, function()
     local d = find_diag(bufnr, dyn_code)
-    local c = find_diag(bufnr, 'TMS101')
+    local c = find_diag(bufnr, clamp_code)
     return d ~= nil and (c == nil or c.lnum ~= clamp.lnum)
   end, 50), 'diagnostics not updated after the quick-fix')
 

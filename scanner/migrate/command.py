@@ -1,0 +1,81 @@
+"""`torch2ms migrate PATH... --out DIR | --in-place | --diff`: arguments, printing, exit codes.
+
+Exit codes: 0 every file migrated and nothing left to do; 1 findings remain in the output (printed
+as `path:line:col: CODE message`, the to-do list); 2 usage errors or a file that could not be read,
+migrated or written (the others are still migrated).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from ..config import find_pyproject, load_config
+from ..mappings import parse_version
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+DEVICES = ("cpu", "gpu", "ascend")
+
+
+def _version(text: str) -> str:
+    try:
+        parse_version(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="PyTorch files or folders to migrate")
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--out", metavar="DIR", help="write the migrated files into a parallel tree under DIR")
+    where.add_argument("--in-place", action="store_true", help="replace each file by its migrated text")
+    where.add_argument("--diff", action="store_true", help="print the changes as a unified diff; write nothing")
+    parser.add_argument("--device", choices=DEVICES, default="cpu",
+                        help="the device the migrated code must run on (default: cpu)")
+    parser.add_argument("--target-version", type=_version, metavar="X.Y", help="MindSpore version to target (default 2.10)")
+    parser.add_argument("--config", metavar="PYPROJECT", help="read [tool.torch2ms] from this file")
+    parser.add_argument("--isolated", action="store_true", help="ignore configuration files")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print only the summary lines")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..report.text import render_file
+    from .files import migrate_paths
+    from .pipeline import Options  # libcst is loaded here, not when the CLI's parser is built
+
+    if args.isolated:
+        config = load_config(None)
+    elif args.config:
+        config = load_config(Path(args.config))
+    else:
+        config = load_config(find_pyproject(Path(args.paths[0])))
+    config = config.with_overrides(target_version=args.target_version)
+    if args.out and any(os.path.isdir(p) and os.path.realpath(p) == os.path.realpath(args.out) for p in args.paths):
+        print("torch2ms migrate: error: --out names a folder being migrated; use --in-place to rewrite it",
+              file=sys.stderr)
+        return EXIT_ERROR
+    options = Options(config=config, device=args.device)
+    outcomes = migrate_paths(args.paths, options, out=args.out, write=not args.diff)
+    errors = findings = 0
+    for outcome in outcomes:
+        if outcome.error is not None:
+            errors += 1
+            print(f"torch2ms migrate: error: {outcome.error}", file=sys.stderr)
+            continue
+        migration = outcome.migration
+        assert migration is not None
+        if args.diff:
+            sys.stdout.write(outcome.diff)
+        shown = outcome.target or outcome.source
+        findings += migration.remaining
+        print(f"{shown}: {migration.findings} finding(s), {migration.rewritten} rewritten, "
+              f"{migration.remaining} remaining", file=sys.stderr if args.diff else sys.stdout)
+        if not args.quiet and not args.diff:
+            result = migration.result
+            sys.stdout.write(render_file(type(result)(shown, result.diagnostics, result.lines)))
+    if errors:
+        return EXIT_ERROR
+    return EXIT_FINDINGS if findings else EXIT_CLEAN

@@ -1,0 +1,132 @@
+"""Trees of files: which files a migration covers, where each result goes, and atomic writes.
+
+`--out DIR` writes a parallel tree: a folder argument's files keep their paths relative to it, a
+file argument goes to DIR/its name. `--in-place` replaces each file (refusing one that changed on
+disk meanwhile). Every file is written to a temporary file beside its destination and renamed into
+place, so it is written whole or not at all. Each file's classes that become Cells are found across
+the whole tree (`torch2ms.project_graph.module_classes`).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..api import iter_sources
+from ..engine import scan_source
+from ..fix import FixError, _encode, _read, unified_diff, write_atomic
+from ..mappings import load_table
+from ..project_graph import module_classes
+from .pipeline import MigrateError, Migration, Options, migrate_text
+
+
+@dataclass
+class FileOutcome:
+    source: str
+    target: str | None  # where the result goes (None with --diff)
+    migration: Migration | None = None
+    error: str | None = None
+    written: bool = False
+
+    @property
+    def diff(self) -> str:
+        m = self.migration
+        return unified_diff(self.source, m.original, m.text) if m is not None and m.changed else ""
+
+
+def _targets(paths: Sequence[str], out: str | None) -> list[tuple[str, str | None]]:
+    """(source file, destination) for every Python file under `paths`; errors as (path, None) pairs."""
+    table_config = Options().config
+    pairs: list[tuple[str, str | None]] = []
+    out_real = os.path.realpath(out) if out else None
+    for raw in paths:
+        folder = os.path.isdir(raw)
+        for source in iter_sources([raw], table_config):
+            if source.error is not None:
+                pairs.append((source.path, None))
+                continue
+            real = os.path.realpath(source.path)
+            if out_real is not None and (real + os.sep).startswith(out_real + os.sep):
+                continue  # an earlier output inside the tree being migrated
+            if out is None:
+                pairs.append((source.path, source.path))
+            elif folder:
+                pairs.append((source.path, os.path.join(out, os.path.relpath(source.path, raw))))
+            else:
+                pairs.append((source.path, os.path.join(out, os.path.basename(source.path))))
+    return pairs
+
+
+def write_new(path: str, text: str, encoding: str = "utf-8", bom: bool = False, mode: int = 0o644) -> None:
+    """Write `path` (creating its folder) through a temporary file renamed into place."""
+    folder = os.path.dirname(path) or "."
+    try:
+        os.makedirs(folder, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".torch2ms-tmp")
+    except OSError as exc:
+        raise FixError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(_encode(text, encoding, bom, path))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(exc, OSError):
+            raise FixError(f"{path}: cannot write: {exc.strerror or exc}") from None
+        raise
+
+
+def migrate_paths(paths: Sequence[str], options: Options, out: str | None = None, write: bool = True
+                  ) -> list[FileOutcome]:
+    """Migrate every Python file under `paths` into `out` (None: in place); `write=False` only computes."""
+    table = load_table()
+    pairs = _targets(paths, out)
+    outcomes: list[FileOutcome] = []
+    texts: dict[int, tuple[str, str, bool]] = {}
+    for index, (source, target) in enumerate(pairs):
+        outcome = FileOutcome(source, target if write else None)
+        outcomes.append(outcome)
+        if target is None:
+            outcome.error = f"{source}: no such file or directory" if not os.path.lexists(source) \
+                else f"{source}: cannot read"
+            continue
+        try:
+            read = _read(source)
+        except FixError as exc:
+            outcome.error = str(exc)
+            continue
+        texts[index] = (read.text, read.encoding, read.bom)
+    items = [(outcomes[i].source, scan_source(texts[i][0], outcomes[i].source, options.config, table).scope)
+             for i in sorted(texts)]
+    cells_of = module_classes(items, list(paths))
+    for position, index in enumerate(sorted(texts)):
+        outcome = outcomes[index]
+        text, encoding, bom = texts[index]
+        try:
+            outcome.migration = migrate_text(text, outcome.source, options, cells_of.get(position, set()), table)
+        except MigrateError as exc:
+            outcome.error = str(exc)
+            continue
+        if not write or outcome.target is None:
+            continue
+        try:
+            if out is None:
+                if outcome.migration.changed:
+                    write_atomic(outcome.source, outcome.migration.text, text, encoding, bom)
+                    outcome.written = True
+            else:
+                mode = stat.S_IMODE(os.stat(outcome.source).st_mode)
+                write_new(outcome.target, outcome.migration.text, encoding, bom, mode)
+                outcome.written = True
+        except (FixError, OSError) as exc:
+            outcome.error = str(exc)
+    return outcomes

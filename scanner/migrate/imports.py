@@ -1,0 +1,245 @@
+"""Imports of a migrated module, managed with libcst: torch imports nothing uses any more are removed
+(also single names of a multi-line ``from torch import (...)``), and ``import mindspore`` (or
+``import mindspore as ms_``, see `torch2ms.migrate.scope`) is added when the module refers to it.
+
+A name counts as used when code refers to it (libcst's scope analysis), not when a string or
+comment mentions it: a docstring saying ``torch.Tensor`` keeps no import alive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import libcst as cst
+from libcst.metadata import (ClassScope, FunctionScope, GlobalScope, ImportAssignment, MetadataWrapper, Scope,
+                             ScopeProvider)
+
+from .scope import ROOT
+
+
+def _alias_names(alias: cst.ImportAlias, is_from: bool) -> set[str]:
+    """The names an import alias binds, as libcst's scope analysis records them."""
+    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+        return {alias.asname.name.value}
+    dotted = cst.Module([]).code_for_node(alias.name)
+    if is_from:
+        return {dotted}
+    parts = dotted.split(".")
+    return {".".join(parts[:i]) for i in range(1, len(parts) + 1)}
+
+
+def _module_of(node: cst.Import | cst.ImportFrom, alias: cst.ImportAlias) -> str:
+    if isinstance(node, cst.Import):
+        return cst.Module([]).code_for_node(alias.name)
+    if node.relative:
+        return "."
+    return cst.Module([]).code_for_node(node.module) if node.module is not None else ""
+
+
+class _Remove(cst.CSTTransformer):
+    def __init__(self, gone: set[int]) -> None:
+        super().__init__()
+        self.gone = gone  # ids of the ImportAlias nodes to drop
+        self.removed: list[str] = []
+
+    def _keep(self, names: Iterable[cst.ImportAlias]) -> list[cst.ImportAlias]:
+        kept = []
+        for alias in names:
+            if id(alias) in self.gone:
+                self.removed.append(cst.Module([]).code_for_node(alias.name))
+            else:
+                kept.append(alias)
+        return kept
+
+    def leave_Import(self, original_node: cst.Import, updated_node: cst.Import
+                     ) -> cst.Import | cst.RemovalSentinel:
+        kept = self._keep(original_node.names)
+        if len(kept) == len(original_node.names):
+            return updated_node
+        if not kept:
+            return cst.RemoveFromParent()
+        return updated_node.with_changes(names=[*kept[:-1], kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)])
+
+    def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom
+                         ) -> cst.ImportFrom | cst.RemovalSentinel:
+        if isinstance(original_node.names, cst.ImportStar):
+            return updated_node
+        kept = self._keep(original_node.names)
+        if len(kept) == len(original_node.names):
+            return updated_node
+        if not kept:
+            return cst.RemoveFromParent()
+        if original_node.lpar is None:  # no parentheses: no trailing comma allowed
+            kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return updated_node.with_changes(names=kept)
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock,
+                            updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
+        if not updated_node.body:
+            return updated_node.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
+        return updated_node
+
+
+def remove_unused(module: cst.Module, roots: frozenset[str]) -> tuple[cst.Module, list[str]]:
+    """`module` without the imports of `roots` (torch, torchvision, ...) that no code refers to."""
+    wrapper = MetadataWrapper(module)
+    scopes = wrapper.resolve(ScopeProvider)
+    referenced: dict[tuple[int, str], bool] = {}
+    for scope in {s for s in scopes.values() if s is not None}:
+        for assignment in scope.assignments:
+            if isinstance(assignment, ImportAssignment):
+                key = (id(assignment.node), assignment.name)
+                referenced[key] = referenced.get(key, False) or bool(assignment.references)
+    gone: set[int] = set()
+    for node in _imports(wrapper.module):
+        for alias in node.names if not isinstance(node.names, cst.ImportStar) else ():
+            if _module_of(node, alias).split(".")[0] not in roots:
+                continue
+            names = _alias_names(alias, isinstance(node, cst.ImportFrom))
+            if not any(referenced.get((id(node), name), True) for name in names):
+                gone.add(id(alias))
+    if not gone:
+        return wrapper.module, []
+    remover = _Remove(gone)
+    return wrapper.module.visit(remover), remover.removed
+
+
+def _imports(module: cst.Module) -> list[cst.Import | cst.ImportFrom]:
+    found: list[cst.Import | cst.ImportFrom] = []
+
+    class _Collect(cst.CSTVisitor):
+        def visit_Import(self, node: cst.Import) -> None:
+            found.append(node)
+
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+            found.append(node)
+
+    module.visit(_Collect())
+    return found
+
+
+def _imports_root(statement: cst.CSTNode, root: str) -> bool:
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        if isinstance(small, cst.Import):
+            for alias in small.names:
+                bound = alias.asname.name.value if alias.asname is not None and isinstance(
+                    alias.asname.name, cst.Name) else None
+                name = cst.Module([]).code_for_node(alias.name)
+                if name == ROOT and bound in (None, ROOT) and root == ROOT or name == ROOT and bound == root:
+                    return True
+    return False
+
+
+def _refers_to(module: cst.Module, root: str) -> bool:
+    found = False
+
+    class _Find(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            nonlocal found
+            found = found or node.value == root
+
+    module.visit(_Find())
+    return found
+
+
+def ensure_root_import(module: cst.Module, root: str) -> tuple[cst.Module, bool]:
+    """Add ``import mindspore`` (as `root`) after the leading imports when the module refers to `root`
+    and does not import it at module level; (module, whether it was added)."""
+    if any(_imports_root(s, root) for s in module.body) or not _refers_to(module, root):
+        return module, False
+    body = list(module.body)
+    index = 0
+    if body and _is_docstring(body[0]):
+        index = 1
+    while index < len(body) and _is_import(body[index]):
+        index += 1
+    text = f"import {ROOT}" if root == ROOT else f"import {ROOT} as {root}"
+    statement = cst.parse_statement(text + "\n")
+    body.insert(index, statement)
+    return module.with_changes(body=body), True
+
+
+def _is_docstring(statement: cst.CSTNode) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 \
+        and isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value,
+                                                                    (cst.SimpleString, cst.ConcatenatedString))
+
+
+def _is_import(statement: cst.CSTNode) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body)
+
+
+def localize(module: cst.Module, roots: frozenset[str]) -> tuple[cst.Module, list[str]]:
+    """Move each module-level torch import that only function bodies still use into those functions.
+
+    What stays torch after a migration is mostly code around the network (loading a torch
+    checkpoint from a URL); moved into the functions that run it, the module imports without torch
+    and the rest of it runs. The uses keep their findings."""
+    wrapper = MetadataWrapper(module)
+    scopes = wrapper.resolve(ScopeProvider)
+    module = wrapper.module
+    moves: dict[int, list[cst.SimpleStatementLine]] = {}  # function node id -> import statements
+    moved: set[int] = set()
+    names: list[str] = []
+    for statement in module.body:
+        if not _is_import(statement) or not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        smalls = [s for s in statement.body if isinstance(s, (cst.Import, cst.ImportFrom))]
+        if not smalls or not all(_all_rooted(s, roots) for s in smalls):
+            continue
+        functions = _using_functions(smalls, scopes)
+        if functions is None or not functions:
+            continue
+        for function in functions:
+            moves.setdefault(id(function), []).append(statement.with_changes(leading_lines=[]))
+        moved.add(id(statement))
+        names.append(cst.Module([]).code_for_node(statement).strip())
+    if not moved:
+        return module, []
+
+    class _Move(cst.CSTTransformer):
+        def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef
+                              ) -> cst.FunctionDef:
+            added = moves.get(id(original_node))
+            if not added or not isinstance(updated_node.body, cst.IndentedBlock):
+                return updated_node
+            body = list(updated_node.body.body)
+            index = 1 if body and _is_docstring(body[0]) else 0
+            return updated_node.with_changes(body=updated_node.body.with_changes(
+                body=[*body[:index], *added, *body[index:]]))
+
+    kept = module.with_changes(body=[s for s in module.body if id(s) not in moved])  # the same function nodes
+    return kept.visit(_Move()), names
+
+
+def _all_rooted(node: cst.Import | cst.ImportFrom, roots: frozenset[str]) -> bool:
+    if isinstance(node.names, cst.ImportStar):
+        return False
+    return all(_module_of(node, alias).split(".")[0] in roots for alias in node.names)
+
+
+def _using_functions(smalls: list[cst.Import | cst.ImportFrom],
+                     scopes: Mapping[cst.CSTNode, Scope | None]) -> list[cst.FunctionDef] | None:
+    """The outermost functions whose bodies use the names these imports bind; None when code outside
+    any function uses one of them."""
+    found: dict[int, cst.FunctionDef] = {}
+    for scope in {s for s in scopes.values() if s is not None}:
+        for assignment in scope.assignments:
+            if not isinstance(assignment, ImportAssignment) or not any(assignment.node is s for s in smalls):
+                continue
+            for access in assignment.references:
+                outer: cst.FunctionDef | None = None
+                current: Scope | None = access.scope
+                while current is not None and not isinstance(current, GlobalScope):
+                    if isinstance(current, FunctionScope) and isinstance(current.node, cst.FunctionDef):
+                        outer = current.node
+                    elif isinstance(current, ClassScope) and outer is None:
+                        return None  # a class body uses it
+                    current = current.parent
+                if outer is None:
+                    return None
+                found[id(outer)] = outer
+    return list(found.values())

@@ -1,0 +1,137 @@
+"""One file's migration: PyTorch text in, MindSpore text and what is left to do out.
+
+One file goes through: the scan (what is torch, from the ast analysis) -> the structural rewrites at
+call sites (`transform.CallSites`, libcst) -> the fix engine's call-level rewrites from the mapping
+tables (`torch2ms.fix`, safe and unsafe) -> ``forward`` -> ``construct`` in every class that becomes
+a Cell (`transform.Cells`, with the classes of the whole migrated tree) -> imports (`imports`) ->
+the scan of the result, whose findings are the to-do list of what was left.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import partial
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
+from ..config import Config
+from ..engine import parse, scan_source
+from ..fix import fix_text
+from ..mappings import MappingTable, load_table
+from ..model import FileResult
+from ..resolve import resolve_module
+from ..source import SourceText
+from . import imports, scope, transform
+
+class MigrateError(Exception):
+    """A file could not be migrated; the message names the file and the reason."""
+
+
+@dataclass(frozen=True)
+class Options:
+    config: Config = field(default_factory=Config)
+    device: str = "cpu"  # the device the output must run on: handed to the fix engine's target choice
+
+
+@dataclass
+class Migration:
+    """One file's migration: the new text and what happened."""
+
+    path: str
+    original: str
+    text: str
+    findings: int  # findings of the original file
+    rewritten: int  # rewrites applied (fix engine and structural)
+    result: FileResult  # the scan of the new text: what remains to do
+    root: str = scope.ROOT  # how the new text spells mindspore
+    removed_imports: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # "line: what" for each structural rewrite
+
+    @property
+    def remaining(self) -> int:
+        return len(self.result.diagnostics)
+
+    @property
+    def changed(self) -> bool:
+        return self.text != self.original
+
+
+def module_classes(text: str, table: MappingTable | None = None) -> set[str]:
+    """The classes of one file that derive from a torch.nn class (through bases in the same file)."""
+    resolver = resolve_module(parse(text), table or load_table(), SourceText(text))
+    return {cls.name for cls in resolver.classes if cls.is_module}
+
+
+def _rewrite(text: str, rewriter: transform._Rewriter) -> tuple[str, transform._Rewriter]:
+    module = MetadataWrapper(cst.parse_module(text)).visit(rewriter)
+    return module.code, rewriter
+
+
+def migrate_text(text: str, path: str = "<string>", options: Options | None = None,
+                 cells: set[str] | None = None, table: MappingTable | None = None) -> Migration:
+    """Migrate one file's text. `cells`: its classes that become Cells (from the whole tree, see
+    `torch2ms.project_graph.module_classes`); by default those this file alone shows.
+    Raises MigrateError when the file cannot be analysed or the result would not parse."""
+    options = options or Options()
+    config = options.config
+    table = table or load_table()
+    before = scan_source(text, path, config, table)
+    if before.error is not None:
+        raise MigrateError(f"{path}: {before.error.message}")
+    try:
+        tree = parse(text)
+        resolver = resolve_module(tree, table, SourceText(text))
+        root = scope.choose_root(tree)
+        if cells is None:
+            cells = {cls.name for cls in resolver.classes if cls.is_module}
+        # 1. rewrites at call sites that the scan's facts of this very text locate
+        text1, sites = _rewrite(text, transform.CallSites(resolver.calls, table, config.version, root))
+        # 2. the fix engine: call targets and parameters from the mapping tables (device: options.device)
+        outcome = fix_text(text1, path, config, unsafe=True, table=table, spell=partial(scope.respell, root=root))
+        # 3. forward -> construct in every class that becomes a Cell
+        text3, classes = _rewrite(outcome.text, transform.Cells(cells, root))
+        # 4. imports
+        module, removed = imports.remove_unused(cst.parse_module(text3), table.roots)
+        module, localized = imports.localize(module, table.roots)
+        module, _ = imports.ensure_root_import(module, root)
+        new = module.code
+    except cst.ParserSyntaxError as exc:
+        raise MigrateError(f"{path}: cannot rewrite: {exc.message}") from None
+    try:
+        ast.parse(new)
+    except SyntaxError as exc:  # defensive: libcst writes valid code, the fix engine checks its own
+        raise MigrateError(f"{path}: the migrated text does not parse ({exc.msg}); nothing written") from None
+    after = scan_source(new, path, config, table)
+    rewritten = sites.count + len(outcome.applied) + classes.count + len(localized)
+    return Migration(path, text, new, len(before.diagnostics), rewritten, after, root, removed,
+                     sites.done + classes.done + [f"moved into the functions using it: {n}" for n in localized])
+
+
+def torch_references(text: str, roots: Sequence[str] = ("torch",)) -> list[tuple[int, int, str]]:
+    """(line, column, name) of every use of a name bound by an import of `roots` (torch, ...)."""
+    tree = ast.parse(text)
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] in roots:
+                    bound.add(alias.asname or alias.name.split(".")[0])
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] in roots:
+            bound.update(a.asname or a.name for a in node.names if a.name != "*")
+    return [(n.lineno, n.col_offset, n.id) for n in ast.walk(tree)
+            if isinstance(n, ast.Name) and n.id in bound]
+
+
+def unreported(migration: Migration, roots: Sequence[str] = ("torch",)) -> list[tuple[int, int, str]]:
+    """The torch references left in the migrated text that no finding of its scan covers."""
+    spans = [d.span for d in migration.result.diagnostics]
+    positions = SourceText(migration.text)
+    out = []
+    for line, byte_col, name in torch_references(migration.text, roots):
+        col = positions.char_col(line, byte_col)
+        if not any((s.start_line, s.start_col) <= (line, col) < (s.end_line, s.end_col) for s in spans):
+            out.append((line, col, name))
+    return out

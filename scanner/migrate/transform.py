@@ -1,0 +1,455 @@
+"""The structural rewrites: libcst transformations over the whole module, guided by the ast analysis.
+
+What is torch comes from the scanner (`ApiCall`s of the text, matched to libcst nodes by position);
+libcst does the rewriting with the full tree in view, so comments and layout survive and the
+result is valid Python by construction. Two passes:
+
+- `CallSites` (before the fix engine, on the scanned text): rewrites at one call or attribute that
+  need the receiver moved or the statement changed: a Tensor method whose MindSpore form is a
+  function (``x.detach()`` -> ``mindspore.ops.stop_gradient(x)``), nn.init functions as
+  initializers on the parameter's data, nn.Module methods as Cell methods, ``register_buffer`` as a
+  Parameter that is not trained, size varargs as a tuple, two-int ``transpose`` as ``swapaxes``,
+  torch's dtype aliases, flags passed by position (``nn.ReLU(True)`` becomes ``inplace=True``, which
+  the fix engine then drops), DataParallel wrappers and ``torch.no_grad`` removed.
+- `Cells` (after the fix engine): ``forward`` becomes ``construct`` in every class that derives from
+  a torch.nn class (through any number of bases, in any file of the migrated tree), with
+  ``self.forward`` and ``super().forward`` references.
+
+Each rewrite is counted; anything a rule does not cover is left as it is for the scan to report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+import libcst as cst
+from libcst.metadata import CodeRange, PositionProvider
+
+from ..mappings import MappingTable
+from ..model import ApiCall, Category, Confidence, Span
+from . import rules
+
+Key = tuple[int, int, int, int]
+
+
+def _key(span: Span) -> Key:
+    return span.start_line, span.start_col, span.end_line, span.end_col
+
+
+def _is_member(api: str) -> bool:
+    parts = api.split(".")
+    return any(p[:1].isupper() for p in parts[:-1])
+
+
+def dotted(root: str, rest: str) -> cst.BaseExpression:
+    """``root.rest`` as an expression (`rest` relative to the mindspore package)."""
+    return cst.parse_expression(f"{root}.{rest}" if rest else root)
+
+
+def _simple_reference(node: cst.BaseExpression) -> bool:
+    """A name or attribute chain (``m.weight``): evaluating it twice is the same as once."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
+
+
+def _literal(value: object) -> cst.BaseExpression:
+    return cst.parse_expression(repr(value))
+
+
+def _positional(args: Sequence[cst.Arg]) -> list[cst.Arg]:
+    return [a for a in args if a.keyword is None and not a.star]
+
+
+def _clean_args(args: Sequence[cst.Arg]) -> list[cst.Arg]:
+    """Arguments with the separators libcst writes by default (the last one without a comma)."""
+    out = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in args]
+    return out
+
+
+class _Rewriter(cst.CSTTransformer):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, root: str) -> None:
+        super().__init__()
+        self.root = root
+        self.count = 0
+        self.done: list[str] = []  # one line per rewrite, for the report
+
+    def _range(self, node: cst.CSTNode) -> CodeRange | None:
+        try:
+            return self.get_metadata(PositionProvider, node)
+        except KeyError:
+            return None
+
+    def _note(self, node: cst.CSTNode, what: str) -> None:
+        where = self._range(node)
+        self.count += 1
+        self.done.append(f"{where.start.line}: {what}" if where is not None else what)
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock,
+                            updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
+        if not updated_node.body:  # every statement of the block was removed
+            return updated_node.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
+        return updated_node
+
+
+class CallSites(_Rewriter):
+    """Rewrites at the calls and attributes the scanner resolved to torch APIs (see the module's docstring)."""
+
+    def __init__(self, calls: Sequence[ApiCall], table: MappingTable, version: tuple[int, ...], root: str) -> None:
+        super().__init__(root)
+        self.table = table
+        self.version = version
+        self.by_span: dict[Key, list[ApiCall]] = {}
+        for call in calls:
+            # a receiver not proven a tensor counts only for `p.data.normal_(...)` (see `_data_initializer`)
+            if call.confidence is Confidence.HIGH or call.api in rules.DATA_INITIALIZERS:
+                self.by_span.setdefault(_key(call.span), []).append(call)
+
+    def _calls(self, node: cst.CSTNode, low: bool = False) -> list[ApiCall]:
+        where = self._range(node)
+        if where is None:
+            return []
+        found = self.by_span.get((where.start.line, where.start.column, where.end.line, where.end.column), [])
+        return found if low else [c for c in found if c.confidence is Confidence.HIGH]
+
+    def _api(self, node: cst.CSTNode, wanted: Collection[str], kind: str) -> str | None:
+        for call in self._calls(node):
+            if call.kind == kind and (call.api == wanted if isinstance(wanted, str) else call.api in wanted):
+                return call.api
+        return None
+
+    # ------------------------------------------------------------------ calls
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        checked = self._type_check(original_node, updated_node)
+        if checked is not None:
+            return checked
+        for call in self._calls(original_node, low=True):
+            if call.api in rules.DATA_INITIALIZERS and call.kind == "method":
+                new = self._data_initializer(rules.DATA_INITIALIZERS[call.api], updated_node)
+            elif call.confidence is Confidence.HIGH:
+                new = self._rewrite_call(call, updated_node)
+            else:
+                continue
+            if new is not None:
+                self._note(original_node, call.api)
+                return new
+        return updated_node
+
+    def _type_check(self, original: cst.Call, node: cst.Call) -> cst.Call | None:
+        """``isinstance(m, nn.Conv2d)``: the class as a type, whatever its parameters' facts (which
+        matter where it is called, not where its instances are recognised)."""
+        if not (isinstance(original.func, cst.Name) and original.func.value in ("isinstance", "issubclass")) \
+                or len(original.args) != 2:
+            return None
+        before, after = original.args[1].value, node.args[1].value
+        pairs = list(zip(before.elements, after.elements)) if isinstance(before, cst.Tuple) \
+            and isinstance(after, cst.Tuple) else [(before, after)]
+        changed: dict[int, cst.BaseExpression] = {}
+        for old, new in pairs:
+            old_value = old.value if isinstance(old, cst.BaseElement) else old
+            for call in self._calls(old_value):
+                entry = self.table.lookup(call.api) if call.kind == "attribute" else None
+                target = entry.target_for(self.version) if entry is not None else None
+                if target is not None and target.api.startswith("mindspore.") \
+                        and call.api.rpartition(".")[2][:1].isupper() and not _is_member(target.api):
+                    changed[id(new)] = dotted(self.root, target.api.removeprefix("mindspore."))
+                    self._note(old_value, f"{call.api} as a type")
+        if not changed:
+            return None
+        if isinstance(after, cst.Tuple):
+            elements = [e.with_changes(value=changed[id(e)]) if id(e) in changed else e for e in after.elements]
+            value: cst.BaseExpression = after.with_changes(elements=elements)
+        else:
+            value = changed[id(after)]
+        return node.with_changes(args=[node.args[0], node.args[1].with_changes(value=value)])
+
+    def _rewrite_call(self, call: ApiCall, node: cst.Call) -> cst.BaseExpression | None:
+        api = call.api
+        if call.kind == "call":
+            if api in rules.DATA_PARALLEL:
+                positional = _positional(node.args)
+                return positional[0].value if positional else None
+            if api in rules.INITIALIZERS:
+                return self._initializer(rules.INITIALIZERS[api], node)
+            return self._flag_by_keyword(call, node)
+        if call.kind != "method" or not isinstance(node.func, cst.Attribute):
+            return None
+        receiver = node.func.value
+        if api in rules.CELL_METHODS or api == rules.MODULES:
+            if api in rules.NO_ARGUMENT_METHODS and node.args:
+                return None
+            if api == rules.MODULES:
+                cells = cst.parse_expression("[_cell for _, _cell in _receiver_.cells_and_names()]")
+                return cst.ensure_type(cells.visit(_Replace("_receiver_", receiver)), cst.ListComp)
+            method, then = rules.CELL_METHODS[api]
+            new: cst.BaseExpression = node.with_changes(func=node.func.with_changes(attr=cst.Name(method)))
+            if then is not None:
+                new = cst.Call(func=cst.Attribute(value=new, attr=cst.Name(then)))
+            return new
+        if api in rules.SIZE_METHODS:
+            positional = _positional(node.args)
+            if len(positional) < 2 or any(a.star for a in node.args) or len(positional) != len(
+                    [a for a in node.args if a.keyword is None]):
+                return None
+            size = cst.Tuple([cst.Element(a.value) for a in positional])
+            rest = [a for a in node.args if a.keyword is not None]
+            return node.with_changes(args=_clean_args([cst.Arg(size), *rest]))
+        if api == rules.TRANSPOSE:
+            return self._swap(node)
+        return self._method_to_function(call, node, receiver)
+
+    def _swap(self, node: cst.Call) -> cst.BaseExpression | None:
+        assert isinstance(node.func, cst.Attribute)
+        values: dict[str, cst.BaseExpression] = {}
+        positional = [a for a in node.args if a.keyword is None]
+        if any(a.star for a in node.args) or len(node.args) != 2:
+            return None
+        for name, arg in zip(("dim0", "dim1"), positional):
+            values[name] = arg.value
+        for arg in node.args:
+            if arg.keyword is not None:
+                if arg.keyword.value not in ("dim0", "dim1") or arg.keyword.value in values:
+                    return None
+                values[arg.keyword.value] = arg.value
+        if set(values) != {"dim0", "dim1"}:
+            return None
+        return node.with_changes(func=node.func.with_changes(attr=cst.Name(rules.SWAP_METHOD)),
+                                 args=[cst.Arg(values["dim0"]), cst.Arg(values["dim1"])])
+
+    def _method_to_function(self, call: ApiCall, node: cst.Call, receiver: cst.BaseExpression
+                            ) -> cst.BaseExpression | None:
+        """``x.detach()`` -> ``mindspore.ops.stop_gradient(x)``: a table target that is a function, with
+        the same arguments after the receiver (only for entries without parameter facts)."""
+        entry = self.table.lookup(call.api)
+        target = entry.target_for(self.version) if entry is not None else None
+        if entry is None or target is None or target.params or _is_member(target.api) \
+                or entry.category_for(self.version) is not Category.EQUIVALENT \
+                or not target.api.startswith("mindspore."):
+            return None
+        func = dotted(self.root, target.api.removeprefix("mindspore."))
+        return cst.Call(func=func, args=_clean_args([cst.Arg(receiver), *node.args]))
+
+    def _data_initializer(self, rule: rules.InitRule, node: cst.Call) -> cst.BaseExpression | None:
+        """``m.weight.data.normal_(0, 0.01)`` -> the initializer on ``m.weight`` (as for nn.init.normal_)."""
+        func = node.func
+        if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Attribute) \
+                or func.value.attr.value != "data" or not _simple_reference(func.value.value):
+            return None
+        return self._initializer(rule, node.with_changes(func=cst.Name("_"), args=[
+            cst.Arg(func.value.value), *node.args]))
+
+    def _initializer(self, rule: rules.InitRule, node: cst.Call) -> cst.BaseExpression | None:
+        """``nn.init.kaiming_normal_(m.weight, mode="fan_out")`` ->
+        ``m.weight.set_data(mindspore.common.initializer.initializer(
+        mindspore.common.initializer.HeNormal(negative_slope=0, mode="fan_out", ...), m.weight.shape, m.weight.dtype))``."""
+        if any(a.star for a in node.args):
+            return None
+        positional = _positional(node.args)
+        if not positional or not _simple_reference(positional[0].value):
+            return None
+        tensor = positional[0].value
+        if any(a.keyword is not None and a.keyword.value == "tensor" for a in node.args):
+            return None
+        passed: dict[str, cst.BaseExpression] = {}
+        names = [p[0] for p in rule.params]
+        extra = positional[1:]
+        if len(extra) > len(names):
+            return None
+        for name, arg in zip(names, extra):
+            passed[name] = arg.value
+        for arg in node.args:
+            if arg.keyword is not None:
+                if arg.keyword.value not in names or arg.keyword.value in passed:
+                    return None  # generator= or a keyword MindSpore's initializer has no place for
+                passed[arg.keyword.value] = arg.value
+        keywords = []
+        for torch_name, ms_name, default in rule.params:
+            value = passed.get(torch_name)
+            if value is None:
+                if default is None:
+                    return None
+                value = _literal(default)
+            keywords.append(cst.Arg(value, keyword=cst.Name(ms_name),
+                                    equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
+        module = f"{rules.INITIALIZER_MODULE}"
+        init = cst.Call(func=dotted(self.root, f"{module}.{rule.cls}"), args=_clean_args(keywords))
+        value = cst.Call(func=dotted(self.root, f"{module}.initializer"), args=_clean_args([
+            cst.Arg(init), cst.Arg(cst.Attribute(tensor, cst.Name("shape"))),
+            cst.Arg(cst.Attribute(tensor, cst.Name("dtype")))]))
+        return cst.Call(func=cst.Attribute(tensor, cst.Name("set_data")), args=[cst.Arg(value)])
+
+    def _flag_by_keyword(self, call: ApiCall, node: cst.Call) -> cst.BaseExpression | None:
+        """``nn.ReLU(True)``: the last positional argument is a parameter MindSpore drops; passed by keyword,
+        the fix engine can drop it (``inplace`` changes no result of a forward pass)."""
+        entry = self.table.lookup(call.api)
+        target = entry.target_for(self.version) if entry is not None else None
+        if target is None or any(a.star for a in node.args):
+            return None
+        positional = _positional(node.args)
+        for fact in target.params:
+            if fact.kind != "dropped" or fact.torch is None or fact.position is None \
+                    or fact.position != len(positional) - 1:
+                continue
+            if any(a.keyword is not None and a.keyword.value == fact.torch for a in node.args):
+                return None
+            last = positional[-1]
+            index = list(node.args).index(last)
+            args = list(node.args)
+            args[index] = last.with_changes(keyword=cst.Name(fact.torch), equal=cst.AssignEqual(
+                cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+            return node.with_changes(args=args)
+        return None
+
+    # ------------------------------------------------------------------ attributes
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        api = self._api(original_node, rules.DTYPE_ALIASES, "attribute")
+        if api is None:
+            return updated_node
+        entry = self.table.lookup(rules.DTYPE_ALIASES[api])
+        target = entry.target_for(self.version) if entry is not None else None
+        if target is None or target.params or not target.api.startswith("mindspore."):
+            return updated_node
+        self._note(original_node, api)
+        return dotted(self.root, target.api.removeprefix("mindspore."))
+
+    # ------------------------------------------------------------------ statements
+    def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr) -> cst.BaseSmallStatement:
+        """``self.register_buffer("name", t)`` -> ``self.name = mindspore.Parameter(t, requires_grad=False)``."""
+        value = updated_node.value
+        if self._api(original_node.value, rules.REGISTER_BUFFER, "method") is None \
+                or not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute) \
+                or any(a.star for a in value.args):
+            return updated_node
+        args: dict[str, cst.BaseExpression] = {}
+        for name, arg in zip(("name", "tensor", "persistent"), _positional(value.args)):
+            args[name] = arg.value
+        for arg in value.args:
+            if arg.keyword is not None:
+                args[arg.keyword.value] = arg.value
+        key, tensor = args.get("name"), args.get("tensor")
+        if not isinstance(key, cst.SimpleString) or tensor is None or set(args) - {"name", "tensor", "persistent"}:
+            return updated_node
+        attr = key.evaluated_value
+        if not isinstance(attr, str) or not attr.isidentifier():
+            return updated_node
+        if isinstance(tensor, cst.Name) and tensor.value == "None":
+            return updated_node
+        parameter = cst.Call(func=dotted(self.root, "Parameter"), args=[
+            cst.Arg(tensor, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+            cst.Arg(cst.Name("False"), keyword=cst.Name("requires_grad"),
+                    equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))])
+        self._note(original_node, "torch.nn.Module.register_buffer")
+        target = cst.Attribute(value.func.value, cst.Name(attr))
+        return cst.Assign(targets=[cst.AssignTarget(target)], value=parameter)
+
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine,
+                                  updated_node: cst.SimpleStatementLine
+                                  ) -> cst.SimpleStatementLine | cst.RemovalSentinel:
+        """A statement left as ``model = model`` (its DataParallel wrapper gone) is removed."""
+        body = updated_node.body
+        if len(body) == 1 and isinstance(body[0], cst.Assign) and len(body[0].targets) == 1:
+            assign = body[0]
+            if _simple_reference(assign.value) and cst.Module([]).code_for_node(assign.targets[0].target) == \
+                    cst.Module([]).code_for_node(assign.value) and \
+                    any(self._api(a.value, rules.DATA_PARALLEL, "call") for a in _assigns(original_node)):
+                return cst.RemoveFromParent()
+        return updated_node
+
+    def leave_With(self, original_node: cst.With, updated_node: cst.With
+                   ) -> cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement]:
+        """``with torch.no_grad():`` -> its body (MindSpore records no tape to switch off)."""
+        if len(original_node.items) != 1 or original_node.items[0].asname is not None \
+                or original_node.asynchronous is not None:
+            return updated_node
+        if self._api(original_node.items[0].item, rules.NO_GRAD, "call") is None:
+            return updated_node
+        block = updated_node.body
+        statements: list[cst.SimpleStatementLine | cst.BaseCompoundStatement] = []
+        if isinstance(block, cst.IndentedBlock):
+            statements = [s for s in block.body if isinstance(s, (cst.SimpleStatementLine, cst.BaseCompoundStatement))]
+        else:
+            statements = [cst.SimpleStatementLine([s for s in block.body if isinstance(s, cst.BaseSmallStatement)])]
+        if not statements:
+            return updated_node
+        first = statements[0]
+        statements[0] = first.with_changes(leading_lines=[*updated_node.leading_lines, *first.leading_lines])
+        self._note(original_node, "torch.no_grad")
+        return cst.FlattenSentinel(statements)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        """``@torch.no_grad()`` decorators go (see `leave_With`)."""
+        kept = []
+        for before, after in zip(original_node.decorators, updated_node.decorators):
+            if self._api(before.decorator, rules.NO_GRAD, "call") or \
+                    self._api(before.decorator, rules.NO_GRAD, "attribute"):
+                self._note(before, "torch.no_grad")
+                continue
+            kept.append(after)
+        if len(kept) == len(updated_node.decorators):
+            return updated_node
+        return updated_node.with_changes(decorators=kept)
+
+
+def _assigns(line: cst.SimpleStatementLine) -> list[cst.Assign]:
+    return [s for s in line.body if isinstance(s, cst.Assign)]
+
+
+class _Replace(cst.CSTTransformer):
+    """Put `node` where the placeholder name is."""
+
+    def __init__(self, placeholder: str, node: cst.BaseExpression) -> None:
+        super().__init__()
+        self.placeholder = placeholder
+        self.node = node
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        return self.node if updated_node.value == self.placeholder else updated_node
+
+
+class Cells(_Rewriter):
+    """``forward`` -> ``construct`` in the classes that become Cells, with their references."""
+
+    def __init__(self, cells: set[str], root: str) -> None:
+        super().__init__(root)
+        self.cells = cells
+        self.scopes: list[tuple[str, bool]] = []  # ("class" or "function", whether a Cell whose forward is renamed)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        names = {s.name.value for s in node.body.body if isinstance(s, cst.FunctionDef)} \
+            if isinstance(node.body, cst.IndentedBlock) else set()
+        # a class defining both keeps them (its forward is not the Cell's entry point)
+        self.scopes.append(("class", node.name.value in self.cells and not {"construct", "forward"} <= names))
+
+    def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
+        self.scopes.pop()
+        return updated_node
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.scopes.append(("function", False))
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        self.scopes.pop()
+        owner = self.scopes[-1] if self.scopes else ("module", False)
+        if owner == ("class", True) and updated_node.name.value == "forward":
+            self._note(original_node, "forward -> construct")
+            return updated_node.with_changes(name=cst.Name("construct"))
+        return updated_node
+
+    def _in_cell(self) -> bool:
+        for kind, renamed in reversed(self.scopes):
+            if kind == "class":
+                return renamed
+        return False
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.Attribute:
+        if updated_node.attr.value != "forward" or not self._in_cell():
+            return updated_node
+        value = updated_node.value
+        own = isinstance(value, cst.Name) and value.value == "self"
+        parent = isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "super"
+        if own or parent:
+            self._note(original_node, "forward reference -> construct")
+            return updated_node.with_changes(attr=cst.Name("construct"))
+        return updated_node
