@@ -58,6 +58,7 @@ PACKAGES = {
                      "dinov2/layers/swiglu_ffn.py", "dinov2/layers/layer_scale.py")),
     "pm": Package("pm", "pretrainedmodels==0.7.4",
                   ("pretrainedmodels/models/senet.py", "pretrainedmodels/models/fbresnet.py")),
+    "legere": Package("legere", "legere==0.11.0", ("legere/model.py", "legere/charset.py")),
 }
 
 MODELS = (
@@ -77,6 +78,7 @@ MODELS = (
            "num_classes": 10}, ((1, 3, 224, 224),)),
     Model("pretrainedmodels/fbresnet.py", "pm", "fbresnet", "FBResNet",
           {"block": "@BasicBlock", "layers": [1, 1, 1, 1], "num_classes": 10}, ((1, 3, 224, 224),)),
+    Model("legere/model.py", "legere", "model", "CompactCRNN", {}, ((2, 1, 32, 64),)),
 )
 
 
@@ -181,7 +183,7 @@ result = {"stage": stage}
 try:
     import numpy as np
     import mindspore as ms
-    tree, module, factory, kwargs, out, n_in, n_out = sys.argv[1:8]
+    tree, module, factory, kwargs, out, n_in, n_out, device = sys.argv[1:9]
     sys.path.insert(0, tree)
     mod = importlib.import_module(module)
     def value(v):
@@ -198,7 +200,7 @@ try:
                "moving_variance": "running_var", "embedding_table": "weight"}
     worst = 0.0
     for mode_name, mode in (("pynative", ms.PYNATIVE_MODE), ("graph", ms.GRAPH_MODE)):
-        ms.set_context(mode=mode, device_target="CPU")
+        ms.set_context(mode=mode, device_target=device)
         stage = result["stage"] = "build"
         net = getattr(mod, factory)(**kwargs)
         stage = result["stage"] = "weights"
@@ -236,7 +238,8 @@ print("RESULT " + json.dumps(result))
 '''
 
 
-def compare(original_tree: str, ported_tree: str, model: Model, workdir: str, timeout: float = 600) -> dict[str, Any]:
+def compare(original_tree: str, ported_tree: str, model: Model, workdir: str, timeout: float = 600,
+            device: str = "cpu") -> dict[str, Any]:
     """The comparison stage: torch and MindSpore in separate processes, weights copied by parameter name.
     Returns the stage reached ("import", "build", "weights", "pynative", "graph", "compared"), the max abs
     difference over both modes, and the error that stopped it."""
@@ -249,7 +252,8 @@ def compare(original_tree: str, ported_tree: str, model: Model, workdir: str, ti
         return {"stage": "torch", "error": torch_run.stderr.strip().splitlines()[-1][:160]}
     counts = json.loads(torch_run.stdout.strip().splitlines()[-1])
     ms_run = subprocess.run([sys.executable, "-c", _MINDSPORE_WORKER, ported_tree, module, model.factory, kwargs,
-                             workdir, str(counts["inputs"]), str(counts["outputs"])],
+                             workdir, str(counts["inputs"]), str(counts["outputs"]),
+                             {"cpu": "CPU", "gpu": "GPU", "ascend": "Ascend"}[device]],
                             capture_output=True, text=True, timeout=timeout,
                             env=dict(os.environ, GLOG_v="3"))
     for line in ms_run.stdout.splitlines():
@@ -274,7 +278,7 @@ def main() -> int:
     rows = []
     for model in chosen:
         with tempfile.TemporaryDirectory() as work:
-            outcome = compare(trees, ported, model, work)
+            outcome = compare(trees, ported, model, work, device=args.device)
         stats = counts.get(f"{model.package}/{model.module}.py", {})
         ok = outcome.get("stage") == "compared" and outcome.get("max_abs_diff", 1.0) <= TOLERANCE
         rows.append((model.name, stats.get("findings", "-"), stats.get("rewritten", "-"), stats.get("remaining", "-"),

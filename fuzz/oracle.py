@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ast
 import os
-import sys
 import tempfile
 import traceback
 import warnings
@@ -16,7 +15,8 @@ from pathlib import Path
 
 from torch2ms.codes import CODES
 from torch2ms.config import Config
-from torch2ms.engine import _RECURSION_LIMIT, scan_source
+from torch2ms.engine import scan_source
+from torch2ms.process import configure_process
 from torch2ms.source import split_lines
 from torch2ms.mappings import MappingTable, load_table
 from torch2ms.model import FileResult
@@ -31,8 +31,7 @@ def _table() -> MappingTable:
 
 def parses(text: str) -> bool | None:
     """True/False: the text is/is not valid Python; None: CPython cannot tell (too deep or too big)."""
-    if sys.getrecursionlimit() < _RECURSION_LIMIT:
-        sys.setrecursionlimit(_RECURSION_LIMIT)
+    configure_process()  # the recursion limit the CLI runs with: the oracle judges what the tool sees
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

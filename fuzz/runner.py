@@ -65,7 +65,9 @@ def serve(memory_mb: int) -> None:
     os.dup2(2, 1)  # stray prints must not corrupt the protocol
     requests = sys.stdin.buffer
     from fuzz import oracle
+    from torch2ms.process import configure_process
 
+    configure_process()  # an entry point, as the CLI: the same recursion limit for the analysis
     oracle.load_table()  # pay for the table before the first timed input
     _limit_memory(memory_mb)
     _write_frame(proto, "ready")

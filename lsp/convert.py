@@ -8,12 +8,11 @@ the "# noqa: CODE" edit. No analysis happens here.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 
 from lsprotocol import types as lsp
 
-from torch2ms.engine import noqa_codes
+from torch2ms import noqa
 from torch2ms.source import Encoding, SourceText
 from torch2ms.mappings import MappingTable, doc_url
 from torch2ms.model import DEFAULT_DEVICE, Category, Diagnostic, Edit, Severity, Span
@@ -156,32 +155,16 @@ def spans_overlap(span: Span, line1: int, col: int, end_line1: int, end_col: int
 
 
 # ---------------------------------------------------------------- noqa
-# The same shape as the scanner's noqa pattern, so the appended code is read back.
-_NOQA_LIST = re.compile(r"#\s*noqa:\s?[A-Z0-9]+(?:[,\s]+[A-Z0-9]+)*", re.IGNORECASE)
-
-
 def noqa_edit(diag: Diagnostic, lines: Lines) -> lsp.TextEdit | None:
     """The edit that adds `diag.code` to a `# noqa` comment on its first line; None if it cannot."""
     if diag.category is Category.FILE_ERROR:
         return None
-    line = lines.line(diag.span.start_line - 1)
-    codes = noqa_codes(line)
-    if codes is not None and (not codes or any(diag.code.startswith(c) for c in codes)):
-        return None  # already suppressed
-    stripped = line.rstrip()
-    if stripped.endswith("\\"):
-        return None  # a comment after a line continuation is a syntax error
-    if codes:
-        match = _NOQA_LIST.search(line)
-        if match is not None:
-            at = match.end()
-            return lsp.TextEdit(range=lsp.Range(start=lines.to_client(diag.span.start_line, at),
-                                                end=lines.to_client(diag.span.start_line, at)),
-                                new_text=f", {diag.code}")
-    at = len(stripped)
-    return lsp.TextEdit(range=lsp.Range(start=lines.to_client(diag.span.start_line, at),
-                                        end=lines.to_client(diag.span.start_line, len(line))),
-                        new_text=f"  # noqa: {diag.code}")
+    found = noqa.insertion(lines.line(diag.span.start_line - 1), [diag.code])
+    if found is None:
+        return None
+    start, end, text = found
+    return lsp.TextEdit(range=lsp.Range(start=lines.to_client(diag.span.start_line, start),
+                                        end=lines.to_client(diag.span.start_line, end)), new_text=text)
 
 
 # ---------------------------------------------------------------- hover

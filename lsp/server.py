@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import gc
 import logging
 import os
 import sys
@@ -33,11 +32,12 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.uris import from_fs_path, to_fs_path
@@ -46,8 +46,10 @@ from pygls.workspace import TextDocument, Workspace
 from torch2ms import __version__, project_graph
 from torch2ms.config import Config, ConfigError, find_pyproject, load_config
 from torch2ms.engine import scan_source
-from torch2ms.mappings import MappingError, MappingTable, load_table, parse_version
-from torch2ms.model import DEVICES, Category, Diagnostic, FileResult, ScopeFacts
+from torch2ms.codes import SelectorError, check_selector
+from torch2ms.mappings import MappingError, MappingTable, check_target_version, load_table
+from torch2ms.model import DEVICES, Diagnostic, FileResult, ScopeFacts
+from torch2ms.process import PARENT_ENV, freeze_long_lived, release_memory
 from torch2ms.source import split_lines_keepends
 
 from . import convert
@@ -59,6 +61,7 @@ VERIFY_CALL = "torch2ms.verifyCall"  # arguments: document uri, 1-based line
 VERIFY_KIND = "quickfix.torch2ms.verify"
 VERIFY_TIMEOUT_S = 300.0
 DEFAULT_DEBOUNCE_MS = 300
+RELEASE_DELAY_S = 0.2  # after a document is closed, before its memory is returned to the system
 SETTINGS_SECTION = "torch2ms"
 
 
@@ -92,13 +95,18 @@ class ClientSettings:
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 problems.append(f"settings: '{key}' must be a list of strings")
                 return ()
-            return tuple(v.strip().upper() for v in value if v.strip())
+            out = []
+            for item in (v for v in value if v.strip()):
+                try:  # the CLI's check: an unknown code or prefix is reported, not silently matched
+                    out.append(check_selector(item))
+                except SelectorError as exc:
+                    problems.append(f"settings: '{key}': {exc}")
+            return tuple(out)
 
         target = raw.get("targetVersion")
         if target is not None:
             try:
-                parse_version(str(target))
-                target = str(target)
+                target = check_target_version(str(target))
             except ValueError as exc:
                 problems.append(f"settings: 'targetVersion': {exc}")
                 target = None
@@ -197,6 +205,16 @@ class Torch2msProtocol(LanguageServerProtocol):
         if self._request_futures.get(msg_id) is future:
             self._request_futures.pop(msg_id, None)
 
+    def handle_message(self, message: Any) -> None:
+        # After `shutdown` a request must still be answered: with an error (LSP: InvalidRequest);
+        # pygls only logs it, which leaves the client waiting. Notifications other than exit are dropped.
+        method, ident = getattr(message, "method", None), getattr(message, "id", None)
+        if self._shutdown and method is not None and ident is not None and method != lsp.EXIT:
+            error = JsonRpcInvalidRequest(message=f"the server is shutting down: {method!r} not run")
+            self._send_response(ident, None, error.to_response_error())
+            return
+        super().handle_message(message)
+
 
 class Torch2msServer(LanguageServer):
     def __init__(self) -> None:
@@ -225,7 +243,7 @@ class Torch2msServer(LanguageServer):
             # The table (and the modules loaded so far) live as long as the server: keep them out of the
             # cyclic collector's passes, which otherwise traverse ~10^5 table objects during the
             # conversion of a file's diagnostics (a 40 ms stall measured on a 1,000-line model file).
-            gc.freeze()
+            freeze_long_lived()
         return self._table
 
     @property
@@ -283,8 +301,8 @@ class Torch2msServer(LanguageServer):
                         base = Config()
                     self._configs[key] = (mtime, base)
         s = self.settings
-        return base.with_overrides(select=s.select or None, ignore=s.ignore or None,
-                                   target_version=s.target_version, device=s.device)
+        return base.with_overrides(select=s.select or None, target_version=s.target_version,
+                                   device=s.device).with_ignored(s.ignore)
 
     def publish(self, uri: str, items: list[dict[str, Any]], version: int | None = None) -> None:
         """textDocument/publishDiagnostics with plain JSON objects (see convert.to_json)."""
@@ -526,6 +544,14 @@ def create_server() -> Torch2msServer:
 
     @server.feature(lsp.SHUTDOWN)
     def shutdown(ls: Torch2msServer, params: None) -> None:
+        # pygls then cancels the pending requests while it iterates over its table of them, from which
+        # each cancelled future's callback removes its entry: "dictionary changed size during
+        # iteration", the shutdown fails and every later request goes unanswered. Cancel them first,
+        # from a copy of the table.
+        current = ls.protocol.msg_id
+        for msg_id, future in list(ls.protocol._request_futures.items()):
+            if msg_id != current and not future.done():
+                future.cancel()
         if ls.index_task is not None:
             ls.index_task.cancel()
         for state in ls.docs.values():
@@ -596,6 +622,10 @@ def create_server() -> Torch2msServer:
         ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=state.uri, diagnostics=[]))
         if state.path is not None and ls.project.ready:
             ls.background(ls.refresh_from_disk(state.path))
+        # The document's text, tree and findings are freed once this handler and pygls' own let go of
+        # them; then hand the memory back to the system (a large file's analysis takes hundreds of MB,
+        # which the C allocator otherwise keeps for the life of the server).
+        asyncio.get_running_loop().call_later(RELEASE_DELAY_S, release_memory)
 
     @server.feature(lsp.TEXT_DOCUMENT_DIAGNOSTIC, lsp.DiagnosticOptions(
         identifier=convert.SOURCE, inter_file_dependencies=False, workspace_diagnostics=False))
@@ -672,16 +702,7 @@ def create_server() -> Torch2msServer:
                         title=f"Suppress {diag.code} with # noqa on this line", kind=lsp.CodeActionKind.QuickFix,
                         diagnostics=[lsp_diag], edit=workspace_edit([edit])))
         if wanted(VERIFY_KIND):
-            offered: set[int] = set()
-            for diag, lsp_diag in pairs:
-                line = diag.span.start_line
-                if _in_range(diag, lines, params.range) and diag.fix is not None and diag.torch_api \
-                        and diag.category in (Category.EQUIVALENT, Category.DIFF_PARAMS) and line not in offered:
-                    offered.add(line)
-                    actions.append(lsp.CodeAction(
-                        title=f"Verify {diag.torch_api} against its MindSpore rewrite (runs torch and MindSpore)",
-                        kind=VERIFY_KIND, diagnostics=[lsp_diag],
-                        command=lsp.Command(title="torch2ms verify", command=VERIFY_CALL, arguments=[state.uri, line])))
+            actions.extend(_verify_actions(state, fixed, pairs, lambda d: _in_range(d, lines, params.range)))
         fixed = await ls.with_fixes(state) if wanted(convert.FIX_ALL_KIND) else None
         if fixed is not None and any(d.fix is not None and d.fix.safe for d in fixed.diagnostics):
             from torch2ms.fix import FixError, fix_source
@@ -715,6 +736,49 @@ def create_server() -> Torch2msServer:
     return server
 
 
+def _verify_actions(state: DocState, fixed: FileResult, pairs: list[tuple[Diagnostic, Any]],
+                    in_range: Callable[[Diagnostic], bool]) -> list[lsp.CodeAction]:
+    """The verify action for each line in range where `torch2ms verify FILE:LINE` can work: the call it
+    would pick (verify.locate.candidate) has a rewrite and runs on its own (locate.unverifiable)."""
+    import ast
+
+    from torch2ms.source import SourceText
+    from torch2ms.verify.locate import candidate, unverifiable
+
+    lines = sorted({d.span.start_line for d, _ in pairs if in_range(d)})
+    if not lines:
+        return []
+    try:
+        tree = ast.parse(state.text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    src = SourceText(state.text)
+    out = []
+    for line in lines:
+        diag = candidate(fixed.diagnostics, line)
+        if diag is None or unverifiable(src, tree, diag) is not None:
+            continue
+        lsp_diag = next(item for d, item in pairs if d is diag)
+        out.append(lsp.CodeAction(
+            title=f"Verify {diag.torch_api} against its MindSpore rewrite (runs torch and MindSpore)",
+            kind=VERIFY_KIND, diagnostics=[lsp_diag],
+            command=lsp.Command(title="torch2ms verify", command=VERIFY_CALL, arguments=[state.uri, line])))
+    return out
+
+
+def _unwrapped(code: str) -> str:
+    """`code` without the one pair of parentheses verify puts around an expression, if it has them."""
+    if code.startswith("(") and code.endswith(")"):
+        import ast
+
+        try:
+            ast.parse(code[1:-1], mode="eval")
+            return code[1:-1]
+        except SyntaxError:
+            return code
+    return code
+
+
 def _at(diags: tuple[Diagnostic, ...], line: int, col: int) -> Diagnostic | None:
     """The narrowest finding whose span contains (line, col)."""
     best: Diagnostic | None = None
@@ -743,7 +807,8 @@ async def _verify_call(ls: Torch2msServer, uri: str, line: int) -> dict[str, Any
             handle.write(doc.source)  # unsaved edits included
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "torch2ms", "verify", "--json", f"{path}:{line}",
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=tmp)
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=tmp,
+            env={**os.environ, PARENT_ENV: str(os.getpid())})  # it ends if the server does
         try:
             out, err = await asyncio.wait_for(proc.communicate(), VERIFY_TIMEOUT_S)
         except asyncio.TimeoutError:
@@ -771,7 +836,7 @@ async def _verify_call(ls: Torch2msServer, uri: str, line: int) -> dict[str, Any
               "max_rel_err": result.get("max_rel_err"), "reason": result.get("reason") or "", "ran_on": ran_on}
     where = f" on torch {ran_on.get('torch_version')}, MindSpore {ran_on.get('mindspore_version')}, " \
             f"{str(ran_on.get('device')).upper()}" if ran_on else ""
-    message = (f"torch2ms verify line {line}: {spec['api']} -> {spec['mindspore'].strip('()')}: {status.upper()}"
+    message = (f"torch2ms verify line {line}: {spec['api']} -> {_unwrapped(spec['mindspore'])}: {status.upper()}"
                f" (max abs err {result.get('max_abs_err')}, max rel err {result.get('max_rel_err')}){where}"
                f"{': ' + answer['reason'] if answer['reason'] else ''}")
     ls.window_show_message(lsp.ShowMessageParams(

@@ -16,10 +16,12 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import project_graph
-from .cache import Cache, Scanned, content_digest
+from . import process, project_graph
+from .cache import Cache, Scanned, content_digest, graph_key
 from .config import Config
 from .engine import file_error, scan_source
+from .ignore import IgnoreRules
+from .files import MAX_SOURCE_BYTES, UnreadableFile, kind_problem, read_regular
 from .mappings import load_table
 from .model import FileResult
 
@@ -54,17 +56,11 @@ def decode(data: bytes, path: str) -> tuple[str | None, FileResult | None]:
 
 
 def read_bytes(path: str) -> tuple[bytes | None, FileResult | None]:
+    """A source file's bytes (regular files only, never blocking, at most `MAX_SOURCE_BYTES`), or TMS903."""
     try:
-        with open(path, "rb") as handle:
-            return handle.read(), None
-    except IsADirectoryError:
-        return None, file_error(path, "TMS903", "is a directory")
-    except FileNotFoundError:
-        return None, file_error(path, "TMS903", "no such file")
-    except PermissionError:
-        return None, file_error(path, "TMS903", "permission denied")
-    except OSError as exc:
-        return None, file_error(path, "TMS903", f"cannot read: {exc.strerror or exc}")
+        return read_regular(path, MAX_SOURCE_BYTES), None
+    except UnreadableFile as exc:
+        return None, file_error(path, "TMS903", str(exc))
 
 
 def read_source(path: str) -> tuple[str | None, FileResult | None]:
@@ -72,6 +68,15 @@ def read_source(path: str) -> tuple[str | None, FileResult | None]:
     if data is None:
         return None, error
     return decode(data, path)
+
+
+def scan_bytes(data: bytes, path: str, config: Config) -> tuple[str | None, FileResult]:
+    """(text, result) of one file's bytes that did not come from disk (standard input)."""
+    text, error = decode(data, path)
+    if text is None:
+        assert error is not None
+        return None, error
+    return text, scan_source(text, path, config, load_table())
 
 
 def scan_file(path: str, config: Config, known_digest: str | None = None) -> tuple[str | None, FileResult | None]:
@@ -99,9 +104,16 @@ def _exclusion(patterns: tuple[str, ...]) -> Callable[[str], bool]:
 
 
 def iter_sources(paths: Iterable[str], config: Config) -> Iterator[Source]:
-    """Every .py file under `paths`, in a stable order, with errors for bad paths."""
+    """Every .py file under `paths`, in a stable order, with errors for bad paths.
+
+    A file or folder below a folder of `paths` that is a symlink to somewhere outside all of
+    them is not read (TMS903): a checkout decides what it contains, not what else of the
+    machine a scan reads and its reports show. Paths named themselves are read wherever they
+    point."""
     excluded = _exclusion(config.excluded_names)
     seen_dirs: set[tuple[int, int]] = set()
+    paths = list(paths)
+    roots = tuple(os.path.join(os.path.realpath(p), "") for p in paths if os.path.isdir(p))
     for raw in paths:
         path = Path(raw)
         if not os.path.lexists(raw):
@@ -116,10 +128,58 @@ def iter_sources(paths: Iterable[str], config: Config) -> Iterator[Source]:
         if not path.is_dir():
             yield Source(raw, file_error(raw, "TMS903", "not a regular file or directory"))
             continue
-        yield from _walk(path, excluded, seen_dirs)
+        yield from _walk(path, excluded, seen_dirs, roots,
+                         _outer_gitignore(path) if config.respect_gitignore else None)
 
 
-def _walk(root: Path, excluded: Callable[[str], bool], seen: set[tuple[int, int]]) -> Iterator[Source]:
+# A .gitignore larger than this is not read (its rules are not applied).
+_MAX_IGNORE_BYTES = 4 * 1024 * 1024
+
+
+def _read_text(path: str) -> str | None:
+    """A .gitignore's text, read as a regular file only (never a FIFO or device), bounded; None if unreadable."""
+    try:
+        return read_regular(path, _MAX_IGNORE_BYTES).decode("utf-8", errors="replace")
+    except (OSError, UnreadableFile):
+        return None
+
+
+def _posix(path: str) -> str:
+    return os.path.abspath(path).replace(os.sep, "/")
+
+
+def _outer_gitignore(folder: Path) -> IgnoreRules:
+    """The rules that reach `folder` from outside it, in the git repository around it: .git/info/exclude
+    and the .gitignore files of the folders from the repository's root down to `folder`'s parent."""
+    absolute = Path(os.path.abspath(folder))
+    root = next((p for p in (absolute, *absolute.parents) if (p / ".git").exists()), None)
+    rules = IgnoreRules()
+    if root is None:
+        return rules
+    files = [(root / ".git" / "info" / "exclude", root)]
+    files += [(p / ".gitignore", p) for p in reversed(absolute.parents) if p == root or root in p.parents]
+    for path, base in files:
+        text = _read_text(str(path))
+        if text:
+            rules = rules.extended(text, _posix(str(base)))
+    return rules
+
+
+def _outside(path: str, roots: tuple[str, ...]) -> bool:
+    """True when the symlink `path` leads outside every scanned folder."""
+    return not os.path.join(os.path.realpath(path), "").startswith(roots)
+
+
+def _not_regular(path: str) -> str:
+    """Why a .py entry of a folder that is neither a file nor a folder is not read."""
+    try:
+        return kind_problem(os.stat(path).st_mode) or "is not a regular file"
+    except OSError:
+        return "broken symlink or symlink loop"
+
+
+def _walk(root: Path, excluded: Callable[[str], bool], seen: set[tuple[int, int]],
+          roots: tuple[str, ...], ignore: IgnoreRules | None = None) -> Iterator[Source]:
     try:
         stat = root.stat()
     except OSError as exc:
@@ -135,6 +195,10 @@ def _walk(root: Path, excluded: Callable[[str], bool], seen: set[tuple[int, int]
     except OSError as exc:
         yield Source(str(root), file_error(str(root), "TMS903", f"cannot read directory: {exc.strerror or exc}"))
         return
+    if ignore is not None and any(e.name == ".gitignore" for e in entries):
+        text = _read_text(os.path.join(root, ".gitignore"))
+        if text:
+            ignore = ignore.extended(text, _posix(str(root)))
     for entry in entries:
         name = entry.name
         if excluded(name):
@@ -144,12 +208,19 @@ def _walk(root: Path, excluded: Callable[[str], bool], seen: set[tuple[int, int]
             is_file = not is_dir and entry.is_file()
         except OSError:
             is_dir = is_file = False
-        if is_dir:
-            yield from _walk(Path(entry.path), excluded, seen)
-        elif is_file and name.endswith((".py", ".pyi")):
+        if ignore is not None and ignore.rules and ignore.ignored(_posix(entry.path), is_dir):
+            continue
+        if not is_dir and not name.endswith((".py", ".pyi")):
+            continue
+        if (is_dir or is_file) and entry.is_symlink() and _outside(entry.path, roots):
+            yield Source(entry.path, file_error(entry.path, "TMS903", "symlink to outside the scanned folders, "
+                                                                      "not read"))
+        elif is_dir:
+            yield from _walk(Path(entry.path), excluded, seen, roots, ignore)
+        elif is_file:
             yield Source(entry.path)
-        elif name.endswith(".py") and entry.is_symlink() and not os.path.exists(entry.path):
-            yield Source(entry.path, file_error(entry.path, "TMS903", "broken symlink or symlink loop"))
+        else:  # a FIFO, socket or device named *.py, or a broken link: reading it could block or worse
+            yield Source(entry.path, file_error(entry.path, "TMS903", f"{_not_regular(entry.path)}: skipped"))
 
 
 def _scan_batch(batch: list[tuple[str, str | None]], config: Config) -> list[tuple[str | None, FileResult | None]]:
@@ -174,12 +245,14 @@ def scan_outcomes(paths: Iterable[str], config: Config | None = None, jobs: int 
     outcomes: list[Scanned | None] = [None if s.error is None else Scanned(s.path, s.error) for s in sources]
     load_table()  # fail early, in this process, on a broken table; forked workers inherit it
     todo: list[int] = []
+    digests: list[str | None] = [None] * len(sources)  # of the contents scanned (for the network scope's key)
     for index, source in enumerate(sources):
         if source.error is not None:
             continue
         cached = cache.lookup(source.path) if cache is not None else None
         if cached is not None:
             outcomes[index] = cached
+            digests[index] = cache.known_digest(source.path) if cache is not None else None
             if on_each is not None:
                 on_each(cached)
         else:
@@ -200,6 +273,7 @@ def scan_outcomes(paths: Iterable[str], config: Config | None = None, jobs: int 
             if cache is not None and digest is not None:
                 cache.store(path, digest, scanned)
         outcomes[index] = scanned
+        digests[index] = digest
         if on_each is not None:
             on_each(scanned)
 
@@ -212,22 +286,37 @@ def scan_outcomes(paths: Iterable[str], config: Config | None = None, jobs: int 
     else:
         size = max(1, min(64, len(todo) // (jobs * 8)))
         batches = [todo[i:i + size] for i in range(0, len(todo), size)]
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
+        with ProcessPoolExecutor(max_workers=jobs, initializer=process.worker_start,
+                                 initargs=(os.getpid(),)) as pool:
             futures = [pool.submit(_scan_batch, [(sources[i].path, known(i)) for i in batch], config)
                        for batch in batches]
             for batch, future in zip(batches, futures):
                 for index, (digest, result) in zip(batch, future.result()):
                     done(index, digest, result)
+    present = [(o, d) for o, d in zip(outcomes, digests) if o is not None]
+    linked = _link_network_scope([o for o, _ in present], paths, config, cache, [(o.path, d) for o, d in present])
     if cache is not None:
         cache.save()
-    return _project_pass([o for o in outcomes if o is not None], paths, config)
+    return linked
 
 
-def _project_pass(outcomes: list[Scanned], roots: list[str], config: Config) -> list[Scanned]:
-    """Re-grade functions that network code in other files calls, and name the calls whose API other files
-    decide (project_graph.py); the cached and the per-file results stay as the file's own scan made them."""
-    changes, added = project_graph.project_pass([(o.path, o.scope) for o in outcomes], roots, load_table(), config)
+def _link_network_scope(outcomes: list[Scanned], roots: list[str], config: Config, cache: Cache | None = None,
+                        contents: list[tuple[str, str | None]] | None = None) -> list[Scanned]:
+    """The project pass (project_graph.py): re-grade functions that network code in other files calls, and
+    name the calls whose API other files decide; the cached and the per-file results stay as the file's own
+    scan made them. The outcome depends only on the roots and the files' paths and contents (the tables and
+    the configuration key the cache file): the cache keeps it, so a re-scan where nothing changed skips the
+    pass (and decoding every file's scope facts)."""
+    key = graph_key(contents, roots) if cache is not None and contents is not None else None
+    kept = cache.project_outcome(key) if cache is not None and key is not None else None
+    if kept is None:
+        kept = project_graph.project_pass([(o.path, o.scope) for o in outcomes], roots, load_table(), config)
+        if cache is not None and key is not None:
+            cache.keep_project_outcome(key, *kept)
+    changes, added = kept
     for index in sorted(set(changes) | set(added)):
+        if not 0 <= index < len(outcomes):
+            continue
         result = outcomes[index].result
         if index in changes:
             result = project_graph.regraded(result, changes[index])

@@ -56,9 +56,11 @@ def _message(call: ApiCall, entry: MappingEntry, category: Category, choice: Tar
     assert target is not None
     where = choice.device_note()
     if category is Category.EQUIVALENT:
-        return f"{api} -> {target.api}" + (f" ({where})" if where else "")
-    facts = relevant_params(call, target) or list(target.params)
-    details = "; ".join(f.describe() for f in facts)
+        text = f"{api} -> {target.api}"
+        if entry.category_for(version, choice.device) is Category.DIFF_PARAMS:
+            text += " (this call uses none of the parameters that differ)"
+        return text + (f" ({where})" if where else "")
+    details = "; ".join(f.describe() for f in relevant_params(call, target))
     text = f"{api} -> {target.api} with different parameters"
     if details:
         text += f": {details}"
@@ -103,10 +105,15 @@ def check_call(call: ApiCall, table: MappingTable, version: tuple[int, ...],
         dynamic = dynamic_shape.check_call(call, entry, target, in_network)
         if dynamic is not None:
             return dynamic
+    # The category of this call: the entry's parameter differences count only where the call passes the
+    # parameter or relies on its default. An entry of different parameters whose facts all concern
+    # parameters the call does not use is equivalent for it, unless its note tells of another difference.
+    if target is not None and category in (Category.EQUIVALENT, Category.DIFF_PARAMS) and target.params:
+        if relevant_params(call, target):
+            category = Category.DIFF_PARAMS
+        elif not entry.note:
+            category = Category.EQUIVALENT
     code = _CODE_BY_CATEGORY[category]
-    if category is Category.EQUIVALENT and target is not None and relevant_params(call, target):
-        code = "TMS102"
-        category = Category.DIFF_PARAMS
     info = CODES[code]
     return Diagnostic(
         code=code, severity=info.severity, category=category, span=call.span,

@@ -1,8 +1,12 @@
 """Command line: argument parsing, printing and exit codes only.
 
 Exit codes of `torch2ms scan`: 0 no findings, 1 findings (file errors such as a
-syntax error count as findings, code TMS9xx), 2 usage or internal error, or a
-path given on the command line that does not exist.
+syntax error count as findings, code TMS9xx), 2 usage, configuration, output or
+internal error, or a path given on the command line that does not exist.
+
+Every error that ends a command goes through `main`'s one handler: one line on
+stderr naming the file (where there is one) and the reason, exit code 2; the
+traceback of an internal error only with ``--verbose``.
 """
 
 from __future__ import annotations
@@ -12,77 +16,39 @@ import contextlib
 import os
 import sys
 import time
+import traceback
 from pathlib import Path
-from collections.abc import Iterator
-from typing import IO, Any
+from typing import Any
 
 from . import __version__
 from .api import default_jobs, scan_outcomes
-from .cache import CACHE_DIR_NAME, Cache, Scanned
+from .baseline import BaselineError
+from .cache import CACHE_DIR_NAME, Cache, CacheError, Scanned
 from .config import Config, ConfigError, find_pyproject, load_config
-from .mappings import MappingError, load_table, parse_version
-from .model import DEVICES, FileResult, ScanSummary
+from .mappings import MappingError, load_table
+from .model import Diagnostic, ScanSummary
+from .options import FAIL_ON, Parser, add_rule_arguments, add_scan_arguments
+from .process import configure_process, freeze_long_lived
+from .report import safe_text
+from .report.output import OutputError, emit
 from .trace import TraceError
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
-def _codes(text: str) -> tuple[str, ...]:
-    return tuple(c.strip().upper() for c in text.split(",") if c.strip())
-
-
-def _version(text: str) -> str:
-    try:
-        parse_version(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return text
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="torch2ms",
         description="Find every PyTorch API use and tell how it maps to MindSpore.",
     )
     parser.add_argument("--version", action="version", version=f"torch2ms {__version__}")
+    _add_verbose(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     scan = sub.add_parser("scan", help="scan files and folders for torch API uses")
-    scan.add_argument("paths", nargs="+", metavar="PATH", help="files or folders to scan")
-    scan.add_argument("--format", choices=("text", "json", "sarif", "html"), default="text",
-                      help="output format (default: text)")
-    scan.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
-    scan.add_argument("--html", metavar="FILE", help="also write the project HTML report to FILE")
-    scan.add_argument("--select", type=_codes, metavar="CODES", help="comma-separated codes or prefixes to report")
-    scan.add_argument("--ignore", type=_codes, metavar="CODES", help="comma-separated codes or prefixes to skip")
-    scan.add_argument("--exclude", type=lambda s: tuple(p for p in s.split(",") if p), metavar="PATTERNS",
-                      help="comma-separated file or folder names (globs) to skip, replacing the defaults")
-    scan.add_argument("--target-version", type=_version, metavar="X.Y",
-                      help="MindSpore version to target (default 2.10)")
-    scan.add_argument("--device", choices=DEVICES, default=None,
-                      help="where the MindSpore program will run: the fix writes the form that runs there "
-                           "(default cpu)")
-    scan.add_argument("--config", metavar="PYPROJECT", help="read [tool.torch2ms] from this file")
-    scan.add_argument("--isolated", action="store_true", help="ignore configuration files")
-    scan.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
-    scan.add_argument("--statistics", action="store_true", help="print counts per code and per torch API")
-    scan.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
-                      help="worker processes (default: all cores)")
-    scan.add_argument("--no-progress", action="store_true", help="never show a progress bar")
-    scan.add_argument("--no-cache", action="store_true", help="do not read or write the results cache")
-    scan.add_argument("--cache-dir", metavar="DIR",
-                      help="where to keep the cache (default: .torch2ms_cache beside the pyproject.toml, "
-                           "else in the working directory)")
-    scan.add_argument("--date", metavar="TEXT", help="fixed date for the HTML report (reproducible output)")
-    scan.add_argument("--fix", action="store_true",
-                      help="apply the safe rewrites in place, then report the findings that remain")
-    scan.add_argument("--diff", action="store_true",
-                      help="print the rewrites --fix would make as a unified diff; write nothing")
-    scan.add_argument("--unsafe-fixes", action="store_true",
-                      help="with --fix/--diff, also apply unsafe rewrites (nn.Module -> nn.Cell, device moves)")
-    scan.add_argument("--trace", metavar="FILE",
-                      help="join a trace from `torch2ms trace`: confirm findings, add calls only the run saw")
-
+    add_scan_arguments(scan)
+    _add_verbose(scan)
+    add_rule_arguments(sub.add_parser("rule", help="explain a diagnostic code (or every code with --all)"))
     trace = sub.add_parser("trace", help="run a script with every torch call recorded (needs torch)",
                            description="Run SCRIPT in this interpreter and record every torch call it makes "
                                        "(file, line, API, count, shapes) into a trace file for scan --trace.")
@@ -93,8 +59,10 @@ def build_parser() -> argparse.ArgumentParser:
                             "outside torch and the standard library)")
     trace.add_argument("program", nargs=argparse.REMAINDER, metavar="-- python SCRIPT.py ARGS",
                        help="the program to run")
+    _add_verbose(trace)
 
     maps = sub.add_parser("mappings", help="check the mapping tables or show their coverage")
+    _add_verbose(maps)
     maps_sub = maps.add_subparsers(dest="mappings_command", metavar="ACTION")
     maps_sub.add_parser("check", help="validate the tables and resolve every API in the installed torch/MindSpore")
     maps_stats = maps_sub.add_parser("stats", help="coverage of torch's public API and counts per category")
@@ -102,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     maps_stats.add_argument("--show-missing", action="store_true", help="list the public names not classified")
 
     lsp = sub.add_parser("lsp", help="run the language server (LSP over stdio)")
+    _add_verbose(lsp)
     lsp.add_argument("--tcp", metavar="HOST:PORT", type=_host_port,
                      help="listen on HOST:PORT instead of stdio (for debugging)")
     lsp.add_argument("--stdio", action="store_true", help="use stdio (the default; accepted for editors that pass it)")
@@ -109,12 +78,20 @@ def build_parser() -> argparse.ArgumentParser:
     from .migrate.command import add_arguments as add_migrate_arguments
     from .verify.command import add_arguments as add_verify_arguments  # no torch/MindSpore import
 
-    add_migrate_arguments(sub.add_parser(
-        "migrate", help="turn PyTorch files into MindSpore files (a parallel tree, in place, or a diff)"))
-
-    add_verify_arguments(sub.add_parser(
-        "verify", help="run mapping examples (or the torch call at FILE:LINE) in real torch and MindSpore"))
+    migrate = sub.add_parser(
+        "migrate", help="turn PyTorch files into MindSpore files (a parallel tree, in place, or a diff)")
+    add_migrate_arguments(migrate)
+    _add_verbose(migrate)
+    verify = sub.add_parser(
+        "verify", help="run mapping examples (or the torch call at FILE:LINE) in real torch and MindSpore")
+    add_verify_arguments(verify)  # its own --verbose also lists the entries that passed
     return parser
+
+
+def _add_verbose(parser: argparse.ArgumentParser) -> None:
+    """`--verbose` before or after the command; unset unless given (a command's default would undo the first)."""
+    parser.add_argument("--verbose", action="store_true", default=argparse.SUPPRESS,
+                        help="show the traceback of an internal error")
 
 
 def _host_port(text: str) -> str:
@@ -135,14 +112,22 @@ def run_lsp(args: argparse.Namespace) -> int:
 
 
 def _config(args: argparse.Namespace) -> Config:
+    start = args.stdin_filename or next((p for p in args.paths if p != "-"), None)
     if args.isolated:
         config = Config()
     elif args.config:
         config = load_config(Path(args.config))
     else:
-        config = load_config(find_pyproject(Path(args.paths[0]) if args.paths else Path.cwd()))
-    return config.with_overrides(select=args.select, ignore=args.ignore, exclude=args.exclude,
-                                 target_version=args.target_version, device=args.device)
+        config = load_config(find_pyproject(Path(start) if start else Path.cwd()))
+    config = config.with_overrides(select=args.select, extend_select=args.extend_select,
+                                   exclude=args.exclude, extend_exclude=args.extend_exclude,
+                                   target_version=args.target_version, respect_gitignore=args.respect_gitignore,
+                                   device=args.device).with_ignored(args.ignore)
+    if config.dropped_defaults:
+        print(f"torch2ms: warning: `exclude` replaces the default excludes, so these are scanned again: "
+              f"{', '.join(config.dropped_defaults)}; use `extend-exclude` to add patterns to the defaults",
+              file=sys.stderr)
+    return config
 
 
 class _Progress:
@@ -169,34 +154,6 @@ class _Progress:
             sys.stderr.flush()
 
 
-def _render(fmt: str, results: list[FileResult], config: Config, args: argparse.Namespace) -> str:
-    if fmt == "sarif":
-        from .report import sarif
-
-        return sarif.render(results, config.target_version)
-    if fmt == "html":
-        from .report import html
-
-        return html.render(results, config.target_version, paths=args.paths, date=args.date, device=config.device)
-    raise ValueError(f"unknown format {fmt!r}")
-
-
-@contextlib.contextmanager
-def _destination(path: str | None) -> Iterator[IO[str]]:
-    """Standard output, or FILE written beside itself and renamed into place when complete."""
-    if path is None:
-        yield sys.stdout
-        return
-    tmp = f"{path}.tmp{os.getpid()}"
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as handle:
-            yield handle
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
 def _cache_dir(args: argparse.Namespace, config: Config) -> Path:
     if args.cache_dir:
         return Path(args.cache_dir)
@@ -204,44 +161,59 @@ def _cache_dir(args: argparse.Namespace, config: Config) -> Path:
     return base / CACHE_DIR_NAME
 
 
+def _jobs(args: argparse.Namespace) -> int:
+    return int(args.jobs) if args.jobs else default_jobs()
+
+
 def _run_fix(args: argparse.Namespace, config: Config) -> int:
     """`scan --fix` / `scan --diff`: rewrite, then report what remains (exit code as scan)."""
     from .fix import fix_paths
 
-    jobs = args.jobs if args.jobs and args.jobs > 0 else default_jobs()
-    fixed = fix_paths(args.paths, config, unsafe=args.unsafe_fixes, write=not args.diff, jobs=jobs)
+    fixed = fix_paths(args.paths, config, unsafe=args.unsafe_fixes, write=not args.diff, jobs=_jobs(args))
     errors = [f.error for f in fixed if f.error]
     for error in errors:
-        print(f"torch2ms: error: {error}", file=sys.stderr)
+        print(f"torch2ms: error: {safe_text(error)}", file=sys.stderr)
     if args.diff:
         sys.stdout.write("".join(f.diff for f in fixed))
         changed = sum(1 for f in fixed if f.diff)
         print(f"{changed} file(s) would be changed", file=sys.stderr)
-        return _exit_code(args, bool(changed or errors))
+        return _exit_code(args, None, bool(changed or errors))
     results = sorted((f.result for f in fixed), key=lambda r: r.path)
-    _emit([Scanned(r.path, r) for r in results], config, args)
+    summary = emit([Scanned(r.path, r) for r in results], config, args)
     applied = sum(f.applied for f in fixed if f.changed)
     files = sum(1 for f in fixed if f.changed)
     print(f"fixed {applied} finding(s) in {files} file(s)", file=sys.stderr)
-    return _exit_code(args, any(r.diagnostics for r in results) or bool(errors))
+    return _exit_code(args, summary, bool(errors))
 
 
-def _emit(outcomes: list[Scanned], config: Config, args: argparse.Namespace) -> None:
-    """Write the report in the chosen format, and the HTML report when asked for."""
-    with _destination(args.output) as out:
-        if args.format == "text":  # a cache hit serves its lines without loading its objects
-            for outcome in outcomes:
-                out.write(outcome.text)
-        elif args.format == "json":  # streamed file by file: the whole document never sits in memory
-            from .report import json as json_report
+def _run_add_noqa(args: argparse.Namespace, config: Config) -> int:
+    """`scan --add-noqa`: a noqa comment for every finding, written in place."""
+    from .fix import FixError, rewrite_file
+    from .noqa import add_noqa
 
-            json_report.write(out, [o.result for o in outcomes], config.target_version,
-                              paths=args.paths, date=args.date, device=config.device)
-        else:
-            out.write(_render(args.format, [o.result for o in outcomes], config, args))
-    if args.html:
-        with _destination(args.html) as out:
-            out.write(_render("html", [o.result for o in outcomes], config, args))
+    outcomes = scan_outcomes(args.paths, config, jobs=_jobs(args))
+    lines = files = 0
+    status = EXIT_CLEAN
+    for outcome in outcomes:
+        diagnostics = outcome.result.diagnostics
+        if not diagnostics or outcome.result.error is not None:
+            continue
+        added = [0]
+
+        def change(text: str, diagnostics: tuple[Diagnostic, ...] = diagnostics, added: list[int] = added) -> str:
+            new, added[0] = add_noqa(text, diagnostics)
+            return new
+
+        try:
+            if rewrite_file(outcome.path, change):
+                lines += added[0]
+                files += 1
+        except FixError as exc:
+            print(f"torch2ms: error: {exc}", file=sys.stderr)
+            status = EXIT_ERROR
+    print(f"Added {lines} noqa comment{'s' if lines != 1 else ''} in {files} file{'s' if files != 1 else ''}.",
+          file=sys.stderr)
+    return status
 
 
 def _join_trace(outcomes: list[Scanned], path: str, config: Config) -> list[Scanned]:
@@ -254,33 +226,123 @@ def _join_trace(outcomes: list[Scanned], path: str, config: Config) -> list[Scan
     return [Scanned(r.path, r) for r in joined.results]
 
 
-def _exit_code(args: argparse.Namespace, findings: bool) -> int:
-    if any(not os.path.lexists(p) for p in args.paths):
+def _run_stdin(args: argparse.Namespace, config: Config) -> int:
+    """`scan -` / `--stdin-filename`: one file's text from standard input. --fix, --diff and --add-noqa
+    print the changed text (or the diff) on standard output and write nothing."""
+    from .api import scan_bytes
+
+    name = args.stdin_filename or "-"
+    text, result = scan_bytes(sys.stdin.buffer.read(), name, config)
+    if args.fix or args.diff or args.add_noqa:
+        if text is None:
+            print(f"torch2ms: error: {name}: {result.diagnostics[0].message}", file=sys.stderr)
+            return EXIT_ERROR
+        if args.add_noqa:
+            from .noqa import add_noqa
+
+            sys.stdout.write(add_noqa(text, result.diagnostics)[0])
+            return EXIT_CLEAN
+        from .fix import fix_text, unified_diff
+
+        outcome = fix_text(text, name, config, unsafe=args.unsafe_fixes)
+        if args.diff:
+            sys.stdout.write(unified_diff(name, text, outcome.text))
+            return _exit_code(args, None, outcome.text != text)
+        sys.stdout.write(outcome.text)
+        from .engine import scan_source
+
+        remaining = outcome.result if outcome.result is not None else scan_source(outcome.text, name, config)
+        return _exit_code(args, ScanSummary.of([remaining]))
+    outcomes, hidden = [Scanned(name, result)], None
+    if args.baseline:
+        outcomes, hidden = _without_baseline(args.baseline, outcomes, {name: text})
+    summary = emit(outcomes, config, args, texts={name: text}, baseline_hidden=hidden)
+    return _exit_code(args, summary)
+
+
+def _exit_code(args: argparse.Namespace, summary: ScanSummary | None, failed: bool = False) -> int:
+    """2 for a missing path (or a broken link or link loop); else 1 when a finding at or above --fail-on
+    (or `failed`), unless --exit-zero."""
+    if any(p != "-" and not os.path.exists(p) for p in args.paths):
         return EXIT_ERROR
-    return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
+    if args.exit_zero:
+        return EXIT_CLEAN
+    levels = FAIL_ON[:FAIL_ON.index(args.fail_on) + 1]
+    if summary is not None and any(summary.by_severity.get(level) for level in levels):
+        failed = True
+    return EXIT_FINDINGS if failed else EXIT_CLEAN
 
 
 def run_scan(args: argparse.Namespace) -> int:
+    stdin = args.paths == ["-"] or (not args.paths and args.stdin_filename)
+    if not args.paths and not stdin:
+        print("torch2ms scan: error: name the files or folders to scan (or - for standard input)", file=sys.stderr)
+        return EXIT_ERROR
+    if "-" in args.paths and not stdin:
+        print("torch2ms scan: error: - (standard input) cannot be mixed with other paths", file=sys.stderr)
+        return EXIT_ERROR
+    if args.compare and not (args.html or args.output_format == "html"):
+        print("torch2ms scan: error: --compare applies to the HTML report (--html FILE or --output-format html)",
+              file=sys.stderr)
+        return EXIT_ERROR
+    if args.baseline and (args.fix or args.diff or args.add_noqa):
+        print("torch2ms scan: error: --baseline applies to reports, not to --fix, --diff or --add-noqa",
+              file=sys.stderr)
+        return EXIT_ERROR
     config = _config(args)
     load_table()
+    if stdin:
+        return _run_stdin(args, config)
+    if args.add_noqa:
+        return _run_add_noqa(args, config)
+    freeze_long_lived()
     if args.fix or args.diff:
         return _run_fix(args, config)
-    jobs = args.jobs if args.jobs and args.jobs > 0 else default_jobs()
     progress = _Progress(not args.no_progress and sys.stderr.isatty())
     cache = None if args.no_cache else Cache(_cache_dir(args, config), config, load_table())
-    outcomes = scan_outcomes(args.paths, config, jobs=jobs, on_each=progress.update, cache=cache)
+    outcomes = scan_outcomes(args.paths, config, jobs=_jobs(args), on_each=progress.update, cache=cache)
     progress.close()
     outcomes.sort(key=lambda o: o.path)
     if args.trace:
         outcomes = _join_trace(outcomes, args.trace, config)
-    _emit(outcomes, config, args)
-    summary = ScanSummary.combine(o.summary for o in outcomes)
-    if args.statistics:
-        from .report import text
+    hidden = None
+    if args.baseline:
+        outcomes, hidden = _without_baseline(args.baseline, outcomes)
+    summary = emit(outcomes, config, args, baseline_hidden=hidden)
+    return _exit_code(args, summary)
 
-        (sys.stderr if args.format != "text" and not args.output else sys.stdout).write(
-            text.render_statistics(summary))
-    return _exit_code(args, summary.diagnostics > 0)
+
+def _without_baseline(path: str, outcomes: list[Scanned],
+                      texts: dict[str, str | None] | None = None) -> tuple[list[Scanned], int]:
+    """The outcomes without the findings the baseline report holds, and how many those were."""
+    from .api import read_source
+    from .baseline import Baseline
+
+    known = texts or {}
+    results, hidden = Baseline.load(path).filter(
+        [o.result for o in outcomes], lambda p: known[p] if p in known else read_source(p)[0])
+    return [Scanned(r.path, r) for r in results], hidden
+
+
+def run_rule(args: argparse.Namespace) -> int:
+    """`torch2ms rule CODE`: what a code means, its level, its category, its documentation."""
+    from .codes import CODES, SelectorError, check_selector
+    from .report.text import render_rules
+
+    if args.all:
+        codes = list(CODES)
+    elif args.code:
+        try:
+            prefix = check_selector(args.code)
+        except SelectorError as exc:
+            print(f"torch2ms rule: error: {exc}", file=sys.stderr)
+            return EXIT_ERROR
+        codes = [c for c in CODES if c.startswith(prefix)]
+    else:
+        print("torch2ms rule: error: name a code (torch2ms rule TMS103) or use --all", file=sys.stderr)
+        return EXIT_ERROR
+    sys.stdout.write(render_rules([CODES[c] for c in codes], as_json=args.output_format == "json"))
+    return EXIT_CLEAN
 
 
 def run_trace(args: argparse.Namespace) -> int:
@@ -312,37 +374,63 @@ def run_mappings(args: argparse.Namespace) -> int:
     return EXIT_ERROR
 
 
-def run_verify(args: argparse.Namespace) -> int:
-    from .verify.command import main_safe  # torch/MindSpore are imported only in its worker processes
-
-    return main_safe(args)
-
-
 def run_migrate(args: argparse.Namespace) -> int:
     from .migrate.command import run
 
     return run(args)
 
 
+def run_verify(args: argparse.Namespace) -> int:
+    from .verify.command import main_safe  # torch/MindSpore are imported only in its worker processes
+
+    return main_safe(args)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    handlers: dict[str, Any] = {"scan": run_scan, "mappings": run_mappings, "lsp": run_lsp, "verify": run_verify,
-                                "migrate": run_migrate, "trace": run_trace}
+    handlers: dict[str, Any] = {"scan": run_scan, "rule": run_rule, "mappings": run_mappings, "lsp": run_lsp,
+                                "verify": run_verify, "migrate": run_migrate, "trace": run_trace}
     handler = handlers.get(args.command)
     if handler is None:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
+    configure_process()
     try:
         return int(handler(args))
-    except (ConfigError, MappingError, TraceError) as exc:
-        print(f"torch2ms: error: {exc}", file=sys.stderr)
+    except BaseException as exc:  # noqa: BLE001 - the one place that turns any failure into exit code 2
+        return fail(exc, verbose=getattr(args, "verbose", False))
+
+
+def fail(exc: BaseException, verbose: bool = False) -> int:
+    """The exit-code policy for a command that did not finish: one line on stderr, exit code 2.
+
+    Expected errors (configuration, mapping tables, baseline, output, cache) print their message,
+    which names the file; anything else is an internal error, named as such, with its traceback only
+    under ``--verbose``. Exit code 1 stays reserved for findings."""
+    if isinstance(exc, SystemExit):
+        raise exc
+    if isinstance(exc, BrokenPipeError):  # the reader went away (| head): nothing left to say
+        with contextlib.suppress(OSError, ValueError):  # and nothing left to flush at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_ERROR
-    except KeyboardInterrupt:
-        print("torch2ms: interrupted", file=sys.stderr)
-        return EXIT_ERROR
-    except BrokenPipeError:
-        return EXIT_ERROR
+    if isinstance(exc, KeyboardInterrupt):
+        message = "interrupted"
+    elif isinstance(exc, (ConfigError, MappingError, BaselineError, OutputError, CacheError, TraceError)):
+        message = f"error: {exc}"
+    elif isinstance(exc, OSError) and exc.filename is not None:
+        message = f"error: {os.fsdecode(exc.filename)}: {exc.strerror or exc}"
+    elif isinstance(exc, MemoryError):
+        message = "error: out of memory"
+    else:
+        message = f"internal error: {type(exc).__name__}: {exc}"
+        if not verbose:
+            message += " (run with --verbose for the traceback; please report it)"
+    if verbose and not isinstance(exc, KeyboardInterrupt):
+        traceback.print_exception(exc, file=sys.stderr)
+    with contextlib.suppress(OSError, ValueError):
+        print(f"torch2ms: {safe_text(' '.join(message.splitlines()))}", file=sys.stderr)
+    return EXIT_ERROR
 
 
 if __name__ == "__main__":  # pragma: no cover

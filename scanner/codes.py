@@ -49,7 +49,7 @@ _ROWS = (
      "MindSpore has no equivalent for this torch API at the target version.", MAPPING_TABLE_URL),
     ("TMS104", "unmapped-api", Severity.WARNING, Category.UNMAPPED,
      "The torch API is not in the mapping tables.", MAPPING_TABLE_URL),
-    ("TMS105", "possible-tensor-method", Severity.INFO, Category.UNMAPPED,
+    ("TMS105", "possible-tensor-method", Severity.INFO, Category.UNCERTAIN,
      "A method call whose receiver may be a tensor but is not proven one (low confidence).", MAPPING_TABLE_URL),
     ("TMS201", "dynamic-shape-op", Severity.WARNING, Category.DYNAMIC_SHAPE,
      "The op's output shape depends on tensor values.", DYNAMIC_SHAPE_URL),
@@ -119,7 +119,7 @@ _ROWS = (
     ("TMS902", "decode-error", Severity.ERROR, Category.FILE_ERROR,
      "The file could not be decoded (invalid encoding or coding declaration).", MIGRATION_GUIDE_URL),
     ("TMS903", "read-error", Severity.ERROR, Category.FILE_ERROR,
-     "The file could not be read (missing, unreadable, binary, symlink loop).", MIGRATION_GUIDE_URL),
+     "The file was not read: missing, unreadable, binary, too large, not a regular file (FIFO, socket, device), a symlink loop or a link out of the scanned folders.", MIGRATION_GUIDE_URL),
     ("TMS904", "analysis-error", Severity.ERROR, Category.FILE_ERROR,
      "The analysis failed on this file (an internal error; please report it).", MIGRATION_GUIDE_URL),
 )
@@ -129,3 +129,31 @@ CODES: dict[str, CodeInfo] = {row[0]: CodeInfo(*row) for row in _ROWS}
 
 def info(code: str) -> CodeInfo:
     return CODES[code]
+
+
+class SelectorError(ValueError):
+    """A code or prefix that selects no code; the message suggests the nearest ones."""
+
+
+def _selectors() -> list[str]:
+    """Every valid selector: each code and each of its prefixes from "TMS" on, and "ALL"."""
+    out = {"ALL"}
+    for code in CODES:
+        for end in range(3, len(code) + 1):
+            out.add(code[:end])
+    return sorted(out)
+
+
+def check_selector(text: str) -> str:
+    """`text` upper-cased when it is a code or a prefix of one (ALL is TMS, every code); else a SelectorError."""
+    import difflib
+
+    value = text.strip().upper()
+    valid = _selectors()
+    if value in valid:
+        return "TMS" if value == "ALL" else value
+    near = difflib.get_close_matches(value, [s for s in valid if len(s) >= min(len(value), 6)] or valid, n=3,
+                                     cutoff=0.5)
+    hint = f"; did you mean {' or '.join(near)}?" if near else ""
+    raise SelectorError(f"unknown code or prefix {text.strip()!r}: no torch2ms code starts with it{hint} "
+                        f"(`torch2ms rule --all` lists the codes)")

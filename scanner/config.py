@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import difflib
+import os
 import sys
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from .mappings import parse_version
+from .codes import SelectorError, check_selector
+from .files import MiB, UnreadableFile, read_regular
+from .mappings import check_target_version, parse_version
 from .model import DEFAULT_DEVICE, DEVICES
 
 if sys.version_info >= (3, 11):
@@ -22,7 +26,8 @@ DEFAULT_EXCLUDE = (
     "site-packages", ".torch2ms_cache",
 )
 DEFAULT_TARGET = "2.10"
-_KEYS = {"select", "ignore", "exclude", "extend-exclude", "target-version", "device"}
+_KEYS = ("select", "extend-select", "ignore", "exclude", "extend-exclude", "respect-gitignore", "target-version",
+         "device")
 
 
 class ConfigError(Exception):
@@ -38,15 +43,24 @@ class Config:
     target_version: str = DEFAULT_TARGET
     device: str = DEFAULT_DEVICE  # where the MindSpore program runs: the form written is the one for it
     source: str | None = None  # the pyproject.toml the settings came from
+    extend_select: tuple[str, ...] = ()  # added to select (to every code when select is empty)
+    respect_gitignore: bool = True  # skip what .gitignore files exclude when walking folders
 
     @cached_property
     def version(self) -> tuple[int, ...]:
         return parse_version(self.target_version)
 
+    @cached_property
+    def selected(self) -> tuple[str, ...]:
+        """select plus extend-select; empty: every code."""
+        if not self.extend_select:
+            return self.select
+        return (self.select or ("TMS",)) + self.extend_select
+
     def enabled(self, code: str) -> bool:
         """The longest matching prefix of select/ignore decides; no match: on unless select is set."""
-        best_len, verdict = -1, not self.select
-        for prefix in self.select:
+        best_len, verdict = -1, not self.selected
+        for prefix in self.selected:
             if code.startswith(prefix) and len(prefix) > best_len:
                 best_len, verdict = len(prefix), True
         for prefix in self.ignore:
@@ -60,14 +74,30 @@ class Config:
 
     def key(self) -> str:
         """A stable text of everything that changes results (for caches)."""
-        return repr((sorted(self.select), sorted(self.ignore), self.target_version, self.device))
+        return repr((sorted(self.selected), sorted(self.ignore), self.target_version, self.device))
+
+    @property
+    def dropped_defaults(self) -> tuple[str, ...]:
+        """The default excludes that an `exclude` setting left out (it replaces them)."""
+        return tuple(name for name in DEFAULT_EXCLUDE if name not in self.excluded_names)
 
     def with_overrides(self, **values: Any) -> Config:
         return replace(self, **{k: v for k, v in values.items() if v is not None})
 
+    def with_ignored(self, codes: tuple[str, ...] | None) -> Config:
+        """`codes` ignored in addition to the configured ones: `--ignore` and an editor's `ignore`
+        extend the project's list (as ruff's `--ignore` does), `--select` replaces it."""
+        return replace(self, ignore=self.ignore + tuple(c for c in codes if c not in self.ignore)) if codes else self
+
+
+MAX_PYPROJECT_BYTES = 4 * MiB
+
 
 def find_pyproject(start: Path) -> Path | None:
-    start = start.resolve()
+    try:
+        start = start.resolve()
+    except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13): search from its folder
+        start = Path(os.path.abspath(start)).parent
     for folder in [start, *start.parents] if start.is_dir() else [*start.parents]:
         candidate = folder / "pyproject.toml"
         if candidate.is_file():
@@ -75,49 +105,77 @@ def find_pyproject(start: Path) -> Path | None:
     return None
 
 
-def _codes(value: Any, file: str, key: str) -> tuple[str, ...]:
+def _strings(value: Any, file: str, key: str) -> tuple[str, ...]:
     if isinstance(value, str):
-        value = [value]
+        raise ConfigError(f"{file}: [tool.torch2ms] {key}: expected a list of strings, got the string {value!r} "
+                          f"(write {key} = [{value!r}])".replace("'", '"'))
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{file}: [tool.torch2ms] {key}: expected a list of strings")
-    return tuple(v.strip().upper() for v in value if v.strip())
+    return tuple(value)
+
+
+def _codes(value: Any, file: str, key: str) -> tuple[str, ...]:
+    out = []
+    for item in _strings(value, file, key):
+        if not item.strip():
+            continue
+        try:
+            out.append(check_selector(item))
+        except SelectorError as exc:
+            raise ConfigError(f"{file}: [tool.torch2ms] {key}: {exc}") from None
+    return tuple(out)
 
 
 def load_config(pyproject: Path | None) -> Config:
     if pyproject is None:
         return Config()
-    try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{pyproject}: cannot read configuration: {exc}") from None
-    section = data.get("tool", {}).get("torch2ms")
-    if section is None:
-        return Config(source=str(pyproject))
     file = str(pyproject)
-    unknown = set(section) - _KEYS
-    if unknown:
-        raise ConfigError(f"{file}: [tool.torch2ms]: unknown key(s) {', '.join(sorted(unknown))}")
+    try:
+        data = tomllib.loads(read_regular(file, MAX_PYPROJECT_BYTES).decode("utf-8"))
+    except UnreadableFile as exc:
+        raise ConfigError(f"{file}: cannot read configuration: {exc}") from None
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{file}: cannot read configuration: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{file}: cannot read configuration: values nested too deeply") from None
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{file}: [tool]: expected a table, got {_toml_type(tool)}")
+    section = tool.get("torch2ms")
+    if section is None:
+        return Config(source=file)
+    if not isinstance(section, dict):
+        raise ConfigError(f"{file}: [tool.torch2ms]: expected a table, got {_toml_type(section)}")
+    for key in section:
+        if key not in _KEYS:
+            near = difflib.get_close_matches(key, _KEYS, n=1)
+            hint = f"; did you mean {near[0]!r}?" if near else f" (known keys: {', '.join(_KEYS)})"
+            raise ConfigError(f"{file}: [tool.torch2ms]: unknown key {key!r}{hint}")
     config = Config(source=file)
     values: dict[str, Any] = {}
-    if "select" in section:
-        values["select"] = _codes(section["select"], file, "select")
-    if "ignore" in section:
-        values["ignore"] = _codes(section["ignore"], file, "ignore")
-    for key, attr in (("exclude", "exclude"), ("extend-exclude", "extend_exclude")):
+    for key in ("select", "extend-select", "ignore"):
         if key in section:
-            value = section[key]
-            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise ConfigError(f"{file}: [tool.torch2ms] {key}: expected a list of strings")
-            values[attr] = tuple(value)
+            values[key.replace("-", "_")] = _codes(section[key], file, key)
+    for key in ("exclude", "extend-exclude"):
+        if key in section:
+            values[key.replace("-", "_")] = _strings(section[key], file, key)
+    if "respect-gitignore" in section:
+        if not isinstance(section["respect-gitignore"], bool):
+            raise ConfigError(f"{file}: [tool.torch2ms] respect-gitignore: expected true or false")
+        values["respect_gitignore"] = section["respect-gitignore"]
     if "target-version" in section:
         try:
-            parse_version(str(section["target-version"]))
+            values["target_version"] = check_target_version(str(section["target-version"]))
         except ValueError as exc:
             raise ConfigError(f"{file}: [tool.torch2ms] target-version: {exc}") from None
-        values["target_version"] = str(section["target-version"])
     if "device" in section:
         device = section["device"]
         if not isinstance(device, str) or device.lower() not in DEVICES:
             raise ConfigError(f"{file}: [tool.torch2ms] device: expected one of {', '.join(DEVICES)}, got {device!r}")
         values["device"] = device.lower()
     return replace(config, **values)
+
+
+def _toml_type(value: Any) -> str:
+    names = {bool: "a boolean", int: "an integer", float: "a float", str: "a string", list: "an array"}
+    return next((name for kind, name in names.items() if isinstance(value, kind)), type(value).__name__)

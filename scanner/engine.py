@@ -7,19 +7,16 @@ cannot be analysed gives one TMS9xx diagnostic naming the reason.
 from __future__ import annotations
 
 import ast
-import contextlib
-import gc
 import re
 import sys
 import warnings
-from collections.abc import Iterator
 from dataclasses import replace
 
 from . import checks, dynamic_shape, readiness
 from .codes import CODES
 from .config import Config
 from .mappings import MappingTable, load_table, prefilter_words
-from .model import ApiCall, Category, Diagnostic, FileResult, ScopeFacts, Span
+from .model import ApiCall, Category, Confidence, Diagnostic, FileResult, ScopeFacts, Span
 from .resolve import Resolver, exported_facts, resolve_module
 from .rewrite import attach_fixes
 from .source import SourceText, count_lines, split_lines
@@ -43,15 +40,9 @@ def _syntax_message(exc: SyntaxError) -> str:
     return f"syntax error: {reason}"
 
 
-# Long operator chains (generated code) nest deeply in the ast; CPython's default
-# limit of 1000 rejects a sum of ~1,000 terms. Python frames do not use the C stack
-# in 3.11+, so a higher limit is safe for the parser and the resolver.
-_RECURSION_LIMIT = 20000 if sys.version_info >= (3, 11) else 6000
-
-
 def parse(text: str) -> ast.Module:
-    if sys.getrecursionlimit() < _RECURSION_LIMIT:
-        sys.setrecursionlimit(_RECURSION_LIMIT)
+    """The module's tree. How deeply nested an expression ast accepts follows Python's recursion
+    limit, which the entry points raise (`torch2ms.process`); the analysis never changes it."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # invalid escape sequences and the like are not our findings
         return ast.parse(text, type_comments=False)
@@ -99,6 +90,44 @@ def diagnose(calls: list[ApiCall], table: MappingTable, config: Config,
     return out
 
 
+def _rank(diag: Diagnostic) -> tuple[bool, int, bool, str]:
+    """Which of the findings of one use is reported: a high-confidence one, then the higher level, then
+    an API-mapping or dynamic-shape finding (TMS1xx/TMS2xx) before a readiness check (TMS3xx)."""
+    return (diag.confidence is Confidence.LOW, -diag.severity.rank, diag.category is Category.READINESS, diag.code)
+
+
+def one_per_use(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """One finding per use: findings with the same span and torch API (TMS105 and TMS341 on `.to(device)`,
+    TMS102 and TMS351 on a DataLoader, TMS101 and TMS365 on manual_seed) become the best-ranked one
+    (`_rank`), whose message gains the others' advice ("also TMS365: ...", not a low-confidence guess)
+    and which takes their fix when it has none."""
+    groups: dict[tuple[Span, str], list[int]] = {}
+    for index, diag in enumerate(diagnostics):
+        if diag.torch_api and diag.category is not Category.FILE_ERROR:
+            groups.setdefault((diag.span, diag.torch_api), []).append(index)
+    if all(len(members) == 1 for members in groups.values()):
+        return diagnostics
+    out: dict[int, Diagnostic] = dict(enumerate(diagnostics))
+    for (_, api), members in groups.items():
+        if len(members) == 1:
+            continue
+        ranked = sorted(members, key=lambda i: _rank(diagnostics[i]))
+        best = diagnostics[ranked[0]]
+        others = [diagnostics[i] for i in ranked[1:]]
+        advice = [f"{d.code}: {d.message.removeprefix(api + ': ')}" for d in others
+                  if d.confidence is Confidence.HIGH]
+        if advice:
+            best = replace(best, message=f"{best.message} (also {'; '.join(advice)})")
+        if best.fix is None:
+            fix = next((d.fix for d in others if d.fix is not None), None)
+            if fix is not None:
+                best = replace(best, fix=fix)
+        out[ranked[0]] = best
+        for index in ranked[1:]:
+            del out[index]
+    return [out[i] for i in sorted(out)]
+
+
 def apply_config(result: FileResult, text: str, config: Config) -> FileResult:
     """Drop what select/ignore and `# noqa` comments turn off (also from the findings kept for the
     project-wide network scope, `FileResult.scope.latent`)."""
@@ -106,7 +135,7 @@ def apply_config(result: FileResult, text: str, config: Config) -> FileResult:
     if not result.diagnostics and (scope is None or not scope.latent):
         return result
     lines = split_lines(text) if "noqa" in text.lower() else []
-    kept = [d for d in result.diagnostics if config.enabled(d.code) and not suppressed(d, lines)]
+    kept = one_per_use([d for d in result.diagnostics if config.enabled(d.code) and not suppressed(d, lines)])
     if scope is not None and scope.latent:
         scope = dynamic_shape.filter_latent(scope, lambda d: config.enabled(d.code) and not suppressed(d, lines))
     if len(kept) == len(result.diagnostics) and scope is result.scope:
@@ -121,27 +150,7 @@ def scan_source(text: str, path: str = "<string>", config: Config | None = None,
     `fixes=False` leaves every finding's `fix` unset (about a fifth of the time of a large
     file): the language server publishes without them and builds them for a code action."""
     config = config or Config()
-    with _collector_paused():
-        return apply_config(_analyse(text, path, config, table, fixes), text, config)
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Run without Python's cyclic garbage collector, then turn it back on.
-
-    An analysis allocates tens of thousands of short-lived, acyclic objects (the syntax
-    tree, facts, findings), which reference counting frees; the collector would only
-    traverse them, and the mapping table, again and again: measured, a third of the
-    time of a 1,000-line model file and most of its worst-case latency in the editor.
-    """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
+    return apply_config(_analyse(text, path, config, table, fixes), text, config)
 
 
 def _with_dataflow(scope: ScopeFacts | None, resolver: Resolver, text: str) -> ScopeFacts | None:
@@ -173,7 +182,11 @@ def _analyse(text: str, path: str, config: Config, table: MappingTable | None, f
     except SyntaxError as exc:
         return file_error(path, "TMS901", _syntax_message(exc), exc.lineno or 1,
                           max((exc.offset or 1) - 1, 0), lines_count)
-    except (RecursionError, MemoryError, ValueError) as exc:
+    except RecursionError:
+        return file_error(path, "TMS901", "cannot parse: expressions nested more deeply than Python's parser allows "
+                                          f"at recursion limit {sys.getrecursionlimit():,} (docs/security.md)",
+                          lines=lines_count)
+    except (MemoryError, ValueError) as exc:
         return file_error(path, "TMS901", f"cannot parse: {type(exc).__name__}: too deeply nested or too large",
                           lines=lines_count)
     try:

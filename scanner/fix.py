@@ -19,16 +19,18 @@ import io
 import os
 import re
 import stat
-import tempfile
 import tokenize
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from . import process
 from .config import Config
+from .files import MAX_SOURCE_BYTES, UnreadableFile, read_regular
 from .mappings import MappingTable, load_table
 from .model import Diagnostic, Edit, FileResult, Span
+from .report import safe_text
 from .rewrite import FixSource
 from .source import SourceText, split_lines_keepends
 
@@ -372,10 +374,9 @@ class _Read:
 
 def _read(path: str) -> _Read:
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        raise FixError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        data = read_regular(path, MAX_SOURCE_BYTES)
+    except UnreadableFile as exc:
+        raise FixError(f"{path}: cannot read: {exc}") from None
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         text = data.decode(encoding)
@@ -413,36 +414,41 @@ def write_atomic(path: str, text: str, expected_original: str, encoding: str = "
         raise FixError(f"{path}: changed on disk since it was read, not overwritten")
     data = _encode(text, encoding, bom, path)
     folder = os.path.dirname(real) or "."
+    # The temporary file is removed on any failure, and also when this is a worker whose parent
+    # process died meanwhile: then nothing is written at all (process.replace_if_parent_alive).
     try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(real)}.", suffix=".torch2ms-tmp")
+        with process.temporary_file(folder, f".{os.path.basename(real)}.", ".torch2ms-tmp") as (fd, tmp):
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.chmod(tmp, stat.S_IMODE(info.st_mode))
+            try:
+                os.chown(tmp, info.st_uid, info.st_gid)
+            except (OSError, AttributeError):
+                pass
+            if _read(real).text != expected_original:  # a last look just before the rename
+                raise FixError(f"{path}: changed on disk since it was read, not overwritten")
+            process.replace_if_parent_alive(tmp, real)
     except OSError as exc:
-        raise FixError(f"{path}: cannot write a temporary file next to it: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, stat.S_IMODE(info.st_mode))
-        try:
-            os.chown(tmp, info.st_uid, info.st_gid)
-        except (OSError, AttributeError):
-            pass
-        if _read(real).text != expected_original:  # a last look just before the rename
-            raise FixError(f"{path}: changed on disk since it was read, not overwritten")
-        os.replace(tmp, real)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
-            raise FixError(f"{path}: cannot write: {exc.strerror or exc}") from None
-        raise
+        raise FixError(f"{path}: cannot write: {exc.strerror or exc}") from None
+
+
+def rewrite_file(path: str, change: Callable[[str], str]) -> bool:
+    """Replace the text of `path` by `change(text)` atomically, keeping its encoding and BOM; whether it
+    changed. Raises FixError when the file cannot be read, decoded or written."""
+    read = _read(path)
+    new = change(read.text)
+    if new == read.text:
+        return False
+    write_atomic(path, new, read.text, read.encoding, read.bom)
+    return True
 
 
 def unified_diff(path: str, before: str, after: str) -> str:
+    shown = safe_text(path)  # a name that is not UTF-8 or holds control characters, escaped
     lines = difflib.unified_diff(split_lines_keepends(before), split_lines_keepends(after),
-                                 fromfile=f"a/{path}", tofile=f"b/{path}")
+                                 fromfile=f"a/{shown}", tofile=f"b/{shown}")
     out = []
     for line in lines:
         out.append(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")
@@ -513,7 +519,8 @@ def fix_paths(paths: Iterable[str], config: Config, unsafe: bool = False, write:
     else:
         size = max(1, min(32, len(todo) // (jobs * 8)))
         batches = [todo[i:i + size] for i in range(0, len(todo), size)]
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
+        with ProcessPoolExecutor(max_workers=jobs, initializer=process.worker_start,
+                                 initargs=(os.getpid(),)) as pool:
             futures = [pool.submit(_fix_batch, [sources[i].path for i in b], config, unsafe, write) for b in batches]
             for batch, future in zip(batches, futures):
                 for index, item in zip(batch, future.result()):
@@ -522,4 +529,4 @@ def fix_paths(paths: Iterable[str], config: Config, unsafe: bool = False, write:
 
 
 __all__ = ["FixError", "FixOutcome", "FileFix", "apply_edits", "fix_source", "fix_text", "fix_file", "fix_paths",
-           "remove_unused_torch_imports", "unified_diff", "write_atomic", "Span"]
+           "remove_unused_torch_imports", "rewrite_file", "unified_diff", "write_atomic", "Span"]

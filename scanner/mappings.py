@@ -22,6 +22,7 @@ from typing import Any
 import jsonschema
 import yaml
 
+from .files import user_cache_dir
 from .model import Category, DynamicShape, Example, MappingEntry, ParamFact, Target
 from .model import __file__ as model_file
 
@@ -157,6 +158,30 @@ def parse_version(text: str) -> tuple[int, ...]:
         raise ValueError(f"not a version: {text!r} (expected e.g. 2.10)") from None
 
 
+@functools.lru_cache(maxsize=1)
+def supported_versions() -> tuple[str, ...]:
+    """The MindSpore versions the tables describe (meta.yaml), oldest first."""
+    root = resources.files("torch2ms.data")
+    return _meta(root.joinpath("meta.yaml").read_text(encoding="utf-8"), "meta.yaml").mindspore_versions
+
+
+def check_target_version(text: str) -> str:
+    """`text` when it names a MindSpore version the tables describe (X.Y or X.Y.Z, from the first
+    release of the oldest listed version's series, whose older spellings the tables carry as targets
+    `until` 2.3, to the newest listed one); else a ValueError naming the range and the nearest version."""
+    import difflib
+
+    wanted = parse_version(text)
+    known = supported_versions()
+    oldest, newest = (parse_version(known[0])[0], 0), parse_version(known[-1])
+    if len(wanted) in (2, 3) and oldest <= wanted[:2] <= newest[:2]:
+        return text.strip()
+    near = difflib.get_close_matches(text.strip(), known, n=1, cutoff=0.0)
+    hint = f"; did you mean {near[0]}?" if near else ""
+    raise ValueError(f"MindSpore {text.strip()} is not a version the mapping tables describe "
+                     f"(supported: {oldest[0]}.{oldest[1]} to {known[-1]}){hint}")
+
+
 def _params(raw: list[dict[str, Any]] | None) -> tuple[ParamFact, ...]:
     return tuple(
         ParamFact(
@@ -215,6 +240,7 @@ def _entry(raw: dict[str, Any], source: str) -> MappingEntry:
         returns=raw.get("returns"),
         not_runnable=str(raw.get("not_runnable") or ""),
         source=source,
+        effort=raw.get("effort"),
     )
 
 
@@ -231,6 +257,7 @@ class Meta:
     non_tensor_functions: frozenset[str]
     non_tensor_methods: frozenset[str]
     ambiguous_methods: frozenset[str]
+    named_tuple_fields: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -292,6 +319,7 @@ def _resolve_inplace(entries: dict[str, MappingEntry]) -> dict[str, MappingEntry
             returns=entry.returns or base.returns,
             not_runnable=entry.not_runnable,
             source=entry.source,
+            effort=entry.effort,
         )
     return out
 
@@ -311,6 +339,7 @@ def _meta(text: str, file_name: str) -> Meta:
         non_tensor_functions=frozenset(doc["non_tensor_functions"]),
         non_tensor_methods=frozenset(doc["non_tensor_methods"]),
         ambiguous_methods=frozenset(doc["ambiguous_methods"]),
+        named_tuple_fields=frozenset(doc["named_tuple_fields"]),
     )
 
 
@@ -417,9 +446,7 @@ _COMPILED_FORMAT = 1
 
 
 def _compiled_dir() -> Path:
-    base = os.environ.get("TORCH2MS_CACHE_DIR") or os.environ.get("XDG_CACHE_HOME") \
-        or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "torch2ms"
+    return user_cache_dir()
 
 
 def _compiled_key(files: list[tuple[str, str]], meta_text: str, inventory_text: str) -> str:

@@ -35,6 +35,7 @@ class Category(str, Enum):
     MISSING = "missing"
     DYNAMIC_SHAPE = "dynamic_shape"
     UNMAPPED = "unmapped"
+    UNCERTAIN = "uncertain"  # a method call that may not be torch at all (TMS105)
     READINESS = "readiness"
     FILE_ERROR = "file_error"
 
@@ -138,6 +139,8 @@ class ParamFact:
     covers: tuple[str, ...] = ()
 
     def describe(self) -> str:
+        if self.kind == "renamed" and self.torch == self.ms:
+            return f"'{self.torch}' goes by keyword in MindSpore (another parameter has its position)"
         if self.kind == "renamed":
             return f"'{self.torch}' is '{self.ms}' in MindSpore"
         if self.kind == "dropped":
@@ -273,6 +276,7 @@ class MappingEntry:
     returns: str | None = None  # tensor, instance, other
     not_runnable: str = ""  # why no example can run where verify runs (schema: not_runnable)
     source: str = ""  # "file.yaml:line" where the entry is defined
+    effort: str | None = None  # remove, automatic, manual or blocker when the table states it (torch2ms.effort)
 
     def choose(self, version: tuple[int, ...], device: str | None = DEFAULT_DEVICE) -> TargetChoice:
         """The target for this MindSpore version and device: THE choice the scanner, the fix,
@@ -419,6 +423,9 @@ class FileResult:
 
 @dataclass(frozen=True, slots=True)
 class ScanSummary:
+    """Counts over a scan. `by_api` counts uses (distinct call sites per torch API), not findings;
+    `fixable` the findings with a safe fix, `unsafe_fixable` those with only an unsafe one."""
+
     files: int
     files_failed: int
     lines: int
@@ -426,6 +433,9 @@ class ScanSummary:
     by_code: dict[str, int]
     by_category: dict[str, int]
     by_api: dict[str, int]
+    by_severity: dict[str, int] = field(default_factory=dict)
+    fixable: int = 0
+    unsafe_fixable: int = 0
 
     @classmethod
     def of(cls, results: Iterable[FileResult]) -> ScanSummary:
@@ -435,28 +445,43 @@ class ScanSummary:
     def of_file(cls, result: FileResult) -> ScanSummary:
         by_code: dict[str, int] = {}
         by_category: dict[str, int] = {}
-        by_api: dict[str, int] = {}
+        by_severity: dict[str, int] = {}
+        uses: set[tuple[str, int, int]] = set()
+        fixable = unsafe = 0
         for diag in result.diagnostics:
             by_code[diag.code] = by_code.get(diag.code, 0) + 1
             by_category[diag.category.value] = by_category.get(diag.category.value, 0) + 1
+            by_severity[diag.severity.value] = by_severity.get(diag.severity.value, 0) + 1
             if diag.torch_api:
-                by_api[diag.torch_api] = by_api.get(diag.torch_api, 0) + 1
+                uses.add((diag.torch_api, diag.span.start_line, diag.span.start_col))
+            if diag.fix is not None and diag.fix.edits:
+                if diag.fix.safe:
+                    fixable += 1
+                else:
+                    unsafe += 1
+        by_api: dict[str, int] = {}
+        for api, _, _ in uses:
+            by_api[api] = by_api.get(api, 0) + 1
         return cls(1, int(result.error is not None), result.lines, len(result.diagnostics),
-                   by_code, by_category, by_api)
+                   by_code, by_category, by_api, by_severity, fixable, unsafe)
 
     @classmethod
     def combine(cls, parts: Iterable[ScanSummary]) -> ScanSummary:
         """The summary of a scan from the summaries of its parts (e.g. one per file)."""
-        files = failed = lines = total = 0
+        files = failed = lines = total = fixable = unsafe = 0
         by_code: dict[str, int] = {}
         by_category: dict[str, int] = {}
         by_api: dict[str, int] = {}
+        by_severity: dict[str, int] = {}
         for part in parts:
             files += part.files
             failed += part.files_failed
             lines += part.lines
             total += part.diagnostics
-            for into, counts in ((by_code, part.by_code), (by_category, part.by_category), (by_api, part.by_api)):
+            fixable += part.fixable
+            unsafe += part.unsafe_fixable
+            for into, counts in ((by_code, part.by_code), (by_category, part.by_category), (by_api, part.by_api),
+                                 (by_severity, part.by_severity)):
                 for key, count in counts.items():
                     into[key] = into.get(key, 0) + count
         return cls(
@@ -467,4 +492,7 @@ class ScanSummary:
             by_code=dict(sorted(by_code.items())),
             by_category=dict(sorted(by_category.items())),
             by_api=dict(sorted(by_api.items(), key=lambda kv: (-kv[1], kv[0]))),
+            by_severity={s: by_severity[s] for s in ("error", "warning", "info") if s in by_severity},
+            fixable=fixable,
+            unsafe_fixable=unsafe,
         )

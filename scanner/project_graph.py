@@ -33,7 +33,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 
-from . import checks, resolve
+from . import checks, engine, resolve
 from . import dataflow as df
 from .config import Config
 from .mappings import MappingTable
@@ -550,12 +550,24 @@ def named_calls(items: Sequence[tuple[str, ScopeFacts | None]], roots: Sequence[
 
 def with_findings(result: FileResult, added: Sequence[Diagnostic]) -> FileResult:
     """`result` with the findings the project pass added, each replacing the low-confidence guess (TMS105)
-    the file's own scan made for the same call."""
+    the file's own scan made for the same call; a check of the file's on the same call that named the API
+    it guessed (`.to` as torch.Tensor.to) names the API found; one finding per use, as the file's scan keeps
+    them."""
     if not added:
         return result
-    named = {(d.span, d.torch_api) for d in added}
-    kept = [d for d in result.diagnostics if d.code != "TMS105" or (d.span, d.torch_api) not in named]
-    diagnostics = sorted((*kept, *added), key=Diagnostic.sort_key)
+    named = {d.span: d.torch_api for d in added if d.torch_api}
+    kept = []
+    for diag in result.diagnostics:
+        api = named.get(diag.span)
+        if api is not None and diag.torch_api and diag.torch_api != api \
+                and diag.torch_api.rpartition(".")[2] == api.rpartition(".")[2]:
+            if diag.code == "TMS105":
+                continue  # the file's guess at the receiver's type
+            diag = replace(diag, torch_api=api)  # a check on the same call (TMS341 on .to): one use
+        if diag.code == "TMS105" and named.get(diag.span) == diag.torch_api:
+            continue
+        kept.append(diag)
+    diagnostics = engine.one_per_use(sorted((*kept, *added), key=Diagnostic.sort_key))
     return replace(result, diagnostics=tuple(diagnostics))
 
 

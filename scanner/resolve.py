@@ -19,7 +19,7 @@ import builtins
 import operator
 import sys
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 from collections.abc import Callable, Iterable
 
 from . import dataflow as df
@@ -167,53 +167,9 @@ class Resolver:
         # calls of project functions: (callee descriptor, positional argument descriptors up to a *args,
         # keyword argument descriptors, whether a *args or **kwargs may pass more)
         self.arguments: list[tuple[str, tuple[str, ...], tuple[tuple[str, str], ...], bool]] = []
-        self._ev: dict[type, Callable[[Any], Val]] = {
-            ast.Name: self._ev_name,
-            ast.Attribute: self._ev_attribute,
-            ast.Call: self._ev_call,
-            ast.Constant: self._ev_constant,
-            ast.BinOp: self._ev_binop,
-            ast.UnaryOp: self._ev_unaryop,
-            ast.Compare: self._ev_compare,
-            ast.BoolOp: self._ev_boolop,
-            ast.Subscript: self._ev_subscript,
-            ast.Tuple: self._ev_sequence,
-            ast.List: self._ev_sequence,
-            ast.Set: self._ev_sequence,
-            ast.Dict: self._ev_dict,
-            ast.IfExp: self._ev_ifexp,
-            ast.Lambda: self._ev_lambda,
-            ast.ListComp: self._ev_comprehension,
-            ast.SetComp: self._ev_comprehension,
-            ast.GeneratorExp: self._ev_comprehension,
-            ast.DictComp: self._ev_comprehension,
-            ast.NamedExpr: self._ev_namedexpr,
-            ast.Starred: self._ev_starred,
-            ast.Yield: self._ev_yield,
-            ast.YieldFrom: self._ev_yield,
-        }
-        self._stmt: dict[type, Callable[[Any], None]] = {
-            ast.Import: self._st_import,
-            ast.ImportFrom: self._st_importfrom,
-            ast.Assign: self._st_assign,
-            ast.AnnAssign: self._st_annassign,
-            ast.AugAssign: self._st_augassign,
-            ast.Expr: self._st_expr,
-            ast.Return: self._st_return,
-            ast.FunctionDef: self._st_functiondef,
-            ast.AsyncFunctionDef: self._st_functiondef,
-            ast.ClassDef: self._st_classdef,
-            ast.If: self._st_if,
-            ast.Assert: self._st_assert,
-            ast.While: self._st_while,
-            ast.For: self._st_for,
-            ast.AsyncFor: self._st_for,
-            ast.With: self._st_with,
-            ast.AsyncWith: self._st_with,
-            ast.Try: self._st_try,
-            ast.Global: self._st_global,
-            ast.Nonlocal: self._st_global,
-        }
+        self._chained: dict[int, Val] = {}  # links of a long chain evaluated ahead of their parent (_ev_chain)
+        # the last tuple or list evaluated and its items' values: `q, k = t[0], t[1]` binds each one's
+        self._sequence: tuple[ast.expr | None, list[Val]] = (None, [])
 
     # ------------------------------------------------------------------ entry
     def run(self, tree: ast.Module) -> list[ApiCall]:
@@ -325,6 +281,9 @@ class Resolver:
 
     def _attr_of(self, recv: Val, name: str) -> Val:
         kind = recv.kind
+        if kind == BOUND and recv.name.startswith("torch.Tensor.") \
+                and recv.name.rpartition(".")[2] in self.meta.named_tuple_fields:
+            recv, kind = V_TENSOR, TENSOR  # t.max(dim=1).values.sum(): the field is a tensor
         if kind == MODULE:
             qual = f"{recv.name}.{name}"
             if qual in self.modules:
@@ -388,22 +347,46 @@ class Resolver:
         return V_UNKNOWN
 
     def ev(self, node: ast.AST) -> Val:
-        handler = self._ev.get(type(node))
+        if self._chained:  # a link of a long chain, evaluated already (see _ev_chain)
+            done = self._chained.pop(id(node), None)
+            if done is not None:
+                return done
+        if isinstance(node, _CHAIN_LINKS):
+            links = _chain_links(node)
+            if len(links) > _LONG_CHAIN:
+                self._ev_chain(links)
+        return self._ev_node(node)
+
+    def _ev_node(self, node: ast.AST) -> Val:
+        handler = self._EV.get(type(node))
         if handler is not None:
-            return handler(node)
+            return handler(self, node)
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.expr):
                 self.ev(child)
         return V_UNKNOWN
+
+    def _ev_chain(self, links: list[ast.expr]) -> None:
+        """Evaluate the links of a long chain (`x.f().g()[0]...`, outermost first in `links`) from the
+        innermost out, each kept for its parent's `ev`: the same order as the recursive evaluation, in
+        constant stack depth, so chains of tens of thousands of calls are analysed like short ones."""
+        for link in reversed(links):
+            self._chained[id(link)] = self._ev_node(link)
 
     def ref(self, node: ast.expr) -> Val:
         """Resolve a name or attribute chain without reporting it."""
         if isinstance(node, ast.Name):
             return self.lookup(node.id)
         if isinstance(node, ast.Attribute):
-            base = node.value
-            recv = self.ref(base) if isinstance(base, (ast.Name, ast.Attribute)) else self.ev(base)
-            return self._attr_of(recv, node.attr)
+            names: list[str] = []
+            base: ast.expr = node
+            while isinstance(base, ast.Attribute):  # a.b.c...: iteratively, however long
+                names.append(base.attr)
+                base = base.value
+            recv = self.lookup(base.id) if isinstance(base, ast.Name) else self.ev(base)
+            for name in reversed(names):
+                recv = self._attr_of(recv, name)
+            return recv
         return self.ev(node)
 
     def _read(self, val: Val, node: ast.expr) -> Val:
@@ -412,9 +395,11 @@ class Resolver:
             self.report(val.name, node, "attribute")
             return val
         if val.kind == BOUND:
+            attr = val.name.rpartition(".")[2]
+            if val.name.startswith("torch.Tensor.") and attr in self.meta.named_tuple_fields:
+                return V_TENSOR  # a field of a named-tuple result (t.max(dim=1).values), not a method
             if self.table.lookup(val.name) is not None:
                 self.report(val.name, node, "attribute")
-            attr = val.name.rpartition(".")[2]
             if val.name.startswith("torch.Tensor."):
                 if attr in _TENSOR_VALUED_ATTRS:
                     return V_TENSOR
@@ -516,10 +501,19 @@ class Resolver:
     def _event(self, kind: str, node: ast.expr | ast.stmt, detail: ast.AST | str | None = None,
                targets: tuple[str, ...] = ()) -> None:
         if isinstance(detail, ast.AST):
-            text = ast.unparse(detail)
+            text = self._detail(detail)
             detail = text if len(text) <= 60 else text[:57] + "..."
         self.events.append(ds.ShapeEvent(kind, self.pos.span(node), self.in_network, self.context,
                                           detail or "", targets))
+
+    def _detail(self, node: ast.AST) -> str:
+        """An expression as a message quotes it: unparsed, or for a long one (a chain of thousands of
+        calls, which ast.unparse would walk recursively in full) its first source words."""
+        if isinstance(node, ast.expr):
+            start, end = self.pos.node_offsets(node)
+            if end - start > _UNPARSE_LIMIT:  # printable characters only, as ast.unparse writes them
+                return "".join(ch if ch.isprintable() else "?" for ch in " ".join(self.pos.text[start:start + 120].split()))
+        return ast.unparse(node)
 
     def _condition(self, test: ast.expr, kind: str = ds.CONDITION) -> None:
         """Record a branch or loop test that reads tensor values."""
@@ -577,6 +571,7 @@ class Resolver:
 
     def _ev_sequence(self, node: ast.Tuple | ast.List | ast.Set) -> Val:
         vals = [self.ev(e) for e in node.elts]
+        self._sequence = (node, vals)
         if isinstance(node, ast.Tuple) and vals and all(v.kind == CONST for v in vals):
             return Val(CONST, value=tuple(v.value for v in vals))
         if vals and not isinstance(node, ast.Set) and all(v.kind == TENSOR for v in vals):
@@ -602,6 +597,9 @@ class Resolver:
         orelse = self.ev(node.orelse)
         if body.kind == orelse.kind and body.kind in (TENSOR, OTHER):
             return body
+        for one, other in ((body, orelse), (orelse, body)):  # `Layer(...) if flag else None`: where called, the layer
+            if one.kind == INSTANCE and other.kind == CONST and other.value is None:
+                return one
         return V_UNKNOWN
 
     def _ev_lambda(self, node: ast.Lambda) -> Val:
@@ -823,8 +821,9 @@ class Resolver:
             elts = target.elts
             if isinstance(value_node, (ast.Tuple, ast.List)) and len(value_node.elts) == len(elts) \
                     and not any(isinstance(e, ast.Starred) for e in elts):
-                for elt, sub in zip(elts, value_node.elts):
-                    self.bind(elt, self._quiet_value(sub))
+                known, vals = self._sequence
+                for index, (elt, sub) in enumerate(zip(elts, value_node.elts)):
+                    self.bind(elt, vals[index] if known is value_node else self._quiet_value(sub))
                 return
             if val is _TENSOR_PAIR and len(elts) == 2:  # for name, param in m.named_parameters()
                 self.bind(elts[0], V_OTHER)
@@ -875,9 +874,9 @@ class Resolver:
     # ------------------------------------------------------------------ statements
     def block(self, body: list[ast.stmt]) -> None:
         for stmt in body:
-            handler = self._stmt.get(type(stmt))
+            handler = self._STMT.get(type(stmt))
             if handler is not None:
-                handler(stmt)
+                handler(self, stmt)
             else:
                 self._st_generic(stmt)
 
@@ -1219,6 +1218,55 @@ class Resolver:
         self.scope = saved
 
 
+    # Dispatch by node type: plain functions, so that a Resolver is no cycle (bound methods kept in a
+    # dict of its own would make one) and is freed with its tree as soon as the analysis drops it.
+    _EV: ClassVar[dict[type, Callable[[Resolver, Any], Val]]] = {
+        ast.Name: _ev_name,
+        ast.Attribute: _ev_attribute,
+        ast.Call: _ev_call,
+        ast.Constant: _ev_constant,
+        ast.BinOp: _ev_binop,
+        ast.UnaryOp: _ev_unaryop,
+        ast.Compare: _ev_compare,
+        ast.BoolOp: _ev_boolop,
+        ast.Subscript: _ev_subscript,
+        ast.Tuple: _ev_sequence,
+        ast.List: _ev_sequence,
+        ast.Set: _ev_sequence,
+        ast.Dict: _ev_dict,
+        ast.IfExp: _ev_ifexp,
+        ast.Lambda: _ev_lambda,
+        ast.ListComp: _ev_comprehension,
+        ast.SetComp: _ev_comprehension,
+        ast.GeneratorExp: _ev_comprehension,
+        ast.DictComp: _ev_comprehension,
+        ast.NamedExpr: _ev_namedexpr,
+        ast.Starred: _ev_starred,
+        ast.Yield: _ev_yield,
+        ast.YieldFrom: _ev_yield,
+    }
+    _STMT: ClassVar[dict[type, Callable[[Resolver, Any], None]]] = {
+        ast.Import: _st_import,
+        ast.ImportFrom: _st_importfrom,
+        ast.Assign: _st_assign,
+        ast.AnnAssign: _st_annassign,
+        ast.AugAssign: _st_augassign,
+        ast.Expr: _st_expr,
+        ast.Return: _st_return,
+        ast.FunctionDef: _st_functiondef,
+        ast.AsyncFunctionDef: _st_functiondef,
+        ast.ClassDef: _st_classdef,
+        ast.If: _st_if,
+        ast.Assert: _st_assert,
+        ast.While: _st_while,
+        ast.For: _st_for,
+        ast.AsyncFor: _st_for,
+        ast.With: _st_with,
+        ast.AsyncWith: _st_with,
+        ast.Try: _st_try,
+        ast.Global: _st_global,
+        ast.Nonlocal: _st_global,
+    }
 _FLOWING = frozenset({TENSOR, TENSORS, SYM, INSTANCE, USEROBJ, SYMBOL, USERCLASS})
 _NAMED_TENSORS = Val(OTHER, "named_tensors")  # what m.named_parameters() yields: (name, tensor) pairs
 _TENSOR_PAIR = Val(OTHER, "tensor_pair")
@@ -1415,6 +1463,38 @@ def exported_facts(resolver: Resolver) -> dict[str, Any]:
     arguments = tuple(site for site in resolver.arguments if facts._callee(site[0]) is None
                       or facts.function(0, site[0][4:]) == df.K_EXTERNAL)
     return {"returns": tuple(returns), "attrs": tuple(attrs), "values": values, "arguments": arguments}
+_UNPARSE_LIMIT = 400  # characters of source past which a quoted expression is cut from the source instead
+_CHAIN_LINKS = (ast.Call, ast.Subscript, ast.Attribute)
+_LONG_CHAIN = 50  # links below an expression past which its chain is evaluated bottom-up
+
+
+def _chain_links(node: ast.expr) -> list[ast.expr]:
+    """The expressions below `node` that evaluating it evaluates first, with `ev`, before anything
+    else: a call's receiver or callee, a subscript's or attribute's value (attribute runs are resolved
+    by `ref` without `ev`, so only their base is a link), then the same below each of them; outermost
+    first."""
+    links: list[ast.expr] = []
+    parent: ast.expr = node
+    while True:
+        if isinstance(parent, ast.Call):
+            func = parent.func
+            if isinstance(func, ast.Name):
+                return links
+            child = func.value if isinstance(func, ast.Attribute) else func
+            by_ref = isinstance(func, ast.Attribute)
+        elif isinstance(parent, (ast.Subscript, ast.Attribute)):
+            child = parent.value
+            by_ref = isinstance(parent, ast.Attribute)
+        else:
+            return links
+        while by_ref and isinstance(child, ast.Attribute):  # an attribute run: `ref` walks it in a loop
+            child = child.value
+        if isinstance(child, ast.Name) or not isinstance(child, _CHAIN_LINKS):
+            if not isinstance(child, ast.Name):
+                links.append(child)  # evaluated by `ev` before the rest: the chain's first link
+            return links
+        links.append(child)
+        parent = child
 
 
 def resolve(tree: ast.Module, table: MappingTable, positions: SourceText) -> list[ApiCall]:

@@ -19,7 +19,9 @@ What is rewritten (safe fixes):
   value passed is the torch default) or with a different default (the torch
   default is written out explicitly);
 - a few rewrites data cannot express, registered by name in `_SIZE_TUPLE`
-  (``torch.zeros(2, 3)`` -> ``mindspore.mint.zeros((2, 3))``).
+  (``torch.zeros(2, 3)`` -> ``mindspore.mint.zeros((2, 3))``), `_SHAPE_TUPLE`
+  (``nn.LayerNorm(d)`` -> ``mindspore.nn.LayerNorm((d,), ...)``) and `_COPIED_DEFAULTS`
+  (a pooling layer's stride written out as its kernel size).
 
 Unsafe fixes (``--unsafe-fixes``): ``nn.Module`` base -> ``mindspore.nn.Cell`` together
 with ``forward`` -> ``construct``; removal of device moves (``.cuda()``, ``.cpu()``,
@@ -47,6 +49,12 @@ IMPORT_LINE = "import mindspore"
 _FIXABLE_CODES = frozenset({"TMS101", "TMS102"})
 # Targets that take the size as one tuple where torch also accepts varargs.
 _SIZE_TUPLE = frozenset({"mindspore.mint.zeros", "mindspore.mint.ones", "mindspore.ops.zeros", "mindspore.ops.ones"})
+# Targets that take a shape only as a tuple where torch also takes one int: {target: (torch parameter,
+# its position, the keywords that make the target cover as many trailing axes as the shape has)}.
+_SHAPE_TUPLE = {"mindspore.nn.LayerNorm": ("normalized_shape", 0, ("begin_norm_axis", "begin_params_axis"))}
+# torch defaults computed from another argument (a default_differs fact with torch_default None):
+# parameter -> the parameter it copies, passed just before it (pooling: stride defaults to kernel_size).
+_COPIED_DEFAULTS = {"stride": "kernel_size"}
 # Device moves: removed by an unsafe fix whatever the table says about them.
 _DEVICE_MOVES = frozenset({
     "torch.Tensor.cuda", "torch.Tensor.cpu", "torch.Tensor.to",
@@ -270,6 +278,21 @@ def _literal(value: object) -> str | None:
     return text
 
 
+def default_keyword(fact: ParamFact) -> str | None:
+    """``name=value`` that gives torch's behaviour where a default differs (a ``default_differs`` fact
+    for a call that passes nothing for it), or None when it cannot be written: a torch default of None
+    (computed from other arguments), or torch's word for an option renamed between the libraries, which
+    usually has its own vocabulary (padding_mode='zeros' vs pad_mode='pad'). A fact without a torch name
+    is a MindSpore parameter torch lacks; its `torch_default` is the value that behaves as torch does."""
+    name = fact.ms or fact.torch
+    if fact.kind != "default_differs" or name is None or fact.torch_default is None:
+        return None
+    literal = _literal(fact.torch_default)
+    if literal is None or isinstance(fact.torch_default, str) and fact.torch and fact.ms and fact.ms != fact.torch:
+        return None
+    return f"{name}={literal}"
+
+
 # ---------------------------------------------------------------- fixes
 def _param_edits(src: FixSource, call: ApiCall, target: Target) -> tuple[list[Edit], bool] | None:
     """The edits for the target's parameter facts and whether they are safe; None: no fix possible."""
@@ -297,6 +320,12 @@ def _param_edits(src: FixSource, call: ApiCall, target: Target) -> tuple[list[Ed
         if fact.kind == "renamed":
             if passed is not None and fact.ms and fact.ms != fact.torch and passed.keyword_span is not None:
                 edits.append(Edit(passed.keyword_span, fact.ms))
+            elif passed is not None and fact.ms == fact.torch and passed.keyword is None:
+                # The same name at another place: MindSpore's parameter at this position is another one
+                # (nn.Dropout: keep_prob, not p), so the value goes by keyword (only the last positional can)
+                if passed.starred or passed is not [a for a in call.args if a.keyword is None][-1]:
+                    return None
+                edits.append(Edit(Span(*_arg_start(passed), *_arg_start(passed)), f"{fact.ms}="))
             continue
         if fact.kind == "dropped":
             if passed is None:
@@ -313,20 +342,15 @@ def _param_edits(src: FixSource, call: ApiCall, target: Target) -> tuple[list[Ed
                 if fact.ms and fact.ms != fact.torch and passed.keyword_span is not None:
                     edits.append(Edit(passed.keyword_span, fact.ms))
                 continue
-            if fact.torch is None or name is None:
+            if name is None or fact.torch is None and fact.ms is None:
                 continue
             if starred or _keyword(call, name) is not None:
-                return None
-            literal = _literal(fact.torch_default) if fact.torch_default is not None else None
-            if literal is None:
-                safe = False  # a torch default of None (computed from other arguments) cannot be written out
-                continue
-            if isinstance(fact.torch_default, str) and fact.ms and fact.ms != fact.torch:
-                # An option renamed between the libraries usually has its own vocabulary
-                # (padding_mode='zeros' vs pad_mode='pad'): do not write torch's word under MindSpore's name.
+                return None  # with torch None: a MindSpore parameter torch lacks, passed already (its vocabulary)
+            text = default_keyword(fact) or _copied_default(src, call, fact)
+            if text is None:
                 safe = False
                 continue
-            explicit.append(f"{name}={literal}")
+            explicit.append(text)
             continue
     if dropped:
         edits.extend(_removal_edits(src, call, dropped))
@@ -337,6 +361,41 @@ def _param_edits(src: FixSource, call: ApiCall, target: Target) -> tuple[list[Ed
         if insert is not None:
             edits.append(insert)
     return edits, safe
+
+
+def _copied_default(src: FixSource, call: ApiCall, fact: ParamFact) -> str | None:
+    """``stride=<the kernel_size argument>`` where torch's default is another argument's value
+    (`_COPIED_DEFAULTS`), when that argument is a constant or a name (evaluating it twice is the same)."""
+    source = _COPIED_DEFAULTS.get(fact.torch or "")
+    if source is None or fact.torch_default is not None or not fact.position:
+        return None
+    arg = arg_for(call.args, source, fact.position - 1)
+    if arg is None or arg.starred:
+        return None
+    text = src.slice(arg.span)
+    return f"{fact.ms or fact.torch}={text}" if arg.is_const or _DOTTED.match(text) else None
+
+
+def _shape_tuple_edits(src: FixSource, call: ApiCall, rule: tuple[str, int, tuple[str, ...]]) -> list[Edit] | None:
+    """``nn.LayerNorm(d)`` -> ``LayerNorm((d,))``; a literal shape of n > 1 items keeps its form and gets
+    ``begin_norm_axis=-n, begin_params_axis=-n`` (torch normalizes over as many trailing axes as the
+    shape has). A value not written as a literal is taken for one int: a tuple there makes MindSpore raise."""
+    name, position, axes = rule
+    arg = arg_for(call.args, name, position)
+    if arg is None or arg.starred or any(a.keyword in axes for a in call.args):
+        return None
+    try:
+        node = ast.parse(src.slice(arg.span).strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    if isinstance(node, (ast.Tuple, ast.List)):
+        if any(isinstance(e, ast.Starred) for e in node.elts):
+            return None
+        count = len(node.elts)
+        insert = _insert_keywords(src, call, [f"{a}=-{count}" for a in axes]) if count > 1 else None
+        return [insert] if insert is not None else []
+    return [Edit(Span(arg.span.start_line, arg.span.start_col, arg.span.start_line, arg.span.start_col), "("),
+            Edit(Span(arg.span.end_line, arg.span.end_col, arg.span.end_line, arg.span.end_col), ",)")]
 
 
 def _size_tuple_edits(call: ApiCall) -> list[Edit]:
@@ -475,6 +534,11 @@ def build_fix(call: ApiCall, diag: Diagnostic, entry: MappingEntry | None, targe
         edits.insert(0, Edit(call.func_span, target.api))
         if target.api in _SIZE_TUPLE:
             edits.extend(_size_tuple_edits(call))
+        if target.api in _SHAPE_TUPLE:
+            shape = _shape_tuple_edits(src, call, _SHAPE_TUPLE[target.api])
+            if shape is None:
+                return None
+            edits[1:1] = shape  # before the keywords inserted at the same point
     elif call.kind == "attribute":
         if not _DOTTED.match(src.slice(call.span)):
             return None

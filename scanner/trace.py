@@ -25,12 +25,14 @@ from dataclasses import dataclass, replace
 from . import checks
 from .config import Config
 from .engine import suppressed
+from .files import MiB, UnreadableFile, read_regular
 from .mappings import MappingTable
 from .model import ApiCall, Category, Diagnostic, FileResult, Span
 from .source import SourceText
 
 FORMAT = "torch2ms-trace"
 VERSION = 1
+MAX_TRACE_BYTES = 512 * MiB  # a trace of a long run is large, but never this large
 
 # Kinds of recorded calls that are API uses the scanner reports (layer calls are not: a layer is
 # reported where it is built).
@@ -137,12 +139,14 @@ def parse(text: str, path: str) -> Trace:
 
 
 def load(path: str) -> Trace:
+    """The trace file at `path`, read like any untrusted file (a regular file, at most MAX_TRACE_BYTES)."""
+    if not os.path.lexists(path):
+        raise TraceError(f"{path}: no such trace file")
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except FileNotFoundError:
-        raise TraceError(f"{path}: no such trace file") from None
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_regular(path, MAX_TRACE_BYTES).decode("utf-8")
+    except UnreadableFile as exc:
+        raise TraceError(f"{path}: cannot read the trace file: {exc}") from None
+    except UnicodeDecodeError as exc:
         raise TraceError(f"{path}: cannot read the trace file: {exc}") from None
     return parse(text, path)
 

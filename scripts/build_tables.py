@@ -733,51 +733,58 @@ INIT_CLASSES = {
 
 def missing_note(api: str) -> str:
     """A workaround, in our words, for a torch API without a MindSpore 2.10 counterpart."""
+    return missing_fact(api)[0]
+
+
+# How much work a use of a missing API is, for the reports (schema: effort): "remove" (the call can go),
+# "manual" (the note names a workaround), "blocker" (compose it yourself or write a custom op).
+def missing_fact(api: str) -> tuple[str, str]:
+    """(note, effort) of a torch API without a MindSpore 2.10 counterpart."""
     ns, _, last = api.rpartition(".")
     low = last.lower()
     if ns == "torch.Tensor" and last.endswith("_") and not last.endswith("__"):
         return (f"no in-place form in MindSpore; compute the out-of-place result and assign it "
-                f"(x = x.{last[:-1]}(...))")
+                f"(x = x.{last[:-1]}(...))"), "manual"
     if last.endswith("_") and not last.endswith("__") and ns in ("torch", "torch.nn.functional"):
         return (f"no in-place form in MindSpore; call the out-of-place {ns}.{last[:-1]} counterpart "
-                f"(see its entry) and assign the result")
+                f"(see its entry) and assign the result"), "manual"
     if "cuda" in low or "mps" in low or "xpu" in low or "mtia" in low or "ipu" in low or low in (
             "cpu", "pin_memory", "is_pinned", "share_memory_", "get_device", "record_stream"):
-        return "MindSpore places data on the device chosen by mindspore.set_device; drop device moves"
+        return "MindSpore places data on the device chosen by mindspore.set_device; drop device moves", "remove"
     if "quant" in low or low.startswith("q_") or low in ("int_repr", "dequantize", "fake_quantize_per_tensor_affine",
                                                          "fake_quantize_per_channel_affine"):
-        return "quantised tensors are not a MindSpore tensor type; quantise with MindSpore Golden Stick (mindspore_gs)"
+        return "quantised tensors are not a MindSpore tensor type; quantise with MindSpore Golden Stick (mindspore_gs)", "manual"
     if "sparse" in low or low.startswith(("to_sparse", "coalesce", "indices", "values", "crow_", "col_", "ccol_",
                                           "row_indices")) or low in ("is_coalesced", "dense_dim", "nnz"):
-        return "use mindspore.COOTensor / mindspore.CSRTensor for sparse data, or keep the data dense"
+        return "use mindspore.COOTensor / mindspore.CSRTensor for sparse data, or keep the data dense", "manual"
     if low in ("refine_names", "rename", "rename_", "align_to", "align_as", "unflatten_names") or "names" in low:
-        return "MindSpore has no named tensors; track dimensions by position"
+        return "MindSpore has no named tensors; track dimensions by position", "manual"
     if low.endswith("storage") or "storage" in low:
-        return "MindSpore does not expose tensor storages; work on the tensor (asnumpy() for raw data)"
+        return "MindSpore does not expose tensor storages; work on the tensor (asnumpy() for raw data)", "manual"
     if ns == "torch" and last.endswith("Tensor") and last[:1].isupper():
-        return "legacy typed tensor class: create mindspore.Tensor(data, dtype=...) instead"
+        return "legacy typed tensor class: create mindspore.Tensor(data, dtype=...) instead", "manual"
     if ns == "torch" and last[:1].isupper():
         return ("a torch runtime/TorchScript/type-system class with no MindSpore counterpart; "
-                "MindSpore code does not need it (compile with mindspore.jit where TorchScript was used)")
+                "MindSpore code does not need it (compile with mindspore.jit where TorchScript was used)"), "remove"
     if low.startswith(("is_", "has_")) or low.endswith(("_enabled", "_available")):
-        return "a torch runtime query without a MindSpore counterpart; answer it from the tensor's dtype/shape or drop it"
+        return "a torch runtime query without a MindSpore counterpart; answer it from the tensor's dtype/shape or drop it", "remove"
     if low.startswith(("set_", "get_", "use_", "enable_", "disable_")):
-        return "a torch runtime setting; set MindSpore behaviour with mindspore.set_context / mindspore.set_device"
+        return "a torch runtime setting; set MindSpore behaviour with mindspore.set_context / mindspore.set_device", "manual"
     if ns == "torch.distributions":
-        return "not in mindspore.nn.probability.distribution; compute log_prob/sample from mindspore.mint ops"
+        return "not in mindspore.nn.probability.distribution; compute log_prob/sample from mindspore.mint ops", "manual"
     if ns == "torch.distributed":
-        return "use mindspore.communication (init, get_rank, create_group) or mindspore.mint.distributed collectives"
+        return "use mindspore.communication (init, get_rank, create_group) or mindspore.mint.distributed collectives", "manual"
     if ns == "torch.utils.data":
-        return "build the input pipeline with mindspore.dataset (GeneratorDataset plus samplers and map/batch)"
+        return "build the input pipeline with mindspore.dataset (GeneratorDataset plus samplers and map/batch)", "manual"
     if ns == "torch.nn.init":
         cls = INIT_CLASSES.get(last, "the matching initializer class")
         return (f"initialise with mindspore.common.initializer: "
-                f"param.set_data(initializer({cls}, param.shape, param.dtype))")
+                f"param.set_data(initializer({cls}, param.shape, param.dtype))"), "manual"
     if ns == "torch.nn":
-        return "compose it from mindspore.mint.nn layers in a mindspore.nn.Cell, or write the op with mindspore.ops.Custom"
+        return "compose it from mindspore.mint.nn layers in a mindspore.nn.Cell, or write the op with mindspore.ops.Custom", "blocker"
     if ns == "torch.amp":
-        return "use mindspore.amp (auto_mixed_precision, DynamicLossScaler) instead"
-    return "no MindSpore 2.10 counterpart; compose it from mindspore.mint / mindspore.ops ops or write a mindspore.ops.Custom op"
+        return "use mindspore.amp (auto_mixed_precision, DynamicLossScaler) instead", "manual"
+    return "no MindSpore 2.10 counterpart; compose it from mindspore.mint / mindspore.ops ops or write a mindspore.ops.Custom op", "blocker"
 
 
 def version_targets(primary: str, official_new: str | None, official_old: str | None,
@@ -927,6 +934,8 @@ def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: s
         entry: dict[str, Any] = {"api": api}
         if man is not None and (man.get("category") == "missing" or "examples" in man or man.get("ms")):
             entry = dict(man.items())
+            if man.get("category") == "missing":
+                entry.setdefault("effort", "manual")  # a hand-written note names the workaround
             if "examples" in man and not (res and res.get("ok")) and res and res.get("nocpu"):
                 # torch runs it but MindSpore has no CPU kernel: keep it (verify says where it cannot run)
                 log.append(f"NOCPU manual example {api}")
@@ -1032,7 +1041,7 @@ def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: s
             if info["order"]:
                 log.append(f"UNCONFIRMED {api} -> {info['order'][:3]}: {(res or {}).get('errors')}")
             entry["category"] = "missing"
-            entry["note"] = missing_note(api)
+            entry["note"], entry["effort"] = missing_fact(api)
             near = info["order"][:1]
             if near and not (info["kind"] == "inplace" and not near[0].endswith("_")):  # not the out-of-place op
                 entry["note"] += f" ({near[0]} exists but did not reproduce torch's result in our checks)"
@@ -1041,7 +1050,7 @@ def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: s
             if last.startswith(("is_", "has_", "set_")) or last in ("manual_seed", "seed", "typename"):
                 entry["returns"] = "other"
         if man is not None:
-            for key in ("note", "returns", "doc", "dynamic_shape", "inplace_of"):
+            for key in ("note", "returns", "doc", "dynamic_shape", "inplace_of", "effort"):
                 if key in man:
                     entry[key] = man[key]
         if api in dynamic and entry.get("category") != "missing" and "dynamic_shape" not in entry:
@@ -1277,6 +1286,7 @@ def library_entries(ref: Path) -> dict[str, list[dict[str, Any]]]:
         entry: dict[str, Any] = {"api": api}
         if target is None:  # the documented target is gone from the installed MindSpore
             entry["category"] = "missing"
+            entry["effort"] = "manual"
             entry["note"] = (f"the official table maps it to {documented}, which MindSpore 2.10 does not have; "
                              + (_library_note(api) or "compose it from mindspore.dataset transforms"))
         else:
@@ -1315,10 +1325,20 @@ def write_library_files(ref: Path) -> None:
 
 # ---------------------------------------------------------------------------------- writing
 def _flow(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    """One value as a YAML flow (JSON) text. A float keeps a dot in its mantissa (1.0e-05, not JSON's
+    1e-05, which YAML 1.1 loaders read as a string)."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(k, ensure_ascii=False)}: {_flow(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_flow(v) for v in value) + "]"
+    text = json.dumps(value, ensure_ascii=False)
+    if isinstance(value, float) and "e" in text and "." not in text:
+        mantissa, _, exponent = text.partition("e")
+        text = f"{mantissa}.0e{exponent}"
+    return text
 
 
-KEY_ORDER = ["api", "category", "inplace_of", "returns", "dynamic_shape", "ms", "note", "doc", "examples"]
+KEY_ORDER = ["api", "category", "effort", "inplace_of", "returns", "dynamic_shape", "ms", "note", "doc", "examples"]
 
 
 def add_positions(entries: dict[str, dict[str, Any]]) -> None:
@@ -1407,7 +1427,7 @@ def inplace_forms_only(entries: dict[str, dict[str, Any]]) -> None:
             entry["ms"] = kept
             continue
         entry["category"] = "missing"
-        entry["note"] = missing_note(api)
+        entry["note"], entry["effort"] = missing_fact(api)
         for key in ("ms", "examples"):
             entry.pop(key, None)
 

@@ -128,6 +128,30 @@ class Browser:
             raise CDPError(f"script error: {text}")
         return result["result"].get("value")
 
+    def watch_long_tasks(self) -> None:
+        """Record the durations of the page's long tasks (over 50 ms) from now on (for `measure`)."""
+        self.eval("window.__longTasks = []; new PerformanceObserver(function (list) { list.getEntries().forEach("
+                  "function (e) { window.__longTasks.push(e.duration); }); }).observe({type: 'longtask'}); 1")
+
+    def measure(self, action: str, done: str | None = None, timeout: float = 120.0,
+                settle: float = 0.3) -> dict[str, float]:
+        """Run the JavaScript statements `action`, wait until the expression `done` is true (work the page
+        does a frame at a time), then `settle` seconds: the time of the action's own task, the whole time,
+        the longest task meanwhile (watch_long_tasks first; 0 when none passed 50 ms) and the elements."""
+        self.eval("window.__longTasks.length = 0; 1")
+        start = time.perf_counter()
+        handler = self.eval("(function(){ const s = performance.now(); " + action + "; return performance.now() - s; })()")
+        deadline = time.monotonic() + timeout
+        while done is not None and not self.eval(done):
+            if time.monotonic() > deadline:
+                raise CDPError(f"timed out waiting for {done}")
+            time.sleep(0.02)
+        waited = time.perf_counter() - start
+        time.sleep(settle)
+        tasks = self.eval("window.__longTasks.slice()") or []
+        return {"handler_ms": float(handler), "done_ms": waited * 1000, "longest_task_ms": float(max(tasks, default=0)),
+                "elements": float(self.eval("document.getElementsByTagName('*').length"))}
+
     def screenshot(self, path: str, full_page: bool = False) -> None:
         params: dict[str, Any] = {"format": "png"}
         if full_page:

@@ -11,6 +11,12 @@ from typing import Any
 
 import pytest
 
+from torch2ms.process import configure_process
+
+# The test process is an entry point like the CLI: the analysis of deep expressions needs the
+# recursion limit the entry points set (torch2ms.process), not CPython's default.
+configure_process()
+
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden"
 UPDATE_GOLDEN = os.environ.get("TORCH2MS_UPDATE_GOLDEN") == "1"

@@ -111,3 +111,32 @@ def synthetic() -> tuple[list[FileResult], dict[str, str]]:
     ))
     d = FileResult(path="pkg/d.py", lines=7)
     return [a, b, c, d], {"pkg/a.py": SYNTH_A, "pkg/sub/b.py": SYNTH_B, "pkg/c.py": "def (:\n"}
+
+
+def large(files: int = 300, per_file: int = 30, big_lines: int = 20_000,
+          apis: int = 450) -> tuple[list[FileResult], dict[str, str]]:
+    """A big project built by hand: `files` files with `per_file` findings each over `apis` distinct
+    (unmapped) torch APIs, plus one file of `big_lines` lines with a finding on every other line."""
+    results: list[FileResult] = []
+    sources: dict[str, str] = {}
+    used = [0]  # findings so far: the next one uses API number used[0] % apis
+
+    def file(path: str, count: int, lines: int, step: int) -> None:
+        text_lines = ["import torch"]
+        diags = []
+        for n in range(2, lines + 1):
+            if (n - 2) % step or len(diags) >= count:
+                text_lines.append(f"w{n} = {n} * 2  # plain")
+                continue
+            api = f"torch.api_{used[0] % apis}"
+            used[0] += 1
+            text_lines.append(f"v{n} = {api}(x, {n})")
+            diags.append(_diag("TMS104", Severity.WARNING, Category.UNMAPPED, n, 5, len(text_lines[n - 1]),
+                               f"{api} is not in the mapping tables; check MindSpore's documentation by hand", api))
+        results.append(FileResult(path=path, lines=len(text_lines), diagnostics=tuple(diags)))
+        sources[path] = "\n".join(text_lines) + "\n"
+
+    for index in range(files):
+        file(f"big/pkg{index % 7}/mod{index:04d}.py", per_file, per_file * 3 + 1, 3)
+    file("big/generated/huge.py", big_lines, big_lines, 2)
+    return sorted(results, key=lambda r: r.path), sources

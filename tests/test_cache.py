@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -72,12 +73,12 @@ def test_configuration_is_part_of_the_key(tmp_path: Path) -> None:
 def test_corrupt_cache_is_ignored_and_rebuilt(tmp_path: Path) -> None:
     project = make_project(tmp_path)
     first = run_cli("scan", str(project), "--isolated", "--cache-dir", str(tmp_path / "c"), cwd=tmp_path)
-    (index,) = [p for p in (tmp_path / "c").iterdir() if p.suffix == ".pickle"]
-    index.write_bytes(b"\x80\x04garbage that is not a pickle")
+    (index,) = [p for p in (tmp_path / "c").iterdir() if p.suffix == ".t2ms"]
+    index.write_bytes(b"\x80\x04garbage that is not a cache file")
     again = run_cli("scan", str(project), "--isolated", "--cache-dir", str(tmp_path / "c"), cwd=tmp_path)
     assert again.returncode == first.returncode == 1
     assert again.stdout == first.stdout and "TMS901" in again.stdout
-    assert index.read_bytes()[:20] != b"\x80\x04garbage that is "
+    assert index.read_bytes()[:20] != b"\x80\x04garbage that is "[:20]
 
 
 def test_no_cache_writes_nothing(tmp_path: Path) -> None:
@@ -89,9 +90,7 @@ def test_no_cache_writes_nothing(tmp_path: Path) -> None:
 
 
 def test_warm_text_report_is_served_without_loading_results(tmp_path: Path, monkeypatch) -> None:
-    """A cache hit gives its text lines and summary from the index: no result is unpickled."""
-    import pickle
-
+    """A cache hit gives its text lines and summary from the index: no result is decoded."""
     from torch2ms import cache as cache_module
     from torch2ms.api import scan_outcomes
     from torch2ms.model import ScanSummary
@@ -105,14 +104,14 @@ def test_warm_text_report_is_served_without_loading_results(tmp_path: Path, monk
     expected_summary = ScanSummary.of([o.result for o in cold])
 
     def no_loading(*_args, **_kwargs):
-        raise AssertionError("a warm text report must not unpickle results")
+        raise AssertionError("a warm text report must not decode results")
 
-    real_loads = pickle.loads
-    monkeypatch.setattr(cache_module.pickle, "loads", no_loading)
+    real_decode = cache_module.decode_result
+    monkeypatch.setattr(cache_module, "decode_result", no_loading)
     warm = scan_outcomes([str(project)], config, cache=Cache(tmp_path / "c", config, load_table()))
     assert "".join(o.text for o in warm) == expected_text
     assert ScanSummary.combine(o.summary for o in warm) == expected_summary
-    monkeypatch.setattr(cache_module.pickle, "loads", real_loads)
+    monkeypatch.setattr(cache_module, "decode_result", real_decode)
     assert as_tuples(o.result for o in warm) == as_tuples(o.result for o in cold)
 
 
@@ -150,3 +149,87 @@ def test_results_of_another_build_of_the_scanner_are_not_reused(tmp_path: Path, 
     other = Cache(tmp_path / "c", config, load_table())
     scan_paths([str(project)], config, cache=other)
     assert other.hits == 0 and other.misses == len(SOURCES)
+
+
+def test_the_data_only_codec_round_trips_results_and_scope_facts() -> None:
+    """Every field of a result (fixes, edits, confidence) and of its network-scope facts survives the cache."""
+    from torch2ms.cache import _enc_scope, _scope, decode_result, encode_result
+
+    examples = Path(__file__).resolve().parent.parent / "examples" / "vision_project"
+    results = scan_paths([str(examples)], Config())
+    assert any(d.fix is not None for r in results for d in r.diagnostics)
+    assert any(r.scope is not None and r.scope.latent for r in results)
+    for result in results:
+        assert decode_result(encode_result(result)) == result
+        assert _scope(json.loads(json.dumps(_enc_scope(result.scope)))) == result.scope
+
+
+def test_a_warm_rescan_decodes_no_scope_facts_when_nothing_changed(tmp_path: Path, monkeypatch) -> None:
+    """The project-wide network scope depends only on the roots, paths and contents: when none changed,
+    its stored outcome is used and only the re-graded files' scope facts are decoded; a change runs the
+    pass again."""
+    from torch2ms import cache as cache_module
+    from torch2ms.api import scan_outcomes
+    from torch2ms.report import text
+
+    monkeypatch.chdir(tmp_path)  # the text chunks are cached for this working directory
+    helper = tmp_path / "pkg" / "ops.py"
+    helper.parent.mkdir()
+    helper.write_text("import torch\n\ndef pick(x):\n    return torch.nonzero(x)\n")
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "net.py").write_text("import torch\nfrom .ops import pick\n\nclass Net(torch.nn.Module):\n"
+                                             "    def forward(self, x):\n        return pick(x)\n")
+    config = Config()
+    cold = scan_paths([str(tmp_path / "pkg")], config, cache=Cache(tmp_path / "c", config, load_table()))
+    assert any("network code" in d.message for r in cold for d in r.diagnostics)
+
+    real = cache_module._scope_of_bytes
+    decoded: list[bytes] = []
+
+    def counted(data: bytes):
+        decoded.append(data)
+        return real(data)
+
+    monkeypatch.setattr(cache_module, "_scope_of_bytes", counted)
+    warm = scan_outcomes([str(tmp_path / "pkg")], config, cache=Cache(tmp_path / "c", config, load_table()))
+    assert "".join(o.text for o in warm) == text.render(cold)
+    assert len(decoded) == 1  # only the file re-graded (ops.py needs its latent findings), not all three
+    assert as_tuples(o.result for o in warm) == as_tuples(cold)
+    helper.write_text("import torch\n\ndef pick(x):\n    return torch.zeros(1)\n")
+    changed = scan_paths([str(tmp_path / "pkg")], config, cache=Cache(tmp_path / "c", config, load_table()))
+    assert not any("network code" in d.message for r in changed for d in r.diagnostics)
+
+
+DATAFLOW = {
+    "pkg/__init__.py": "",
+    "pkg/helpers.py": ("import torch\n\ndef make(x) -> torch.Tensor:\n    return torch.relu(x)\n\n"
+                       "class Base(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                       "        self.register_buffer('pos', torch.arange(4))\n"),
+    "pkg/use.py": ("import torch\nfrom .helpers import make, Base\n\nclass Net(Base):\n    def forward(self, x):\n"
+                   "        y = make(x)\n"
+                   "        z = y.view(-1, 2.5, -1e999, b'\\xff', 1j, ..., (1, 'a', (None,)), True, k=None)\n"
+                   "        return z.sum() + self.pos.size(0)\n"),
+}
+
+
+def test_data_flow_facts_and_the_named_calls_survive_the_cache(tmp_path: Path) -> None:
+    """The calls only other files decide (a method on what a helper returns, on a buffer a base class in
+    another file registers) keep their call, arguments and folded constants of every type through the
+    data-only codec, and a warm re-scan serves the project pass's named calls as the cold scan made them."""
+    from torch2ms.cache import _enc_scope, _scope
+
+    for name, text in DATAFLOW.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    config = Config()
+    cold = scan_paths([str(tmp_path / "pkg")], config, cache=Cache(tmp_path / "c", config, load_table()))
+    use = next(r for r in cold if r.path.endswith("use.py"))
+    assert use.scope is not None and use.scope.pending and use.scope.imports
+    consts = [a.value for _, _, _, _, call in use.scope.pending for a in call.args if a.is_const]
+    assert {type(v) for v in consts} >= {int, float, bytes, complex, tuple, bool, type(None), type(...)}
+    for result in cold:
+        assert _scope(json.loads(json.dumps(_enc_scope(result.scope)))) == result.scope
+    named = {(d.torch_api, d.confidence.value) for d in use.diagnostics}
+    assert {("torch.Tensor.view", "high"), ("torch.Tensor.sum", "high"), ("torch.Tensor.size", "high")} <= named
+    warm = scan_paths([str(tmp_path / "pkg")], config, cache=Cache(tmp_path / "c", config, load_table()))
+    assert as_tuples(warm) == as_tuples(cold)

@@ -139,11 +139,29 @@ def test_dropping_a_non_default_value_is_unsafe():
     ("y = torch.amax(x, 1)", (True, "y = mindspore.mint.amax(x, 1)")),
     ("y = torch.amax(x, dim=1)", (True, "y = mindspore.mint.amax(x, dim=1)")),
     ("y = torch.amax(x)", (False, "y = mindspore.mint.amax(x)")),
+    # the CPU forms (the default device): a parameter MindSpore takes at another position goes by keyword
+    # (nn.Dropout's first parameter is keep_prob), only where it is the last positional argument
+    ("y = nn.Dropout(0.1)", (False, "y = mindspore.nn.Dropout(p=0.1)")),
+    ("y = nn.Dropout(0.1, False)", None),
+    ("y = nn.Conv2d(3, 8, 3, 1, 1)", (True, "y = mindspore.nn.Conv2d(3, 8, 3, 1, padding=1, pad_mode='pad', has_bias=True)")),
+    # a MindSpore parameter torch lacks, written with the value that behaves as torch does
+    ("y = nn.Conv2d(3, 8, 3, groups=3, bias=False)",
+     (True, "y = mindspore.nn.Conv2d(3, 8, 3, group=3, has_bias=False, pad_mode='pad')")),
+    ("y = nn.GELU()", (True, "y = mindspore.nn.GELU(approximate=False)")),
+    ("y = nn.GELU(approximate='tanh')", None),
+    ("y = nn.Conv2d(3, 8, 3, padding_mode='reflect')", None),
+    # a default computed from another argument: the pooling stride is the kernel size
+    ("y = nn.MaxPool2d(k)", (True, "y = mindspore.nn.MaxPool2d(k, stride=k, pad_mode='pad')")),
+    ("y = nn.MaxPool2d(k + 1)", (False, "y = mindspore.nn.MaxPool2d(k + 1, pad_mode='pad')")),
+    # a shape MindSpore takes only as a tuple, covering as many trailing axes as it has
+    ("y = nn.LayerNorm(d)", (False, "y = mindspore.nn.LayerNorm((d,), epsilon=1e-05)")),
+    ("y = nn.LayerNorm((4, 5), eps=1e-6)",
+     (False, "y = mindspore.nn.LayerNorm((4, 5), epsilon=1e-6, begin_norm_axis=-2, begin_params_axis=-2)")),
 ])
 def test_parameter_facts_see_positional_arguments(line: str, expected) -> None:
     """A fact names torch's parameter and its position (`position`, from torch's signature)."""
-    source = "import torch\nimport torch.nn.functional as F\n" + line + "\n"
-    (diag,) = [d for d in scan_source(source, "f.py").diagnostics if d.span.start_line == 3]
+    source = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n" + line + "\n"
+    (diag,) = [d for d in scan_source(source, "f.py").diagnostics if d.span.start_line == 4]
     if expected is None:
         assert diag.fix is None, diag.fix
         return

@@ -254,7 +254,8 @@ def test_report_counts_agree_across_formats(tmp_path: Path) -> None:
     run = [sys.executable, "-m", "torch2ms"]
     subprocess.run(run + common + ["--format", "json", "-o", str(json_out), "--html", str(html_out),
                                    "--date", "2026-01-01"], capture_output=True, text=True, timeout=300)
-    text = subprocess.run(run + common + ["--statistics"], capture_output=True, text=True, timeout=300).stdout
+    text = subprocess.run(run + common, capture_output=True, text=True, timeout=300).stdout
+    stats = subprocess.run(run + common + ["--statistics"], capture_output=True, text=True, timeout=300).stdout
     summary = json.loads(json_out.read_text(encoding="utf-8"))["summary"]
     html = html_out.read_text(encoding="utf-8")
 
@@ -263,16 +264,20 @@ def test_report_counts_agree_across_formats(tmp_path: Path) -> None:
         assert match, f"no summary card {name} in the HTML report"
         return float(match.group(1))
 
-    assert card("files") == summary["files"] and card("lines") == summary["lines"]
-    assert card("uses") == summary["api_uses"] and card("apis") == summary["distinct_apis"]
-    for category, count in summary["by_category"].items():
-        assert card(f"cat-{category}") == count, category
+    assert card("findings") == summary["findings"] and card("apis") == summary["distinct_apis"]
+    for effort in ("remove", "automatic", "manual", "blocker", "unknown"):
+        assert card(f"effort-{effort}") == summary["by_effort"].get(effort, 0), effort
+    assert card("effort-file_error") == summary["by_category"].get("file_error", 0)
     blob = re.search(r'<script type="application/json" id="report-data">(.*?)</script>', html, re.S)
     assert blob, "the HTML report embeds its data"
+    files = json.loads(blob.group(1))["files"]
+    assert len(files) == summary["files"] and sum(f[1] for f in files) == summary["lines"]
     findings = [line for line in text.splitlines() if re.match(r".+:\d+:\d+: TMS\d{3} ", line)]
     assert len(findings) == summary["findings"]
-    assert f"{summary['files']} files ({summary['files_failed']} failed), {summary['lines']} lines, " \
-           f"{summary['findings']} findings" in text
+    assert f"{summary['files']:,} files ({summary['files_failed']:,} failed), {summary['lines']:,} lines: " \
+           f"{sum(summary['by_api'].values()):,} uses of {len(summary['by_api']):,} torch APIs, " \
+           f"{summary['findings']:,} findings" in stats
+    assert text.splitlines()[-1].startswith(f"Found {summary['findings']:,} findings (")
     assert summary["files_failed"] >= 3  # the broken mutants, binary.py, latin.py
 
 

@@ -127,6 +127,16 @@ async def quick_fixes(client: LanguageClient, uri: str, diag: lsp.Diagnostic) ->
         context=lsp.CodeActionContext(diagnostics=[diag], only=[lsp.CodeActionKind.QuickFix])))
 
 
+def read_code_actions(client: LanguageClient) -> None:
+    """lsprotocol's client-side hook reads any object with a "command" key as a Command, although a
+    CodeAction's "command" is an object and a Command's a string (editors tell them apart that way)."""
+    converter = client.protocol._converter
+    converter.register_structure_hook(
+        lsp.Command | lsp.CodeAction,
+        lambda obj, _: converter.structure(obj, lsp.Command if isinstance(obj.get("command"), str)
+                                           else lsp.CodeAction))
+
+
 def codes(diags: list[lsp.Diagnostic]) -> list[str]:
     return sorted(str(d.code) for d in diags)
 
@@ -252,13 +262,7 @@ async def test_verify_code_action_runs_the_call_in_torch_and_mindspore(client: L
     """The code action runs `torch2ms verify FILE:LINE` on the open text (unsaved edits included)."""
     from importlib.metadata import version
 
-    # lsprotocol's client-side hook reads any object with a "command" key as a Command, although a
-    # CodeAction's "command" is an object and a Command's a string (editors tell them apart that way).
-    converter = client.protocol._converter
-    converter.register_structure_hook(
-        lsp.Command | lsp.CodeAction,
-        lambda obj, _: converter.structure(obj, lsp.Command if isinstance(obj.get("command"), str)
-                                           else lsp.CodeAction))
+    read_code_actions(client)
     await start(client, client.profile, tmp_path)  # type: ignore[attr-defined]
     text = MODEL.replace("min=0.0", "min=0.25")  # only in the editor: the file on disk does not exist
     uri = open_doc(client, tmp_path / "model.py", text)
@@ -282,6 +286,36 @@ async def test_verify_code_action_runs_the_call_in_torch_and_mindspore(client: L
     hover = await client.text_document_hover_async(lsp.HoverParams(
         text_document=lsp.TextDocumentIdentifier(uri=uri), position=clamp.range.start))
     assert hover is not None
+
+
+@pytest.mark.asyncio
+async def test_verify_action_only_where_verify_can_work(client: LanguageClient, tmp_path: Path) -> None:
+    """Offered on a call with a rewrite that runs on its own (what `torch2ms verify FILE:LINE` needs),
+    not on a base class that has a fix but is no call."""
+    read_code_actions(client)
+    await start(client, client.profile, tmp_path)  # type: ignore[attr-defined]
+    text = ("import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n    def forward(self, x):\n"
+            "        return torch.clamp(x, min=0.0)\n")
+    uri = open_doc(client, tmp_path / "net.py", text)
+    diags = await wait_diags(client, uri, lambda d: any(x.range.start.line == 6 for x in d))
+
+    async def verify_titles(diag: lsp.Diagnostic) -> list[str]:
+        actions = await quick_fixes(client, uri, diag)
+        return [a.title for a in actions or [] if isinstance(a, lsp.CodeAction) and a.kind == "quickfix.torch2ms.verify"]
+
+    module = next(d for d in diags if d.range.start.line == 4 and d.code == "TMS102")
+    assert scan_source(text, "net.py").diagnostics[1].fix is not None  # it has a fix, yet verify cannot run it
+    assert await verify_titles(module) == []
+    clamp = next(d for d in diags if d.range.start.line == 6)
+    assert await verify_titles(clamp) == ["Verify torch.clamp against its MindSpore rewrite (runs torch and MindSpore)"]
+
+
+def test_verify_message_shows_the_whole_rewrite() -> None:
+    from torch2ms.lsp.server import _unwrapped
+
+    assert _unwrapped("(mindspore.mint.cat((a, b)))") == "mindspore.mint.cat((a, b))"
+    assert _unwrapped("mindspore.mint.nn.Conv2d(3, 8, 3)(x)") == "mindspore.mint.nn.Conv2d(3, 8, 3)(x)"
+    assert _unwrapped("(a)(b)") == "(a)(b)"
 
 
 @pytest.mark.asyncio
@@ -373,13 +407,14 @@ async def test_configuration_change_updates_diagnostics(client: LanguageClient, 
         client.set_configuration(dict(OPTIONS, **settings), section="torch2ms")
         client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
             settings={"torch2ms": dict(OPTIONS, **settings)}))
-        config = Config(ignore=tuple(settings.get("ignore") or ["TMS2"]), select=tuple(settings.get("select", ())))
+        config = Config(ignore=("TMS2",), select=tuple(settings.get("select", ()))).with_ignored(
+            tuple(settings.get("ignore", ())))
         expected = sorted(d.code for d in scan_source(MODEL, "model.py", config).diagnostics)
         return codes(await wait_diags(client, uri, lambda d: codes(d) == expected, timeout=10))
 
-    # the client's ignore list replaces the pyproject's: the dynamic-shape finding comes back
-    after = await reconfigure(ignore=["TMS1"])
-    assert after and all(c.startswith("TMS2") for c in after)
+    # the client's ignore list extends the pyproject's (as the CLI's --ignore does): nothing is left
+    after = await reconfigure(ignore=["TMS2", CLAMP, "TMS101"])
+    assert after == []
     # a longer select prefix than the pyproject's ignore wins (the longest match decides)
     only = await reconfigure(select=["TMS101"])
     assert only == ["TMS101"]
@@ -613,3 +648,13 @@ def test_whole_document_edit_keeps_common_text() -> None:
     edit = whole_document_edit(old, new, Lines(old))
     assert apply_text_edits(old, [edit]) == new
     assert edit.range.end.line == 2 and "print" not in edit.new_text
+
+
+def test_client_settings_are_checked_like_the_cli() -> None:
+    from torch2ms.lsp.server import ClientSettings
+
+    settings, problems = ClientSettings.parse({"select": ["tms1", "TMS999"], "ignore": ["FOO"], "targetVersion": "1.0"})
+    assert settings.select == ("TMS1",) and settings.ignore == () and settings.target_version is None
+    assert any("'select'" in p and "did you mean TMS904" in p for p in problems)
+    assert any("'ignore'" in p and "'FOO'" in p for p in problems)
+    assert any("targetVersion" in p and "did you mean 2.10" in p for p in problems)

@@ -9,7 +9,7 @@ import pytest
 
 from torch2ms.engine import scan_source
 from torch2ms.mappings import load_table, parse_version
-from torch2ms.model import Category, MappingEntry
+from torch2ms.model import Category, MappingEntry, ParamFact
 
 TABLE = load_table()
 VERSION = parse_version(TABLE.meta.default_target)
@@ -52,9 +52,45 @@ def _is_const(node: ast.expr) -> bool:
     return False
 
 
+def _passed(call: ast.Call | None, name: str | None, position: int | None) -> ast.expr | None:
+    if call is None:
+        return None
+    found = next((k.value for k in call.keywords if k.arg is not None and k.arg == name), None)
+    if found is None and position is not None and position < len(call.args) \
+            and not any(isinstance(a, ast.Starred) for a in call.args[:position + 1]):
+        found = call.args[position]
+    return found
+
+
+def _touches(fact: ParamFact, call: ast.Call | None) -> bool:
+    """Whether a parameter fact concerns the example's call: a renamed keyword it writes, a dropped
+    parameter it passes, an unsupported value it may pass, a default it relies on; other facts always."""
+    if fact.kind == "renamed":
+        return call is not None and any(k.arg == fact.torch for k in call.keywords)
+    if fact.kind == "dropped":
+        return _passed(call, fact.torch, fact.position) is not None
+    if fact.kind == "unsupported_values":
+        arg = _passed(call, fact.torch, fact.position)
+        return arg is not None and (not _is_const(arg) or ast.literal_eval(arg) in fact.values)
+    if fact.kind == "default_differs":
+        return _passed(call, fact.torch, fact.position) is None
+    return True
+
+
 def expected_code(entry: MappingEntry, number: int) -> str:
-    """The code the entry's data promises for this example (independent of checks.py)."""
+    """The code the entry's data promises for this example (independent of checks.py): its category,
+    where an entry's parameter differences count only if the example's call touches one of them (or the
+    entry's note tells of another difference); in network code a host sync (.item()) is TMS206."""
     category = entry.category_for(VERSION)
+    target = entry.target_for(VERSION)
+    if target is not None and target.params and category in (Category.EQUIVALENT, Category.DIFF_PARAMS):
+        call = _outer_call(entry.examples[number].torch, entry.api)
+        if any(_touches(f, call) for f in target.params):
+            category = Category.DIFF_PARAMS
+        elif not entry.note:
+            category = Category.EQUIVALENT
+    if entry.api in ("torch.Tensor.item", "torch.Tensor.tolist", "torch.Tensor.numpy"):
+        return "TMS206"  # one finding per use: the host sync in forward outranks the mapping
     dyn = entry.dynamic_shape
     if dyn is not None and category is not Category.MISSING:
         if dyn.always:

@@ -289,6 +289,13 @@ REAL = [
     ("dino", "mlp", "Mlp", {"in_features": 16, "hidden_features": 32,
                             "act_layer": {"torch": "torch.nn.ReLU", "mindspore": "mindspore.mint.nn.ReLU"}},
      ((2, 5, 16),)),
+    # attention: items unpacked from one tensor, softmax(dim=), transpose; Dropout(0.0) by keyword
+    ("dino", "attention", "Attention", {"dim": 16, "num_heads": 4}, ((2, 5, 16),)),
+    # x.chunk(2, dim=-1) in GRAPH mode on CPU
+    ("dino", "swiglu_ffn", "SwiGLUFFN", {"in_features": 16, "hidden_features": 32}, ((2, 5, 16),)),
+    # LayerNorm(int), a ModuleList filled by append (parameter names), ReLU passed as a class
+    ("sam", "transformer", "TwoWayTransformer", {"depth": 2, "embedding_dim": 32, "num_heads": 4, "mlp_dim": 64},
+     ((1, 32, 4, 4), (1, 32, 4, 4), (1, 3, 32))),
 ]
 
 
@@ -314,3 +321,175 @@ def test_real_model_file_runs_in_mindspore_like_torch(tmp_path: Path, package: s
     outcome = bench.compare(str(original), str(ported), model, str(work))
     assert outcome.get("stage") == "compared", outcome
     assert outcome["max_abs_diff"] <= 1e-4
+
+
+# ---------------------------------------------------------------------------------------------- devices
+DEVICE_SOURCE = """
+    import torch.nn as nn
+
+    class Net(nn.Module):
+        def __init__(self, dim, act_layer=nn.GELU):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 8, 3, 1, 1)
+            self.drop = nn.Dropout(0.0)
+            self.norm = nn.LayerNorm(dim)
+            self.pool = nn.MaxPool2d(2)
+            self.act = act_layer()
+
+        def forward(self, x, act: nn.GELU = None):
+            y = self.act(self.norm(self.drop(self.conv(x))))
+            same = type(self.act) is nn.GELU or self.act.__class__ == nn.GELU
+            return y, x.size(1), x.size(dim=0), x.size(), isinstance(self.act, nn.GELU), same
+"""
+
+
+def test_forms_written_for_the_device_with_their_parameter_translation() -> None:
+    cpu = migrate(DEVICE_SOURCE)  # the default device: forms with a CPU kernel
+    assert "mindspore.nn.Conv2d(3, 8, 3, 1, padding=1, pad_mode='pad', has_bias=True)" in cpu
+    assert "mindspore.nn.Dropout(p=0.0)" in cpu  # keep_prob is MindSpore's first parameter
+    assert "mindspore.nn.LayerNorm((dim,), epsilon=1e-05)" in cpu
+    assert "mindspore.nn.MaxPool2d(2, stride=2, pad_mode='pad')" in cpu
+    # a class passed as a value gets the keywords its form needs where it is written; as a type it stays a class
+    assert "act_layer=functools.partial(mindspore.nn.GELU, approximate=False)" in cpu
+    assert "\nimport functools\n" in cpu
+    assert "isinstance(self.act, mindspore.nn.GELU)" in cpu and "act: mindspore.nn.GELU = None" in cpu
+    assert "return y, x.shape[1], x.shape[0], x.shape, " in cpu
+    assert "same = type(self.act) is mindspore.nn.GELU or self.act.__class__ == mindspore.nn.GELU" in cpu
+    ascend = migrate_text(textwrap.dedent(DEVICE_SOURCE), "m.py", Options(Config(device="ascend"))).text
+    assert "mindspore.mint.nn.Conv2d(3, 8, 3, 1, 1)" in ascend and "mindspore.mint.nn.Dropout(0.0)" in ascend
+    assert "act_layer=mindspore.mint.nn.GELU" in ascend and "functools" not in ascend
+
+
+def test_cli_device_flag_and_configuration_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "m.py"
+    source.write_text("import torch.nn as nn\nconv = nn.Conv2d(3, 8, 3)\n")
+    main(["migrate", str(source), "--diff", "--isolated", "--device", "ascend"])
+    assert "+conv = mindspore.mint.nn.Conv2d(3, 8, 3)\n" in capsys.readouterr().out
+    (tmp_path / "pyproject.toml").write_text('[tool.torch2ms]\ndevice = "ascend"\n')
+    main(["migrate", str(source), "--diff"])
+    assert "+conv = mindspore.mint.nn.Conv2d(3, 8, 3)\n" in capsys.readouterr().out
+    main(["migrate", str(source), "--diff", "--device", "cpu"])  # the flag wins over the configuration
+    assert "+conv = mindspore.nn.Conv2d(3, 8, 3, pad_mode='pad', has_bias=True)\n" in capsys.readouterr().out
+
+
+def test_module_list_filled_by_append_is_built_from_a_list() -> None:
+    out = migrate("""
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self, depth):
+                super().__init__()
+                layers = 0
+                self.layers = nn.ModuleList()
+                for _ in range(depth):
+                    self.layers.append(nn.Linear(4, 4))
+                self.layers[0].bias = None
+                self.head = nn.Linear(4, 2)
+                self.blocks = nn.ModuleList([])
+                self.blocks.extend([nn.ReLU()])
+                self.seq = nn.Sequential()
+                self.seq.append(nn.ReLU())
+                self.heads = nn.ModuleDict()
+                self.heads["a"] = nn.Linear(4, 2)
+                self.kept = nn.ModuleList()
+                self.kept.append(nn.ReLU())
+                self.callback = lambda: self.kept  # a use a list cannot stand in for: left as it is
+    """)
+    assert ("        layers_ = []\n        for _ in range(depth):\n            layers_.append(mindspore.mint.nn.Linear(4, 4))\n"
+            "        layers_[0].bias = None\n        self.layers = mindspore.nn.CellList(layers_)\n") in out
+    assert "blocks = []\n        blocks.extend([mindspore.mint.nn.ReLU()])\n        self.blocks = mindspore.nn.CellList(blocks)" \
+        in out
+    assert "seq = []\n        seq.append(mindspore.mint.nn.ReLU())\n        self.seq = mindspore.nn.SequentialCell(*seq)" in out
+    assert 'heads = {}\n        heads["a"] = mindspore.mint.nn.Linear(4, 2)\n        self.heads = mindspore.nn.CellDict(heads)' \
+        in out
+    assert "self.kept = mindspore.nn.CellList()\n        self.kept.append(" in out
+
+
+_NAMES_TORCH = r'''
+import importlib, json, sys
+sys.path.insert(0, sys.argv[1])
+net = importlib.import_module("names").Net(2)
+print(json.dumps(sorted(net.state_dict())))
+'''
+_NAMES_MINDSPORE = r'''
+import importlib, json, sys
+sys.modules["torch"] = None  # `import torch` fails here
+sys.path.insert(0, sys.argv[1])
+net = importlib.import_module("names").Net(2)
+renames = {"gamma": "weight", "beta": "bias"}
+print(json.dumps(sorted(".".join([*p.name.split(".")[:-1], renames.get(p.name.split(".")[-1], p.name.split(".")[-1])])
+                        for p in net.get_parameters())))
+'''
+
+
+def test_parameter_names_of_a_filled_module_list_keep_their_prefix(tmp_path: Path) -> None:
+    """MindSpore names the parameters of Cells appended to an empty CellList without the list's attribute
+    (`1.norm.gamma`); built from a list, they are named as torch's state_dict keys (`layers.1.norm.weight`)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("mindspore")
+    source = textwrap.dedent("""
+        import torch.nn as nn
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.norm = nn.LayerNorm(4)
+                self.fc = nn.Linear(4, 4)
+
+        class Net(nn.Module):
+            def __init__(self, depth):
+                super().__init__()
+                self.layers = nn.ModuleList()
+                for _ in range(depth):
+                    self.layers.append(Block())
+                self.head = nn.Linear(4, 2)
+                self.tail = nn.Sequential()
+                self.tail.append(Block())
+                self.heads = nn.ModuleDict()
+                self.heads["a"] = Block()
+    """)
+    (tmp_path / "torch_side").mkdir()
+    (tmp_path / "torch_side" / "names.py").write_text(source)
+    (tmp_path / "ms_side").mkdir()
+    (tmp_path / "ms_side" / "names.py").write_text(migrate_text(source, "names.py").text)
+    names = []
+    for script, folder in ((_NAMES_TORCH, "torch_side"), (_NAMES_MINDSPORE, "ms_side")):
+        proc = subprocess.run([sys.executable, "-c", script, str(tmp_path / folder)], capture_output=True, text=True,
+                              env=dict(os.environ, GLOG_v="3"))
+        assert proc.returncode == 0, proc.stderr
+        names.append(proc.stdout.strip().splitlines()[-1])
+    assert "layers.1.norm.weight" in names[0]
+    assert names[1] == names[0]
+
+
+def test_parameter_names_of_the_form_inside_isinstance_branches_and_graph_safe_calls() -> None:
+    out = migrate("""
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                for m in self.modules():
+                    if isinstance(m, (nn.BatchNorm2d, nn.BatchNorm1d)):
+                        m.weight.data.fill_(1)
+                        m.running_var.data.fill_(1)
+                    elif isinstance(m, nn.Linear):
+                        m.weight.data.zero_()
+                    elif isinstance(m, (nn.LayerNorm, nn.Linear)):  # the names differ between the two forms
+                        m.bias.data.zero_()
+                    elif isinstance(m, nn.BatchNorm2d):
+                        m = m.weight  # rebound: left as it is
+                    if isinstance(m, nn.BatchNorm2d):
+                        print(m.weight)
+
+            def forward(self, x):
+                a, b = x.chunk(2, dim=-1)
+                return a.chunk(chunks=2)[0] + b
+    """)
+    assert "m.gamma.set_data(mindspore.common.initializer.initializer(mindspore.common.initializer.Constant(" \
+        "value=1), m.gamma.shape, m.gamma.dtype))" in out
+    assert "m.moving_variance.set_data(" in out
+    assert "m.weight.set_data(mindspore.common.initializer.initializer(mindspore.common.initializer.Zero()" in out
+    assert "m.bias.set_data(" in out and "m = m.weight" in out and "print(m.gamma)" in out
+    # in GRAPH mode on the CPU, x.chunk(2, dim=-1) compiles to a kernel the CPU lacks, x.chunk(2, -1) does not
+    assert "a, b = x.chunk(2, -1)" in out and "a.chunk(2)[0]" in out

@@ -20,6 +20,8 @@ from conftest import ROOT
 
 PACKAGE_PARTS = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "torch2ms", "scanner", "lsp", "mappings")
 TORCH_CODE = "import torch\n\n\ndef join(a, b):\n    return torch.cat([a, b], dim=0)\n"
+# torch.cat is an info finding (equivalent API), torch.histogram an error (missing in MindSpore)
+CHECK_CODE = TORCH_CODE + "\n\ndef hist(a):\n    return torch.histogram(a)\n"
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "torch2ms test", "GIT_AUTHOR_EMAIL": "test@example.invalid",
     "GIT_COMMITTER_NAME": "torch2ms test", "GIT_COMMITTER_EMAIL": "test@example.invalid",
@@ -48,6 +50,18 @@ def _package_files() -> list[str]:
                    if line and ((ROOT / line).is_symlink() or (ROOT / line).is_file())})
 
 
+def copy_package(folder: Path) -> Path:
+    """The package's files as a clone of the repository has them, copied into `folder`."""
+    for rel in _package_files():
+        dest = folder / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if (ROOT / rel).is_symlink():  # torch2ms -> scanner, scanner/lsp -> ../lsp, ...: links, as git keeps them
+            dest.symlink_to(os.readlink(ROOT / rel))
+        else:
+            shutil.copy2(ROOT / rel, dest)
+    return folder
+
+
 @pytest.fixture(scope="module")
 def hook_setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, dict[str, str]]:
     base = tmp_path_factory.mktemp("precommit")
@@ -56,14 +70,7 @@ def hook_setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, dic
     env = {**os.environ, **GIT_ENV, "HOME": str(home), "PRE_COMMIT_HOME": str(base / "pre-commit-cache"),
            "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     env.pop("VIRTUAL_ENV", None)
-    hooks = base / "hooks"
-    for rel in _package_files():
-        dest = hooks / rel
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        if (ROOT / rel).is_symlink():  # torch2ms -> scanner, scanner/lsp -> ../lsp, ...: links, as git keeps them
-            dest.symlink_to(os.readlink(ROOT / rel))
-        else:
-            shutil.copy2(ROOT / rel, dest)
+    hooks = copy_package(base / "hooks")
     assert (hooks / ".pre-commit-hooks.yaml").is_file()
     _git("init", "-q", cwd=hooks, env=env)
     _git("add", "-A", cwd=hooks, env=env)
@@ -72,13 +79,13 @@ def hook_setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, dic
     return hooks, sha, env
 
 
-def _user_repo(base: Path, hooks: Path, sha: str, hook_id: str, env: dict[str, str]) -> Path:
+def _user_repo(base: Path, hooks: Path, sha: str, hook_id: str, env: dict[str, str], code: str = TORCH_CODE) -> Path:
     repo = base / "user"
     repo.mkdir()
     (repo / ".pre-commit-config.yaml").write_text(
         f"repos:\n  - repo: {hooks.as_posix()}\n    rev: {sha}\n    hooks:\n      - id: {hook_id}\n",
         encoding="utf-8")
-    (repo / "model.py").write_text(TORCH_CODE, encoding="utf-8")
+    (repo / "model.py").write_text(code, encoding="utf-8")
     (repo / "notes.txt").write_text("torch.cat is not Python here\n", encoding="utf-8")
     _git("init", "-q", cwd=repo, env=env)
     _git("add", "-A", cwd=repo, env=env)
@@ -90,16 +97,18 @@ def _run(repo: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=600)
 
 
-def test_check_hook_fails_on_torch_code_and_passes_after_noqa(hook_setup, tmp_path: Path):
+def test_check_hook_fails_on_warnings_and_errors_not_on_info(hook_setup, tmp_path: Path):
     hooks, sha, env = hook_setup
-    repo = _user_repo(tmp_path, hooks, sha, "torch2ms", env)
+    repo = _user_repo(tmp_path, hooks, sha, "torch2ms", env, CHECK_CODE)
     first = _run(repo, env)
     output = first.stdout + first.stderr
     assert first.returncode == 1, output
-    assert "model.py:5:12: TMS101 torch.cat -> mindspore.mint.cat" in output
+    assert "model.py:5:12: TMS101 [*] info: torch.cat -> mindspore.mint.cat" in output
+    assert "model.py:9:12: TMS103 error: torch.histogram has no MindSpore" in output
     assert "notes.txt" not in output  # types: [python]
     model = repo / "model.py"
-    model.write_text(TORCH_CODE.replace("dim=0)", "dim=0)  # noqa: TMS101"), encoding="utf-8")
+    # the error accepted: the info finding left (torch.cat) does not fail the hook
+    model.write_text(CHECK_CODE.replace("torch.histogram(a)", "torch.histogram(a)  # noqa: TMS103"), encoding="utf-8")
     second = _run(repo, env)
     assert second.returncode == 0, second.stdout + second.stderr
     assert "Passed" in second.stdout
@@ -116,3 +125,53 @@ def test_fix_hook_rewrites_then_passes(hook_setup, tmp_path: Path):
     second = _run(repo, env)
     assert second.returncode == 0, second.stdout + second.stderr
     assert (repo / "model.py").read_text(encoding="utf-8") == fixed
+
+
+def _readme_configs() -> dict[str, str]:
+    """The .pre-commit-config.yaml snippets of the README and docs/fixes.md, by their first repo."""
+    import re
+
+    out = {}
+    for doc in ("README.md", "docs/fixes.md"):
+        text = (ROOT / doc).read_text(encoding="utf-8")
+        for body in re.findall(r"^```yaml\n(.*?)^```$", text, flags=re.MULTILINE | re.S):
+            repo = re.search(r"- repo: (\S+)", body)
+            assert repo, body
+            out[f"{doc}:{repo.group(1)}"] = body
+    return out
+
+
+def _run_snippet(repo: Path, config: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    (repo / ".pre-commit-config.yaml").write_text(config, encoding="utf-8")
+    (repo / "model.py").write_text(CHECK_CODE, encoding="utf-8")
+    _git("init", "-q", cwd=repo, env=env)
+    _git("add", "-A", cwd=repo, env=env)
+    return _run(repo, env)
+
+
+@pytest.mark.parametrize("doc", ["README.md", "docs/fixes.md"])
+def test_the_documented_clone_configuration_works(hook_setup, tmp_path: Path, doc: str):
+    hooks, sha, env = hook_setup
+    config = _readme_configs()[f"{doc}:/path/to/torch2ms"]
+    assert "rev: 0123abcd" in config
+    config = config.replace("/path/to/torch2ms", hooks.as_posix()).replace("0123abcd", sha)
+    repo = tmp_path / "user"
+    repo.mkdir()
+    proc = _run_snippet(repo, config, env)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "model.py:9:12: TMS103 error: torch.histogram" in output, output
+
+
+def test_the_documented_local_configuration_works(hook_setup, tmp_path: Path):
+    _, _, env = hook_setup
+    config = _readme_configs()["README.md:local"]
+    env = dict(env, PATH=f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}")
+    repo = tmp_path / "user"
+    repo.mkdir()
+    proc = _run_snippet(repo, config, env)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "model.py:9:12: TMS103 error: torch.histogram" in output, output
+    (repo / "model.py").write_text(CHECK_CODE.replace("torch.histogram(a)", "torch.histogram(a)  # noqa: TMS103"),
+                                   encoding="utf-8")
+    again = _run(repo, env)
+    assert again.returncode == 0, again.stdout + again.stderr

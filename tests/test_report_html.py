@@ -1,4 +1,4 @@
-"""Structure, escaping and determinism of the project HTML report (parsed with html.parser)."""
+"""Structure, data, escaping, size and determinism of the project HTML report (parsed with html.parser)."""
 
 from __future__ import annotations
 
@@ -9,20 +9,18 @@ import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
-import pytest
-
-from torch2ms.model import ScanSummary
+from torch2ms.model import Category, Diagnostic, FileResult, ScanSummary, Severity, Span
 from torch2ms.report import html as html_report
 from torch2ms.report.highlight import CLASSES, highlight
 from torch2ms.report.json import document
 
-from report_project import EVIL, make_project, scan, synthetic
+from report_project import EVIL, large, make_project, scan, synthetic
 
 DATE = "2026-01-02"
 
 
 class Page(HTMLParser):
-    """Elements by id, rows of tables, text of elements, the embedded data blob, resource references."""
+    """Elements by id, text of elements, the embedded data, resource references."""
 
     VOID = {"meta", "link", "input", "br", "img", "hr", "rect", "circle", "source", "area", "col", "wbr"}
 
@@ -32,8 +30,6 @@ class Page(HTMLParser):
         self.duplicates: list[str] = []
         self.stack: list[tuple[str, dict[str, str | None]]] = []
         self.text_of: dict[str, list[str]] = {}
-        self.table_rows: dict[str, list[dict[str, str | None]]] = {}
-        self.details: list[dict[str, str | None]] = []
         self.scripts: list[tuple[dict[str, str | None], str]] = []
         self.resources: list[tuple[str, str, str]] = []
         self.tags: list[str] = []
@@ -54,12 +50,6 @@ class Page(HTMLParser):
                 self.resources.append((tag, attr, str(a[attr])))
         if tag == "link" and a.get("href"):
             self.resources.append((tag, "href", str(a["href"])))
-        if tag == "tr":
-            table = next((x for t, x in reversed(self.stack) if t == "table"), None)
-            if table is not None and table.get("id"):
-                self.table_rows.setdefault(str(table["id"]), []).append(a)
-        if tag == "details":
-            self.details.append(a)
         if tag == "script":
             self._script = (a, [])
         if tag not in self.VOID:
@@ -89,92 +79,107 @@ class Page(HTMLParser):
     def text(self, element_id: str) -> str:
         return " ".join(" ".join(self.text_of[element_id]).split())
 
-    def blob(self) -> dict:
-        found = [body for attrs, body in self.scripts if attrs.get("id") == "report-data"]
-        assert len(found) == 1
-        return json.loads(found[0])
+    def script(self, element_id: str) -> dict | list | None:
+        found = [body for attrs, body in self.scripts if attrs.get("id") == element_id]
+        assert len(found) <= 1
+        return json.loads(found[0]) if found else None
 
+    def data(self) -> dict:
+        found = self.script("report-data")
+        assert isinstance(found, dict)
+        return found
 
-@pytest.fixture()
-def project(tmp_path, monkeypatch):
-    make_project(tmp_path / "visionproj")
-    monkeypatch.chdir(tmp_path)
-    results = scan(Path("visionproj"))
-    return results
+    def findings(self, index: int) -> list[dict]:
+        """File `index`'s findings as the page's script reads them (report.js: parseFindings)."""
+        blob = self.script(f"d{index}")
+        if blob is None:
+            return []
+        assert isinstance(blob, dict)
+        data = self.data()
+        flat, out, line = blob["f"], [], 0
+        fields = html_report.FINDING_FIELDS
+        for at in range(0, len(flat), fields):
+            line += flat[at]
+            code, severity, category, code_doc, runtime = data["kinds"][flat[at + 4]]
+            message = data["s"][flat[at + 5]]
+            if flat[at + 6] >= 0:
+                message = message.replace("\x01", data["s"][data["apis"][flat[at + 6]][0]])
+            out.append({"line": line, "col": flat[at + 1], "end_line": line + flat[at + 2], "end_col": flat[at + 3],
+                        "code": code, "severity": severity, "category": category, "message": message,
+                        "doc": data["s"][flat[at + 7]] if flat[at + 7] >= 0 else code_doc, "runtime": runtime})
+        return out
 
 
 def _number(text: str) -> int:
     return int(text.replace(",", ""))
 
 
-def test_header_cards_and_tables_match_the_scan(project):
-    results = project
-    page_text = html_report.render(results, "2.10", paths=["visionproj"], date=DATE)
-    page = Page(page_text)
+def _page(results, **kwargs) -> Page:
+    return Page(html_report.render(results, "2.10", date=DATE, **kwargs))
+
+
+def test_summary_has_one_total_and_effort_classes_that_add_up_to_it(tmp_path, monkeypatch):
+    make_project(tmp_path / "visionproj")
+    monkeypatch.chdir(tmp_path)
+    results = scan(Path("visionproj"))
+    page = _page(results, paths=["visionproj"])
     assert not page.duplicates
     summary = ScanSummary.of(results)
     doc = document(results, "2.10", paths=["visionproj"], date=DATE)
-
     assert page.text("project-name") == "visionproj"
-    assert page.text("meta-date") == DATE
-    assert page.text("meta-target") == "2.10"
-    assert page.text("meta-table") == doc["tool"]["mapping_table_version"]
+    assert page.text("meta-date") == DATE and page.text("meta-target") == "2.10"
 
     def card(name: str) -> int:
         attrs = page.ids[f"value-{name}"]
         assert _number(page.text(f"value-{name}")) == int(attrs["data-value"])
         return int(attrs["data-value"])
 
-    assert card("files") == summary.files == 6
-    assert card("lines") == summary.lines
-    assert card("uses") == doc["summary"]["api_uses"]
-    assert card("apis") == len({d.torch_api for r in results for d in r.diagnostics if d.torch_api})
-    for category, count in summary.by_category.items():
-        assert card(f"cat-{category}") == count
-    assert summary.files_failed == 1 and "1 failed" in page.text("card-files")
+    assert card("findings") == summary.diagnostics
+    assert "value-uses" not in page.ids  # one total on the page: findings
+    efforts = {e: card(f"effort-{e}") for e in ("remove", "automatic", "manual", "blocker", "unknown", "file_error")}
+    assert sum(efforts.values()) == summary.diagnostics
+    assert efforts["file_error"] == summary.files_failed == 1
+    assert efforts == {**doc["summary"]["by_effort"], **{e: 0 for e in efforts if e not in doc["summary"]["by_effort"]},
+                       "file_error": 1}
+    assert card("apis") == doc["summary"]["distinct_apis"]
+    assert f"{summary.diagnostics} findings" in page.text("chart-categories").replace(",", "")
     assert "broken.py" in page.text("failures") and "TMS901" in page.text("failures")
     assert "Migration readiness" in page.text("readiness-definition")
+    assert "progress" not in page.ids  # no --compare
 
-    # API table: one row per distinct API, counts as in the scan
-    api_rows = [r for r in page.table_rows["api-table"] if r.get("data-api") is not None]
-    assert len(api_rows) == doc["summary"]["distinct_apis"] > 5
-    assert [r["id"] for r in api_rows] == [f"api-{i}" for i in range(len(api_rows))]
-    for i, row in enumerate(doc["apis"]):
-        assert page.text(f"api-{i}").startswith(row["api"])
-        uses = sum(1 for r in results for d in r.diagnostics if d.torch_api == row["api"]
-                   and d.category.value in ("equivalent", "diff_params", "missing", "dynamic_shape", "unmapped"))
-        assert row["uses"] == uses
 
-    # File list: one row per scanned file, with its number of findings
-    file_rows = page.table_rows["file-table"][1:]  # the first row is the header
-    assert len(file_rows) == len(results)
+def test_data_paths_relative_to_the_scanned_folder_and_findings_exact(tmp_path, monkeypatch):
+    make_project(tmp_path / "visionproj")
+    monkeypatch.chdir(tmp_path)
+    results = scan(Path("visionproj"))
+    page = _page(results, paths=["visionproj"])
+    data = page.data()
+    paths = [data["s"][row[0]] for row in data["files"]]
+    assert paths == sorted(paths) and "models/net.py" in paths and not any(p.startswith("visionproj") for p in paths)
+    assert "visionproj" in page.text("sources-note")
     for i, result in enumerate(sorted(results, key=lambda r: r.path)):
-        cells = page.text(f"row-f{i}").split()
-        assert cells[0].endswith(Path(result.path).name)
-        assert str(len(result.diagnostics)) in cells
-
-    # One collapsed section per file with findings; the blob holds each finding at its line
-    with_findings = [i for i, r in enumerate(results) if r.diagnostics]
-    assert [d["id"] for d in page.details] == [f"f{i}" for i in with_findings]
-    assert all("open" not in d for d in page.details)
-    blob = page.blob()
-    for i, result in enumerate(results):
-        entry = blob["files"][i]
-        if not result.diagnostics:
-            assert entry == 0
-            continue
-        assert [f[0] for f in entry["f"]] == [d.span.start_line for d in result.diagnostics]
-        assert [blob["s"][f[4]] for f in entry["f"]] == [d.code for d in result.diagnostics]
-        assert [blob["s"][f[7]] for f in entry["f"]] == [d.message for d in result.diagnostics]
-    # API -> uses links point at existing sections and lines
-    for locations in blob["apis"]:
-        for file_index, line in locations:
-            assert f"f{file_index}" in page.ids
-            assert 1 <= line <= results[file_index].lines
+        row = data["files"][i]
+        assert row[2] == len(result.diagnostics)
+        got = page.findings(i)
+        assert [(f["line"], f["col"], f["end_line"], f["end_col"], f["code"], f["severity"], f["category"],
+                 f["message"], f["doc"]) for f in got] == \
+               [(d.span.start_line, d.span.start_col, d.span.end_line, d.span.end_col, d.code, d.severity.value,
+                 d.category.value, d.message, d.doc_url) for d in result.diagnostics]
+    # the API table's rows, with category and effort
+    doc = document(results, "2.10", paths=["visionproj"], date=DATE)
+    assert [data["s"][r[0]] for r in data["apis"]] == [a["api"] for a in doc["apis"]]
+    assert [data["efforts"][r[4]] for r in data["apis"]] == [a["effort"] for a in doc["apis"]]
+    # folders with the totals of everything below them; "." is the whole project
+    dirs = {data["s"][d[0]]: d for d in data["dirs"]}
+    assert set(dirs) == {".", "models", "data"}
+    assert dirs["."][4] == sum(len(r.diagnostics) for r in results)
+    assert dirs["models"][2] == 2 and dirs["models"][1] == 1
 
 
-def test_page_is_self_contained(project):
-    page_text = html_report.render(project, "2.10", paths=["visionproj"], date=DATE)
+def test_page_is_self_contained(tmp_path, monkeypatch):
+    make_project(tmp_path / "visionproj")
+    monkeypatch.chdir(tmp_path)
+    page_text = html_report.render(scan(Path("visionproj")), "2.10", paths=["visionproj"], date=DATE)
     page = Page(page_text)
     assert page.resources == []  # no <script src>, <link href>, <img src>
     assert "http://" not in page_text.replace("http://www.w3.org", "")
@@ -189,81 +194,116 @@ def test_escaping_of_hostile_source_and_names(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     results = scan(Path(name))
     page_text = html_report.render(results, "2.10", paths=[name], date="<i>today</i>")
-    # Only our own two script elements end, and no comment is opened anywhere.
-    assert page_text.count("</script>") == 2
-    assert page_text.lower().count("<script") == 2
+    # Only our own script elements end, and no comment is opened anywhere.
+    assert page_text.count("</script>") == page_text.lower().count("<script") == len(Page(page_text).scripts)
     assert "<!--" not in page_text
     assert "<b>" not in page_text and "<i>today" not in page_text and "<img" not in page_text
     page = Page(page_text)
-    assert page.text("project-name") == name
-    assert page.text("meta-date") == "<i>today</i>"
+    assert page.text("project-name") == name and page.text("meta-date") == "<i>today</i>"
     assert "b" not in page.tags and "img" not in page.tags and "i" not in page.tags
-    # The data blob decodes back to the exact source text.
-    blob = page.blob()
-    evil_index = next(i for i, r in enumerate(results) if r.path.endswith("evil.py"))
-    chunks = blob["files"][evil_index]["c"]
-    assert "\n".join(chunks[0][1]) == EVIL.rstrip("\n") + "\n" or "\n".join(chunks[0][1]) == EVIL
+    # The embedded source decodes back to the exact text.
+    evil = next(i for i, r in enumerate(results) if r.path.endswith("evil.py"))
+    chunks = page.script(f"s{evil}")
+    assert isinstance(chunks, list)
+    assert "\n".join(chunks[0][1]) == EVIL
     assert any("</script>" in line for line in chunks[0][1])
 
 
-def test_same_input_same_bytes(project):
-    one = html_report.render(project, "2.10", paths=["visionproj"], date=DATE)
-    two = html_report.render(list(reversed(project)), "2.10", paths=["visionproj"], date=DATE)
-    assert one == two
+def test_same_input_same_bytes(tmp_path, monkeypatch):
+    make_project(tmp_path / "visionproj")
+    monkeypatch.chdir(tmp_path)
+    results = scan(Path("visionproj"))
+    one = html_report.render(results, "2.10", paths=["visionproj"], date=DATE)
+    two = html_report.render(list(reversed(results)), "2.10", paths=["visionproj"], date=DATE)
     assert one.encode("utf-8") == two.encode("utf-8")
 
 
-def test_cli_writes_the_report(tmp_path, monkeypatch):
+def test_cli_writes_the_report_and_compares_with_an_earlier_one(tmp_path, monkeypatch):
     make_project(tmp_path / "proj")
     monkeypatch.chdir(tmp_path)
-    cmd = [sys.executable, "-m", "torch2ms", "scan", "proj", "--html", "report.html", "--date", DATE,
-           "--exit-zero", "-j", "1"]
+    base = [sys.executable, "-m", "torch2ms", "scan", "proj", "-j", "1", "--no-cache"]
+    earlier = subprocess.run(base + ["--output-format", "json", "-o", "old.json", "--date", "2026-01-01"],
+                             capture_output=True, text=True, timeout=120)
+    assert earlier.returncode == 1, earlier.stderr
+    net = tmp_path / "proj" / "models" / "net.py"
+    text = net.read_text(encoding="utf-8")  # one finding ported away, one new one
+    net.write_text(text.replace("idx = torch.nonzero(y)", "idx = y").replace("return self.fc(", "z = torch.histogram(x)\n        return self.fc("),
+                   encoding="utf-8")
+    cmd = base + ["--html", "report.html", "--date", DATE, "--exit-zero", "--compare", "old.json"]
     first = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert first.returncode == 0, first.stderr
     one = (tmp_path / "report.html").read_bytes()
-    second = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    assert second.returncode == 0, second.stderr
+    assert subprocess.run(cmd, capture_output=True, text=True, timeout=120).returncode == 0
     assert (tmp_path / "report.html").read_bytes() == one
     page = Page(one.decode("utf-8"))
-    assert page.text("project-name") == "proj"
-    assert page.text("meta-date") == DATE
+    old = json.loads((tmp_path / "old.json").read_text(encoding="utf-8"))["summary"]
+    now = int(page.ids["value-findings"]["data-value"])
+    line = page.text("progress-line")
+    change = f"{now - old['findings']:+d}" if now != old["findings"] else "0"
+    assert f"{old['findings']} → {now} findings ({change})" in line.replace(",", ""), line
+    assert "1 fixed, 1 new." in line
+    assert page.text("progress").startswith("Progress since old.json (2026-01-01)")
+    blocker = page.text("progress-blocker").split()
+    assert blocker[-1] == "+1"  # torch.histogram has no workaround
+    # --compare needs the HTML report, and a readable JSON report
+    assert subprocess.run(base + ["--compare", "old.json"], capture_output=True, text=True, timeout=120).returncode == 2
+    bad = subprocess.run(base + ["--html", "r.html", "--compare", "missing.json"], capture_output=True, text=True,
+                         timeout=120)
+    assert bad.returncode == 2 and "missing.json" in bad.stderr
 
 
-def test_synthetic_results_charts_and_rewrites():
+def test_blockers_chart_and_table_data():
+    def use(line: int, api: str, code: str = "TMS103") -> Diagnostic:
+        return Diagnostic(code=code, severity=Severity.ERROR, category=Category.MISSING,
+                          span=Span(line, 4, line, 20), message=f"{api} has no MindSpore 2.10 equivalent",
+                          torch_api=api)
+
+    results = [FileResult("pkg/a.py", (use(2, "torch.histogram"), use(3, "torch.histogram"), use(4, "torch.no_grad")),
+                          lines=4)]
+    page = _page(results, paths=["pkg"], read=lambda _: "import torch\na\nb\nc\n")
+    assert re.search(r"torch\.histogram\s*2", page.text("chart-blockers"))
+    assert "torch.no_grad" not in page.text("chart-blockers")  # it is removed, not blocked
+    data = page.data()
+    by_api = {data["s"][r[0]]: data["efforts"][r[4]] for r in data["apis"]}
+    assert by_api == {"torch.histogram": "blocker", "torch.no_grad": "remove"}
+    assert page.text("blockers").startswith("Blockers 1 APIs, 2 uses")
+
+
+def test_synthetic_results_rewrites_and_charts():
     results, sources = synthetic()
-    page_text = html_report.render(results, "2.10", paths=["pkg"], date=DATE, read=sources.get)
-    page = Page(page_text)
-    # The missing-API chart names the missing API with its count; the directory chart has both folders.
-    assert "torch.special_thing" in page.text("chart-missing")
-    assert re.search(r"torch\.special_thing\s*2", page.text("chart-missing"))
-    assert "pkg/sub" in page.text("chart-directories") and "pkg" in page.text("chart-directories")
-    # Readiness: 2 equivalent of 5 API uses (missing 2, dynamic 1) = 40 %.
-    assert page.ids["value-readiness"]["data-value"] == "40.0"
-    blob = page.blob()
-    finding = blob["files"][0]["f"][0]
-    rewrite = finding[11]
-    assert blob["s"][rewrite[2]] == "x = torch.ones(2)"
-    assert blob["s"][rewrite[3]] == "x = mindspore.mint.ones(2)"
+    page = _page(results, paths=["pkg"], read=sources.get)
+    assert page.ids["value-readiness"]["data-value"] == "40.0"  # 2 equivalent of 5 API uses
     assert "pkg/c.py" in page.text("failures")
-    assert blob["paths"] == ["pkg/a.py", "pkg/c.py", "pkg/d.py", "pkg/sub/b.py"]
-    assert blob["files"][2] == 0  # a file without findings carries no source
+    data = page.data()
+    # "pkg" is not a folder here (hand-made results): paths stay relative to the working directory
+    assert [data["s"][row[0]] for row in data["files"]] == ["pkg/a.py", "pkg/c.py", "pkg/d.py", "pkg/sub/b.py"]
+    assert page.script("d2") is None and page.script("s2") is None  # no findings: no data
+    fixes = page.script("d0")["x"]  # type: ignore[index]
+    number, title, safe, line, col, end_line, end_col, text = fixes[0]
+    assert (number, data["s"][title], safe, data["s"][text]) == (0, "Call mindspore.mint.ones", 1, "mindspore.mint.ones")
+    assert (line, col, end_line, end_col) == (0, 4, 0, 14)  # steps from the finding's line
+    assert "pkg" in page.text("chart-directories") and "File error: 1" in page.text("chart-directories")
 
 
-def test_large_projects_switch_to_excerpts_then_to_findings_only(monkeypatch):
-    results, sources = synthetic()
-    monkeypatch.setattr(html_report, "SOURCE_BUDGET", 10)
-    page = Page(html_report.render(results, "2.10", paths=["pkg"], date=DATE, read=sources.get))
-    blob = page.blob()
-    first = blob["files"][0]
-    assert first["full"] is False
-    # findings on lines 2-4 with 3 lines of context: lines 1-5 of the 5-line text
-    assert [c[0] for c in first["c"]] == [1] and first["c"][0][1][:2] == ["import torch", "x = torch.ones(2)"]
-    assert "show excerpts" in page.text("sources")
-    monkeypatch.setattr(html_report, "EXCERPT_BUDGET", 5)
-    page = Page(html_report.render(results, "2.10", paths=["pkg"], date=DATE, read=sources.get))
-    blob = page.blob()
-    assert blob["files"][0]["c"] == [] and len(blob["files"][0]["f"]) == 3
-    assert "without source" in page.text("sources")
+def test_source_fills_what_the_budget_leaves(monkeypatch):
+    results, sources = large(files=40, per_file=20, big_lines=4000)
+    full = Page(html_report.render(results, "2.10", paths=["big"], date=DATE, read=sources.get))
+    states = [row[6] for row in full.data()["files"]]
+    assert set(states) == {2}  # small enough: every file whole
+    monkeypatch.setattr(html_report, "PAGE_BUDGET", 600_000)
+    page_text = html_report.render(results, "2.10", paths=["big"], date=DATE, read=sources.get)
+    page = Page(page_text)
+    rows = page.data()["files"]
+    states = [row[6] for row in rows]
+    assert 0 in states and any(states)  # source for some files, none for the rest
+    huge = next(i for i, r in enumerate(rows) if page.data()["s"][r[0]].endswith("huge.py"))
+    assert states[huge] == 0  # the files with fewest findings come first
+    shown = next(i for i, s in enumerate(states) if s)
+    chunks = page.script(f"s{shown}")
+    lines = [n for start, text, _ in chunks for n in range(start, start + len(text))]  # type: ignore[union-attr]
+    assert {f["line"] for f in page.findings(shown)} <= set(lines)
+    assert len(page_text.encode("utf-8")) <= 600_000
+    assert "without source" in page.text("sources-note")
 
 
 def test_highlighter_classes_and_broken_code():
@@ -280,10 +320,8 @@ def test_highlighter_classes_and_broken_code():
     assert ("def", "kw") in spans(2) and ("f", "def") in spans(2) and ("# note", "com") in spans(2)
     assert spans(3)[-1] == ('"""a', "str") and spans(4)[0] == ('b"""', "str")
     assert ("len", "bi") in spans(5) and ("1.5", "num") in spans(5)
-    # Broken code: no exception, a range list per line
     broken = 'x = "unterminated\ndef (:\n'
     assert len(highlight(broken)) == 3
     assert len(highlight("")) == 1
-    # with upto, tokenizing stops: later lines stay plain
     partial = highlight(text, upto=2)
     assert partial[:2] == ranges[:2] and partial[5] == []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -155,5 +156,42 @@ def test_incremental_edit_below_an_odd_line_separator(tmp_path: Path) -> None:
             if got["range"]["start"] != want:
                 wrong.append(f"{odd!r}: published at {got['range']['start']}, the edit put it at {want}")
         assert not wrong, wrong
+    finally:
+        client.shutdown()
+
+
+def test_memory_returns_when_a_large_document_is_closed(tmp_path: Path) -> None:
+    """The analysis of a large file takes hundreds of MB; closing the file gives them back to the system."""
+    client = _session(tmp_path)
+    try:
+        small = (tmp_path / "small.py").as_uri()
+        _open(client, small, "import torch\nx = torch.zeros(1)\n")
+        _published(client, small, 1)
+        client.notify("textDocument/didClose", {"textDocument": {"uri": small}})
+        time.sleep(1.0)
+        base = client.rss_kb()
+        line = "y = torch.nn.functional.softmax(x, dim=0) + torch.abs(x)\n"
+        big = (tmp_path / "big.py").as_uri()
+        _open(client, big, "import torch\nx = torch.zeros(3)\n" + line * (2_000_000 // len(line)))
+        assert client.wait_for(lambda: bool(client.published.get(big)), 600)
+        grown = client.rss_kb() - base
+        client.notify("textDocument/didClose", {"textDocument": {"uri": big}})
+        assert client.wait_for(lambda: client.published[big][-1][1] == [], 60)
+        time.sleep(2.0)
+        kept = client.rss_kb() - base
+        assert grown > 150 * 1024 and kept < 40 * 1024, f"grew {grown // 1024} MiB, kept {kept // 1024} MiB"
+    finally:
+        assert client.shutdown() == 0
+
+
+def test_a_request_after_shutdown_gets_an_error(tmp_path: Path) -> None:
+    client = _session(tmp_path)
+    try:
+        assert client.call("shutdown", None).get("result") is None
+        answer = client.call("textDocument/hover", {"textDocument": {"uri": (tmp_path / "a.py").as_uri()},
+                                                    "position": {"line": 0, "character": 0}}, timeout=20)
+        assert "error" in answer and answer["error"]["code"] == -32600, answer  # InvalidRequest
+        client.notify("exit", None)
+        assert client.proc.wait(30) == 0
     finally:
         client.shutdown()

@@ -14,9 +14,9 @@ from pathlib import Path
 
 from ..config import find_pyproject, load_config
 from ..mappings import parse_version
+from ..model import DEVICES
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-DEVICES = ("cpu", "gpu", "ascend")
 
 
 def _version(text: str) -> str:
@@ -33,8 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     where.add_argument("--out", metavar="DIR", help="write the migrated files into a parallel tree under DIR")
     where.add_argument("--in-place", action="store_true", help="replace each file by its migrated text")
     where.add_argument("--diff", action="store_true", help="print the changes as a unified diff; write nothing")
-    parser.add_argument("--device", choices=DEVICES, default="cpu",
-                        help="the device the migrated code must run on (default: cpu)")
+    parser.add_argument("--device", choices=DEVICES, default=None,
+                        help="the device the migrated code must run on: the forms written are those that run "
+                             "there (default: the configuration's device, else cpu)")
     parser.add_argument("--target-version", type=_version, metavar="X.Y", help="MindSpore version to target (default 2.10)")
     parser.add_argument("--config", metavar="PYPROJECT", help="read [tool.torch2ms] from this file")
     parser.add_argument("--isolated", action="store_true", help="ignore configuration files")
@@ -52,12 +53,12 @@ def run(args: argparse.Namespace) -> int:
         config = load_config(Path(args.config))
     else:
         config = load_config(find_pyproject(Path(args.paths[0])))
-    config = config.with_overrides(target_version=args.target_version)
+    config = config.with_overrides(target_version=args.target_version, device=args.device)
     if args.out and any(os.path.isdir(p) and os.path.realpath(p) == os.path.realpath(args.out) for p in args.paths):
         print("torch2ms migrate: error: --out names a folder being migrated; use --in-place to rewrite it",
               file=sys.stderr)
         return EXIT_ERROR
-    options = Options(config=config, device=args.device)
+    options = Options(config=config)
     outcomes = migrate_paths(args.paths, options, out=args.out, write=not args.diff)
     errors = findings = 0
     for outcome in outcomes:

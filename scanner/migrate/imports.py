@@ -149,16 +149,33 @@ def ensure_root_import(module: cst.Module, root: str) -> tuple[cst.Module, bool]
     and does not import it at module level; (module, whether it was added)."""
     if any(_imports_root(s, root) for s in module.body) or not _refers_to(module, root):
         return module, False
+    return _insert_import(module, f"import {ROOT}" if root == ROOT else f"import {ROOT} as {root}"), True
+
+
+def ensure_import(module: cst.Module, name: str) -> cst.Module:
+    """Add ``import NAME`` (a standard module the rewrites use, e.g. functools) where the module refers to
+    NAME and does not import it."""
+    if not _refers_to(module, name):
+        return module
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Import) and any(
+                        a.asname is None and cst.Module([]).code_for_node(a.name) == name for a in small.names):
+                    return module
+    return _insert_import(module, f"import {name}")
+
+
+def _insert_import(module: cst.Module, text: str) -> cst.Module:
+    """`module` with the import statement `text` after its docstring and leading imports."""
     body = list(module.body)
     index = 0
     if body and _is_docstring(body[0]):
         index = 1
     while index < len(body) and _is_import(body[index]):
         index += 1
-    text = f"import {ROOT}" if root == ROOT else f"import {ROOT} as {root}"
-    statement = cst.parse_statement(text + "\n")
-    body.insert(index, statement)
-    return module.with_changes(body=body), True
+    body.insert(index, cst.parse_statement(text + "\n"))
+    return module.with_changes(body=body)
 
 
 def _is_docstring(statement: cst.CSTNode) -> bool:

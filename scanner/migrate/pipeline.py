@@ -13,6 +13,7 @@ import ast
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from typing import TypeVar
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
@@ -32,8 +33,11 @@ class MigrateError(Exception):
 
 @dataclass(frozen=True)
 class Options:
-    config: Config = field(default_factory=Config)
-    device: str = "cpu"  # the device the output must run on: handed to the fix engine's target choice
+    config: Config = field(default_factory=Config)  # its `device`: where the output must run (the forms written)
+
+    @property
+    def device(self) -> str:
+        return self.config.device
 
 
 @dataclass
@@ -65,7 +69,10 @@ def module_classes(text: str, table: MappingTable | None = None) -> set[str]:
     return {cls.name for cls in resolver.classes if cls.is_module}
 
 
-def _rewrite(text: str, rewriter: transform._Rewriter) -> tuple[str, transform._Rewriter]:
+_R = TypeVar("_R", bound=transform._Rewriter)
+
+
+def _rewrite(text: str, rewriter: _R) -> tuple[str, _R]:
     module = MetadataWrapper(cst.parse_module(text)).visit(rewriter)
     return module.code, rewriter
 
@@ -88,8 +95,9 @@ def migrate_text(text: str, path: str = "<string>", options: Options | None = No
         if cells is None:
             cells = {cls.name for cls in resolver.classes if cls.is_module}
         # 1. rewrites at call sites that the scan's facts of this very text locate
-        text1, sites = _rewrite(text, transform.CallSites(resolver.calls, table, config.version, root))
-        # 2. the fix engine: call targets and parameters from the mapping tables (device: options.device)
+        text1, sites = _rewrite(text, transform.CallSites(resolver.calls, table, config.version, root, config.device,
+                                                              scope.used_names(tree)))
+        # 2. the fix engine: call targets and parameters from the mapping tables, the forms for config.device
         outcome = fix_text(text1, path, config, unsafe=True, table=table, spell=partial(scope.respell, root=root))
         # 3. forward -> construct in every class that becomes a Cell
         text3, classes = _rewrite(outcome.text, transform.Cells(cells, root))
@@ -97,6 +105,8 @@ def migrate_text(text: str, path: str = "<string>", options: Options | None = No
         module, removed = imports.remove_unused(cst.parse_module(text3), table.roots)
         module, localized = imports.localize(module, table.roots)
         module, _ = imports.ensure_root_import(module, root)
+        for name in sorted(sites.imports):
+            module = imports.ensure_import(module, name)
         new = module.code
     except cst.ParserSyntaxError as exc:
         raise MigrateError(f"{path}: cannot rewrite: {exc.message}") from None

@@ -89,3 +89,37 @@ DATA_PARALLEL = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParal
 # Context managers and decorators that only stop torch recording a tape: MindSpore records none.
 NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
                      "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode"})
+
+# `x.size()` is the shape tuple, `x.size(d)` one of its items: MindSpore's `x.size` is the element count.
+SIZE = "torch.Tensor.size"
+SHAPE_ATTRIBUTE = "shape"
+
+# A container built empty and then filled (`append`, `extend`, `d[key] = ...`): MindSpore names the parameters
+# of a Cell added to an empty CellList, SequentialCell or CellDict without the container's attribute name
+# (`1.norm.bias`, not `layers.1.norm.bias`), so it is filled as a Python list or dict first and built from it.
+# {torch class: (the empty Python value, whether the class takes the items unpacked)}
+CELL_CONTAINERS: dict[str, tuple[str, bool]] = {
+    "torch.nn.ModuleList": ("[]", False),
+    "torch.nn.Sequential": ("[]", True),
+    "torch.nn.ModuleDict": ("{}", False),
+}
+PARTIAL = ("functools", "partial")  # a layer class passed as a value, with the keywords its target needs
+
+# The parameters and buffers a MindSpore form names differently from torch's module (torch name -> MindSpore
+# name), checked against MindSpore 2.10's Cells: `m.weight` inside `if isinstance(m, nn.BatchNorm2d):` is
+# `m.gamma` once m is a mindspore.nn.BatchNorm2d. The mint forms keep torch's names.
+_NORM = {"weight": "gamma", "bias": "beta", "running_mean": "moving_mean", "running_var": "moving_variance"}
+PARAMETER_NAMES: dict[str, dict[str, str]] = {
+    "mindspore.nn.BatchNorm1d": _NORM,
+    "mindspore.nn.BatchNorm2d": _NORM,
+    "mindspore.nn.LayerNorm": {"weight": "gamma", "bias": "beta"},
+    "mindspore.nn.GroupNorm": {"weight": "gamma", "bias": "beta"},
+    "mindspore.nn.Embedding": {"weight": "embedding_table"},
+}
+
+# Tensor methods whose keyword form compiles, in GRAPH mode on the CPU, to a kernel the CPU lacks while the
+# positional form does not (MindSpore 2.10: `x.chunk(2, dim=-1)` is the Chunk kernel, `x.chunk(2, -1)` a
+# split): the keywords are passed by position, in this order.
+POSITIONAL_IN_GRAPH: dict[str, tuple[str, ...]] = {
+    "torch.Tensor.chunk": ("chunks", "dim"),
+}

@@ -10,7 +10,11 @@ result is valid Python by construction. Two passes:
   initializers on the parameter's data, nn.Module methods as Cell methods, ``register_buffer`` as a
   Parameter that is not trained, size varargs as a tuple, two-int ``transpose`` as ``swapaxes``,
   torch's dtype aliases, flags passed by position (``nn.ReLU(True)`` becomes ``inplace=True``, which
-  the fix engine then drops), DataParallel wrappers and ``torch.no_grad`` removed.
+  the fix engine then drops), DataParallel wrappers and ``torch.no_grad`` removed, ``x.size(d)`` as
+  ``x.shape[d]``, a layer class passed as a value whose form needs keywords as ``functools.partial``,
+  containers filled after construction built from a Python list or dict (parameter names), the
+  parameter names of the form inside ``isinstance`` branches, calls that must be positional in GRAPH
+  mode. Every form is the tables' choice for the device (`MappingEntry.choose`).
 - `Cells` (after the fix engine): ``forward`` becomes ``construct`` in every class that derives from
   a torch.nn class (through any number of bases, in any file of the migrated tree), with
   ``self.forward`` and ``super().forward`` references.
@@ -26,7 +30,8 @@ import libcst as cst
 from libcst.metadata import CodeRange, PositionProvider
 
 from ..mappings import MappingTable
-from ..model import ApiCall, Category, Confidence, Span
+from ..model import DEFAULT_DEVICE, ApiCall, Category, Confidence, Span
+from ..rewrite import default_keyword
 from . import rules
 
 Key = tuple[int, int, int, int]
@@ -97,10 +102,16 @@ class _Rewriter(cst.CSTTransformer):
 class CallSites(_Rewriter):
     """Rewrites at the calls and attributes the scanner resolved to torch APIs (see the module's docstring)."""
 
-    def __init__(self, calls: Sequence[ApiCall], table: MappingTable, version: tuple[int, ...], root: str) -> None:
+    def __init__(self, calls: Sequence[ApiCall], table: MappingTable, version: tuple[int, ...], root: str,
+                 device: str = DEFAULT_DEVICE, used: Collection[str] = ()) -> None:
         super().__init__(root)
         self.table = table
         self.version = version
+        self.device = device  # the forms written are those for this device (`MappingEntry.choose`)
+        self.used = set(used)  # every name the file binds or reads: new local names avoid them
+        self.imports: set[str] = set()  # modules the rewritten text uses (`functools`)
+        self.annotations = 0  # depth inside annotations and comparisons (a class there is a type, not a value)
+        self.bases: set[int] = set()  # ids of class bases (a class there is subclassed, not called)
         self.by_span: dict[Key, list[ApiCall]] = {}
         for call in calls:
             # a receiver not proven a tensor counts only for `p.data.normal_(...)` (see `_data_initializer`)
@@ -151,7 +162,7 @@ class CallSites(_Rewriter):
             old_value = old.value if isinstance(old, cst.BaseElement) else old
             for call in self._calls(old_value):
                 entry = self.table.lookup(call.api) if call.kind == "attribute" else None
-                target = entry.target_for(self.version) if entry is not None else None
+                target = entry.target_for(self.version, self.device) if entry is not None else None
                 if target is not None and target.api.startswith("mindspore.") \
                         and call.api.rpartition(".")[2][:1].isupper() and not _is_member(target.api):
                     changed[id(new)] = dotted(self.root, target.api.removeprefix("mindspore."))
@@ -188,6 +199,8 @@ class CallSites(_Rewriter):
             if then is not None:
                 new = cst.Call(func=cst.Attribute(value=new, attr=cst.Name(then)))
             return new
+        if api == rules.SIZE:
+            return self._size(node, receiver)
         if api in rules.SIZE_METHODS:
             positional = _positional(node.args)
             if len(positional) < 2 or any(a.star for a in node.args) or len(positional) != len(
@@ -198,7 +211,36 @@ class CallSites(_Rewriter):
             return node.with_changes(args=_clean_args([cst.Arg(size), *rest]))
         if api == rules.TRANSPOSE:
             return self._swap(node)
+        if api in rules.POSITIONAL_IN_GRAPH:
+            return self._positional_in_graph(rules.POSITIONAL_IN_GRAPH[api], node)
         return self._method_to_function(call, node, receiver)
+
+    def _size(self, node: cst.Call, receiver: cst.BaseExpression) -> cst.BaseExpression | None:
+        """``x.size()`` -> ``x.shape``; ``x.size(d)`` -> ``x.shape[d]`` (MindSpore's ``x.size`` counts elements)."""
+        shape = cst.Attribute(receiver, cst.Name(rules.SHAPE_ATTRIBUTE))
+        if not node.args:
+            return shape
+        arg = node.args[0]
+        if len(node.args) != 1 or arg.star or arg.keyword is not None and arg.keyword.value != "dim":
+            return None
+        return cst.Subscript(shape, [cst.SubscriptElement(cst.Index(arg.value))])
+
+    def _positional_in_graph(self, names: tuple[str, ...], node: cst.Call) -> cst.BaseExpression | None:
+        """``x.chunk(2, dim=-1)`` -> ``x.chunk(2, -1)`` (see `rules.POSITIONAL_IN_GRAPH`)."""
+        if any(a.star for a in node.args) or all(a.keyword is None for a in node.args):
+            return None
+        values: dict[str, cst.BaseExpression] = {}
+        for name, arg in zip(names, _positional(node.args)):
+            values[name] = arg.value
+        for arg in node.args:
+            if arg.keyword is not None:
+                if arg.keyword.value not in names or arg.keyword.value in values:
+                    return None
+                values[arg.keyword.value] = arg.value
+        ordered = list(names[:len(values)])
+        if set(ordered) != set(values):
+            return None  # a gap: a later parameter passed without an earlier one
+        return node.with_changes(args=_clean_args([cst.Arg(values[n]) for n in ordered]))
 
     def _swap(self, node: cst.Call) -> cst.BaseExpression | None:
         assert isinstance(node.func, cst.Attribute)
@@ -223,9 +265,9 @@ class CallSites(_Rewriter):
         """``x.detach()`` -> ``mindspore.ops.stop_gradient(x)``: a table target that is a function, with
         the same arguments after the receiver (only for entries without parameter facts)."""
         entry = self.table.lookup(call.api)
-        target = entry.target_for(self.version) if entry is not None else None
+        target = entry.target_for(self.version, self.device) if entry is not None else None
         if entry is None or target is None or target.params or _is_member(target.api) \
-                or entry.category_for(self.version) is not Category.EQUIVALENT \
+                or entry.category_for(self.version, self.device) is not Category.EQUIVALENT \
                 or not target.api.startswith("mindspore."):
             return None
         func = dotted(self.root, target.api.removeprefix("mindspore."))
@@ -284,7 +326,7 @@ class CallSites(_Rewriter):
         """``nn.ReLU(True)``: the last positional argument is a parameter MindSpore drops; passed by keyword,
         the fix engine can drop it (``inplace`` changes no result of a forward pass)."""
         entry = self.table.lookup(call.api)
-        target = entry.target_for(self.version) if entry is not None else None
+        target = entry.target_for(self.version, self.device) if entry is not None else None
         if target is None or any(a.star for a in node.args):
             return None
         positional = _positional(node.args)
@@ -303,18 +345,139 @@ class CallSites(_Rewriter):
         return None
 
     # ------------------------------------------------------------------ attributes
+    def visit_Annotation(self, node: cst.Annotation) -> None:
+        self.annotations += 1
+
+    def leave_Annotation(self, original_node: cst.Annotation, updated_node: cst.Annotation) -> cst.Annotation:
+        self.annotations -= 1
+        return updated_node
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        self.annotations += 1
+
+    def leave_Comparison(self, original_node: cst.Comparison, updated_node: cst.Comparison) -> cst.Comparison:
+        self.annotations -= 1
+        return updated_node
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.bases.update(id(base.value) for base in node.bases)
+
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
         api = self._api(original_node, rules.DTYPE_ALIASES, "attribute")
         if api is None:
-            return updated_node
+            return self._class_value(original_node, updated_node)
         entry = self.table.lookup(rules.DTYPE_ALIASES[api])
-        target = entry.target_for(self.version) if entry is not None else None
+        target = entry.target_for(self.version, self.device) if entry is not None else None
         if target is None or target.params or not target.api.startswith("mindspore."):
             return updated_node
         self._note(original_node, api)
         return dotted(self.root, target.api.removeprefix("mindspore."))
 
+    def _class_value(self, original: cst.Attribute, node: cst.Attribute) -> cst.BaseExpression:
+        """``act_layer=nn.GELU`` (a layer class as a value, called later with the caller's arguments) whose
+        form for the device needs keywords for torch's defaults: ``functools.partial(mindspore.nn.GELU,
+        approximate=False)``, written where the class is written. In an annotation or a comparison it is the class."""
+        if id(original) in self.bases:
+            return node
+        for call in self._calls(original):
+            entry = self.table.lookup(call.api) if call.kind == "attribute" else None
+            target = entry.target_for(self.version, self.device) if entry is not None else None
+            if target is None or not call.api.rpartition(".")[2][:1].isupper() or _is_member(target.api) \
+                    or not target.api.startswith("mindspore."):
+                continue
+            keywords = [text for text in map(default_keyword, target.params) if text is not None]
+            module, function = rules.PARTIAL
+            if not keywords or module in self.used and not self.annotations:
+                continue
+            cls = dotted(self.root, target.api.removeprefix("mindspore."))
+            if self.annotations:
+                self._note(original, f"{call.api} as a type")
+                return cls
+            self.imports.add(module)
+            self._note(original, f"{call.api} as a value")
+            return cst.Call(cst.parse_expression(f"{module}.{function}"), _clean_args(
+                [cst.Arg(cls), *(cst.Arg(cst.parse_expression(k.partition("=")[2]), keyword=cst.Name(k.partition("=")[0]),
+                                         equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+                                 for k in keywords)]))
+        return node
+
     # ------------------------------------------------------------------ statements
+    def leave_If(self, original_node: cst.If, updated_node: cst.If) -> cst.If:
+        """``if isinstance(m, nn.BatchNorm2d): m.weight...`` -> ``m.gamma`` in that branch, where the form
+        for the device names its parameters otherwise (`rules.PARAMETER_NAMES`)."""
+        test = original_node.test
+        if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
+                and len(test.args) == 2 and isinstance(test.args[0].value, cst.Name)):
+            return updated_node
+        kinds = test.args[1].value
+        items = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
+        renames: dict[str, str] | None = None
+        for item in items:
+            calls = [c for c in self._calls(item) if c.kind == "attribute"]
+            entry = self.table.lookup(calls[0].api) if calls else None
+            target = entry.target_for(self.version, self.device) if entry is not None else None
+            names = rules.PARAMETER_NAMES.get(target.api, {}) if target is not None else None
+            if names is None:
+                return updated_node  # not a torch class: its instances keep their attributes
+            renames = dict(names) if renames is None else {k: v for k, v in renames.items() if names.get(k) == v}
+        name = test.args[0].value.value
+        if not renames or _binds(updated_node.body, name):
+            return updated_node
+        self._note(original_node, f"{name}: parameter names of {cst.Module([]).code_for_node(kinds)}")
+        return updated_node.with_changes(body=updated_node.body.visit(_Rename(name, renames)))
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock,
+                            updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
+        """``self.layers = nn.ModuleList()`` then ``self.layers.append(...)``: filled as a list, then
+        ``self.layers = nn.ModuleList(layers)`` after the last statement of the block that uses it (see
+        `rules.CELL_CONTAINERS`; the fix engine then writes the CellList)."""
+        block = super().leave_IndentedBlock(original_node, updated_node)
+        if len(original_node.body) != len(block.body):
+            return block
+        body = list(block.body)
+        for index in reversed(range(len(original_node.body))):  # from the last: an insertion moves only later ones
+            statement = original_node.body[index]
+            found = self._empty_container(statement)
+            if found is None:
+                continue
+            name, (empty, starred) = found
+            uses = [i for i in range(index + 1, len(body)) if _mentions(body[i], name)]
+            if not uses or any(_mentions(body[i], name, nested=True) for i in uses):
+                continue
+            local = name
+            while local in self.used:
+                local += "_"
+            self.used.add(local)
+            line = cst.ensure_type(body[index], cst.SimpleStatementLine)
+            assign = cst.ensure_type(line.body[0], cst.Assign)
+            call = cst.ensure_type(assign.value, cst.Call)
+            body[index] = line.with_changes(body=[assign.with_changes(
+                targets=[cst.AssignTarget(cst.Name(local))], value=cst.parse_expression(empty))])
+            for i in uses:
+                body[i] = cst.ensure_type(body[i].visit(_Replace(f"self.{name}", cst.Name(local))), type(body[i]))
+            items = cst.Arg(cst.Name(local), star="*" if starred else "")
+            built = assign.with_changes(value=call.with_changes(args=[items]))
+            body.insert(uses[-1] + 1, cst.SimpleStatementLine([built]))
+            self._note(statement, f"{name}: a container filled as a Python {empty}, then built")
+        return block.with_changes(body=body)
+
+    def _empty_container(self, statement: cst.BaseStatement) -> tuple[str, tuple[str, bool]] | None:
+        """(NAME, its rule) for ``self.NAME = nn.ModuleList()`` (or ``([])``; `rules.CELL_CONTAINERS`), else None."""
+        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+            return None
+        assign = statement.body[0]
+        if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or not isinstance(assign.value, cst.Call):
+            return None
+        target = assign.targets[0].target
+        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"):
+            return None
+        args = assign.value.args
+        if len(args) > 1 or args and not (args[0].keyword is None and not args[0].star and isinstance(
+                args[0].value, (cst.List, cst.Dict)) and not args[0].value.elements):
+            return None
+        api = self._api(assign.value, rules.CELL_CONTAINERS, "call")
+        return (target.attr.value, rules.CELL_CONTAINERS[api]) if api is not None else None
+
     def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr) -> cst.BaseSmallStatement:
         """``self.register_buffer("name", t)`` -> ``self.name = mindspore.Parameter(t, requires_grad=False)``."""
         value = updated_node.value
@@ -397,7 +560,7 @@ def _assigns(line: cst.SimpleStatementLine) -> list[cst.Assign]:
 
 
 class _Replace(cst.CSTTransformer):
-    """Put `node` where the placeholder name is."""
+    """Put `node` where the placeholder is: a name, or ``self.NAME``."""
 
     def __init__(self, placeholder: str, node: cst.BaseExpression) -> None:
         super().__init__()
@@ -406,6 +569,98 @@ class _Replace(cst.CSTTransformer):
 
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
         return self.node if updated_node.value == self.placeholder else updated_node
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        return self.node if _self_attribute(updated_node) == self.placeholder else updated_node
+
+
+class _Rename(cst.CSTTransformer):
+    """``name.old`` -> ``name.new`` for the attribute names of `renames`."""
+
+    def __init__(self, name: str, renames: dict[str, str]) -> None:
+        super().__init__()
+        self.name = name
+        self.renames = renames
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.Attribute:
+        value = updated_node.value
+        if isinstance(value, cst.Name) and value.value == self.name and updated_node.attr.value in self.renames:
+            return updated_node.with_changes(attr=cst.Name(self.renames[updated_node.attr.value]))
+        return updated_node
+
+
+def _binds(node: cst.CSTNode, name: str) -> bool:
+    """Whether `node` assigns `name` (then its uses below may be another object)."""
+    found = False
+
+    class _Find(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            nonlocal found
+            found = found or name in _target_names(node.target)
+
+        def visit_For(self, node: cst.For) -> None:
+            nonlocal found
+            found = found or name in _target_names(node.target)
+
+    node.visit(_Find())
+    return found
+
+
+def _target_names(target: cst.BaseExpression) -> set[str]:
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return {n for e in target.elements for n in _target_names(e.value)}
+    return set()
+
+
+def _self_attribute(node: cst.CSTNode) -> str | None:
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        return f"self.{node.attr.value}"
+    return None
+
+
+def _mentions(statement: cst.CSTNode, name: str, nested: bool = False) -> bool:
+    """Whether `statement` uses ``self.NAME`` (`nested`: inside a function, lambda or class it defines, or
+    as an assignment target: uses a list cannot stand in for)."""
+    found = False
+    wanted = f"self.{name}"
+
+    class _Find(cst.CSTVisitor):
+        def __init__(self) -> None:
+            super().__init__()
+            self.depth = 0
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            self.depth += 1
+
+        def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+            self.depth -= 1
+
+        def visit_Lambda(self, node: cst.Lambda) -> None:
+            self.depth += 1
+
+        def leave_Lambda(self, original_node: cst.Lambda) -> None:
+            self.depth -= 1
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> None:
+            self.depth += 1
+
+        def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+            self.depth -= 1
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            nonlocal found
+            if nested and _self_attribute(node.target) == wanted:
+                found = True
+
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            nonlocal found
+            if _self_attribute(node) == wanted and (not nested or self.depth):
+                found = True
+
+    statement.visit(_Find())
+    return found
 
 
 class Cells(_Rewriter):

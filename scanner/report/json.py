@@ -4,13 +4,18 @@ The document is described by ``docs/json-schema.json`` and ``docs/report.md``.
 `document()` is also the data model of the HTML report, so the two never
 disagree: the HTML page is this document plus the scanned files' source text.
 
-Schema versions: 1 had tool, summary and files; 2 (this one) adds project,
-rules, apis, directories, failures, per-file category counts, the readiness
-figure and a suggested rewrite per finding.
+Schema versions: 1 had tool, summary and files; 2 added project, rules, apis,
+directories, failures, per-file category counts, the readiness figure and a
+suggested rewrite per finding; 3 the verification status; 4 each finding's
+context and fingerprint (what `--baseline` matches); 5 (this one) the effort
+class of each finding and API (torch2ms.effort), `summary.by_effort`, and the
+category "uncertain" for TMS105 (it was "unmapped"), which the readiness figure
+leaves out.
 """
 
 from __future__ import annotations
 
+import bisect
 import io
 import json
 import os
@@ -23,12 +28,16 @@ from ..mappings import load_table, parse_version
 from ..model import DEFAULT_DEVICE, Category, Diagnostic, FileResult, ScanSummary
 from ..source import split_lines
 from ..verify.record import load_record
+from ..baseline import finding_facts
+from ..effort import EFFORTS, finding_effort
 from . import display_path
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 6
 
-# Categories of a torch API use, in the order the reports show them (worst first).
-API_CATEGORIES = ("missing", "dynamic_shape", "unmapped", "diff_params", "equivalent")
+# Categories of a torch API use, in the order the reports show them (worst first); "uncertain" uses
+# (TMS105: the receiver may not be a tensor) are listed but left out of the readiness figure.
+API_CATEGORIES = ("missing", "dynamic_shape", "unmapped", "diff_params", "equivalent", "uncertain")
+READINESS_CATEGORIES = API_CATEGORIES[:-1]
 # Every category a finding can have, in display order.
 ALL_CATEGORIES = API_CATEGORIES + ("readiness", "file_error")
 
@@ -38,7 +47,8 @@ READINESS_DEFINITION = (
     "Share of torch API uses that port without open questions: a use with an equivalent "
     "MindSpore API counts 1, a use whose MindSpore API differs in parameters counts 1/2 "
     "(a mechanical rewrite that needs review), and a missing, unmapped or dynamic-shape use "
-    "counts 0. Files that could not be analysed are not in the figure; they are listed apart."
+    "counts 0. Possible tensor methods whose receiver is not proven a tensor (TMS105) and files "
+    "that could not be analysed are not in the figure."
 )
 
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
@@ -95,6 +105,68 @@ def rewrite_preview(diag: Diagnostic, text: str | list[str] | None) -> dict[str,
             "before": "\n...\n".join(befores), "after": "\n...\n".join(afters)}
 
 
+# A preview shows whole lines up to LONG_LINE characters. On a longer line (generated code, thousands of
+# calls on one line) it keeps EDGE characters around each end of each edit and writes "…" for the rest,
+# so a report grows with the number of findings, not with the square of a line's length.
+LONG_LINE = 240
+EDGE = 40
+ELLIPSIS = "\u2026"
+
+
+def _kept(joined: str, resolved: list[tuple[int, int, str]]) -> list[tuple[int, int]]:
+    """The parts of `joined` a preview shows (sorted, merged): every short line whole, EDGE characters
+    around each edit's ends on a long one; line breaks are always kept."""
+    out: list[tuple[int, int]] = []
+    start = 0
+    while start <= len(joined):
+        end = joined.find("\n", start)
+        end = len(joined) if end < 0 else end
+        if end - start <= LONG_LINE:
+            out.append((start, end + 1))
+        else:
+            parts = [(max(start, p - EDGE), min(end, p + EDGE)) for s, e, _ in resolved for p in (s, e)
+                     if start - EDGE <= p <= end + EDGE]
+            parts.append((end, end + 1))
+            out.extend(parts)
+        start = end + 1
+    out.sort()
+    merged: list[tuple[int, int]] = []
+    for a, b in out:
+        b = min(b, len(joined))
+        if merged and a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+        elif a < b:
+            merged.append((a, b))
+    return merged
+
+
+def _shown(joined: str, kept: list[tuple[int, int]], a: int, b: int) -> str:
+    """joined[a:b] as the preview shows it: the kept parts, "…" for each gap."""
+    pieces: list[str] = []
+    at = a
+    for k0, k1 in kept[max(0, bisect.bisect_right(kept, (a, a)) - 1):]:
+        if k0 >= b:
+            break
+        k0, k1 = max(k0, a), min(k1, b)
+        if k0 >= k1:
+            continue
+        if k0 > at:
+            pieces.append(ELLIPSIS)
+        pieces.append(joined[k0:k1])
+        at = k1
+    if at < b:
+        pieces.append(ELLIPSIS)
+    return "".join(pieces)
+
+
+def _cut(text: str) -> str:
+    """Replacement text as a preview shows it: a line longer than LONG_LINE keeps its two ends."""
+    if len(text) <= LONG_LINE:
+        return text
+    return "\n".join(line if len(line) <= LONG_LINE else line[:EDGE] + ELLIPSIS + line[-EDGE:]
+                     for line in text.split("\n"))
+
+
 def _hunk(lines: list[str], edits: list[Any]) -> tuple[int, list[str], list[str]] | None:
     first: int = min(e.span.start_line for e in edits)
     last = max(e.span.end_line for e in edits)
@@ -108,14 +180,22 @@ def _hunk(lines: list[str], edits: list[Any]) -> tuple[int, list[str], list[str]
         return min(starts[line - first] + col, len(joined))
 
     resolved = sorted(((offset(e.span.start_line, e.span.start_col), offset(e.span.end_line, e.span.end_col), e.text)
-                       for e in edits), key=lambda e: (e[0], e[1]), reverse=True)
-    after = joined
-    for start, end, new in resolved:
-        if end < start:
+                       for e in edits), key=lambda e: (e[0], e[1]))
+    if any(end < start for start, end, _ in resolved):
+        return None
+    kept = _kept(joined, resolved)
+    before = _shown(joined, kept, 0, len(joined))
+    after_parts: list[str] = []
+    at = 0
+    for start, end, new in resolved:  # edits over the original text, in order (none overlap)
+        if start < at:
             return None
-        after = after[:start] + new + after[end:]
+        after_parts += (_shown(joined, kept, at, start), _cut(new))
+        at = end
+    after_parts.append(_shown(joined, kept, at, len(joined)))
+    after = "".join(after_parts)
     # Keep only the lines that change: drop the lines both versions share at either end.
-    old_lines, new_lines = joined.split("\n"), after.split("\n")
+    old_lines, new_lines = before.split("\n"), after.split("\n")
     head = 0
     while head < min(len(old_lines), len(new_lines)) and old_lines[head] == new_lines[head]:
         head += 1
@@ -135,7 +215,7 @@ def _clip(lines: list[str]) -> str:
     return "\n".join(lines)
 
 
-def _finding(diag: Diagnostic, text: list[str] | None) -> dict[str, Any]:
+def _finding(diag: Diagnostic, text: list[str] | None, facts: tuple[str, str], effort: str | None) -> dict[str, Any]:
     # Built field by field (not Diagnostic.to_dict) so that the schema in docs/json-schema.json
     # changes only when SCHEMA_VERSION does.
     fix = None
@@ -155,6 +235,9 @@ def _finding(diag: Diagnostic, text: list[str] | None) -> dict[str, Any]:
         "doc_url": diag.doc_url,
         "fix": fix,
         "rewrite": rewrite_preview(diag, text),
+        "context": facts[0],
+        "fingerprint": facts[1],
+        "effort": effort,
     }
     if diag.runtime:  # joined from a trace (scan --trace)
         out["runtime"] = diag.runtime
@@ -174,7 +257,7 @@ def _directory(path: str) -> str:
 
 
 def readiness(by_category: dict[str, int]) -> dict[str, Any]:
-    uses = sum(by_category.get(c, 0) for c in API_CATEGORIES)
+    uses = sum(by_category.get(c, 0) for c in READINESS_CATEGORIES)
     ready = sum(by_category.get(c, 0) * w for c, w in READINESS_WEIGHTS.items())
     percent = round(100.0 * ready / uses, 1) if uses else 100.0
     return {"percent": percent, "weighted_ready_uses": ready, "api_uses": uses,
@@ -196,9 +279,14 @@ def project_name(paths: Sequence[str] | None) -> str:
     return unique[0] if len(unique) == 1 else ", ".join(unique[:3]) + (" …" if len(unique) > 3 else "")
 
 
-def file_object(result: FileResult, root: str | None = None, source: str | None = None) -> dict[str, Any]:
-    """A file's entry of the document's "files" list; `source` is its text (for rewrite previews)."""
+def file_object(result: FileResult, root: str | None = None, source: str | None = None,
+                target_version: str | None = None) -> dict[str, Any]:
+    """A file's entry of the document's "files" list; `source` is its text (for rewrite previews and
+    the findings' context and fingerprint)."""
+    table = load_table()
+    version = parse_version(target_version or table.meta.default_target)
     text = split_lines(source) if source is not None and any(d.fix for d in result.diagnostics) else None
+    facts = finding_facts(result, source)
     counts: dict[str, int] = {}
     for diag in result.diagnostics:
         counts[diag.category.value] = counts.get(diag.category.value, 0) + 1
@@ -209,7 +297,8 @@ def file_object(result: FileResult, root: str | None = None, source: str | None 
         "error": error.message if error else None,
         "findings": len(result.diagnostics),
         "by_category": {c: counts[c] for c in ALL_CATEGORIES if c in counts},
-        "diagnostics": [_finding(diag, text) for diag in result.diagnostics],
+        "diagnostics": [_finding(diag, text, fact, finding_effort(diag, table, version))
+                        for diag, fact in zip(result.diagnostics, facts)],
     }
 
 
@@ -226,6 +315,7 @@ def head(results: list[FileResult], target_version: str, root: str | None = None
     apis: dict[str, dict[str, Any]] = {}
     directories: dict[str, dict[str, int]] = {}
     by_severity: dict[str, int] = {}
+    by_effort: dict[str, int] = {}
     for result in sorted(results, key=lambda r: r.path):
         path = display_path(result.path, root)
         dir_counts = directories.setdefault(_directory(path), {})
@@ -233,9 +323,13 @@ def head(results: list[FileResult], target_version: str, root: str | None = None
             category = diag.category.value
             dir_counts[category] = dir_counts.get(category, 0) + 1
             by_severity[diag.severity.value] = by_severity.get(diag.severity.value, 0) + 1
+            effort = finding_effort(diag, table, version)
+            if effort is not None:
+                by_effort[effort] = by_effort.get(effort, 0) + 1
             if diag.torch_api and diag.category is not Category.FILE_ERROR:
                 row = apis.setdefault(diag.torch_api, {"uses": 0, "by_category": {}, "files": set(),
-                                                        "locations": [], "mindspore_api": None})
+                                                        "locations": [], "mindspore_api": None, "effort": 0})
+                row["effort"] = max(row["effort"], EFFORTS.index(effort or "unknown"))
                 if category in API_CATEGORIES:
                     row["uses"] += 1
                 row["by_category"][category] = row["by_category"].get(category, 0) + 1
@@ -261,6 +355,7 @@ def head(results: list[FileResult], target_version: str, root: str | None = None
             "category": _primary_category(row["by_category"]),
             "by_category": {c: row["by_category"][c] for c in ALL_CATEGORIES if c in row["by_category"]},
             "mapped": entry is not None,
+            "effort": EFFORTS[row["effort"]],
             "mindspore_api": target.api if target is not None else row["mindspore_api"],
             "parameter_differences": params,
             "note": entry.note if entry is not None else "",
@@ -293,6 +388,7 @@ def head(results: list[FileResult], target_version: str, root: str | None = None
             "by_category": by_category,
             "by_severity": {s: by_severity[s] for s in sorted(by_severity, key=lambda s: _SEVERITY_ORDER.get(s, 9))},
             "by_api": summary.by_api,
+            "by_effort": {e: by_effort[e] for e in EFFORTS if e in by_effort},
             "readiness": readiness(by_category),
         },
         "rules": [
@@ -312,17 +408,18 @@ def document(results: list[FileResult], target_version: str, root: str | None = 
     """The report document. `sources` maps a result's path to its text (for rewrite previews)."""
     sources = sources or {}
     doc = head(results, target_version, root, paths, date, device)
-    doc["files"] = [file_object(r, root, sources.get(r.path)) for r in sorted(results, key=lambda r: r.path)]
+    doc["files"] = [file_object(r, root, sources.get(r.path), target_version)
+                    for r in sorted(results, key=lambda r: r.path)]
     return doc
 
 
 def read_sources(results: list[FileResult]) -> dict[str, str | None]:
-    """The text of every scanned file that has a finding with a fix (for rewrite previews)."""
+    """The text of every scanned file that has a finding (for rewrite previews and fingerprints)."""
     from ..api import read_source
 
     out: dict[str, str | None] = {}
     for result in results:
-        if any(d.fix is not None for d in result.diagnostics):
+        if result.diagnostics:
             out[result.path] = read_source(result.path)[0]
     return out
 
@@ -350,8 +447,8 @@ def write(out: IO[str], results: list[FileResult], target_version: str, root: st
 
     out.write("[\n")
     for index, result in enumerate(ordered):
-        source = read_source(result.path)[0] if any(d.fix is not None for d in result.diagnostics) else None
-        item = json.dumps(file_object(result, root, source), indent=2).replace("\n", "\n    ")
+        source = read_source(result.path)[0] if result.diagnostics else None
+        item = json.dumps(file_object(result, root, source, target_version), indent=2).replace("\n", "\n    ")
         out.write(("    " if index == 0 else ",\n    ") + item)
     out.write("\n  ]\n}\n")
 

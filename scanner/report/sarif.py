@@ -20,7 +20,7 @@ from .. import __version__
 from ..codes import CODES
 from ..mappings import load_table
 from ..model import Diagnostic, FileResult, Severity
-from . import display_path
+from . import shown_path
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
@@ -41,10 +41,11 @@ def _rule(code: str) -> dict[str, Any]:
 
 
 def _uri(path: str, root: str | None) -> tuple[str, bool]:
-    """(uri, relative): a relative URI reference below `root`, else a file: URI."""
-    shown = display_path(path, root)
+    """(uri, relative): a relative URI reference below `root`, else a file: URI. A name that is not
+    UTF-8 keeps its bytes, percent-encoded."""
+    shown = shown_path(path, root)
     if not os.path.isabs(shown) and not shown.startswith("../"):
-        return quote(shown, safe="/"), True
+        return quote(os.fsencode(shown), safe="/"), True
     return Path(os.path.abspath(path)).as_uri(), False
 
 

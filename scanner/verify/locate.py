@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -130,6 +131,35 @@ def free_names(code: str, bound: set[str]) -> list[str]:
     return seen
 
 
+def candidate(diagnostics: Iterable[Diagnostic], line: int) -> Diagnostic | None:
+    """The finding `torch2ms verify FILE:LINE` checks: the outermost call starting on `line` whose
+    torch API has a MindSpore counterpart (equivalent or different parameters)."""
+    found = [d for d in diagnostics if d.span.start_line == line and d.torch_api
+             and d.category in (Category.EQUIVALENT, Category.DIFF_PARAMS)]
+    if not found:
+        return None
+    return max(found, key=lambda d: ((d.span.end_line, d.span.end_col) > (d.span.start_line, d.span.start_col),
+                                     d.span.end_line - d.span.start_line, d.span.end_col - d.span.start_col,
+                                     -d.span.start_col))
+
+
+def unverifiable(src: SourceText, tree: ast.Module, diag: Diagnostic) -> str | None:
+    """Why the finding's call cannot be verified, or None when it can. Only the call itself may run:
+    its text, cut by the position model the scanner uses, must be exactly one call expression of the
+    file's syntax tree, and the fix's rewrite of it one call expression too. Pure: the editor asks it
+    before it offers the verify action."""
+    node = _call_at(tree, src, diag.span)
+    alone = _one_call(src.slice(diag.span))
+    if node is None or alone is None or ast.dump(alone) != ast.dump(node):
+        return f"{diag.torch_api} is not a call expression that can run on its own"
+    ms_code = rewritten(src, diag)
+    if ms_code is None:
+        return f"{diag.torch_api} has no automatic rewrite to verify ({diag.message})"
+    if _one_call(ms_code) is None:
+        return f"the rewrite of {diag.torch_api} is not one call expression: {ms_code!r}"
+    return None
+
+
 def locate(path: str, line: int, table: MappingTable, shapes: dict[str, dict[str, Any]] | None = None,
            config: Any = None) -> Located:
     """The verify job for the outermost mapped torch call starting on `line` of `path`."""
@@ -140,29 +170,19 @@ def locate(path: str, line: int, table: MappingTable, shapes: dict[str, dict[str
     result = scan_source(text, path, config, table)
     if result.error is not None:
         raise LocateError(f"{path}:{result.error.span.start_line}: {result.error.message}")
-    candidates = [d for d in result.diagnostics if d.span.start_line == line and d.torch_api
-                  and d.category in (Category.EQUIVALENT, Category.DIFF_PARAMS)]
-    if not candidates:
+    diag = candidate(result.diagnostics, line)
+    if diag is None:
         here = [f"{d.code} {d.torch_api or ''}".strip() for d in result.diagnostics if d.span.start_line == line]
         extra = f" (found: {', '.join(here)})" if here else ""
         raise LocateError(f"{path}:{line}: no torch call with a MindSpore counterpart starts on this line{extra}")
-    diag = max(candidates, key=lambda d: ((d.span.end_line, d.span.end_col) > (d.span.start_line, d.span.start_col),
-                                          d.span.end_line - d.span.start_line, d.span.end_col - d.span.start_col,
-                                          -d.span.start_col))
-    # Only the call itself may run: its text, cut by the position model the scanner uses, must be
-    # exactly one call expression of the file's syntax tree, and so must the rewrite of it.
     src = SourceText(text)
     tree = ast.parse(text)
-    node = _call_at(tree, src, diag.span)
+    why_not = unverifiable(src, tree, diag)
+    if why_not is not None:
+        raise LocateError(f"{path}:{line}: {why_not}")
     torch_code = src.slice(diag.span)
-    alone = _one_call(torch_code)
-    if node is None or alone is None or ast.dump(alone) != ast.dump(node):
-        raise LocateError(f"{path}:{line}: {diag.torch_api} is not a call expression that can run on its own")
     ms_code = rewritten(src, diag)
-    if ms_code is None:
-        raise LocateError(f"{path}:{line}: {diag.torch_api} has no automatic rewrite to verify ({diag.message})")
-    if _one_call(ms_code) is None:
-        raise LocateError(f"{path}:{line}: the rewrite of {diag.torch_api} is not one call expression: {ms_code!r}")
+    assert ms_code is not None
     entry = table.entries.get(diag.torch_api or "")
     example = entry.examples[0] if entry is not None and entry.examples else None
     kind = str(example.extra.get("kind") or "function") if example else "function"

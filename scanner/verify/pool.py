@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, IO
 
+from ..process import PARENT_ENV
+
 GRACE_S = 5.0  # beyond the job's own limit before the worker is killed
 START_TIMEOUT_S = 300.0  # importing torch and MindSpore on a busy machine
 
@@ -68,7 +70,8 @@ def worker_command(device: str, memory_mb: int) -> list[str]:
 def worker_env() -> dict[str, str]:
     env = dict(os.environ)
     env.update({"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-                "GLOG_v": "3", "PYTHONWARNINGS": "ignore", "PYTHONUNBUFFERED": "1"})
+                "GLOG_v": "3", "PYTHONWARNINGS": "ignore", "PYTHONUNBUFFERED": "1",
+                PARENT_ENV: str(os.getpid())})  # the worker ends when this process does
     return env
 
 

@@ -26,6 +26,7 @@ import traceback
 import zlib
 from typing import Any
 
+from ..process import configure_process
 from .code import receiver, split_layer
 from . import fixtures
 from . import generate as generate_module
@@ -928,6 +929,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cpu", choices=("cpu", "gpu", "ascend"))
     parser.add_argument("--memory-mb", type=int, default=4096)
     args = parser.parse_args(argv)
+    configure_process()  # among others: end with the pool's process (process.PARENT_ENV)
     proto = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
     os.dup2(2, 1)  # library prints go to stderr, never into the protocol
     try:

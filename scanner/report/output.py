@@ -1,0 +1,135 @@
+"""Writing a scan's report: the chosen format to stdout or a file, the HTML report beside it,
+the closing summary and the statistics. Used by `torch2ms scan` (cli.py)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from typing import IO
+
+from ..cache import Scanned
+from ..config import Config
+from ..model import FileResult, ScanSummary
+from ..options import TERMINAL_FORMATS
+from . import text as text_report
+
+
+def render(fmt: str, results: list[FileResult], config: Config, args: argparse.Namespace) -> str:
+    if fmt == "sarif":
+        from . import sarif
+
+        return sarif.render(results, config.target_version)
+    if fmt == "html":
+        from . import html
+
+        return html.render(results, config.target_version, paths=args.paths, date=args.date, compare=args.compare,
+                           device=config.device)
+    raise ValueError(f"unknown format {fmt!r}")
+
+
+class OutputError(Exception):
+    """A report that cannot be written; the message names the file and the reason."""
+
+
+@contextlib.contextmanager
+def destination(path: str | None) -> Iterator[IO[str]]:
+    """Standard output, or FILE written beside itself and renamed into place when complete."""
+    if path is None:
+        yield sys.stdout
+        return
+    try:  # a fresh name beside FILE (never a link someone put there), renamed into place when complete
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", prefix=f".{os.path.basename(path)}.",
+                                   suffix=".tmp")
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot write the report: {exc.strerror or exc}") from None
+    try:
+        with open(fd, "w", encoding="utf-8", newline="\n") as handle:
+            yield handle
+        try:
+            os.chmod(tmp, 0o666 & ~_umask())
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise OutputError(f"{path}: cannot write the report: {exc.strerror or exc}") from None
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _describer(config: Config) -> Callable[[str], str]:
+    """api -> "its category at the target, its effort class" for the statistics."""
+    from ..effort import entry_effort
+    from ..mappings import load_table
+
+    table = load_table()
+
+    def describe(api: str) -> str:
+        entry = table.lookup(api)
+        if entry is None:
+            return "not in the tables"
+        return f"{entry.category_for(config.version).value.replace('_', ' ')}, {entry_effort(entry, config.version)}"
+
+    return describe
+
+
+def emit(outcomes: list[Scanned], config: Config, args: argparse.Namespace,
+         texts: dict[str, str | None] | None = None, baseline_hidden: int | None = None) -> ScanSummary:
+    """Write the report in the chosen format (and the HTML report when asked for); the scan's summary.
+    `baseline_hidden`: how many findings --baseline left out (None without a baseline)."""
+    fmt = args.output_format
+    summary = ScanSummary.combine(o.summary for o in outcomes)
+    with destination(args.output) as out:
+        style = text_report.Style(text_report.use_color(args.color, out.isatty()))
+        if fmt in TERMINAL_FORMATS:
+            if args.statistics:
+                out.write(text_report.render_statistics(summary, _describer(config)))
+            else:
+                _write_findings(out, fmt, outcomes, style, texts or {})
+            out.write(text_report.summary_line(summary, baseline_hidden, style=style))
+        elif fmt == "github":
+            for outcome in outcomes:
+                out.write(text_report.render_github(outcome.result))
+        elif fmt == "json":  # streamed file by file: the whole document never sits in memory
+            from . import json as json_report
+
+            json_report.write(out, [o.result for o in outcomes], config.target_version,
+                              paths=args.paths, date=args.date, device=config.device)
+        else:
+            out.write(render(fmt, [o.result for o in outcomes], config, args))
+    if args.html:
+        with destination(args.html) as out:
+            out.write(render("html", [o.result for o in outcomes], config, args))
+    if args.statistics and fmt not in TERMINAL_FORMATS:
+        sys.stderr.write(text_report.render_statistics(summary, _describer(config)))
+    return summary
+
+
+def _write_findings(out: IO[str], fmt: str, outcomes: list[Scanned], style: text_report.Style,
+                    texts: dict[str, str | None]) -> None:
+    from ..api import read_source
+    clipped = 0
+    for outcome in outcomes:
+        if fmt == "concise":
+            # a cache hit serves its plain lines without loading its objects
+            chunk = outcome.text if not style.color else text_report.render_file(outcome.result, style=style)
+            clipped += chunk.count(" " + text_report.ELLIPSIS + "\n")
+        elif fmt == "grouped":
+            chunk = text_report.render_grouped(outcome.result, style=style)
+            clipped += chunk.count(" " + text_report.ELLIPSIS + "\n")
+        else:
+            if not outcome.summary.diagnostics:
+                continue
+            source = texts[outcome.path] if outcome.path in texts else read_source(outcome.path)[0]
+            chunk = text_report.render_full(outcome.result, source, style=style)
+        out.write(chunk)
+    if clipped:
+        out.write(text_report.clipped_note(clipped))
