@@ -9,7 +9,8 @@
 A mapping finding (TMS101-TMS105) takes its entry's class: the table's ``effort`` where
 it states one (entries without a MindSpore target), else ``automatic`` for an equivalent
 API and for parameter differences a rewrite handles (renamed, dropped, other default),
-``manual`` when a fact needs a person. Every other code has one class (EFFORT_BY_CODE).
+``manual`` when a fact needs a person; a finding whose own call `--fix` rewrites safely is
+``automatic``. Every other code has one class (EFFORT_BY_CODE).
 Files that could not be analysed (TMS9xx) have none.
 """
 
@@ -49,7 +50,11 @@ def entry_effort(entry: MappingEntry, version: tuple[int, ...]) -> str:
 
 
 def finding_effort(diag: Diagnostic, table: MappingTable, version: tuple[int, ...]) -> str | None:
-    """The class of one finding; None for a file that could not be analysed."""
+    """The class of one finding; None for a file that could not be analysed. A mapping finding that
+    `--fix` rewrites safely is ``automatic`` whatever facts its entry has: the facts did not stop the
+    rewrite for this call."""
+    if diag.code in MAPPING_CODES and diag.fix is not None and diag.fix.safe and diag.fix.edits:
+        return "automatic"
     return effort_of(diag.code, diag.category.value, diag.torch_api, table, version)
 
 

@@ -32,9 +32,11 @@ def test_parameter_facts_only_for_parameters_the_call_uses() -> None:
     assert smooth[0] == "TMS102" and "antialias" in smooth[3] and "area" not in smooth[3]
     unknown, = findings(head + "def f(x, m):\n    return F.interpolate(x, scale_factor=2, mode=m)\n")
     assert unknown[0] == "TMS102" and "'area'" in unknown[3]  # a mode that may be 'area'
-    # a default that differs matters only when the call relies on it
-    relied, = findings("import torch\ny = torch.topk(x, 2)\n")
-    given, = findings("import torch\ny = torch.topk(x, 2, dim=1)\n")
+    # a default that differs matters only when the call relies on it (mindspore.mint.topk, the form
+    # written for Ascend, defaults dim to -1 where torch's None means the last dimension)
+    ascend = Config(device="ascend")
+    relied, = findings("import torch\ny = torch.topk(x, 2)\n", ascend)
+    given, = findings("import torch\ny = torch.topk(x, 2, dim=1)\n", ascend)
     assert "default of 'dim' differs" in relied[3] and "default" not in given[3]
     # an entry whose note tells of a difference that is no parameter stays "different parameters"
     resize = TABLE.lookup("torchvision.transforms.Resize")
@@ -49,7 +51,10 @@ def test_named_tuple_fields_are_not_tensor_methods() -> None:
     found = [(code, api, line) for code, api, line, _ in findings(source)]
     assert ("TMS103", "torch.Tensor.values", 8) in found  # a call of .values() is the sparse method
     assert not any(api in ("torch.Tensor.values", "torch.Tensor.indices") and line < 8 for _, api, line in found)
-    assert ("TMS101", "torch.Tensor.float", 6) in found and ("TMS101", "torch.Tensor.sum", 7) in found
+    # the methods called on a field are the tensor methods, with the code a direct call of theirs gets
+    direct = {api: code for code, api, _, _ in findings("import torch\nt = torch.ones(2)\nt.float()\nt.sum()\n")}
+    assert (direct["torch.Tensor.float"], "torch.Tensor.float", 6) in found
+    assert (direct["torch.Tensor.sum"], "torch.Tensor.sum", 7) in found
 
 
 def test_one_finding_per_use() -> None:
@@ -123,3 +128,16 @@ def test_effort_class_of_each_finding(tmp_path: Path) -> None:
     # a possible tensor method is listed, but not counted in the readiness figure
     assert rows["torch.Tensor.unsqueeze"]["category"] == "uncertain"
     assert summary["readiness"]["api_uses"] == summary["api_uses"] - 1
+
+
+def test_a_finding_the_fix_rewrites_safely_is_automatic(tmp_path: Path) -> None:
+    """torch.tanh's CPU form carries a fact a person must know (MindSpore raises for integer input), so
+    its entry alone says "manual"; a call the fix rewrites safely is still work the tool does."""
+    from torch2ms.effort import entry_effort
+
+    entry = TABLE.lookup("torch.tanh")
+    assert entry is not None and entry_effort(entry, (2, 10)) == "manual"
+    (tmp_path / "m.py").write_text("import torch\ny = torch.tanh(torch.ones(2))\n", encoding="utf-8")
+    doc = json.loads(run_cli("scan", "m.py", "--isolated", "--format", "json", cwd=tmp_path).stdout)
+    tanh, = [d for d in doc["files"][0]["diagnostics"] if d["torch_api"] == "torch.tanh"]
+    assert tanh["fix"] is not None and tanh["fix"]["safe"] and tanh["effort"] == "automatic"

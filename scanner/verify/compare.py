@@ -222,9 +222,6 @@ def compare_magnitudes(a: Arr, b: Arr, rtol: float | None = None, atol: float | 
     return out
 
 
-MODES = ("values", "statistics", "shape", "abs")
-
-
 def compare(a: Any, b: Any, rtol: float | None = None, atol: float | None = None,
             random: bool = False, where: str = "result", mode: str | None = None,
             dtypes: dict[str, str] | None = None) -> Outcome:
