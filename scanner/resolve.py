@@ -482,6 +482,10 @@ class Resolver:
                     or any(v.kind == CONST and isinstance(v.value, str) for v in vals):
                 return Val(TENSOR, tag=ds.GUESS)  # a tensor is never compared with a string
             return Val(TENSOR, tag=ds.BOOL)
+        if any(v.kind == SYM for v in vals) and all(v.kind in (SYM, CONST) for v in vals) and not any(
+                isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops):
+            # `(relative_position > 0).to(...)` on a parameter: a (bool) tensor if the symbol is a tensor
+            return next(v for v in vals if v.kind == SYM)
         if any(v.tag == ds.DATA for v in vals):
             return Val(OTHER, tag=ds.DATA)
         return V_OTHER

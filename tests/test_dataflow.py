@@ -313,3 +313,26 @@ def test_project_findings_are_the_same_with_and_without_the_cache(tmp_path: Path
     for results in (first, second):
         by_name = {Path(r.path).relative_to(tmp_path).as_posix(): r.diagnostics for r in results}
         assert by_name == {name: r.diagnostics for name, r in fresh.items()}
+
+
+def test_a_comparison_of_a_parameter_is_what_the_parameter_is() -> None:
+    """`(relative_position > 0).to(torch.long)` (T5's position buckets, a static method): a comparison of a
+    tensor parameter is a tensor, so its methods are Tensor methods; of a number, nothing torch."""
+    source, result = _scan("""
+        import torch
+        from torch import nn
+
+
+        class Attention(nn.Module):
+            @staticmethod
+            def bucket(relative_position, limit):
+                ahead = (relative_position > 0).to(torch.long)  # compared-tensor
+                small = (limit < 8).bit_length()  # compared-number
+                return ahead, small
+
+            def bias(self, q, k):
+                position = torch.arange(k)[None, :] - torch.arange(q)[:, None]
+                return self.bucket(position, 16)
+    """)
+    assert ("torch.Tensor.to", "high") in _apis(result, _line(source, "# compared-tensor"))
+    assert _apis(result, _line(source, "# compared-number")) == set()
