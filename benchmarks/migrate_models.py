@@ -5,19 +5,22 @@
 1. download: `pip download --no-deps PACKAGE==VERSION` into the cache folder (default
    benchmarks/.cache, not committed) and unpack the model files into a tree per package;
 2. migrate: `torch2ms migrate TREE --out PORTED` (the command as a user runs it);
-3. compare (`compare`, one function): a torch worker builds the network from its config (random
-   weights, no model hub), saves its parameters, inputs and outputs; a MindSpore worker, in a
-   process where `import torch` fails, imports the migrated file, builds the Cell, copies the
-   weights (walking both models' parameters by name, with shape checks), runs forward in PyNative
-   and in GRAPH mode and compares.
+   migrate also writes the parameter-name map of each file's cell classes beside it (the "maps" column);
+3. compare (`compare`, one function): `torch2ms verify-model` (its Python entry point,
+   torch2ms.verify.model.check) builds the network from its config (random weights, no model hub)
+   in a torch worker and the migrated Cell in a MindSpore worker where `import torch` fails, copies
+   the weights by the parameter-name map of the two files (the tables' weight facts: no rename list
+   of our own), runs the same inputs in PyNative and in GRAPH mode and compares every output, with
+   the tolerance 1e-4 (absolute). A factory argument that is not a literal (a class) is passed
+   through a small module written beside each side's file for the run.
 
-Prints per file: findings, rewritten, remaining, the stage reached and the max abs difference.
+Prints per file: findings, rewritten, remaining, maps, the stage reached, the weights copied, the max
+abs difference and verify-model's verdict.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -30,6 +33,8 @@ from typing import Any
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 TOLERANCE = 1e-4
+if ROOT not in sys.path:  # torch2ms from this checkout (verify-model is the comparison stage)
+    sys.path.insert(0, ROOT)
 
 
 @dataclass(frozen=True)
@@ -136,11 +141,13 @@ def migrate(trees: str, ported: str, device: str, target_version: str | None = N
                                *(["--target-version", target_version] if target_version else [])],
                               capture_output=True, text=True, env=env)
         for line in proc.stdout.splitlines():  # "PATH: F finding(s), R rewritten, N remaining"
-            path, _, rest = line.rpartition(": ")
-            path, _, counts = line.partition(": ")
-            numbers = [int(part.split()[0]) for part in counts.split(", ")]
+            path, _, counts = line.partition(": ")  # or "PATH: parameter-name map of N cell class(es): MAP"
             key = f"{package.name}/{os.path.basename(path)}"
-            out[key] = {"findings": numbers[0], "rewritten": numbers[1], "remaining": numbers[2]}
+            if counts.startswith("parameter-name map of "):
+                out.setdefault(key, {})["maps"] = int(counts.split()[3])
+                continue
+            numbers = [int(part.split()[0]) for part in counts.split(", ")]
+            out.setdefault(key, {}).update(findings=numbers[0], rewritten=numbers[1], remaining=numbers[2])
         for line in proc.stderr.splitlines():
             if "error:" in line:
                 print(line, file=sys.stderr)
@@ -148,118 +155,77 @@ def migrate(trees: str, ported: str, device: str, target_version: str | None = N
 
 
 # ---------------------------------------------------------------------------------------------- compare
-_TORCH_WORKER = r'''
-import importlib, json, sys
-import numpy as np
-import torch
-tree, module, factory, kwargs, shapes, out = sys.argv[1:7]
-sys.path.insert(0, tree)
-mod = importlib.import_module(module)
-def value(v):  # "@Name": a name of the module; {"torch": dotted, "mindspore": dotted}: each side's object
-    if isinstance(v, dict):
-        owner, _, attr = v["torch"].rpartition(".")
-        return getattr(importlib.import_module(owner), attr)
-    return getattr(mod, v[1:]) if isinstance(v, str) and v.startswith("@") else v
-kwargs = {k: value(v) for k, v in json.loads(kwargs).items()}
-torch.manual_seed(0)
-net = getattr(mod, factory)(**kwargs).eval()
-rng = np.random.default_rng(0)
-inputs = [rng.standard_normal(s).astype("float32") for s in json.loads(shapes)]
-with torch.no_grad():
-    outputs = net(*[torch.from_numpy(x) for x in inputs])
-outputs = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
-state = {k: v.detach().numpy() for k, v in net.state_dict().items() if not k.endswith("num_batches_tracked")}
-np.savez(out + "/weights.npz", **state)
-np.savez(out + "/io.npz", *inputs, **{f"out{i}": o.numpy() for i, o in enumerate(outputs)})
-print(json.dumps({"inputs": len(inputs), "outputs": len(outputs)}))
-'''
-
-_MINDSPORE_WORKER = r'''
-import importlib, json, sys
-for blocked in ("torch", "torchvision", "torchaudio"):
-    sys.modules[blocked] = None  # `import torch` fails in this process
-stage = "import"
-result = {"stage": stage}
-try:
-    import numpy as np
-    import mindspore as ms
-    tree, module, factory, kwargs, out, n_in, n_out, device = sys.argv[1:9]
-    sys.path.insert(0, tree)
-    mod = importlib.import_module(module)
-    def value(v):
-        if isinstance(v, dict):
-            owner, _, attr = v["mindspore"].rpartition(".")
-            return getattr(importlib.import_module(owner), attr)
-        return getattr(mod, v[1:]) if isinstance(v, str) and v.startswith("@") else v
-    kwargs = {k: value(v) for k, v in json.loads(kwargs).items()}
-    weights = dict(np.load(out + "/weights.npz"))
-    io = np.load(out + "/io.npz")
-    inputs = [io[f"arr_{i}"] for i in range(int(n_in))]
-    expected = [io[f"out{i}"] for i in range(int(n_out))]
-    RENAMES = {"gamma": "weight", "beta": "bias", "moving_mean": "running_mean",
-               "moving_variance": "running_var", "embedding_table": "weight"}
-    worst = 0.0
-    for mode_name, mode in (("pynative", ms.PYNATIVE_MODE), ("graph", ms.GRAPH_MODE)):
-        ms.set_context(mode=mode, device_target=device)
-        stage = result["stage"] = "build"
-        net = getattr(mod, factory)(**kwargs)
-        stage = result["stage"] = "weights"
-        params = list(net.parameters_and_names())
-        unused = dict(weights)
-        for name, param in params:
-            head, _, last = name.rpartition(".")
-            if last == "num_batches_tracked":
-                continue  # torch keeps it as a buffer that forward in inference mode never reads
-            torch_name = name if name in unused else (head + "." if head else "") + RENAMES.get(last, last)
-            value = unused.pop(torch_name, None)
-            if value is None:
-                raise KeyError(f"no torch weight for MindSpore parameter {name} (looked for {torch_name})")
-            if tuple(value.shape) != tuple(param.shape):
-                raise ValueError(f"{name}: torch shape {value.shape}, MindSpore shape {tuple(param.shape)}")
-            param.set_data(ms.Tensor(value, param.dtype))
-        if unused:
-            raise KeyError("torch weights with no MindSpore parameter: " + ", ".join(sorted(unused)))
-        net.set_train(False)
-        stage = result["stage"] = mode_name
-        outputs = net(*[ms.Tensor(x) for x in inputs])
-        outputs = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
-        if len(outputs) != len(expected):
-            raise ValueError(f"{len(outputs)} outputs, torch gave {len(expected)}")
-        for got, want in zip(outputs, expected):
-            got = got.asnumpy()
-            if got.shape != want.shape:
-                raise ValueError(f"output shape {got.shape}, torch {want.shape}")
-            worst = max(worst, float(np.max(np.abs(got - want))) if want.size else 0.0)
-    result.update(stage="compared", max_abs_diff=worst)
-except BaseException as exc:
-    lines = [l.strip() for l in str(exc).splitlines() if l.strip() and not set(l.strip()) <= set("-")]
-    result.update(error=f"{type(exc).__name__}: {lines[0][:160] if lines else ''}")
-print("RESULT " + json.dumps(result))
-'''
+def _factory(tree: str, model: Model, side: str) -> tuple[str, str | None]:
+    """FILE.py:FACTORY for verify-model, and the module written to build it when an argument is not a literal
+    (a class of the module, or each side's own class): `_bench_MODULE.py` beside the model's file."""
+    path = os.path.join(tree, model.package, f"{model.module}.py")
+    if all(not (isinstance(v, str) and v.startswith("@")) and not isinstance(v, dict) for v in model.kwargs.values()):
+        args = ", ".join(f"{k}={v!r}" for k, v in model.kwargs.items())
+        return f"{path}:{model.factory}({args})", None
+    lines = [f"from .{model.module} import {model.factory}"]
+    args = []
+    for key, value in model.kwargs.items():
+        if isinstance(value, str) and value.startswith("@"):
+            lines.append(f"from .{model.module} import {value[1:]}")
+            code = value[1:]
+        elif isinstance(value, dict):
+            lines.append(f"import {value[side].rpartition('.')[0]}")
+            code = value[side]
+        else:
+            code = repr(value)
+        args.append(f"{key}={code}")
+    lines += ["", "", "def build():", f"    return {model.factory}({', '.join(args)})", ""]
+    wrapper = os.path.join(tree, model.package, f"_bench_{model.module}.py")
+    with open(wrapper, "w", encoding="utf-8") as handle:
+        handle.write("\n".join(lines))
+    return f"{wrapper}:build()", wrapper
 
 
 def compare(original_tree: str, ported_tree: str, model: Model, workdir: str, timeout: float = 600,
-            device: str = "cpu") -> dict[str, Any]:
-    """The comparison stage: torch and MindSpore in separate processes, weights copied by parameter name.
-    Returns the stage reached ("import", "build", "weights", "pynative", "graph", "compared"), the max abs
-    difference over both modes, and the error that stopped it."""
-    module = f"{model.package}.{model.module}"
-    shapes = json.dumps([list(s) for s in model.inputs])
-    kwargs = json.dumps(model.kwargs)
-    torch_run = subprocess.run([sys.executable, "-c", _TORCH_WORKER, original_tree, module, model.factory, kwargs,
-                                shapes, workdir], capture_output=True, text=True, timeout=timeout)
-    if torch_run.returncode != 0:
-        return {"stage": "torch", "error": torch_run.stderr.strip().splitlines()[-1][:160]}
-    counts = json.loads(torch_run.stdout.strip().splitlines()[-1])
-    ms_run = subprocess.run([sys.executable, "-c", _MINDSPORE_WORKER, ported_tree, module, model.factory, kwargs,
-                             workdir, str(counts["inputs"]), str(counts["outputs"]),
-                             {"cpu": "CPU", "gpu": "GPU", "ascend": "Ascend"}[device]],
-                            capture_output=True, text=True, timeout=timeout,
-                            env=dict(os.environ, GLOG_v="3"))
-    for line in ms_run.stdout.splitlines():
-        if line.startswith("RESULT "):
-            return dict(json.loads(line[len("RESULT "):]))
-    return {"stage": "import", "error": (ms_run.stderr.strip().splitlines() or ["no result"])[-1][:160]}
+            device: str = "cpu", pools: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The comparison stage: `torch2ms verify-model` (torch2ms.verify.model.check) on the original file and
+    its port. It builds both networks in their own worker processes (the MindSpore one cannot import
+    torch), copies the weights by the parameter-name map built from the two files and the tables' weight
+    facts, and runs the same inputs in PyNative and in GRAPH mode. Returns the stage reached ("build",
+    "torch", "pynative", "graph", "compared"), the max abs difference over both modes, verify-model's exit
+    code and the first problem it reported. `pools`: warm worker pools to reuse (torch2ms.verify.model.side_pool)."""
+    import contextlib
+    import io
+
+    from torch2ms.verify.model import check
+
+    del workdir  # verify-model keeps its files in a temporary folder of its own
+    original, t_wrapper = _factory(original_tree, model, "torch")
+    ported, m_wrapper = _factory(ported_tree, model, "mindspore")
+    errors = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(errors):
+            code, result = check(original, ported, [",".join(map(str, shape)) for shape in model.inputs], pools=pools,
+                                 device=device, rtol=0.0, atol=TOLERANCE, timeout=timeout)
+    finally:
+        for wrapper in (t_wrapper, m_wrapper):
+            if wrapper is not None:
+                os.unlink(wrapper)
+    if not result:
+        return {"stage": "build", "exit": code, "error": (errors.getvalue().strip().splitlines() or ["?"])[-1][:200]}
+    problems = list(result.get("problems") or [])
+    outcome: dict[str, Any] = {"exit": code, "weights": result.get("weights", {}).get("copied")}
+    if problems:
+        outcome["error"] = problems[0][:200]
+    modes = result.get("modes")
+    if modes is None:
+        outcome["stage"] = "torch" if problems and problems[0].startswith("torch:") else "build"
+        return outcome
+    worst = 0.0
+    for mode in ("pynative", "graph"):
+        report = modes.get(mode, {})
+        if report.get("error"):
+            outcome["stage"] = mode
+            return outcome
+        for row in report.get("outputs", []):
+            worst = max(worst, float(row.get("max_abs") or 0.0))
+    outcome.update(stage="compared", max_abs_diff=worst)
+    return outcome
 
 
 # ---------------------------------------------------------------------------------------------- main
@@ -276,22 +242,29 @@ def main() -> int:
     counts = migrate(trees, ported, args.device, args.target_version)
     chosen = [m for m in MODELS if not args.only or m.name in args.only.split(",")]
     rows = []
-    for model in chosen:
-        with tempfile.TemporaryDirectory() as work:
-            outcome = compare(trees, ported, model, work, device=args.device)
-        stats = counts.get(f"{model.package}/{model.module}.py", {})
-        ok = outcome.get("stage") == "compared" and outcome.get("max_abs_diff", 1.0) <= TOLERANCE
-        rows.append((model.name, stats.get("findings", "-"), stats.get("rewritten", "-"), stats.get("remaining", "-"),
-                     outcome.get("stage", "?"), outcome.get("max_abs_diff"), ok, outcome.get("error", "")))
-    header = f"{'file':30} {'findings':>8} {'rewritten':>9} {'remaining':>9}  {'stage':9} {'max abs diff':>12}  ok"
+    from torch2ms.verify.model import side_pool
+
+    with side_pool("torch", args.device) as t_pool, side_pool("mindspore", args.device) as m_pool:
+        for model in chosen:
+            with tempfile.TemporaryDirectory() as work:
+                outcome = compare(trees, ported, model, work, device=args.device,
+                                  pools={"torch": t_pool, "mindspore": m_pool})
+            stats = counts.get(f"{model.package}/{model.module}.py", {})
+            ok = outcome.get("exit") == 0 and outcome.get("stage") == "compared"
+            rows.append((model.name, stats.get("findings", "-"), stats.get("rewritten", "-"),
+                         stats.get("remaining", "-"), stats.get("maps", "-"), outcome.get("stage", "?"),
+                         outcome.get("weights", "-"), outcome.get("max_abs_diff"), ok, outcome.get("error", "")))
+    header = (f"{'file':30} {'findings':>8} {'rewritten':>9} {'remaining':>9} {'maps':>4}  {'stage':9} {'weights':>7} "
+              f"{'max abs diff':>12}  verify-model")
     print(header)
     print("-" * len(header))
-    for name, findings, rewritten, remaining, stage, diff, ok, error in rows:
+    for name, findings, rewritten, remaining, maps, stage, weights, diff, ok, error in rows:
         shown = f"{diff:.2e}" if isinstance(diff, float) else "-"
-        print(f"{name:30} {findings:>8} {rewritten:>9} {remaining:>9}  {stage:9} {shown:>12}  {'yes' if ok else 'no'}")
+        print(f"{name:30} {findings:>8} {rewritten:>9} {remaining:>9} {maps:>4}  {stage:9} {weights!s:>7} "
+              f"{shown:>12}  {'passed' if ok else 'failed'}")
         if error:
             print(f"    {error}")
-    passed = sum(1 for row in rows if row[6])
+    passed = sum(1 for row in rows if row[8])
     print(f"{passed} of {len(rows)} files run as migrate leaves them and agree with torch within {TOLERANCE:g} "
           f"(PyNative and GRAPH mode, device {args.device}"
           + (f", targets of MindSpore {args.target_version}" if args.target_version else "") + ")")

@@ -16,7 +16,6 @@ from __future__ import annotations
 import ast
 import bisect
 import hashlib
-import json
 import re
 import warnings
 from collections import Counter
@@ -24,6 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from .jsonfile import read_json
 from .model import FileResult
 from .report import display_path
 from .source import split_lines
@@ -99,13 +99,7 @@ def finding_facts(result: FileResult, text: str | None) -> list[tuple[str, str]]
 
 def read_report(path: str) -> dict[str, Any]:
     """An earlier JSON report (schema MIN_SCHEMA or later); BaselineError naming the file and the reason."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            doc = json.load(handle)
-    except OSError as exc:
-        raise BaselineError(f"{path}: cannot read the report: {exc.strerror or exc}") from None
-    except ValueError as exc:
-        raise BaselineError(f"{path}: the report is not JSON: {exc}") from None
+    doc = read_json(path, "report", BaselineError)
     if not isinstance(doc, dict) or not isinstance(doc.get("files"), list):
         raise BaselineError(f"{path}: not a torch2ms JSON report (write one with --output-format json)")
     version = doc.get("schema_version")

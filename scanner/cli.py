@@ -32,6 +32,7 @@ from .process import configure_process, freeze_long_lived
 from .report import safe_text
 from .report.output import OutputError, emit
 from .trace import TraceError
+from .verify.model_record import ModelRecordError
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -77,14 +78,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .migrate.command import add_arguments as add_migrate_arguments
     from .verify.command import add_arguments as add_verify_arguments  # no torch/MindSpore import
+    from .verify.model import add_arguments as add_model_arguments
+    from .weights.convert import add_arguments as add_convert_arguments
 
-    migrate = sub.add_parser(
-        "migrate", help="turn PyTorch files into MindSpore files (a parallel tree, in place, or a diff)")
-    add_migrate_arguments(migrate)
-    _add_verbose(migrate)
-    verify = sub.add_parser(
-        "verify", help="run mapping examples (or the torch call at FILE:LINE) in real torch and MindSpore")
-    add_verify_arguments(verify)  # its own --verbose also lists the entries that passed
+    for name, add, about in (
+            ("migrate", add_migrate_arguments,
+             "turn PyTorch files into MindSpore files (a parallel tree, in place, or a diff)"),
+            ("verify", add_verify_arguments,
+             "run mapping examples (or the torch call at FILE:LINE) in real torch and MindSpore"),
+            ("convert-weights", add_convert_arguments,
+             "convert a torch state_dict (.pth, .safetensors) into a MindSpore checkpoint by a map"),
+            ("verify-model", add_model_arguments,
+             "run a torch network and its MindSpore port on the same weights and inputs, and compare")):
+        command = sub.add_parser(name, help=about)
+        add(command)
+        if name != "verify":  # verify's own --verbose also lists the entries that passed
+            _add_verbose(command)
     return parser
 
 
@@ -152,6 +161,15 @@ class _Progress:
         if self.enabled and self.count:
             sys.stderr.write("\r" + " " * 40 + "\r")
             sys.stderr.flush()
+
+
+def _model_records(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The `verify-model --record` files for the HTML report, read before scanning (a bad one is exit 2)."""
+    from .verify.model_record import read_model_record
+
+    if args.model_record and not (args.html or args.output_format == "html"):
+        raise ConfigError("--model-record is shown in the HTML report: add --html FILE (or --output-format html)")
+    return [read_model_record(path) for path in args.model_record]
 
 
 def _cache_dir(args: argparse.Namespace, config: Config) -> Path:
@@ -290,6 +308,7 @@ def run_scan(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_ERROR
     config = _config(args)
+    args.models = _model_records(args)
     load_table()
     if stdin:
         return _run_stdin(args, config)
@@ -386,11 +405,24 @@ def run_verify(args: argparse.Namespace) -> int:
     return main_safe(args)
 
 
+def run_convert_weights(args: argparse.Namespace) -> int:
+    from .weights.convert import run  # torch/MindSpore are imported only in its worker processes
+
+    return run(args)
+
+
+def run_verify_model(args: argparse.Namespace) -> int:
+    from .verify.model import run  # torch/MindSpore are imported only in its worker processes
+
+    return run(args)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handlers: dict[str, Any] = {"scan": run_scan, "rule": run_rule, "mappings": run_mappings, "lsp": run_lsp,
-                                "verify": run_verify, "migrate": run_migrate, "trace": run_trace}
+                                "verify": run_verify, "migrate": run_migrate, "trace": run_trace,
+                                "convert-weights": run_convert_weights, "verify-model": run_verify_model}
     handler = handlers.get(args.command)
     if handler is None:
         parser.print_help(sys.stderr)
@@ -416,7 +448,8 @@ def fail(exc: BaseException, verbose: bool = False) -> int:
         return EXIT_ERROR
     if isinstance(exc, KeyboardInterrupt):
         message = "interrupted"
-    elif isinstance(exc, (ConfigError, MappingError, BaselineError, OutputError, CacheError, TraceError)):
+    elif isinstance(exc, (ConfigError, MappingError, BaselineError, OutputError, CacheError, TraceError,
+                          ModelRecordError)):
         message = f"error: {exc}"
     elif isinstance(exc, OSError) and exc.filename is not None:
         message = f"error: {os.fsdecode(exc.filename)}: {exc.strerror or exc}"

@@ -30,6 +30,17 @@ TRAINING_URL = _MS_DOCS + "migration_guide/model_development/training_and_evalua
 LR_URL = _MS_DOCS + "migration_guide/model_development/learning_rate_and_optimizer.html"
 
 
+# The kinds of readiness codes (TMS3xx), in report order; the tens digit of a code is its kind.
+SECOND_ORDER = "Second-order gradients"
+SPARSE = "Sparse tensors"
+CONTAINERS = "Containers of layers"
+STRUCTURE = "Module structure"
+DEVICES = "Devices and precision"
+DATA = "Data pipeline"
+TRAINING = "Training loop"
+READINESS_KINDS: tuple[str, ...] = (SECOND_ORDER, SPARSE, CONTAINERS, STRUCTURE, DEVICES, DATA, TRAINING)
+
+
 @dataclass(frozen=True, slots=True)
 class CodeInfo:
     code: str
@@ -38,6 +49,7 @@ class CodeInfo:
     category: Category
     summary: str
     doc_url: str
+    kind: str | None = None  # the kind a readiness code is grouped under (READINESS_KINDS)
 
 
 _ROWS = (
@@ -73,47 +85,47 @@ _ROWS = (
      "TMS203 outside the network: boolean-mask indexing in data processing.", DYNAMIC_SHAPE_URL),
     ("TMS254", "data-dependent-slice-in-data", Severity.INFO, Category.DYNAMIC_SHAPE,
      "TMS204 outside the network: a slice with bounds read from tensor values.", DYNAMIC_SHAPE_URL),
-    # TMS3xx: migration readiness; the tens digit is the kind (torch2ms.readiness.KIND_OF_CODE).
+    # TMS3xx: migration readiness; the last field is the code's kind (READINESS_KINDS).
     ("TMS301", "second-order-gradient", Severity.WARNING, Category.READINESS,
-     "Gradients of gradients (create_graph=True, hessian): check each op on the network path supports them.", GRADIENT_URL),
+     "Gradients of gradients (create_graph=True, hessian): check each op on the network path supports them.", GRADIENT_URL, SECOND_ORDER),
     ("TMS311", "sparse-tensor", Severity.WARNING, Category.READINESS,
-     "Sparse tensors or sparse gradients: MindSpore's COO/CSR tensors support a limited set of ops.", SPARSE_URL),
+     "Sparse tensors or sparse gradients: MindSpore's COO/CSR tensors support a limited set of ops.", SPARSE_URL, SPARSE),
     ("TMS321", "plain-layer-container", Severity.WARNING, Category.READINESS,
-     "Layers kept in a plain list, tuple or dict on self: MindSpore needs CellList / SequentialCell / CellDict.", CELLLIST_URL),
+     "Layers kept in a plain list, tuple or dict on self: MindSpore needs CellList / SequentialCell / CellDict.", CELLLIST_URL, CONTAINERS),
     ("TMS322", "plain-parameter-container", Severity.WARNING, Category.READINESS,
-     "Parameters kept in a plain list or tuple on self: MindSpore groups them in a ParameterTuple.", CELLLIST_URL),
+     "Parameters kept in a plain list or tuple on self: MindSpore groups them in a ParameterTuple.", CELLLIST_URL, CONTAINERS),
     ("TMS331", "module-subclass", Severity.INFO, Category.READINESS,
-     "An nn.Module subclass: it becomes a mindspore.nn.Cell and forward becomes construct.", CELL_URL),
+     "An nn.Module subclass: it becomes a mindspore.nn.Cell and forward becomes construct.", CELL_URL, STRUCTURE),
     ("TMS332", "module-buffer", Severity.INFO, Category.READINESS,
-     "register_buffer: MindSpore keeps such state as a Parameter with requires_grad=False.", CELL_URL),
+     "register_buffer: MindSpore keeps such state as a Parameter with requires_grad=False.", CELL_URL, STRUCTURE),
     ("TMS333", "module-hook", Severity.WARNING, Category.READINESS,
-     "A module hook: MindSpore Cell hooks run in PyNative mode only.", CELL_URL),
+     "A module hook: MindSpore Cell hooks run in PyNative mode only.", CELL_URL, STRUCTURE),
     ("TMS334", "custom-autograd-function", Severity.WARNING, Category.READINESS,
-     "A custom torch.autograd.Function: MindSpore writes custom gradients as a Cell's bprop.", GRADIENT_URL),
+     "A custom torch.autograd.Function: MindSpore writes custom gradients as a Cell's bprop.", GRADIENT_URL, STRUCTURE),
     ("TMS335", "train-eval-mode", Severity.INFO, Category.READINESS,
-     "model.train() / model.eval(): MindSpore uses cell.set_train(True/False).", CELL_URL),
+     "model.train() / model.eval(): MindSpore uses cell.set_train(True/False).", CELL_URL, STRUCTURE),
     ("TMS336", "state-dict", Severity.WARNING, Category.READINESS,
-     "state_dict / load_state_dict: MindSpore uses checkpoint APIs and other parameter names.", CELL_URL),
+     "state_dict / load_state_dict: MindSpore uses checkpoint APIs and other parameter names.", CELL_URL, STRUCTURE),
     ("TMS341", "device-placement", Severity.INFO, Category.READINESS,
-     "A device move or query: MindSpore selects one device for the whole program.", DEVICE_URL),
+     "A device move or query: MindSpore selects one device for the whole program.", DEVICE_URL, DEVICES),
     ("TMS342", "data-parallel-wrapper", Severity.WARNING, Category.READINESS,
-     "DataParallel / DistributedDataParallel: MindSpore sets data parallelism in the parallel context.", PARALLEL_URL),
+     "DataParallel / DistributedDataParallel: MindSpore sets data parallelism in the parallel context.", PARALLEL_URL, DEVICES),
     ("TMS343", "mixed-precision", Severity.WARNING, Category.READINESS,
-     "autocast / GradScaler: MindSpore uses amp levels on the network and its own loss scalers.", AMP_URL),
+     "autocast / GradScaler: MindSpore uses amp levels on the network and its own loss scalers.", AMP_URL, DEVICES),
     ("TMS351", "data-pipeline", Severity.INFO, Category.READINESS,
-     "torch.utils.data or torchvision data processing: port it to mindspore.dataset or NumPy.", DATASET_URL),
+     "torch.utils.data or torchvision data processing: port it to mindspore.dataset or NumPy.", DATASET_URL, DATA),
     ("TMS352", "torch-op-in-data-pipeline", Severity.WARNING, Category.READINESS,
-     "torch ops inside Dataset.__getitem__ or a collate function: data processing should produce NumPy.", DATASET_URL),
+     "torch ops inside Dataset.__getitem__ or a collate function: data processing should produce NumPy.", DATASET_URL, DATA),
     ("TMS361", "manual-training-step", Severity.WARNING, Category.READINESS,
-     "zero_grad / backward / step: MindSpore trains with a value-and-grad function and optimizer(grads).", TRAINING_URL),
+     "zero_grad / backward / step: MindSpore trains with a value-and-grad function and optimizer(grads).", TRAINING_URL, TRAINING),
     ("TMS362", "gradient-clipping", Severity.INFO, Category.READINESS,
-     "Gradient clipping of .grad fields: in MindSpore clip the gradient tuple.", TRAINING_URL),
+     "Gradient clipping of .grad fields: in MindSpore clip the gradient tuple.", TRAINING_URL, TRAINING),
     ("TMS363", "gradient-accumulation", Severity.WARNING, Category.READINESS,
-     "Gradient accumulation through repeated backward(): MindSpore gradients must be summed by hand.", TRAINING_URL),
+     "Gradient accumulation through repeated backward(): MindSpore gradients must be summed by hand.", TRAINING_URL, TRAINING),
     ("TMS364", "lr-scheduler-step", Severity.INFO, Category.READINESS,
-     "A learning-rate scheduler stepped by hand: MindSpore passes the schedule to the optimizer.", LR_URL),
+     "A learning-rate scheduler stepped by hand: MindSpore passes the schedule to the optimizer.", LR_URL, TRAINING),
     ("TMS365", "random-seed", Severity.INFO, Category.READINESS,
-     "torch.manual_seed: use mindspore.set_seed; distributed training needs the same seed everywhere.", TRAINING_URL),
+     "torch.manual_seed: use mindspore.set_seed; distributed training needs the same seed everywhere.", TRAINING_URL, TRAINING),
     ("TMS901", "syntax-error", Severity.ERROR, Category.FILE_ERROR,
      "The file is not valid Python 3 and could not be analysed.", MIGRATION_GUIDE_URL),
     ("TMS902", "decode-error", Severity.ERROR, Category.FILE_ERROR,

@@ -1,7 +1,9 @@
 """Load, validate and index the YAML mapping tables shipped in ``torch2ms.data`` (the mappings/ folder).
 
-Every file is validated against ``mappings/schema.yaml`` (JSON Schema); an error
-names the file, the line and the key. The result is a read-only `MappingTable`.
+Every table file is validated against ``mappings/schema.yaml`` (JSON Schema), ``meta.yaml``
+against ``meta_schema.yaml`` and ``readiness.yaml`` (the readiness checks' API lists) against
+``readiness_schema.yaml``; an error names the file, the line and the key. The result is a
+read-only `MappingTable`.
 """
 
 from __future__ import annotations
@@ -23,10 +25,12 @@ import jsonschema
 import yaml
 
 from .files import user_cache_dir
-from .model import Category, DynamicShape, Example, MappingEntry, ParamFact, Target
+from .model import Category, DynamicShape, Example, MappingEntry, ParamFact, Target, WeightForm
 from .model import __file__ as model_file
+from .weights.facts import param_from_json
 
 _BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+READINESS_FILE = "readiness.yaml"  # the readiness checks' API lists, validated by readiness_schema.yaml
 
 
 class MappingError(Exception):
@@ -151,6 +155,15 @@ def _validator(name: str) -> jsonschema.protocols.Validator:
     return cls(schema)
 
 
+def _validated(text: str, file_name: str, schema: str) -> Any:
+    """The YAML document of `text`, valid against the JSON Schema `schema`; else a MappingError naming the file."""
+    doc = load_yaml(text, file_name)
+    error = next(iter(_validator(schema).iter_errors(doc)), None)
+    if error is not None:
+        raise _schema_error(file_name, doc, error)
+    return doc
+
+
 def parse_version(text: str) -> tuple[int, ...]:
     try:
         return tuple(int(part) for part in str(text).split("."))
@@ -199,6 +212,27 @@ def _params(raw: list[dict[str, Any]] | None) -> tuple[ParamFact, ...]:
     )
 
 
+def _example(raw: dict[str, Any]) -> Example:
+    return Example(
+        torch=raw["torch"],
+        mindspore=raw["mindspore"],
+        inputs=dict(raw.get("inputs", {})),
+        extra={k: v for k, v in raw.items() if k not in ("torch", "mindspore", "inputs")},
+    )
+
+
+def _weights(raw: list[dict[str, Any]] | None) -> tuple[WeightForm, ...]:
+    return tuple(
+        WeightForm(
+            ms=form["ms"],
+            params=tuple(param_from_json(p) for p in form.get("params", ())),
+            example=_example(form["example"]) if "example" in form else None,
+            note=form.get("note", ""),
+        )
+        for form in raw or ()
+    )
+
+
 def _entry(raw: dict[str, Any], source: str) -> MappingEntry:
     targets = tuple(
         Target(
@@ -219,15 +253,7 @@ def _entry(raw: dict[str, Any], source: str) -> MappingEntry:
         dynamic = DynamicShape(always=True)
     elif isinstance(dyn, dict):
         dynamic = DynamicShape(arg=dyn["arg"], position=dyn.get("position"), note=dyn.get("note", ""))
-    examples = tuple(
-        Example(
-            torch=e["torch"],
-            mindspore=e["mindspore"],
-            inputs=dict(e.get("inputs", {})),
-            extra={k: v for k, v in e.items() if k not in ("torch", "mindspore", "inputs")},
-        )
-        for e in raw.get("examples", ())
-    )
+    examples = tuple(_example(e) for e in raw.get("examples", ()))
     return MappingEntry(
         api=raw["api"],
         category=Category(raw.get("category", "equivalent")),
@@ -240,6 +266,7 @@ def _entry(raw: dict[str, Any], source: str) -> MappingEntry:
         returns=raw.get("returns"),
         not_runnable=str(raw.get("not_runnable") or ""),
         source=source,
+        weights=_weights(raw.get("weights")),
         effort=raw.get("effort"),
     )
 
@@ -272,11 +299,31 @@ class Inventory:
 
 
 @dataclass(frozen=True)
+class ReadinessApis:
+    """The torch APIs the migration-readiness checks (TMS3xx) look for (readiness.yaml)."""
+
+    second_order_apis: frozenset[str]  # second order with create_graph=True
+    always_second_order: frozenset[str]
+    sparse_apis: frozenset[str]
+    sparse_flag_apis: frozenset[str]  # sparse gradients with sparse=True
+    not_modules: frozenset[str]  # torch.nn classes that are not layers
+    parameter_apis: frozenset[str]
+    container_targets: dict[tuple[str, str], str]  # (element kind, container shape) -> MindSpore container
+    module_hooks: frozenset[str]  # method names of torch.nn.Module
+    parallel_apis: frozenset[str]
+    amp_prefixes: tuple[str, ...]
+    data_targets: dict[str, str]  # torch data class -> mindspore.dataset class
+    clip_apis: frozenset[str]
+    seed_apis: frozenset[str]
+
+
+@dataclass(frozen=True)
 class MappingTable:
     entries: dict[str, MappingEntry]
     meta: Meta
     inventory: Inventory
     files: tuple[str, ...]
+    readiness: ReadinessApis
     digest: str = ""  # of the table's source texts, for caches
     # Top-level packages whose APIs the tables map (torch, torchvision, ...): the resolver tracks
     # imports of these. Derived from the entries, so a new library file needs no code change.
@@ -325,10 +372,7 @@ def _resolve_inplace(entries: dict[str, MappingEntry]) -> dict[str, MappingEntry
 
 
 def _meta(text: str, file_name: str) -> Meta:
-    doc = load_yaml(text, file_name)
-    error = next(iter(_validator("meta_schema.yaml").iter_errors(doc)), None)
-    if error is not None:
-        raise _schema_error(file_name, doc, error)
+    doc = _validated(text, file_name, "meta_schema.yaml")
     return Meta(
         version=str(doc["version"]),
         mindspore_versions=tuple(str(v) for v in doc["mindspore_versions"]),
@@ -340,6 +384,26 @@ def _meta(text: str, file_name: str) -> Meta:
         non_tensor_methods=frozenset(doc["non_tensor_methods"]),
         ambiguous_methods=frozenset(doc["ambiguous_methods"]),
         named_tuple_fields=frozenset(doc["named_tuple_fields"]),
+    )
+
+
+def _readiness(text: str, file_name: str) -> ReadinessApis:
+    doc = _validated(text, file_name, "readiness_schema.yaml")
+    return ReadinessApis(
+        second_order_apis=frozenset(doc["second_order_apis"]),
+        always_second_order=frozenset(doc["always_second_order"]),
+        sparse_apis=frozenset(doc["sparse_apis"]),
+        sparse_flag_apis=frozenset(doc["sparse_flag_apis"]),
+        not_modules=frozenset(doc["not_modules"]),
+        parameter_apis=frozenset(doc["parameter_apis"]),
+        module_hooks=frozenset(doc["module_hooks"]),
+        parallel_apis=frozenset(doc["parallel_apis"]),
+        clip_apis=frozenset(doc["clip_apis"]),
+        seed_apis=frozenset(doc["seed_apis"]),
+        amp_prefixes=tuple(doc["amp_prefixes"]),
+        container_targets={(kind, shape): str(target) for kind, shapes in doc["container_targets"].items()
+                           for shape, target in shapes.items()},
+        data_targets={str(k): str(v) for k, v in doc["data_targets"].items()},
     )
 
 
@@ -365,10 +429,7 @@ def table_files(directory: Path | None = None) -> list[tuple[str, str]]:
 
 
 def parse_table_file(name: str, text: str) -> list[MappingEntry]:
-    doc = load_yaml(text, name)
-    error = next(iter(_validator("schema.yaml").iter_errors(doc)), None)
-    if error is not None:
-        raise _schema_error(name, doc, error)
+    doc = _validated(text, name, "schema.yaml")
     entries = []
     namespace = doc["namespace"]
     for index, raw in enumerate(doc["entries"]):
@@ -381,7 +442,11 @@ def parse_table_file(name: str, text: str) -> list[MappingEntry]:
     return entries
 
 
-def build_table(files: list[tuple[str, str]], meta_text: str, inventory_text: str) -> MappingTable:
+def build_table(files: list[tuple[str, str]], meta_text: str, inventory_text: str,
+                readiness_text: str | None = None) -> MappingTable:
+    """The table from its texts; `readiness_text` (readiness.yaml) defaults to the installed one."""
+    if readiness_text is None:
+        readiness_text = resources.files("torch2ms.data").joinpath(READINESS_FILE).read_text(encoding="utf-8")
     entries: dict[str, MappingEntry] = {}
     for name, text in files:
         for entry in parse_table_file(name, text):
@@ -391,17 +456,34 @@ def build_table(files: list[tuple[str, str]], meta_text: str, inventory_text: st
                 raise MappingError(file, int(line), "api",
                                    f"duplicate entry '{entry.api}' (first at {previous.source})")
             entries[entry.api] = entry
+    _check_sub_layers(entries)
     meta = _meta(meta_text, "meta.yaml")
     return MappingTable(
         entries=_resolve_inplace(entries),
         meta=meta,
         inventory=_inventory(inventory_text),
         files=tuple(name for name, _ in files),
+        readiness=_readiness(readiness_text, READINESS_FILE),
         roots=frozenset(api.partition(".")[0] for api in entries) | {"torch"},
         modules=meta.modules | _library_modules(entries, meta.modules),
-        digest=hashlib.blake2b("\0".join([meta_text, inventory_text] + [n + "\0" + t for n, t in files]).encode(),
-                               digest_size=12).hexdigest(),
+        digest=hashlib.blake2b("\0".join([meta_text, inventory_text, readiness_text]
+                                         + [n + "\0" + t for n, t in files]).encode(), digest_size=12).hexdigest(),
     )
+
+
+def _check_sub_layers(entries: dict[str, MappingEntry]) -> None:
+    """A weight fact that names a sub-layer (layer -> ms_layer) must name a weight form of the tables."""
+    for entry in entries.values():
+        for form in entry.weights:
+            for param in form.params:
+                if param.layer is None:
+                    continue
+                sub = entries.get(param.layer)
+                if sub is None or param.ms_layer is None or sub.weight_form(param.ms_layer) is None:
+                    file, _, line = entry.source.rpartition(":")
+                    raise MappingError(file, int(line), "weights",
+                                       f"{entry.api} -> {form.ms}: the sub-layer {param.torch} names "
+                                       f"{param.layer} -> {param.ms_layer}, which has no weight facts")
 
 
 def _library_modules(entries: dict[str, MappingEntry], known: frozenset[str]) -> frozenset[str]:
@@ -431,11 +513,12 @@ def load_table(directory: str | None = None) -> MappingTable:
     root = resources.files("torch2ms.data")
     meta_text = root.joinpath("meta.yaml").read_text(encoding="utf-8")
     inventory_text = root.joinpath("inventory.json").read_text(encoding="utf-8")
+    readiness_text = root.joinpath(READINESS_FILE).read_text(encoding="utf-8")
     files = table_files(Path(directory) if directory else None)
-    key = _compiled_key(files, meta_text, inventory_text)
+    key = _compiled_key(files, meta_text, inventory_text, readiness_text)
     table = _read_compiled(key)
     if table is None:
-        table = build_table(files, meta_text, inventory_text)
+        table = build_table(files, meta_text, inventory_text, readiness_text)
         _write_compiled(key, table)
     return table
 
@@ -449,12 +532,12 @@ def _compiled_dir() -> Path:
     return user_cache_dir()
 
 
-def _compiled_key(files: list[tuple[str, str]], meta_text: str, inventory_text: str) -> str:
+def _compiled_key(files: list[tuple[str, str]], meta_text: str, inventory_text: str, readiness_text: str) -> str:
     digest = hashlib.blake2b(digest_size=16)
     digest.update(f"{_COMPILED_FORMAT}|{sys.version_info[:2]}".encode())
     for module in (__file__, model_file):
         digest.update(Path(module).read_bytes())
-    for text in [meta_text, inventory_text] + [f"{name}\0{text}" for name, text in files]:
+    for text in [meta_text, inventory_text, readiness_text] + [f"{name}\0{text}" for name, text in files]:
         digest.update(text.encode())
         digest.update(b"\0")
     return digest.hexdigest()

@@ -264,6 +264,35 @@ class DynamicShape:
 
 
 @dataclass(frozen=True, slots=True)
+class WeightParam:
+    """How one tensor of a torch layer's state_dict is stored by a MindSpore class (a weight fact).
+
+    `torch` and `ms` are names relative to the layer; `{l}`-style placeholders stand for a
+    number (an RNN's layer index). `ms` None: MindSpore has no such tensor (`note` says why).
+    `torch` None: a MindSpore-only parameter that keeps its initial value. `layer`/`ms_layer`:
+    the names are a sub-layer's prefix, whose own facts apply below it. `transform`: how the
+    tensor changes on the way (``{"unsqueeze": 2}``, ``{"transpose": [1, 0]}``).
+    """
+
+    torch: str | None
+    ms: str | None
+    transform: tuple[tuple[str, Any], ...] = ()
+    layer: str | None = None
+    ms_layer: str | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class WeightForm:
+    """The weight facts of a torch layer for one MindSpore class that stands for it."""
+
+    ms: str
+    params: tuple[WeightParam, ...] = ()
+    example: Example | None = None  # a layer example that builds this form (else an entry example does)
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class MappingEntry:
     api: str
     category: Category
@@ -276,7 +305,11 @@ class MappingEntry:
     returns: str | None = None  # tensor, instance, other
     not_runnable: str = ""  # why no example can run where verify runs (schema: not_runnable)
     source: str = ""  # "file.yaml:line" where the entry is defined
+    weights: tuple[WeightForm, ...] = ()  # parameter-name facts per MindSpore class (layers only)
     effort: str | None = None  # remove, automatic, manual or blocker when the table states it (torch2ms.effort)
+
+    def weight_form(self, ms_class: str) -> WeightForm | None:
+        return next((form for form in self.weights if form.ms == ms_class), None)
 
     def choose(self, version: tuple[int, ...], device: str | None = DEFAULT_DEVICE) -> TargetChoice:
         """The target for this MindSpore version and device: THE choice the scanner, the fix,

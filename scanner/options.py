@@ -89,6 +89,8 @@ def add_scan_arguments(scan: argparse.ArgumentParser) -> None:
     out.add_argument("--statistics", action="store_true",
                      help="print counts per code and uses per torch API instead of each finding")
     out.add_argument("--date", metavar="TEXT", help="fixed date for the HTML and JSON reports (reproducible output)")
+    out.add_argument("--model-record", action="append", default=[], metavar="FILE",
+                     help="show this `verify-model --record` result in the HTML report (repeatable)")
     out.add_argument("--no-progress", action="store_true", help="never show a progress bar")
 
     rules = scan.add_argument_group("rule selection")

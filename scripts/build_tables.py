@@ -21,7 +21,9 @@ The script needs torch and mindspore installed (the `verify` extra). It
    parameter facts, merging the official parameter-difference rows that still
    hold for the installed versions;
 5. applies the hand-written entries of scripts/mapping_overrides.yaml, which
-   win over generated facts, and writes one YAML file per torch namespace.
+   win over generated facts, and writes one YAML file per torch namespace;
+6. adds the weight facts of scripts/mapping_overrides_weights.yaml (`weights:` of the layer
+   entries). `--weights-only` does this step alone on the committed tables.
 
 The generated YAML is committed; the product reads only the YAML.
 """
@@ -47,9 +49,11 @@ from torch2ms.mapping_tools import (  # noqa: E402
     GENERAL_PARAMS, documented_devices, ms_params, ms_positional, resolve, torch_params, torch_positions,
 )
 MAPPINGS = ROOT / "mappings"
+# Weight facts (per torch layer, per MindSpore class): a `weights:` list, not `entries:`.
+WEIGHT_FACTS = Path(__file__).resolve().parent / "mapping_overrides_weights.yaml"
 # Hand-written entries: mapping_overrides.yaml plus any mapping_overrides_*.yaml beside it
-# (one file per topic); an API may be overridden in one file only.
-OVERRIDES = sorted(Path(__file__).resolve().parent.glob("mapping_overrides*.yaml"))
+# (one file per topic; the weight facts apart); an API may be overridden in one file only.
+OVERRIDES = sorted(p for p in Path(__file__).resolve().parent.glob("mapping_overrides*.yaml") if p != WEIGHT_FACTS)
 
 # The namespaces the tables classify (the issue's list), in file order.
 NAMESPACES = [
@@ -817,7 +821,7 @@ def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: s
     inventory = json.loads((MAPPINGS / "inventory.json").read_text(encoding="utf-8"))
     manual: dict[str, dict[str, Any]] = {}
     for path in OVERRIDES:
-        for entry in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("entries", []):
+        for entry in (yaml.safe_load(path.read_text(encoding="utf-8")) or {})["entries"]:
             if entry["api"] in manual:
                 raise SystemExit(f"{path.name}: {entry['api']} is already overridden in another overrides file")
             manual[entry["api"]] = entry
@@ -1066,6 +1070,7 @@ def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: s
                 entry["inplace_of"] = base
 
     inplace_forms_only(entries)
+    add_weight_facts(entries)
     add_positions(entries)
     record = read_verification()
     annotate_devices(entries.values(), record)
@@ -1323,6 +1328,61 @@ def write_library_files(ref: Path) -> None:
         print(f"{lib}.yaml: {len(entries)} entries", file=sys.stderr)
 
 
+# ---------------------------------------------------------------------------------- weight facts
+def weight_facts() -> dict[str, list[dict[str, Any]]]:
+    """The weight forms of scripts/mapping_overrides_weights.yaml, by torch layer."""
+    import yaml
+
+    doc = yaml.safe_load(WEIGHT_FACTS.read_text(encoding="utf-8")) or {}
+    out: dict[str, list[dict[str, Any]]] = {}
+    for item in doc.get("weights", []):
+        if item["api"] in out:
+            raise SystemExit(f"{WEIGHT_FACTS.name}: {item['api']} is listed twice")
+        out[item["api"]] = json.loads(json.dumps(item["forms"]))  # plain data (no shared YAML anchors)
+    return out
+
+
+def add_weight_facts(entries: dict[str, dict[str, Any]]) -> None:
+    for api, forms in weight_facts().items():
+        if api not in entries:
+            raise SystemExit(f"{WEIGHT_FACTS.name}: {api} is not an entry of the tables")
+        entries[api]["weights"] = forms
+
+
+def refresh_weight_facts() -> None:
+    """Rewrite only the `weights:` of the committed tables' entries (nothing else is re-run or re-read)."""
+    facts = weight_facts()
+    placed: set[str] = set()
+    for path in sorted(MAPPINGS.glob("torch*.yaml")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        out: list[str] = []
+        api = None
+        in_weights = False
+        for line in lines + ["  - api: null"]:  # a sentinel closes the last entry
+            if line.startswith("  - api: "):
+                if api in facts:
+                    out.extend(_entry_lines({"api": api, "weights": facts[api]})[1:])
+                    placed.add(api)
+                api = json.loads(line[len("  - api: "):])
+                in_weights = False
+                if api is None:
+                    break
+            elif line.startswith("    weights:"):
+                in_weights = True
+                continue
+            elif in_weights and line.startswith("      - "):
+                continue
+            else:
+                in_weights = False
+            out.append(line)
+        text = "\n".join(out) + "\n"
+        if text != path.read_text(encoding="utf-8"):
+            path.write_text(text, encoding="utf-8")
+            print(f"{path.name}: weight facts updated", file=sys.stderr)
+    for api in sorted(set(facts) - placed):
+        raise SystemExit(f"{WEIGHT_FACTS.name}: {api} is not an entry of the tables")
+
+
 # ---------------------------------------------------------------------------------- writing
 def _flow(value: Any) -> str:
     """One value as a YAML flow (JSON) text. A float keeps a dot in its mantissa (1.0e-05, not JSON's
@@ -1511,13 +1571,13 @@ def read_verification() -> Any:
 
 def _entry_lines(entry: dict[str, Any]) -> list[str]:
     """One entry as YAML lines: keys in KEY_ORDER (then the others, sorted), one flow-style value each;
-    targets and examples one per line."""
+    targets, examples and weight forms one per line."""
     lines: list[str] = []
     for key in KEY_ORDER + sorted(k for k in entry if k not in KEY_ORDER):
         if key not in entry:
             continue
         prefix = "    " if lines else "  - "
-        if key in ("ms", "examples"):
+        if key in ("ms", "examples", "weights"):
             lines.append(f"{prefix}{key}:")
             lines.extend(f"      - {_flow(item)}" for item in entry[key])
         else:
@@ -1545,6 +1605,9 @@ def write_files(entries: dict[str, dict[str, Any]]) -> None:
 def main() -> None:
     if len(sys.argv) >= 2 and sys.argv[1] == "--worker":
         _worker(sys.argv[2], sys.argv[3])
+        return
+    if sys.argv[1:] == ["--weights-only"]:
+        refresh_weight_facts()
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("reference", type=Path, help="folder with the reference CSV files")

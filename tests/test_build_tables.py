@@ -84,6 +84,18 @@ def test_every_documented_overload_is_read_and_printed_output_is_not(build: Any)
     assert not {"values", "indices"} & {n for o in torch_params(torch.topk, "topk") or [] for n, _ in o}
 
 
+def test_the_committed_tables_hold_the_weight_facts_of_the_overrides(build: Any) -> None:
+    """mappings/*.yaml carry exactly scripts/mapping_overrides_weights.yaml (`build_tables.py --weights-only`)."""
+    import yaml
+
+    written = {}
+    for path in sorted((ROOT / "mappings").glob("torch*.yaml")):
+        for entry in yaml.safe_load(path.read_text(encoding="utf-8"))["entries"]:
+            if "weights" in entry:
+                written[entry["api"]] = entry["weights"]
+    facts = build.weight_facts()
+    assert written == facts
+    assert {"torch.nn.BatchNorm2d", "torch.nn.LSTM", "torch.nn.Embedding", "torch.nn.MultiheadAttention"} <= set(facts)
 def test_the_tables_carry_the_effort_build_tables_gives(build: Any) -> None:
     """Every entry without a MindSpore target has the effort class that build_tables writes: the override's,
     "manual" for a hand-written entry (its note names the workaround), else the class of its generated note."""

@@ -300,3 +300,89 @@ def test_torch_sources_have_no_internal_errors() -> None:
         assert not errors, f"{path}: {errors[0].message}"
         codes |= {d.code for d in result.diagnostics if d.code.startswith("TMS3")}
     assert len(codes) >= 3  # the checks really ran over these files
+
+
+# ------------------------------------------------------------------ the API lists are data
+def _readiness_yaml() -> str:
+    from importlib import resources
+
+    return resources.files("torch2ms.data").joinpath("readiness.yaml").read_text(encoding="utf-8")
+
+
+def _table_with(readiness_text: str, files: list[tuple[str, str]] | None = None):  # type: ignore[no-untyped-def]
+    """A table with this readiness.yaml (and no entries unless `files` are given: the checks do not need them)."""
+    from importlib import resources
+
+    from torch2ms.mappings import build_table
+
+    data = resources.files("torch2ms.data")
+    return build_table(files or [], data.joinpath("meta.yaml").read_text(encoding="utf-8"),
+                       data.joinpath("inventory.json").read_text(encoding="utf-8"), readiness_text)
+
+
+@pytest.mark.parametrize(("change", "key", "reason"), [
+    (("seed_apis:\n", "seed_api:\n"), "seed_api", "unknown key 'seed_api'"),
+    (("- torch.manual_seed\n", "- numpy.random.seed\n"), "seed_apis[", "does not match"),
+    (("  torch.utils.data.DataLoader: mindspore.dataset.GeneratorDataset\n",
+      "  torch.utils.data.DataLoader: [mindspore.dataset.GeneratorDataset]\n"), "data_targets.", "not of type"),
+    (("    dict: mindspore.nn.CellDict\n", "    set: mindspore.nn.CellDict\n"),
+     "container_targets.module.set", "unknown key 'set'"),
+    (("- torch.seed\n", "- torch.seed\n- torch.seed\n"), "seed_apis", "non-unique"),
+    (("clip_apis:\n", "clip_apis: [\n"), "", "invalid YAML"),
+])
+def test_a_broken_readiness_file_names_the_file_line_and_key(change: tuple[str, str], key: str, reason: str) -> None:
+    from torch2ms.mappings import MappingError
+
+    text = _readiness_yaml()
+    assert change[0] in text
+    broken = text.replace(change[0], change[1], 1)
+    with pytest.raises(MappingError) as info:
+        _table_with(broken)
+    error = info.value
+    assert error.file == "readiness.yaml" and str(error).startswith("readiness.yaml:")
+    assert error.line is not None and broken.splitlines()[error.line - 1].strip()
+    assert error.key.startswith(key) and reason in str(error), str(error)
+
+
+def test_a_missing_list_is_an_error() -> None:
+    from torch2ms.mappings import MappingError
+
+    text = re.sub(r"^clip_apis:\n(- .*\n)+", "", _readiness_yaml(), flags=re.MULTILINE)
+    with pytest.raises(MappingError, match=r"readiness\.yaml.*'clip_apis' is a required property"):
+        _table_with(text)
+
+
+def test_the_checks_follow_the_data_file() -> None:
+    """A torch API taken out of readiness.yaml is no longer reported; the table's digest (the key of
+    the results cache and of the compiled table) changes with the file."""
+    source = "import torch\ntorch.manual_seed(0)\ntorch.nn.utils.clip_grad_norm_(p, 1.0)\n"
+    tree = parse(source)
+    default = _table_with(_readiness_yaml())
+    edited = _table_with(_readiness_yaml().replace("- torch.manual_seed\n", ""))
+    assert edited.digest != default.digest
+    codes = {}
+    for name, table in (("default", default), ("edited", edited)):
+        calls = resolve(tree, table, SourceText(source))
+        codes[name] = sorted(d.code for d in readiness_diagnostics(tree, calls, source, table, Config().version))
+    assert codes == {"default": ["TMS362", "TMS365"], "edited": ["TMS362"]}
+
+
+def test_readiness_kinds_are_a_field_of_the_code_table() -> None:
+    assert [c for c, info in CODES.items() if info.kind is not None] == list(READINESS_CODES)
+    assert all(CODES[code].kind == KIND_OF_CODE[code] for code in READINESS_CODES)
+    assert all(info.kind is None for code, info in CODES.items() if not code.startswith("TMS3"))
+    assert list(dict.fromkeys(CODES[code].kind for code in READINESS_CODES)) == list(KINDS)  # report order
+
+
+def test_the_checks_import_neither_torch_nor_mindspore() -> None:
+    import subprocess
+    import sys
+
+    program = ("import sys\nfrom torch2ms.config import Config\nfrom torch2ms.engine import scan_source\n"
+               "r = scan_source(open(sys.argv[1]).read(), 'x.py', Config(select=('TMS3',)))\n"
+               "assert r.diagnostics and r.error is None\n"
+               "print(sorted(m for m in ('torch', 'mindspore') if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", program, str(READINESS / "training_loop.py")],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

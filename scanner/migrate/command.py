@@ -74,6 +74,11 @@ def run(args: argparse.Namespace) -> int:
         findings += migration.remaining
         print(f"{shown}: {migration.findings} finding(s), {migration.rewritten} rewritten, "
               f"{migration.remaining} remaining", file=sys.stderr if args.diff else sys.stdout)
+        if outcome.map_error is not None:
+            errors += 1
+            print(f"torch2ms migrate: error: {outcome.map_error}", file=sys.stderr)
+        if outcome.weight_map is not None:
+            print(f"{shown}: parameter-name map of {outcome.cells} cell class(es): {outcome.weight_map}")
         if not args.quiet and not args.diff:
             result = migration.result
             sys.stdout.write(render_file(type(result)(shown, result.diagnostics, result.lines)))

@@ -4,7 +4,10 @@
 file argument goes to DIR/its name. `--in-place` replaces each file (refusing one that changed on
 disk meanwhile). Every file is written to a temporary file beside its destination and renamed into
 place, so it is written whole or not at all. Each file's classes that become Cells are found across
-the whole tree (`torch2ms.project_graph.module_classes`).
+the whole tree (`torch2ms.project_graph.module_classes`). With `--out`, beside each ported file that
+defines cell classes goes the parameter-name map of every one of them (NAME.weights.json, built from
+the two files and the tables' weight facts: `torch2ms.weights.mapping.write_map_beside`), once the
+whole tree is written, so that classes imported from the project's other files are followed.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import stat
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..api import iter_sources
 from ..engine import scan_source
@@ -30,6 +34,9 @@ class FileOutcome:
     migration: Migration | None = None
     error: str | None = None
     written: bool = False
+    weight_map: str | None = None  # the parameter-name map written beside the target
+    cells: int = 0  # the cell classes it maps
+    map_error: str | None = None  # why no map could be written (the port itself is written)
 
     @property
     def diff(self) -> str:
@@ -129,4 +136,21 @@ def migrate_paths(paths: Sequence[str], options: Options, out: str | None = None
                 outcome.written = True
         except (FixError, OSError) as exc:
             outcome.error = str(exc)
+    if out is not None and write:
+        _write_maps([o for o in outcomes if o.written], table)
     return outcomes
+
+
+def _write_maps(outcomes: Sequence[FileOutcome], table: Any) -> None:
+    """The parameter-name map of every cell class of each ported file, beside it (docs/weights.md)."""
+    from ..weights.mapping import MapError, write_map_beside
+
+    for outcome in outcomes:
+        assert outcome.target is not None
+        try:
+            written = write_map_beside(outcome.source, outcome.target, table)
+        except (MapError, OSError) as exc:
+            outcome.map_error = f"no parameter-name map: {exc}"
+            continue
+        if written is not None:
+            outcome.weight_map, outcome.cells = written[0], len(written[1].roots)

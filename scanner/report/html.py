@@ -42,6 +42,7 @@ from ..codes import CODES
 from ..effort import EFFORTS, LABELS as EFFORT_LABELS
 from ..model import DEFAULT_DEVICE, FileResult
 from ..source import split_lines
+from ..verify.model_record import summary as model_summary
 from . import json as json_report
 from .highlight import CLASSES, highlight
 
@@ -375,9 +376,11 @@ def _environment() -> jinja2.Environment:
 def build(results: list[FileResult], target_version: str, paths: Sequence[str] | None = None,
           date: str | None = None, root: str | None = None,
           read: Callable[[str], str | None] | None = None,
-          compare: str | None = None, device: str = DEFAULT_DEVICE) -> tuple[dict[str, Any], dict[str, Any]]:
+          compare: str | None = None, device: str = DEFAULT_DEVICE,
+          models: Sequence[dict[str, Any]] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """The JSON document and the template context. `read` gives a file's text (default: `read_source`);
-    `root` the folder paths are relative to (default: the scanned folder); `compare` an earlier JSON report."""
+    `root` the folder paths are relative to (default: the scanned folder); `compare` an earlier JSON report;
+    `models`: `verify-model --record` results, shown in their own section."""
     if read is None:
         from ..api import read_source
 
@@ -465,6 +468,7 @@ def build(results: list[FileResult], target_version: str, paths: Sequence[str] |
         "runtime": _runtime_counts(doc),
         "data": _script_json(data),
         "file_data": file_data,
+        "models": [model_summary(record) for record in models or ()],
     }
     if compare:
         from .progress import progress
@@ -477,13 +481,13 @@ def build(results: list[FileResult], target_version: str, paths: Sequence[str] |
 def render(results: list[FileResult], target_version: str, paths: Sequence[str] | None = None,
            date: str | None = None, root: str | None = None,
            read: Callable[[str], str | None] | None = None, compare: str | None = None,
-           device: str = DEFAULT_DEVICE) -> str:
+           device: str = DEFAULT_DEVICE, models: Sequence[dict[str, Any]] | None = None) -> str:
     # Thousands of findings make millions of small objects; the cyclic GC only slows their building.
     enabled = gc.isenabled()
     gc.disable()
     try:
         _, context = build(results, target_version, paths=paths, date=date, root=root, read=read, compare=compare,
-                           device=device)
+                           device=device, models=models)
         return _environment().get_template("report.html.j2").render(**context)
     finally:
         if enabled:

@@ -27,7 +27,7 @@ def render(fmt: str, results: list[FileResult], config: Config, args: argparse.N
         from . import html
 
         return html.render(results, config.target_version, paths=args.paths, date=args.date, compare=args.compare,
-                           device=config.device)
+                           device=config.device, models=getattr(args, "models", None))
     raise ValueError(f"unknown format {fmt!r}")
 
 

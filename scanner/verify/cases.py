@@ -11,8 +11,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..mappings import MappingTable, parse_version
+from ..mappings import MappingTable, load_table, parse_version
 from ..model import DEVICES, Category, Example, MappingEntry, Target
+from ..weights.facts import Facts
 from .record import COUNTS, EntryRecord, FormRecord
 
 VERIFIED_CATEGORIES = (Category.EQUIVALENT, Category.DIFF_PARAMS)
@@ -114,13 +115,28 @@ def _covers(target: Target) -> list[str]:
     return sorted({tag for fact in target.params for tag in fact.covers})
 
 
+def _weights(entry: MappingEntry, ms_class: str, example: Example, facts: Facts | None) -> dict[str, Any] | None:
+    """The weight facts of `ms_class` for a layer example of the entry (with its sub-layers' facts), if any."""
+    if str(example.extra.get("kind") or "") not in ("layer", "loss") or entry.weight_form(ms_class) is None:
+        return None
+    if facts is None:
+        facts = Facts.from_entries(load_table().entries.values())
+    return {"layer": entry.api, "ms": ms_class, "forms": facts.closure(entry.api, ms_class).to_json()}
+
+
 def example_specs(entry: MappingEntry, version: tuple[int, ...] = DEFAULT_VERSION,
-                  only: Iterable[str] | None = None) -> list[dict[str, Any]]:
+                  only: Iterable[str] | None = None, facts: Facts | None = None) -> list[dict[str, Any]]:
     """One job per example and form the fix writes: the example's cases, rewritten by the fix engine
-    for the form's version and device (`only`: just the forms written for these devices)."""
+    for the form's version and device (`only`: just the forms written for these devices).
+
+    A layer example whose form has weight facts carries them (`weights`): the worker copies torch's
+    weights by them, so a wrong fact fails the cases. A weight form the fix never writes is checked by
+    its own example, one pair of codes (`weights_only`; not without `only`). `facts`: the weight forms,
+    for the sub-layers a form names (default: those of the installed tables)."""
     wanted = set(only) if only is not None else None
     specs = []
-    for form in forms(entry, version):
+    written = forms(entry, version)
+    for form in written:
         if wanted is not None and not wanted & set(form.devices):
             continue
         for number, example in enumerate(entry.examples):
@@ -144,7 +160,25 @@ def example_specs(entry: MappingEntry, version: tuple[int, ...] = DEFAULT_VERSIO
             covers = _covers(form.target)
             if covers:
                 spec["covers"] = covers
+            weights = _weights(entry, form.target.api, example, facts)
+            if weights is not None:
+                spec["weights"] = weights
             specs.append(spec)
+    if wanted is not None:
+        return specs
+    for weight_form in entry.weights:
+        own = weight_form.example
+        if own is None or any(form.target.api == weight_form.ms for form in written):
+            continue
+        spec = {"id": f"{entry.api}#weights:{weight_form.ms}", "api": entry.api, "torch": own.torch,
+                "mindspore": own.mindspore, "inputs": dict(own.inputs), "form": weight_form.ms,
+                "weights_only": True}
+        spec.update({k: own.extra[k] for k in EXAMPLE_KEYS if k in own.extra})
+        spec.pop("dtypes", None)
+        weights = _weights(entry, weight_form.ms, own, facts)
+        if weights is not None:
+            spec["weights"] = weights
+        specs.append(spec)
     return specs
 
 
@@ -235,10 +269,17 @@ def entry_verdict(entry: MappingEntry, device: str, specs: list[dict[str, Any]],
     if not specs:
         return EntryRecord(status="skipped", reason="the fix writes no MindSpore form for it")
     grouped: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {}
+    weights_failed: list[str] = []
     for spec, result in zip(specs, results):
+        if spec.get("weights_only"):  # a weight form's own example: its facts wrong fail the entry
+            if result.get("status") == "failed":
+                weights_failed.append(f"weight facts for {spec['form']}: {result.get('reason') or ''}")
+            continue
         grouped.setdefault(str(spec["form"]), (spec, []))[1].append(result)
     records = tuple(_form_record(spec, rs) for spec, rs in grouped.values())
     own = next((f for f in records if device in f.devices), None)
+    if weights_failed:
+        return EntryRecord(status="failed", reason="; ".join(weights_failed), forms=records)
     if own is None:
         return EntryRecord(status="skipped", reason="no form is written for this device", forms=records)
     return EntryRecord(status=own.status, reason=own.reason, forms=records)

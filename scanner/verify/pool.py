@@ -63,8 +63,9 @@ class _Worker:
         return lines[-1][:200] if lines else ""
 
 
-def worker_command(device: str, memory_mb: int) -> list[str]:
-    return [sys.executable, "-m", "torch2ms.verify.worker", "--device", device, "--memory-mb", str(memory_mb)]
+def worker_command(device: str, memory_mb: int, module: str = "torch2ms.verify.worker",
+                   extra: tuple[str, ...] = ()) -> list[str]:
+    return [sys.executable, "-m", module, *extra, "--device", device, "--memory-mb", str(memory_mb)]
 
 
 def worker_env() -> dict[str, str]:
@@ -79,8 +80,12 @@ class Pool:
     """`jobs` workers; `run(specs)` returns one result per spec, in order."""
 
     def __init__(self, jobs: int = 1, device: str = "cpu", memory_mb: int = 4096, timeout: float = 30.0,
-                 start_timeout: float = START_TIMEOUT_S) -> None:
+                 start_timeout: float = START_TIMEOUT_S, worker: str = "torch2ms.verify.worker",
+                 worker_args: tuple[str, ...] = ()) -> None:
+        """`worker`/`worker_args`: another worker module with the same protocol (the model workers)."""
         self.size = max(1, jobs)
+        self.worker = worker
+        self.worker_args = worker_args
         self.device = device
         self.memory_mb = memory_mb
         self.timeout = timeout
@@ -95,7 +100,8 @@ class Pool:
         log = tempfile.TemporaryFile()
         # `python -m` puts the working directory first on sys.path: start in an empty private
         # folder so that a project's torch.py or numpy.py can never shadow the real libraries.
-        proc = subprocess.Popen(worker_command(self.device, self.memory_mb), stdin=subprocess.PIPE,
+        proc = subprocess.Popen(worker_command(self.device, self.memory_mb, self.worker, self.worker_args),
+                                stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=log, env=worker_env(), start_new_session=True,
                                 cwd=_empty_dir())
         worker = _Worker(proc=proc, log=log, started=time.monotonic())

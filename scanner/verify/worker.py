@@ -34,6 +34,9 @@ from .generate import MIN_CASES, Signature, generate, seed_cases
 from .compare import Arr, Outcome, canonical_dtype, compare
 
 STEPS = 3  # optimizer steps
+# Notes of a layer case whose weights were copied by the table's facts; a job's generated cases pass them on.
+WEIGHTS_COPIED = "weights copied by the facts of"
+INFERENCE_COMPARED = "inference mode compared"
 SCHEDULER_STEPS = 6
 
 # Names of MindSpore cell parameters that torch spells differently (last path component).
@@ -282,6 +285,8 @@ class Job:
         self.mode = str(spec.get("compare") or ("statistics" if spec.get("random") else "values"))
         self.dtypes = {canonical_dtype(k): canonical_dtype(v) for k, v in (spec.get("dtypes") or {}).items()}
         self.notes: list[str] = []
+        self.weights: dict[str, Any] | None = spec.get("weights")  # the table's weight facts for the layer
+        self.weights_outcome: Outcome | None = None
 
     def cmp(self, a: Any, b: Any, where: str = "result", mode: str | None = None) -> Outcome:
         return compare(a, b, self.rtol, self.atol, where=where, mode=mode or self.mode, dtypes=self.dtypes)
@@ -323,6 +328,8 @@ class Job:
         if self.rt.torch_device != "cpu":
             t_layer.to(self.rt.torch_device)
         t_layer.train(True)
+        if self.weights is not None:
+            return t_split[1], self.random_weights(t_layer)
         weights: dict[str, Any] = {}
         for name, tensor in list(t_layer.named_parameters()) + list(t_layer.named_buffers()):
             weights[name] = tensor.detach().cpu().float().numpy().copy() if tensor.dtype.is_floating_point else \
@@ -341,10 +348,83 @@ class Job:
         if weights is not None and isinstance(m_layer, self.rt.ms.nn.Cell):
             m_layer.set_train(True)
             try:
-                copied = self.copy_weights(weights, m_layer)
+                if self.weights is not None:
+                    self.weights_outcome = self.copy_by_facts(weights, m_layer, self.weights)
+                    copied = self.weights_outcome.ok
+                else:
+                    copied = self.copy_weights(weights, m_layer)
             except Exception as exc:  # noqa: BLE001 - a cell that refuses the values is MindSpore's failure
                 raise ExampleError("mindspore", exc) from exc
         return m_split[1], copied
+
+    def random_weights(self, t_layer: Any) -> dict[str, Any]:
+        """Give torch's floating tensors seeded random values, distinct so that a wrong pairing shows in the
+        outputs (running variances stay positive); a copy of the state_dict, by its names."""
+        rt, np = self.rt, self.rt.np
+        buffers = {name for name, _ in t_layer.named_buffers()}
+        rng = np.random.default_rng(_seed_of("weights", self.seed_value))
+        out: dict[str, Any] = {}
+        for name, tensor in t_layer.state_dict().items():
+            if tensor.is_floating_point():
+                low, high = (0.5, 1.5) if name in buffers else (-0.5, 0.5)
+                with rt.torch.no_grad():
+                    tensor.copy_(rt.torch.from_numpy(rng.uniform(low, high, tuple(tensor.shape)).astype(np.float32)))
+            out[name] = tensor.detach().cpu().numpy().copy()
+        return out
+
+    def copy_by_facts(self, source: dict[str, Any], m_layer: Any, weights: dict[str, Any]) -> Outcome:
+        """Copy torch's tensors (`source`, by state_dict name) into the cell by the table's weight facts.
+        Every torch tensor must have a fact, every fact must name a parameter of the cell with the right
+        shape, and every parameter of the cell must be filled: otherwise the example fails."""
+        from ..weights.facts import Facts, apply_transform
+
+        facts = Facts.from_json(weights["forms"])
+        layer, ms_class = str(weights["layer"]), str(weights["ms"])
+        out = Outcome()
+        targets = dict(m_layer.parameters_and_names())
+        plan: list[tuple[str, Any, Any]] = []
+        for name, array in source.items():
+            placed = facts.place(layer, ms_class, name)
+            if isinstance(placed, str):
+                out.fail(f"weights: torch {name}: {placed}")
+                continue
+            if placed.ms is None:
+                continue
+            param = targets.get(placed.ms)
+            if param is None:
+                out.fail(f"weights: the fact {name} -> {placed.ms} ({placed.form}) names no parameter of the "
+                         f"cell (it has {', '.join(sorted(targets)) or 'none'})")
+                continue
+            if any(ms_name == placed.ms for ms_name, _, _ in plan):
+                out.fail(f"weights: two torch tensors go to the cell's {placed.ms} (the second is {name})")
+                continue
+            value = apply_transform(array, placed.transform)
+            if tuple(value.shape) != tuple(param.shape):
+                out.fail(f"weights: torch {name} {list(array.shape)} becomes {list(value.shape)} by the fact "
+                         f"{name} -> {placed.ms}, but the cell's {placed.ms} is {list(param.shape)}")
+                continue
+            plan.append((placed.ms, param, value))
+        filled = {ms_name for ms_name, _, _ in plan}
+        for ms_name in targets:
+            if ms_name not in filled and facts.ms_only(layer, ms_class, ms_name) is None and out.ok:
+                out.fail(f"weights: the cell's parameter {ms_name} gets no torch tensor by the facts of "
+                         f"{layer} -> {ms_class}")
+        if out.ok:
+            for _, param, value in plan:
+                param.set_data(self.rt.ms.Tensor(value, dtype=param.dtype))
+            self.notes.append(f"{WEIGHTS_COPIED} {layer} -> {ms_class} ({len(plan)} tensors, "
+                              "seeded random values)")
+        return out
+
+    def inference(self, side: str, code: str, env: dict[str, Any]) -> Any:
+        """The layer's output in inference mode (eval / set_train(False)): what copied weights are for."""
+        layer = env["__layer"]
+        layer.eval() if side == "torch" else layer.set_train(False)
+        try:
+            self.rt.seed(self.seed_value)
+            return _run(side, code, env, self.rt)[1]
+        finally:
+            layer.train(True) if side == "torch" else layer.set_train(True)
 
     def copy_weights(self, source: dict[str, Any], m_layer: Any) -> bool:
         """Copy torch's parameters and buffers into the cell; True when every torch tensor found a home."""
@@ -385,13 +465,22 @@ class Job:
         layered = self.kind in ("layer", "loss")
         if layered:
             t_code, weights = self._torch_layer(t_env)
+        by_facts = self.weights is not None and weights is not None
+        t_inference = self.inference("torch", t_code, t_env) if by_facts else None
         name = receiver(t_code) if self.kind == "inplace" else None
         t_receiver = t_env.get(name) if name else None
         rt.seed(self.seed_value)
         t_out, a = _run("torch", t_code, t_env, rt)
         t_after = rt.plain(t_receiver) if t_receiver is not None else None
+        inference = None
         if layered:
             m_code, copied = self._ms_layer(m_env, weights)
+            if self.weights_outcome is not None:
+                if not self.weights_outcome.ok:
+                    return self.result(self.weights_outcome)
+                inference = self.cmp(t_inference, self.inference("mindspore", m_code, m_env), "inference mode",
+                                     mode="values")
+                self.notes.append(INFERENCE_COMPARED)
         m_receiver = m_env.get(name) if name else None
         rt.seed(self.seed_value)
         m_out, b = _run("mindspore", m_code, m_env, rt)
@@ -412,6 +501,8 @@ class Job:
                 self.notes.append("random result detected (torch differs between seeds)")
                 self.mode = "statistics"
                 outcome = self.cmp(a, b)
+        if inference is not None:
+            outcome.merge(inference)
         if outcome.ok and t_after is not None and m_receiver is not None:
             try:
                 m_after = rt.plain(m_receiver)
@@ -823,6 +914,9 @@ def run_cases(rt: Runtime, spec: dict[str, Any]) -> dict[str, Any]:
                 break
             tally["uncompared"] += 1
             continue
+        for note in result.get("notes") or ():
+            if str(note).startswith((WEIGHTS_COPIED, INFERENCE_COMPARED)) and note not in notes:
+                notes.append(str(note))
         if result.get("compare"):
             modes.add(str(result["compare"]))
         for k, key in enumerate(("max_abs_err", "max_rel_err")):
@@ -924,14 +1018,21 @@ def _limit_memory(megabytes: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
+def protocol_stream() -> Any:
+    """A private copy of stdout for the protocol; file descriptor 1 then points at stderr, so that library
+    prints never corrupt the protocol."""
+    proto = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
+    os.dup2(2, 1)
+    return proto
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="torch2ms-verify-worker")
     parser.add_argument("--device", default="cpu", choices=("cpu", "gpu", "ascend"))
     parser.add_argument("--memory-mb", type=int, default=4096)
     args = parser.parse_args(argv)
     configure_process()  # among others: end with the pool's process (process.PARENT_ENV)
-    proto = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
-    os.dup2(2, 1)  # library prints go to stderr, never into the protocol
+    proto = protocol_stream()
     try:
         rt = Runtime(args.device)
     except BaseException as exc:  # noqa: BLE001

@@ -1,0 +1,179 @@
+"""`torch2ms convert-weights CHECKPOINT --map MAP --out MODEL.ckpt`: a torch state_dict as a MindSpore checkpoint.
+
+The checkpoint is read in a torch worker process (``torch.load(..., weights_only=True)`` for
+.pt/.pth/.bin, safetensors for .safetensors); its names are placed through the map (`place`);
+the MindSpore checkpoint is written by a MindSpore worker process (which never imports torch),
+atomically. Every name that finds no place is reported with the reason.
+
+Exit codes: 0 every tensor placed and the checkpoint written; 1 some tensor unplaced (nothing is
+written unless --allow-unplaced); 2 a usage error, an unreadable file or map, no backend.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:  # the command line registers this command without loading the map code
+    from .mapping import Node, WeightMap
+    from .place import Result
+
+EXIT_OK, EXIT_UNPLACED, EXIT_USAGE = 0, 1, 2
+
+
+class ConvertError(Exception):
+    """A usage error or a file that cannot be read: exit 2."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("checkpoint", metavar="CHECKPOINT", help="a torch state_dict: .pt/.pth/.bin or .safetensors")
+    parser.add_argument("--map", required=True, metavar="MAP.json",
+                        help="the parameter-name map (torch2ms migrate writes one beside each ported file; "
+                             "verify-model --write-map writes one resolved for a checkpoint)")
+    parser.add_argument("--out", required=True, metavar="MODEL.ckpt", help="the MindSpore checkpoint to write")
+    parser.add_argument("--root", metavar="NAME", help="the map's root to use (a cell class or a factory call); "
+                                                       "default: the one that names every tensor")
+    parser.add_argument("--strip-prefix", default="", metavar="PREFIX",
+                        help="remove PREFIX from every checkpoint name first (e.g. module. of DataParallel)")
+    parser.add_argument("--allow-unplaced", action="store_true",
+                        help="write the checkpoint even when some tensors find no place (still listed; exit 0)")
+    parser.add_argument("--timeout", type=float, default=600.0, metavar="S", help="seconds for each step (default 600)")
+    parser.add_argument("--memory-mb", type=int, default=16384, metavar="MB",
+                        help="address space each worker may add after its imports (default 16384)")
+    parser.add_argument("--json", action="store_true", help="print the result as one JSON document")
+
+
+def choose_root(weight_map: WeightMap, keys: list[str], wanted: str | None) -> tuple[str, Node, Result, str]:
+    """The root to apply: the one asked for, the only one, or the one that places every key (fewest unplaced)."""
+    from .place import place
+
+    if wanted is not None:
+        if wanted not in weight_map.roots:
+            raise ConvertError(f"the map has no root {wanted!r} (it has: {', '.join(weight_map.roots)})")
+        node = weight_map.roots[wanted]
+        return wanted, node, place(node, keys), "asked for"
+    if not weight_map.roots:
+        raise ConvertError("the map has no roots")
+    tries = [(name, node, place(node, keys)) for name, node in weight_map.roots.items()]
+    tries.sort(key=lambda t: len(t[2].unplaced))
+    best = [t for t in tries if len(t[2].unplaced) == len(tries[0][2].unplaced)]
+    if len(best) > 1 and len(tries) > 1:
+        placements = {tuple(sorted((k, p.ms) for k, p in t[2].placed.items())) for t in best}
+        if len(placements) > 1:
+            raise ConvertError("several roots of the map fit the checkpoint equally well: "
+                               + ", ".join(t[0] for t in best) + "; choose one with --root")
+    name, node, result = best[0]
+    why = "the only root" if len(tries) == 1 else (
+        "it names every tensor" if not result.unplaced else "it leaves the fewest tensors unplaced")
+    return name, node, result, why
+
+
+def convert(args: argparse.Namespace, pools: dict[str, Any] | None = None) -> dict[str, Any]:
+    from ..verify.model import pool_for
+    from ..verify.model_worker import load_arrays
+    from .mapping import read_map
+    from .place import place
+
+    if not os.path.isfile(args.checkpoint):
+        raise ConvertError(f"{args.checkpoint}: no such file")
+    if not os.access(args.checkpoint, os.R_OK):
+        raise ConvertError(f"{args.checkpoint}: not readable")
+    weight_map = read_map(args.map)
+    out_dir = os.path.dirname(os.path.abspath(args.out))
+    if not os.path.isdir(out_dir):
+        raise ConvertError(f"{args.out}: the folder {out_dir} does not exist")
+    report: dict[str, Any] = {"checkpoint": args.checkpoint, "map": args.map, "out": args.out, "written": False}
+    with tempfile.TemporaryDirectory(prefix="torch2ms-convert-") as tmp:
+        npz = os.path.join(tmp, "state.npz")
+        with pool_for("torch", args, pools) as pool:
+            read = pool.run([{"op": "read", "path": os.path.abspath(args.checkpoint), "out": npz,
+                              "timeout": args.timeout}])[0]
+        if read.get("status") != "ok":
+            raise ConvertError(f"{args.checkpoint}: cannot read the checkpoint: {read.get('reason')}")
+        report["notes"] = list(read.get("notes", []))
+        keys: dict[str, dict[str, Any]] = read["keys"]
+        names = {k: k[len(args.strip_prefix):] if args.strip_prefix and k.startswith(args.strip_prefix) else k
+                 for k in keys}
+        shapes = {names[k]: tuple(v["shape"]) for k, v in keys.items()}
+        root, node, _, why = choose_root(weight_map, list(shapes), args.root)
+        result = place(node, list(shapes), shapes)
+        report.update(root=root, root_reason=why, tensors=len(keys), decisions=result.decisions)
+        arrays = load_arrays(npz)
+        by_name = {names[k]: k for k in keys}
+        tied_differ = [k for k, p in result.placed.items()
+                       if p.kind == "tie" and p.tied_to in by_name
+                       and not _same(arrays[by_name[k]], arrays[by_name[p.tied_to]])]
+        for key in tied_differ:
+            result.unplaced[key] = (f"tied to {result.placed[key].tied_to} by the map, but the checkpoint holds "
+                                    "other values for it")
+            del result.placed[key]
+        # A tied name whose tensor the checkpoint holds under that name only (safetensors keeps one name of
+        # a shared tensor) carries the values.
+        written = {k: p for k, p in sorted(result.placed.items()) if p.ms is not None and (
+            p.kind == "parameter" or (p.kind == "tie" and p.tied_to not in by_name))}
+        plan = [{"torch": by_name[k], "ms": p.ms, "dtype": keys[by_name[k]]["dtype"],
+                 "transform": {a: list(b) if isinstance(b, tuple) else b for a, b in p.transform}}
+                for k, p in written.items()]
+        report.update(
+            placed=[{"torch": k, "ms": p.ms, "transform": dict(p.transform) or None} for k, p in written.items()],
+            dropped=[{"torch": k, "note": p.note} for k, p in sorted(result.placed.items()) if p.ms is None],
+            tied=[{"torch": k, "tied_to": p.tied_to} for k, p in sorted(result.placed.items()) if p.kind == "tie"],
+            buffers=[{"torch": k, "ms": p.ms} for k, p in sorted(result.placed.items()) if p.kind == "buffer"],
+            unplaced=dict(sorted(result.unplaced.items())))
+        if result.unplaced and not args.allow_unplaced:
+            return report
+        if not plan:
+            raise ConvertError(f"{args.checkpoint}: no tensor of the checkpoint has a place in the map")
+        with pool_for("mindspore", args, pools) as pool:
+            write = pool.run([{"op": "write", "npz": npz, "plan": plan, "out": os.path.abspath(args.out),
+                               "timeout": args.timeout}])[0]
+        if write.get("status") != "ok":
+            raise ConvertError(f"{args.out}: cannot write the MindSpore checkpoint: {write.get('reason')}")
+        report["written"] = True
+    return report
+
+
+def _same(a: Any, b: Any) -> bool:
+    return bool(a.shape == b.shape and (a == b).all())
+
+
+def print_text(report: dict[str, Any], out: TextIO) -> None:
+    for note in report.get("notes", []):
+        out.write(f"note: {note}\n")
+    out.write(f"map root {report['root']} ({report['root_reason']})\n")
+    for decision in report.get("decisions", []):
+        out.write(f"chose {decision}\n")
+    out.write(f"{len(report['placed'])} of {report['tensors']} tensors placed, {len(report['dropped'])} dropped by "
+              f"the tables' facts, {len(report['tied'])} tied, {len(report['buffers'])} buffers not written "
+              f"(MindSpore checkpoints hold parameters only), {len(report['unplaced'])} unplaced\n")
+    for item in report["dropped"]:
+        out.write(f"dropped {item['torch']}: {item['note']}\n")
+    for key, why in report["unplaced"].items():
+        out.write(f"unplaced {key}: {why}\n")
+    if report["written"]:
+        out.write(f"wrote {report['out']}\n")
+    else:
+        out.write(f"no checkpoint written: {len(report['unplaced'])} tensor(s) unplaced (--allow-unplaced writes "
+                  "the others)\n")
+
+
+def run(args: argparse.Namespace, out: TextIO | None = None, pools: dict[str, Any] | None = None) -> int:
+    """Run `torch2ms convert-weights`; `pools` ({"torch": ..., "mindspore": ...}) lets a caller reuse warm workers."""
+    from ..verify.pool import VerifyError
+    from .mapping import MapError
+
+    out = out or sys.stdout
+    try:
+        report = convert(args, pools)
+    except (ConvertError, MapError, VerifyError) as exc:
+        print(f"torch2ms convert-weights: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.json:
+        out.write(json.dumps(report, indent=1, default=str) + "\n")
+    else:
+        print_text(report, out)
+    return EXIT_UNPLACED if report["unplaced"] and not args.allow_unplaced else EXIT_OK

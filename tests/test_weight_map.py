@@ -1,0 +1,338 @@
+"""The parameter-name map of a ported file: read statically from both sources and the tables' weight facts,
+then applied to the names of real state_dicts (torch builds them here; nothing of the scanned files is run
+by the map itself)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from torch2ms.mappings import load_table
+from torch2ms.weights import write_map
+from torch2ms.weights.facts import Facts
+from torch2ms.weights.mapping import MapError, WeightMap, build_map, parse_call, read_map
+from torch2ms.weights.place import check, place
+from torch2ms.weights.structure import Choice, Container, Instance, Layer, Structure
+
+MODELS = Path(__file__).resolve().parent / "data" / "models"
+FACTS = Facts.from_entries(load_table().entries.values())
+
+
+def _source(name: str) -> str:
+    return (MODELS / name).read_text(encoding="utf-8")
+
+
+def _torch_model(module: str, factory: str, **kwargs):
+    sys.path.insert(0, str(MODELS))
+    try:
+        mod = __import__(module)
+        return getattr(mod, factory)(**kwargs)
+    finally:
+        sys.path.remove(str(MODELS))
+
+
+def test_structure_follows_helpers_loops_and_class_arguments() -> None:
+    net = Structure(_source("convnet_torch.py"), "torch").build("small_resnet")
+    assert isinstance(net, Instance) and net.cls == "SmallResNet"
+    children = dict(net.children)
+    assert [k for k, _ in children["stem"].items] == ["0", "1", "2"]  # type: ignore[union-attr]
+    layer2 = children["layer2"]
+    assert isinstance(layer2, Container) and layer2.kind == "torch.nn.Sequential"
+    first, rest = dict(layer2.items)["0"], layer2.tail  # [block(...)] then block(...) appended in a loop
+    assert isinstance(first, Instance) and isinstance(rest, Instance) and first.cls == rest.cls == "BasicBlock"
+    downsample = dict(first.children)["downsample"]
+    assert isinstance(downsample, Choice) and "stride != 1" in downsample.reason  # None or a Sequential
+    assert dict(first.children)["bn1"] == Layer("torch.nn.BatchNorm2d")  # `norm_layer` is None -> BatchNorm2d
+    assert children["heads"] == Container("torch.nn.ModuleList", (), Layer("torch.nn.Linear"))
+    assert children["extra"] == Container("torch.nn.ModuleList", (), Layer("torch.nn.Conv1d"))  # .append in a loop
+    ported = dict(Structure(_source("convnet_ms.py"), "mindspore").build("small_resnet").children)  # type: ignore[union-attr]
+    assert ported["extra"] == Container("mindspore.nn.CellList", (), Layer("mindspore.nn.Conv1d"))
+
+
+def test_the_map_of_nested_sequential_and_modulelist_places_every_real_key() -> None:
+    weight_map = build_map(_source("convnet_torch.py"), _source("convnet_ms.py"), FACTS,
+                           factories=["small_resnet(num_classes=10)"])
+    node = weight_map.roots["small_resnet(num_classes=10)"]
+    state = _torch_model("convnet_torch", "small_resnet", num_classes=10).state_dict()
+    result = place(node, state.keys())
+    assert not result.unplaced
+    names = {k: p.ms for k, p in result.placed.items()}
+    assert names["layer1.0.bn1.running_var"] == "layer1.0.bn1.moving_variance"
+    assert names["layer2.1.bn2.weight"] == "layer2.1.bn2.gamma"
+    assert names["layer2.0.downsample.1.running_mean"] == "layer2.0.downsample.1.moving_mean"
+    assert names["stem.1.num_batches_tracked"] is None
+    assert "counts no batches" in result.placed["stem.1.num_batches_tracked"].note
+    assert names["heads.1.bias"] == "heads.1.bias" and names["extra.1.weight"] == "extra.1.weight"
+    assert result.placed["extra.0.weight"].transform == (("unsqueeze", 2),)  # nn.Conv1d keeps a 2-D kernel
+    patterns = {e.torch for e in node.entries}
+    assert {"layer1.{i}.conv1.weight", "heads.{i}.weight", "layer2.0.downsample.1.bias"} <= patterns
+    # the same map for the class built with its own defaults
+    assert not place(weight_map.roots["SmallResNet"], state.keys()).unplaced
+
+
+def test_ties_buffers_and_ordered_dicts_of_the_transformer() -> None:
+    weight_map = build_map(_source("transformer_torch.py"), _source("transformer_ms.py"), FACTS)
+    state = _torch_model("transformer_torch", "TinyLM").state_dict()
+    result = place(weight_map.roots["TinyLM"], state.keys())
+    assert not result.unplaced
+    head = result.placed["head.weight"]
+    assert (head.kind, head.ms, head.tied_to) == ("tie", "embed.embedding_table", "embed.weight")
+    assert result.placed["pos"].kind == "buffer"
+    assert result.placed["blocks.1.mlp.proj.weight"].ms == "blocks.1.mlp.proj.weight"
+    assert result.placed["blocks.0.attn.out_proj.bias"].ms == "blocks.0.attn.out_proj.bias"
+    assert result.placed["blocks.0.ln2.bias"].ms == "blocks.0.ln2.beta"
+    ms_shapes = {"embed.embedding_table": (40, 16)}
+    problems = check(result, {k: tuple(v.shape) for k, v in state.items()}, ms_shapes, {"pos": (12, 16)})
+    assert any("blocks.0.ln1.weight -> blocks.0.ln1.gamma: the MindSpore network has no parameter" in p
+               for p in problems)
+    assert not [p for p in problems if p.startswith(("embed.", "head.", "pos"))]
+
+
+def test_a_class_given_as_an_argument_is_chosen_by_its_tensors_and_the_map_says_so() -> None:
+    torch_src = textwrap.dedent("""
+        import torch.nn as nn
+
+        class Small(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.fc = nn.Linear(dim, dim)
+
+        class Wide(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.fc = nn.Linear(dim, dim)
+                self.norm = nn.LayerNorm(dim)
+
+        class Net(nn.Module):
+            def __init__(self, block, depth):
+                super().__init__()
+                self.blocks = nn.ModuleList([block(8) for _ in range(depth)])
+                self.mystery = make_layer()
+    """)
+    ported_src = torch_src.replace("import torch.nn as nn", "from mindspore import nn").replace(
+        "nn.Module", "nn.Cell").replace("nn.ModuleList", "nn.CellList").replace("nn.Linear", "nn.Dense")
+    node = build_map(torch_src, ported_src, FACTS).roots["Net"]
+    rule = next(r for r in node.rules if r.torch == "blocks.{i}")
+    assert rule.rule == "one of" and {o.label for o in rule.options} == {"Small", "Wide"}
+    assert "block" in rule.reason
+    result = place(node, ["blocks.0.fc.weight", "blocks.0.norm.weight", "blocks.1.fc.bias",
+                          "mystery.weight", "other.weight"])
+    assert result.placed["blocks.0.norm.weight"].ms == "blocks.0.norm.gamma"
+    assert result.placed["blocks.1.fc.bias"].ms == "blocks.1.fc.bias"  # Small and Wide agree on it
+    assert any(d.startswith("blocks.0: Wide") for d in result.decisions)
+    assert "unknown at mystery" in result.unplaced["mystery.weight"]
+    assert result.unplaced["other.weight"].startswith("the map has no entry")
+
+
+def test_what_the_map_cannot_name_stays_unplaced_with_the_reason() -> None:
+    torch_src = textwrap.dedent("""
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.emb = nn.EmbeddingBag(10, 4)
+                self.conv = nn.Conv2d(3, 4, 3)
+                self.gone = nn.Linear(4, 4)
+    """)
+    ported_src = textwrap.dedent("""
+        from mindspore import nn
+
+        class Net(nn.Cell):
+            def __init__(self):
+                super().__init__()
+                self.emb = nn.Dense(10, 4)
+                self.conv = nn.Dense(3, 4)
+    """)
+    node = build_map(torch_src, ported_src, FACTS).roots["Net"]
+    result = place(node, ["emb.weight", "conv.weight", "gone.weight"])
+    assert not result.placed
+    assert "no weight facts for torch.nn.EmbeddingBag -> mindspore.nn.Dense" in result.unplaced["emb.weight"]
+    assert "no weight facts for torch.nn.Conv2d -> mindspore.nn.Dense (they have them for" in result.unplaced["conv.weight"]
+    assert "the port's Net has no attribute gone" in result.unplaced["gone.weight"]
+
+
+def test_write_map_is_the_entry_point_for_migrate(tmp_path: Path) -> None:
+    out = tmp_path / "convnet.weights.json"
+    returned = write_map(str(MODELS / "convnet_torch.py"), str(MODELS / "convnet_ms.py"), str(out),
+                         factories=["small_resnet(num_classes=10)"])
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["format"] == "torch2ms-weight-map" and data["version"] == 1
+    assert set(data["roots"]) == {"BasicBlock", "SmallResNet", "small_resnet(num_classes=10)"}
+    assert read_map(str(out)) == returned == WeightMap.from_json(data)
+    entry = next(e for e in data["roots"]["SmallResNet"]["entries"] if e["torch"] == "stem.1.weight")
+    assert entry == {"torch": "stem.1.weight", "ms": "stem.1.gamma", "kind": "parameter",
+                     "from": "torch.nn.BatchNorm2d -> mindspore.nn.BatchNorm2d"}
+    with pytest.raises(MapError, match="cannot read"):
+        write_map(str(tmp_path / "missing.py"), str(MODELS / "convnet_ms.py"), str(out))
+    broken = tmp_path / "broken.py"
+    broken.write_text("class Net(:\n", encoding="utf-8")
+    with pytest.raises(MapError, match="broken.py:1: cannot parse the ported file"):
+        write_map(str(MODELS / "convnet_torch.py"), str(broken), str(out))
+    (tmp_path / "bad.json").write_text('{"format": "something else"}', encoding="utf-8")
+    with pytest.raises(MapError, match="not a torch2ms weight map"):
+        read_map(str(tmp_path / "bad.json"))
+
+
+def test_factory_calls_take_literals_only() -> None:
+    assert parse_call("resnet18(num_classes=10, widths=(1, 2))") == ("resnet18", (), {"num_classes": 10,
+                                                                                      "widths": (1, 2)})
+    assert parse_call("Net") == ("Net", (), {})
+    for bad in ("resnet18(num_classes=n)", "a.b()", "f(**kw)", "f(", "__import__('os').system('x')"):
+        with pytest.raises(ValueError):
+            parse_call(bad)
+
+
+def test_code_the_reader_cannot_follow_gives_a_rule_not_a_crash(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(self, name, args=(), kwargs=()):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(Structure, "build", broken)
+    weight_map = build_map(_source("rnn_torch.py"), _source("rnn_ms.py"), FACTS)
+    result = place(weight_map.roots["TextRNN"], ["fc.weight"])
+    assert result.unplaced["fc.weight"] == ("unknown: the map builder could not follow TextRNN "
+                                            "(RecursionError: maximum recursion depth exceeded)")
+
+
+def test_a_class_whose_base_cannot_be_resolved_is_still_followed() -> None:
+    source = textwrap.dedent("""
+        from torch import nn
+        from .layers import ProjectBase
+
+        class Block(ProjectBase):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(2, 2)
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = Block()
+    """)
+    net = Structure(source, "torch").build("Net")
+    assert isinstance(net, Instance) and dict(net.children)["block"] == Instance(
+        "Block", (("fc", Layer("torch.nn.Linear")),))
+
+
+def _package(root: Path, files: dict[str, str]) -> None:
+    root.mkdir(parents=True)
+    (root / "__init__.py").write_text("", encoding="utf-8")
+    for name, text in files.items():
+        (root / name).write_text(textwrap.dedent(text), encoding="utf-8")
+
+
+TORCH_PACKAGE = {
+    "blocks.py": """
+        import torch.nn as nn
+
+        def norm(dim):
+            return nn.LayerNorm(dim)
+
+        class Block(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.fc = nn.Linear(dim, dim)
+                self.norm = norm(dim)
+
+            def forward(self, x):
+                return self.norm(self.fc(x))
+    """,
+    "net.py": """
+        import torch.nn as nn
+        from .blocks import Block
+        from . import blocks
+
+        class Net(nn.Module):
+            def __init__(self, dim=4, depth=2):
+                super().__init__()
+                self.blocks = nn.ModuleList([Block(dim) for _ in range(depth)])
+                self.last = blocks.Block(dim)
+
+            def forward(self, x):
+                for block in self.blocks:
+                    x = block(x)
+                return self.last(x)
+    """,
+}
+PORTED_PACKAGE = {
+    "blocks.py": """
+        from mindspore import nn
+
+        def norm(dim):
+            return nn.LayerNorm((dim,), epsilon=1e-5)
+
+        class Block(nn.Cell):
+            def __init__(self, dim):
+                super().__init__()
+                self.fc = nn.Dense(dim, dim)
+                self.norm = norm(dim)
+
+            def construct(self, x):
+                return self.norm(self.fc(x))
+    """,
+    "net.py": """
+        from mindspore import nn
+        from .blocks import Block
+        from . import blocks
+
+        class Net(nn.Cell):
+            def __init__(self, dim=4, depth=2):
+                super().__init__()
+                self.blocks = nn.CellList([Block(dim) for _ in range(depth)])
+                self.last = blocks.Block(dim)
+
+            def construct(self, x):
+                for block in self.blocks:
+                    x = block(x)
+                return self.last(x)
+    """,
+}
+
+
+def test_classes_imported_from_the_projects_other_files_are_followed(tmp_path: Path) -> None:
+    _package(tmp_path / "orig", TORCH_PACKAGE)
+    _package(tmp_path / "port", PORTED_PACKAGE)
+    weight_map = write_map(str(tmp_path / "orig" / "net.py"), str(tmp_path / "port" / "net.py"),
+                           str(tmp_path / "net.weights.json"))
+    result = place(weight_map.roots["Net"], ["blocks.0.fc.weight", "blocks.1.norm.bias", "last.norm.weight"])
+    assert not result.unplaced
+    assert result.placed["blocks.1.norm.bias"].ms == "blocks.1.norm.beta"
+    assert result.placed["last.norm.weight"].ms == "last.norm.gamma"
+    # from the texts alone (no files to read), the imported class stays unknown, and says so
+    alone = build_map(textwrap.dedent(TORCH_PACKAGE["net.py"]), textwrap.dedent(PORTED_PACKAGE["net.py"]),
+                      FACTS).roots["Net"]
+    unplaced = place(alone, ["blocks.0.fc.weight", "last.fc.weight"]).unplaced
+    assert "the name Block is not known here" in unplaced["blocks.0.fc.weight"]
+    assert "the name blocks is not known here" in unplaced["last.fc.weight"]
+
+
+def test_an_ordered_dict_of_a_list_built_in_branches_gives_one_network_per_branch() -> None:
+    """pretrainedmodels' SENet: `layer0 = Sequential(OrderedDict(modules))`, the list chosen by a flag the
+    reader cannot decide; each branch is an alternative, chosen by the checkpoint's tensors."""
+    torch_src = textwrap.dedent("""
+        from collections import OrderedDict
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self, cfg):
+                super().__init__()
+                if cfg.deep_stem:
+                    modules = [('conv1', nn.Conv2d(3, 8, 3)), ('conv2', nn.Conv2d(8, 8, 3))]
+                else:
+                    modules = [('conv1', nn.Conv2d(3, 8, 7)), ('bn1', nn.BatchNorm2d(8))]
+                modules.append(('pool', nn.MaxPool2d(2)))
+                self.layer0 = nn.Sequential(OrderedDict(modules))
+    """)
+    ported_src = torch_src.replace("import torch.nn as nn", "from mindspore import nn").replace(
+        "nn.Module", "nn.Cell").replace("nn.Sequential", "nn.SequentialCell")
+    node = build_map(torch_src, ported_src, FACTS).roots["Net"]
+    shallow = place(node, ["layer0.conv1.weight", "layer0.conv1.bias", "layer0.bn1.weight", "layer0.bn1.bias",
+                           "layer0.bn1.running_mean", "layer0.bn1.running_var", "layer0.bn1.num_batches_tracked"])
+    assert not shallow.unplaced, shallow.unplaced
+    assert shallow.placed["layer0.bn1.running_var"].ms == "layer0.bn1.moving_variance"
+    deep = place(node, ["layer0.conv1.weight", "layer0.conv1.bias", "layer0.conv2.weight", "layer0.conv2.bias"])
+    assert not deep.unplaced and deep.placed["layer0.conv2.weight"].ms == "layer0.conv2.weight"
