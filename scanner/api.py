@@ -294,28 +294,33 @@ def scan_outcomes(paths: Iterable[str], config: Config | None = None, jobs: int 
                 for index, (digest, result) in zip(batch, future.result()):
                     done(index, digest, result)
     present = [(o, d) for o, d in zip(outcomes, digests) if o is not None]
-    linked = _link_network_scope([o for o, _ in present], paths, cache, [(o.path, d) for o, d in present])
+    linked = _link_network_scope([o for o, _ in present], paths, config, cache, [(o.path, d) for o, d in present])
     if cache is not None:
         cache.save()
     return linked
 
 
-def _link_network_scope(outcomes: list[Scanned], roots: list[str], cache: Cache | None = None,
+def _link_network_scope(outcomes: list[Scanned], roots: list[str], config: Config, cache: Cache | None = None,
                         contents: list[tuple[str, str | None]] | None = None) -> list[Scanned]:
-    """Re-grade functions that network code in other files calls (project_graph.py); the cached and the
-    per-file results stay as the file's own scan made them. The outcome depends only on the roots and
-    the files' paths and contents: the cache keeps it, so a re-scan where nothing changed skips the
+    """The project pass (project_graph.py): re-grade functions that network code in other files calls, and
+    name the calls whose API other files decide; the cached and the per-file results stay as the file's own
+    scan made them. The outcome depends only on the roots and the files' paths and contents (the tables and
+    the configuration key the cache file): the cache keeps it, so a re-scan where nothing changed skips the
     pass (and decoding every file's scope facts)."""
     key = graph_key(contents, roots) if cache is not None and contents is not None else None
-    changes = cache.regrades(key) if cache is not None and key is not None else None
-    if changes is None:
-        changes = project_graph.regrades([(o.path, o.scope) for o in outcomes], roots)
+    kept = cache.project_outcome(key) if cache is not None and key is not None else None
+    if kept is None:
+        kept = project_graph.project_pass([(o.path, o.scope) for o in outcomes], roots, load_table(), config)
         if cache is not None and key is not None:
-            cache.keep_regrades(key, changes)
-    for index, reasons in changes.items():
+            cache.keep_project_outcome(key, *kept)
+    changes, added = kept
+    for index in sorted(set(changes) | set(added)):
         if not 0 <= index < len(outcomes):
             continue
-        outcomes[index] = Scanned(outcomes[index].path, project_graph.regraded(outcomes[index].result, reasons))
+        result = outcomes[index].result
+        if index in changes:
+            result = project_graph.regraded(result, changes[index])
+        outcomes[index] = Scanned(outcomes[index].path, project_graph.with_findings(result, added.get(index, ())))
     return outcomes
 
 

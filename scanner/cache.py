@@ -49,7 +49,8 @@ from . import __version__
 from .config import Config
 from .files import MiB, UnreadableFile, read_regular, user_cache_dir
 from .mappings import MappingTable
-from .model import Category, Confidence, Diagnostic, Edit, FileResult, Fix, ScanSummary, ScopeFacts, Severity, Span
+from .model import (ApiCall, Arg, Category, Confidence, Diagnostic, Edit, FileResult, Fix, ScanSummary, ScopeFacts,
+                    Severity, Span)
 from .report import StringTable
 from .report.text import render_file
 
@@ -58,7 +59,7 @@ MAGIC = b"torch2ms-cache\x05\n"
 MAX_CACHE_BYTES = 1024 * MiB
 _MAC_SIZE = 32
 _LENGTH = struct.Struct("<Q")
-_FORMAT = 6
+_FORMAT = 7
 
 
 class CacheError(Exception):
@@ -199,9 +200,94 @@ def _enc_scope(scope: ScopeFacts | None) -> list[Any] | None:
     table = _Table()
     latent = [[c, [_enc_diag(d, table) for d in diags], [[*_enc_span(s), code] for s, code in replaced]]
               for c, diags, replaced in scope.latent]
+    pending = [[receiver, member, low, None if noqa is None else list(noqa), _enc_call(call, table)]
+               for receiver, member, low, noqa, call in scope.pending]
+    arguments = [[callee, list(positional), [list(k) for k in keywords], more]
+                 for callee, positional, keywords, more in scope.arguments]
     return [[[c, list(t)] for c, t in scope.roots], [[c, list(t)] for c, t in scope.edges],
             [[n, list(b), list(m), module] for n, b, m, module in scope.classes], [list(i) for i in scope.imports],
-            latent, table.items]
+            latent, [[c, list(t)] for c, t in scope.returns], [[c, [list(a) for a in t]] for c, t in scope.attrs],
+            [list(v) for v in scope.values], pending, arguments, table.items]
+
+
+def _opt_span(span: Span | None) -> list[int] | None:
+    return None if span is None else _enc_span(span)
+
+
+def _span_or_none(value: Any) -> Span | None:
+    return None if value is None else _span(value)
+
+
+def _enc_const(value: Any) -> Any:
+    """A constant the resolver folded (an `ast.Constant`'s value, a negated number, a tuple of them) as
+    JSON; a list is always a tagged value, since no constant is a list."""
+    if value is None or type(value) in (bool, int, str):
+        return value
+    if type(value) is float:
+        return value if value == value and value not in (float("inf"), float("-inf")) else ["f", repr(value)]
+    if type(value) is tuple:
+        return ["t", [_enc_const(v) for v in value]]
+    if type(value) is complex:
+        return ["c", _enc_const(value.real), _enc_const(value.imag)]
+    if type(value) is bytes:
+        return ["b", value.decode("latin-1")]
+    if value is Ellipsis:
+        return ["e"]
+    raise TypeError(f"a folded constant of type {type(value).__name__}")  # the resolver folds no other
+
+
+def _const(value: Any) -> Any:
+    if value is None or type(value) in (bool, int, str, float):
+        return value
+    tag, *rest = _list(value)
+    if tag == "t" and len(rest) == 1:
+        return tuple(_const(v) for v in _list(rest[0]))
+    if tag == "f" and len(rest) == 1 and rest[0] in ("inf", "-inf", "nan"):
+        return float(rest[0])
+    if tag == "c" and len(rest) == 2:
+        return complex(_float(rest[0]), _float(rest[1]))
+    if tag == "b" and len(rest) == 1:
+        return _str(rest[0]).encode("latin-1")
+    if tag == "e" and not rest:
+        return Ellipsis
+    raise _Invalid
+
+
+def _float(value: Any) -> float:
+    found = _const(value)
+    if type(found) not in (int, float):
+        raise _Invalid
+    return float(found)
+
+
+def _enc_arg(arg: Arg, table: _Table) -> list[Any]:
+    return [table(arg.keyword), _enc_span(arg.span), _opt_span(arg.keyword_span), arg.is_const,
+            _enc_const(arg.value), arg.is_tensor, arg.starred, table(arg.tag)]
+
+
+def _arg(value: Any, table: _Table) -> Arg:
+    keyword, span, keyword_span, is_const, const, is_tensor, starred, tag = _list(value, 8)
+    return Arg(table.get_opt(keyword), _span(span), _span_or_none(keyword_span), _bool(is_const), _const(const),
+               _bool(is_tensor), _bool(starred), table.get(tag))
+
+
+def _enc_call(call: ApiCall, table: _Table) -> list[Any]:
+    return [table(call.api), _enc_span(call.span), table(call.kind), table(call.confidence.value),
+            _opt_span(call.func_span), _opt_span(call.name_span), [_enc_arg(a, table) for a in call.args],
+            call.in_network, table(call.context)]
+
+
+def _call(value: Any, table: _Table) -> ApiCall:
+    api, span, kind, confidence, func_span, name_span, args, in_network, context = _list(value, 9)
+    return ApiCall(table.get(api), _span(span), table.get(kind), _member(_CONFIDENCES, table.get(confidence)),
+                   _span_or_none(func_span), _span_or_none(name_span), tuple(_arg(a, table) for a in _list(args)),
+                   _bool(in_network), table.get(context))
+
+
+def _bool(value: Any) -> bool:
+    if type(value) is not bool:
+        raise _Invalid
+    return value
 
 
 def _targets(value: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -231,11 +317,27 @@ def _latent(value: Any, table: _Table) -> tuple[str, tuple[Diagnostic, ...], tup
 def _scope(value: Any) -> ScopeFacts | None:
     if value is None:
         return None
-    roots, edges, classes, imports, latent, strings = _list(value, 6)
+    roots, edges, classes, imports, latent, returns, attrs, values, pending, arguments, strings = _list(value, 11)
     table = _Table(list(_strs(strings)))
     return ScopeFacts(_targets(roots), _targets(edges), _classes(classes),
                       tuple((_str(a), _str(b)) for a, b in map(_pair, _list(imports))),
-                      tuple(_latent(item, table) for item in _list(latent)))
+                      tuple(_latent(item, table) for item in _list(latent)), _targets(returns),
+                      tuple((_str(c), tuple((_str(a), _str(b)) for a, b in map(_pair, _list(t))))
+                            for c, t in map(_pair, _list(attrs))),
+                      tuple((_str(a), _str(b)) for a, b in map(_pair, _list(values))),
+                      tuple(_pending(item, table) for item in _list(pending)),
+                      tuple(_argument(item) for item in _list(arguments)))
+
+
+def _pending(value: Any, table: _Table) -> tuple[str, str, bool, tuple[str, ...] | None, ApiCall]:
+    receiver, member, low, noqa, call = _list(value, 5)
+    return _str(receiver), _str(member), _bool(low), None if noqa is None else _strs(noqa), _call(call, table)
+
+
+def _argument(value: Any) -> tuple[str, tuple[str, ...], tuple[tuple[str, str], ...], bool]:
+    callee, positional, keywords, more = _list(value, 4)
+    return (_str(callee), _strs(positional), tuple((_str(a), _str(b)) for a, b in map(_pair, _list(keywords))),
+            _bool(more))
 
 
 def _enc_summary(summary: ScanSummary) -> list[Any]:
@@ -429,6 +531,7 @@ def _mac(key: bytes, data: bytes | memoryview) -> bytes:
 
 
 Regrades = dict[int, dict[str, str]]  # project_graph.regrades: file index -> context -> why it is network code
+Named = dict[int, list[Diagnostic]]  # project_graph.named_calls: file index -> the findings the pass adds
 
 
 def graph_key(items: list[tuple[str, str | None]], roots: list[str]) -> str:
@@ -437,14 +540,25 @@ def graph_key(items: list[tuple[str, str | None]], roots: list[str]) -> str:
                            digest_size=16).hexdigest()
 
 
-def _regrades(value: Any) -> tuple[str, Regrades] | None:
+def _project(value: Any) -> tuple[str, Regrades, Named] | None:
     if value is None:
         return None
-    key, changes = _list(value, 2)
+    key, changes, named, strings = _list(value, 4)
+    table = _Table(list(_strs(strings)))
     out: Regrades = {}
     for index, reasons in map(_pair, _list(changes)):
         out[_int(index)] = _counts_of_str(reasons)
-    return _str(key), out
+    added: Named = {}
+    for index, diags in map(_pair, _list(named)):
+        added[_int(index)] = [_diag(d, table) for d in _list(diags)]
+    return _str(key), out, added
+
+
+def _enc_project(graph: tuple[str, Regrades, Named]) -> list[Any]:
+    key, changes, added = graph
+    table = _Table()
+    named = [[i, [_enc_diag(d, table) for d in diags]] for i, diags in added.items()]
+    return [key, [[i, r] for i, r in changes.items()], named, table.items]
 
 
 def _counts_of_str(value: Any) -> dict[str, str]:
@@ -460,7 +574,7 @@ class Cache:
         self.salt = f"{_FORMAT}|{__version__}|{code_digest()}|{table.digest}|{config.key()}"
         self.file = directory / f"results-{hashlib.blake2b(self.salt.encode(), digest_size=8).hexdigest()}.t2ms"
         self._key = signing_key()
-        self._graph: tuple[str, Regrades] | None = None
+        self._graph: tuple[str, Regrades, Named] | None = None
         self._entries: dict[str, _Entry] = self._load()
         self._fresh: dict[str, tuple[int, int, str, Scanned]] = {}
         self._graph_changed = False
@@ -497,7 +611,7 @@ class Cache:
         if type(header) is not dict or header.get("salt") != self.salt:
             raise _Invalid
         cwds = _strs(header.get("cwds"))
-        self._graph = _regrades(header.get("graph"))
+        self._graph = _project(header.get("graph"))
         region = body + length
         view = memoryview(data)[region:]  # each file's text chunk, result and scope facts, one after the other
         entries: dict[str, _Entry] = {}
@@ -543,13 +657,14 @@ class Cache:
             return scanned
         return None
 
-    def regrades(self, key: str) -> Regrades | None:
-        """The project-wide network scope's outcome stored for the same roots, paths and contents."""
-        return self._graph[1] if self._graph is not None and self._graph[0] == key else None
+    def project_outcome(self, key: str) -> tuple[Regrades, Named] | None:
+        """The project pass's outcome (network scope, named calls) stored for the same roots, paths and
+        contents."""
+        return self._graph[1:] if self._graph is not None and self._graph[0] == key else None
 
-    def keep_regrades(self, key: str, changes: Regrades) -> None:
+    def keep_project_outcome(self, key: str, changes: Regrades, added: Named) -> None:
         if self._graph is None or self._graph[0] != key:
-            self._graph = (key, changes)
+            self._graph = (key, changes, added)
             self._graph_changed = True
 
     # ------------------------------------------------------------ writing
@@ -589,7 +704,7 @@ class Cache:
             rows.append([path, entry.size, entry.mtime_ns, entry.digest, cwds.setdefault(entry.cwd, len(cwds)),
                          at, text_end, result_end, result_end + len(parts[2]), _enc_summary(entry.summary)])
             at = result_end + len(parts[2])
-        graph = None if self._graph is None else [self._graph[0], [[i, r] for i, r in self._graph[1].items()]]
+        graph = None if self._graph is None else _enc_project(self._graph)
         header = json.dumps({"salt": self.salt, "cwds": list(cwds), "graph": graph, "entries": rows},
                             ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
         body: list[bytes | memoryview] = [_LENGTH.pack(len(header)), header, *records]

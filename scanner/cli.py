@@ -31,6 +31,7 @@ from .options import FAIL_ON, Parser, add_rule_arguments, add_scan_arguments
 from .process import configure_process, freeze_long_lived
 from .report import safe_text
 from .report.output import OutputError, emit
+from .trace import TraceError
 from .verify.model_record import ModelRecordError
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -49,6 +50,17 @@ def build_parser() -> argparse.ArgumentParser:
     add_scan_arguments(scan)
     _add_verbose(scan)
     add_rule_arguments(sub.add_parser("rule", help="explain a diagnostic code (or every code with --all)"))
+    trace = sub.add_parser("trace", help="run a script with every torch call recorded (needs torch)",
+                           description="Run SCRIPT in this interpreter and record every torch call it makes "
+                                       "(file, line, API, count, shapes) into a trace file for scan --trace.")
+    trace.add_argument("-o", "--output", default="torch2ms-trace.json", metavar="FILE",
+                       help="where to write the trace (default: torch2ms-trace.json)")
+    trace.add_argument("--include", action="append", default=[], metavar="PATH",
+                       help="record only call sites in files under PATH (repeatable; default: every file "
+                            "outside torch and the standard library)")
+    trace.add_argument("program", nargs=argparse.REMAINDER, metavar="-- python SCRIPT.py ARGS",
+                       help="the program to run")
+    _add_verbose(trace)
 
     maps = sub.add_parser("mappings", help="check the mapping tables or show their coverage")
     _add_verbose(maps)
@@ -222,6 +234,16 @@ def _run_add_noqa(args: argparse.Namespace, config: Config) -> int:
     return status
 
 
+def _join_trace(outcomes: list[Scanned], path: str, config: Config) -> list[Scanned]:
+    from . import trace
+    from .api import read_source
+
+    joined = trace.apply([o.result for o in outcomes], trace.load(path), load_table(), config,
+                         lambda file: read_source(file)[0])
+    print(trace.summary(joined), file=sys.stderr)
+    return [Scanned(r.path, r) for r in joined.results]
+
+
 def _run_stdin(args: argparse.Namespace, config: Config) -> int:
     """`scan -` / `--stdin-filename`: one file's text from standard input. --fix, --diff and --add-noqa
     print the changed text (or the diff) on standard output and write nothing."""
@@ -300,6 +322,8 @@ def run_scan(args: argparse.Namespace) -> int:
     outcomes = scan_outcomes(args.paths, config, jobs=_jobs(args), on_each=progress.update, cache=cache)
     progress.close()
     outcomes.sort(key=lambda o: o.path)
+    if args.trace:
+        outcomes = _join_trace(outcomes, args.trace, config)
     hidden = None
     if args.baseline:
         outcomes, hidden = _without_baseline(args.baseline, outcomes)
@@ -338,6 +362,24 @@ def run_rule(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     sys.stdout.write(render_rules([CODES[c] for c in codes], as_json=args.output_format == "json"))
     return EXIT_CLEAN
+
+
+def run_trace(args: argparse.Namespace) -> int:
+    command = list(args.program)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    try:
+        from . import tracer  # imports torch: only this command does
+    except ImportError as exc:
+        print(f"torch2ms: error: torch2ms trace needs torch installed: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    try:
+        status = tracer.run(command, args.output, args.include)
+    except tracer.TraceUsageError as exc:
+        print(f"torch2ms trace: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    print(f"torch2ms trace: wrote {args.output}", file=sys.stderr)
+    return status
 
 
 def run_mappings(args: argparse.Namespace) -> int:
@@ -379,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handlers: dict[str, Any] = {"scan": run_scan, "rule": run_rule, "mappings": run_mappings, "lsp": run_lsp,
-                                "verify": run_verify, "migrate": run_migrate,
+                                "verify": run_verify, "migrate": run_migrate, "trace": run_trace,
                                 "convert-weights": run_convert_weights, "verify-model": run_verify_model}
     handler = handlers.get(args.command)
     if handler is None:
@@ -406,7 +448,8 @@ def fail(exc: BaseException, verbose: bool = False) -> int:
         return EXIT_ERROR
     if isinstance(exc, KeyboardInterrupt):
         message = "interrupted"
-    elif isinstance(exc, (ConfigError, MappingError, BaselineError, OutputError, CacheError, ModelRecordError)):
+    elif isinstance(exc, (ConfigError, MappingError, BaselineError, OutputError, CacheError, TraceError,
+                          ModelRecordError)):
         message = f"error: {exc}"
     elif isinstance(exc, OSError) and exc.filename is not None:
         message = f"error: {os.fsdecode(exc.filename)}: {exc.strerror or exc}"

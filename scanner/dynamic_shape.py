@@ -29,7 +29,7 @@ input shapes). Control flow and host syncs are only findings in network code.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .codes import CODES
@@ -462,7 +462,7 @@ def filter_latent(scope: ScopeFacts, keep: Callable[[Diagnostic], bool]) -> Scop
                    for context, diags, replaced in scope.latent)
     if latent == scope.latent:
         return scope
-    return ScopeFacts(scope.roots, scope.edges, scope.classes, scope.imports, latent)
+    return replace(scope, latent=latent)
 
 
 # Names of the APIs `check_call` can judge dynamic without a table fact.

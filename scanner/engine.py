@@ -16,8 +16,8 @@ from . import checks, dynamic_shape, readiness
 from .codes import CODES
 from .config import Config
 from .mappings import MappingTable, load_table, prefilter_words
-from .model import ApiCall, Category, Confidence, Diagnostic, FileResult, Span
-from .resolve import resolve_module
+from .model import ApiCall, Category, Confidence, Diagnostic, FileResult, ScopeFacts, Span
+from .resolve import Resolver, exported_facts, resolve_module
 from .rewrite import attach_fixes
 from .source import SourceText, count_lines, split_lines
 
@@ -153,6 +153,22 @@ def scan_source(text: str, path: str = "<string>", config: Config | None = None,
     return apply_config(_analyse(text, path, config, table, fixes), text, config)
 
 
+def _with_dataflow(scope: ScopeFacts | None, resolver: Resolver, text: str) -> ScopeFacts | None:
+    """`scope` with the file's data-flow facts (what its functions return, its classes' attributes, its
+    module-level names) and the calls whose API other files decide (resolved by the project pass)."""
+    facts = exported_facts(resolver)
+    if not (resolver.exported or any(facts.values())):
+        return scope
+    lines = split_lines(text) if resolver.exported and "noqa" in text.lower() else []
+    pending = []
+    for item in resolver.exported:
+        line = item.call.span.start_line
+        codes = noqa_codes(lines[line - 1]) if 0 < line <= len(lines) else None
+        pending.append((item.receiver, item.member, item.low, None if codes is None else tuple(sorted(codes)),
+                        item.call))
+    return replace(scope or ScopeFacts(), pending=tuple(pending), **facts)
+
+
 def _analyse(text: str, path: str, config: Config, table: MappingTable | None, fixes: bool = True) -> FileResult:
     lines_count = count_lines(text)
     table = table or load_table()
@@ -182,6 +198,7 @@ def _analyse(text: str, path: str, config: Config, table: MappingTable | None, f
         diagnostics = diagnose(calls, table, config, shape_events, network)
         scope = dynamic_shape.scope_facts(calls, shape_events, classes, resolver.imports, network, table,
                                           config.version, config.device)  # for the network scope across files
+        scope = _with_dataflow(scope, resolver, text)  # for the data flow across files
         if fixes:
             diagnostics = attach_fixes(diagnostics, calls, text, tree, table, config.version, config.device)
         if readiness.wanted(config.enabled):  # migration-readiness checks (TMS3xx) over the same facts

@@ -74,6 +74,7 @@ class Span:
         }
 
 
+@_pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class Arg:
     """One argument of a call as the resolver saw it."""
@@ -88,6 +89,7 @@ class Arg:
     tag: str = ""  # where the value comes from, for dynamic-shape rules (dynamic_shape.STATIC/DATA/BOOL/DYN)
 
 
+@_pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class ApiCall:
     """One resolved use of a torch API in a source file."""
@@ -392,6 +394,9 @@ class Diagnostic:
     fix: Fix | None = None
     doc_url: str | None = None
     confidence: Confidence = Confidence.HIGH
+    # what a trace of a run says (scan --trace, torch2ms/trace.py): "" (no trace), "confirmed" (the call ran),
+    # "runtime_only" (only the trace saw the call), "shape_varied" (the output shape varied at runtime)
+    runtime: str = ""
 
     def sort_key(self) -> tuple[int, int, str]:
         return (self.span.start_line, self.span.start_col, self.code)
@@ -409,6 +414,8 @@ class Diagnostic:
             "doc_url": self.doc_url,
             "fix": None,
         }
+        if self.runtime:
+            out["runtime"] = self.runtime
         if self.fix is not None:
             out["fix"] = {
                 "title": self.fix.title,
@@ -435,6 +442,16 @@ class ScopeFacts:
     imports: tuple[tuple[str, str], ...] = ()  # module-level project imports: local name -> "@" reference
     # context -> its findings were it network code, and the (span, TMS25x code) of the findings they replace
     latent: tuple[tuple[str, tuple[Diagnostic, ...], tuple[tuple[Span, str], ...]], ...] = ()
+    # data flow across files (dataflow.py): descriptors of what functions return, of class attributes and
+    # of module-level names, and the calls whose API only other files decide: (receiver symbol, member,
+    # low confidence without an answer, the noqa codes of its line or None, the call without its API)
+    returns: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    attrs: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+    values: tuple[tuple[str, str], ...] = ()
+    pending: tuple[tuple[str, str, bool, tuple[str, ...] | None, ApiCall], ...] = ()
+    # calls of functions of other files: (callee descriptor, positional and keyword argument descriptors,
+    # whether a *args or **kwargs may pass more)
+    arguments: tuple[tuple[str, tuple[str, ...], tuple[tuple[str, str], ...], bool], ...] = ()
 
 
 @_pickled_by_fields

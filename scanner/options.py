@@ -125,6 +125,8 @@ def add_scan_arguments(scan: argparse.ArgumentParser) -> None:
                           "(written with --output-format json)")
     run.add_argument("--compare", metavar="OLD_JSON",
                      help="show the progress since this earlier JSON report in the HTML report")
+    run.add_argument("--trace", metavar="FILE",
+                     help="join a trace from `torch2ms trace`: confirm findings, add calls only the run saw")
 
     fixes = scan.add_argument_group("fixes")
     fixes.add_argument("--fix", action="store_true",

@@ -33,25 +33,35 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 
-from .model import Diagnostic, FileResult, ScopeFacts, Span
+from . import checks, engine, resolve
+from . import dataflow as df
+from .config import Config
+from .mappings import MappingTable
+from .model import Confidence, Diagnostic, FileResult, ScopeFacts, Span
 
 Node = tuple[int, str]  # (file index, context)
 _MAX_REEXPORTS = 8  # how many `from .x import y` re-exports one reference may pass through
 
 
 class _File:
-    __slots__ = ("path", "shown", "classes", "imports", "edges", "roots", "latent", "known", "is_init")
+    __slots__ = ("path", "shown", "classes", "imports", "edges", "roots", "latent", "known", "is_init", "scope",
+                 "returns", "attrs", "values")
 
     def __init__(self, path: str, shown: str, scope: ScopeFacts) -> None:
         self.path = path
         self.shown = shown
+        self.scope = scope
         self.classes = {fact[0]: fact for fact in scope.classes}
         self.imports = dict(scope.imports)
         self.edges = dict(scope.edges)
         self.roots = dict(scope.roots)
         self.latent = {entry[0]: entry for entry in scope.latent}
+        self.returns = dict(scope.returns)
+        self.attrs = {cls: dict(items) for cls, items in scope.attrs}
+        self.values = dict(scope.values)
         # names this file defines, as far as its facts tell: a re-export is only followed for other names
-        self.known = {c.partition(".")[0] for c in (*self.edges, *self.roots, *self.latent)} | set(self.classes)
+        self.known = {c.partition(".")[0] for c in (*self.edges, *self.roots, *self.latent, *self.returns)} \
+            | set(self.classes) | set(self.values)
         self.is_init = os.path.basename(path) in ("__init__.py", "__init__.pyi")
 
 
@@ -251,8 +261,21 @@ class _Project:
         return [(index, target)]
 
 
+def project_pass(items: Sequence[tuple[str, ScopeFacts | None]], roots: Sequence[str], table: MappingTable,
+                 config: Config) -> tuple[dict[int, dict[str, str]], dict[int, list[Diagnostic]]]:
+    """`regrades` and `named_calls` of a scan, with the files' module names worked out once."""
+    project: list[_Project] = []
+
+    def shared() -> _Project:
+        if not project:
+            project.append(_Project(items, roots))
+        return project[0]
+
+    return regrades(items, roots, shared=shared), named_calls(items, roots, table, config, shared=shared)
+
+
 def regrades(items: Sequence[tuple[str, ScopeFacts | None]], roots: Sequence[str],
-             latent_only: bool = True) -> dict[int, dict[str, str]]:
+             latent_only: bool = True, shared: Callable[[], _Project] | None = None) -> dict[int, dict[str, str]]:
     """For each file (by index in `items`) that has functions reached from network code in other files:
     context -> why it is network code. `items`: (path, scope facts) of every scanned file, in the scan's
     order; `roots`: the paths the scan was given (for module names). `latent_only=False` keeps every
@@ -261,7 +284,7 @@ def regrades(items: Sequence[tuple[str, ScopeFacts | None]], roots: Sequence[str
     function's body is edited)."""
     if not any(scope is not None and (scope.roots or scope.classes) for _, scope in items):
         return {}
-    project = _Project(items, roots)
+    project = shared() if shared is not None else _Project(items, roots)
     parent: dict[Node, Node | None] = {}
     why_root: dict[Node, str] = {}
     queue: deque[Node] = deque()
@@ -412,6 +435,140 @@ def link(results: Sequence[FileResult], roots: Sequence[str]) -> list[FileResult
     if not changes:
         return list(results)
     return [regraded(r, changes[i]) if i in changes else r for i, r in enumerate(results)]
+
+
+class _DataFacts:
+    """`dataflow.Facts` of the whole project: references follow imports, classes their bases, across files."""
+
+    def __init__(self, project: _Project) -> None:
+        self.project = project
+        self._by_name: dict[str, list[tuple[int, str, df.CallSite]]] | None = None
+        self._sites: dict[tuple[int, str], list[df.CallSite]] = {}
+
+    def arguments(self, file: int, context: str) -> list[df.CallSite] | df.Kind:
+        key = (file, context)
+        if key not in self._sites:
+            if self._by_name is None:  # the calls by the callee's last name: only those are resolved
+                self._by_name = {}
+                for index, source in self.project.files.items():
+                    for callee, positional, keywords, more in source.scope.arguments:
+                        self._by_name.setdefault(callee.rpartition(".")[2].rpartition(":")[2], []).append(
+                            (index, callee, (index, positional, keywords, more)))
+            sites = []
+            for index, callee, site in self._by_name.get(context.rpartition(".")[2], ()):
+                tag, _, name = callee[1:].partition(":")
+                kind = self.ref(index, name) if tag == "ref" else self.function(index, name)
+                if kind[0] == "F" and (int(kind[1]), kind[2]) == key:
+                    sites.append(site)
+            self._sites[key] = sites
+        return self._sites[key] or df.K_UNKNOWN
+
+    def returns(self, file: int, context: str) -> Sequence[str] | None:
+        found = self.project.files.get(file)
+        return None if found is None else found.returns.get(context)
+
+    def _chain(self, file: int, cls: str) -> list[tuple[int, str]]:
+        out: list[tuple[int, str]] = []
+        todo = [(file, cls)]
+        while todo:
+            node = todo.pop(0)
+            if node in out or node[0] not in self.project.files:
+                continue
+            fact = self.project.files[node[0]].classes.get(node[1])
+            if fact is None:
+                continue
+            out.append(node)
+            todo[:0] = [b for b in (self.project._class(node[0], base) for base in fact[1]) if b is not None]
+        return out
+
+    def attribute(self, file: int, cls: str, name: str) -> tuple[int, str] | None | df.Kind:
+        for index, owner in self._chain(file, cls):
+            desc = self.project.files[index].attrs.get(owner, {}).get(name)
+            if desc is not None:
+                return index, desc
+        return None
+
+    def method(self, file: int, cls: str, name: str) -> tuple[int, str] | None | df.Kind:
+        if file not in self.project.files or cls not in self.project.files[file].classes:
+            return None
+        return self.project.defining(file, cls, name)
+
+    def is_module(self, file: int, cls: str) -> bool | None:
+        if file not in self.project.files or cls not in self.project.files[file].classes:
+            return False
+        return self.project.module_base(file, cls) is not None
+
+    def ref(self, file: int, ref: str) -> df.Kind:
+        found = self.project.resolve(file, ref)
+        if found is None or found[0] not in self.project.files:
+            return df.K_UNKNOWN
+        index, name = found
+        target = self.project.files[index]
+        if name in target.values:
+            return ("V", str(index), target.values[name])
+        return self.function(index, name)
+
+    def function(self, file: int, context: str) -> df.Kind:
+        target = self.project.files.get(file)
+        if target is None:
+            return df.K_UNKNOWN
+        owner, dot, method = context.rpartition(".")
+        if dot and owner in target.classes:
+            found = self.project.defining(file, owner, method)
+            return ("F", str(found[0]), found[1]) if found is not None else df.K_UNKNOWN
+        if context in target.classes:
+            return ("C", str(file), context)
+        return ("F", str(file), context)
+
+
+def named_calls(items: Sequence[tuple[str, ScopeFacts | None]], roots: Sequence[str], table: MappingTable,
+                config: Config, shared: Callable[[], _Project] | None = None) -> dict[int, list[Diagnostic]]:
+    """The findings of the calls whose API other files decide (`ScopeFacts.pending`), per file index:
+    a method called on what a helper in another file returns, on an attribute a base class in another
+    file sets, on an instance of a class imported from another file, on a parameter that callers in
+    other files pass. (The file's own scan gave such a call its low-confidence finding, if any:
+    `with_findings` replaces it.)"""
+    if not any(scope is not None and scope.pending for _, scope in items):
+        return {}
+    project = shared() if shared is not None else _Project(items, roots)
+    evaluator = df.Evaluator(_DataFacts(project), table)
+    out: dict[int, list[Diagnostic]] = {}
+    for index, file in project.files.items():
+        for receiver, member, low, noqa, call in file.scope.pending:
+            api = evaluator.member_api(index, receiver, member)
+            named = resolve.named_call(resolve.Pending(receiver, member, call, low),
+                                       api if isinstance(api, str) else None, table.roots)
+            if named is None or named.confidence is Confidence.LOW:
+                continue  # the file's scan reported the guess
+            diag = checks.check_call(named, table, config.version, device=config.device)
+            if not config.enabled(diag.code) or (noqa is not None and (not noqa or any(
+                    diag.code.startswith(code) for code in noqa))):
+                continue
+            out.setdefault(index, []).append(diag)
+    return out
+
+
+def with_findings(result: FileResult, added: Sequence[Diagnostic]) -> FileResult:
+    """`result` with the findings the project pass added, each replacing the low-confidence guess (TMS105)
+    the file's own scan made for the same call; a check of the file's on the same call that named the API
+    it guessed (`.to` as torch.Tensor.to) names the API found; one finding per use, as the file's scan keeps
+    them."""
+    if not added:
+        return result
+    named = {d.span: d.torch_api for d in added if d.torch_api}
+    kept = []
+    for diag in result.diagnostics:
+        api = named.get(diag.span)
+        if api is not None and diag.torch_api and diag.torch_api != api \
+                and diag.torch_api.rpartition(".")[2] == api.rpartition(".")[2]:
+            if diag.code == "TMS105":
+                continue  # the file's guess at the receiver's type
+            diag = replace(diag, torch_api=api)  # a check on the same call (TMS341 on .to): one use
+        if diag.code == "TMS105" and named.get(diag.span) == diag.torch_api:
+            continue
+        kept.append(diag)
+    diagnostics = engine.one_per_use(sorted((*kept, *added), key=Diagnostic.sort_key))
+    return replace(result, diagnostics=tuple(diagnostics))
 
 
 def _dotted(relative: str) -> str:

@@ -18,10 +18,11 @@ import ast
 import builtins
 import operator
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
+from . import dataflow as df
 from . import dynamic_shape as ds
 from .mappings import MappingTable
 from .model import ApiCall, Arg, Confidence, Span
@@ -39,6 +40,9 @@ BOUND = "bound"  # a torch method bound to its receiver; name = API, value = cal
 CONST = "const"  # a compile-time constant; value = the constant
 OTHER = "other"  # known not to be torch
 UNKNOWN = "unknown"
+SYM = "sym"  # known later (another function's result, another file's class): name = a dataflow symbol
+TENSORS = "tensors"  # a tuple or list of tensors
+TUPLE = "tuple"  # a tuple whose items matter (a helper's `return out, weights`); value = their Vals
 
 
 @dataclass(eq=False)
@@ -51,6 +55,19 @@ class ClassInfo:
     bases: list[str] = field(default_factory=list)  # user bases: a class of the file, or "@" + an import reference
     own: tuple[str, ...] = ()  # methods defined in the class body itself
     external: bool = False  # a base (or a base's base) is imported from another module of the project
+    inherited: set[str] = field(default_factory=set)  # methods of its bases in the file (for super())
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """A call whose API is known once the symbol `receiver` is: `member` called on it (a method), or
+    the receiver itself called (member ""). `call` has every fact but the API. `low`: without an answer,
+    it is a low-confidence Tensor method (TMS105)."""
+
+    receiver: str
+    member: str
+    call: ApiCall
+    low: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,15 +83,13 @@ _NO_SPAN = Span(0, 0, 0, 0)
 V_TENSOR = Val(TENSOR)
 V_OTHER = Val(OTHER)
 V_UNKNOWN = Val(UNKNOWN)
+V_NONE = Val(CONST, value=None)
+V_TENSORS = Val(TENSORS)
 
 _BUILTINS = frozenset(dir(builtins))
-# Tensor attributes whose value is itself a tensor (the rest are dtype, shape, device, flags).
-_TENSOR_VALUED_ATTRS = frozenset({"T", "mT", "H", "mH", "grad", "data", "real", "imag"})
-# Attributes of nn layers that hold tensors.
-_LAYER_TENSOR_ATTRS = frozenset({"weight", "bias", "running_mean", "running_var", "weight_ih_l0", "weight_hh_l0"})
-# nn.Module methods that return the module itself.
-_MODULE_SELF_METHODS = frozenset({"to", "cuda", "cpu", "train", "eval", "half", "float", "double",
-                                  "bfloat16", "requires_grad_", "apply", "type", "to_empty", "xpu"})
+_TENSOR_VALUED_ATTRS = df.TENSOR_VALUED_ATTRS
+_LAYER_TENSOR_ATTRS = df.LAYER_TENSOR_ATTRS
+_MODULE_SELF_METHODS = df.MODULE_SELF_METHODS
 _REGISTERS_TENSOR = frozenset({"torch.nn.Module.register_buffer", "torch.nn.Module.register_parameter"})
 _ITERABLE_OF_TENSORS = frozenset({"torch.utils.data.DataLoader"})
 # Top-level modules that are never part of a scanned project: their names are not import references.
@@ -136,11 +151,22 @@ class Resolver:
         self.scope = Scope("module", None)
         self.deferred: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, Scope, ClassInfo | None]] = []
         self.context = ""
+        self._method_class: ClassInfo | None = None  # the class of the method being walked (for super())
         self.in_network = False
         self.imports_torch = False
         self._class_stack: list[ClassInfo] = []
         self.classes: list[ClassInfo] = []  # every class of the file, for the network scope across bases
         self.imports: list[tuple[str, str]] = []  # module-level project imports: (local name, "@" reference)
+        # data flow between functions, classes and files (dataflow.py)
+        self.returns: dict[str, list[str]] = {}  # function context -> descriptors of what it returns
+        self.returns_declared: dict[str, str] = {}  # function context -> descriptor of its return annotation
+        self.generators: set[str] = set()  # contexts that yield
+        self.pending: list[Pending] = []  # method calls on symbols, resolved after the pass
+        self.exported: list[Pending] = []  # those only other files can decide (project_graph.py)
+        self._arg_vals: list[Val] = []  # the values of the last call's arguments
+        # calls of project functions: (callee descriptor, positional argument descriptors up to a *args,
+        # keyword argument descriptors, whether a *args or **kwargs may pass more)
+        self.arguments: list[tuple[str, tuple[str, ...], tuple[tuple[str, str], ...], bool]] = []
         self._chained: dict[int, Val] = {}  # links of a long chain evaluated ahead of their parent (_ev_chain)
         # the last tuple or list evaluated and its items' values: `q, k = t[0], t[1]` binds each one's
         self._sequence: tuple[ast.expr | None, list[Val]] = (None, [])
@@ -148,7 +174,23 @@ class Resolver:
     # ------------------------------------------------------------------ entry
     def run(self, tree: ast.Module) -> list[ApiCall]:
         self._run_scope(tree.body)
+        if self.pending:
+            self._settle_pending()
         return self.calls
+
+    def _settle_pending(self) -> None:
+        """Name the pending calls that this file's own facts decide; keep the others for the project pass."""
+        evaluator = df.Evaluator(LocalFacts(self), self.table)
+        for item in self.pending:
+            api = evaluator.member_api(0, item.receiver, item.member)
+            if api == df.K_EXTERNAL:
+                if not item.member or item.member in df.member_names(self.table):
+                    self.exported.append(item)  # the project pass names it, replacing this guess
+                api = None
+            call = named_call(item, api if isinstance(api, str) else None, self.roots)
+            if call is not None:
+                self.calls.append(call)
+        self.pending = []
 
     def _run_scope(self, body: list[ast.stmt]) -> None:
         saved = self.deferred
@@ -224,33 +266,18 @@ class Resolver:
     # ------------------------------------------------------------------ values
     def result_of(self, api: str) -> Val:
         """What calling the torch API `api` returns."""
-        entry = self.table.lookup(api)
-        is_class = api.rpartition(".")[2][:1].isupper()
-        if api in self.meta.tensor_classes or (entry is not None and entry.returns == "tensor"):
+        desc = df.result_of(self.table, api)
+        if desc == df.TENSOR:
             return V_TENSOR
-        if is_class or (entry is not None and entry.returns == "instance"):
-            # Calling a class makes an instance whose methods are torch APIs too.
-            return Val(INSTANCE, api)
-        if api in self.meta.non_tensor_functions or (entry is not None and entry.returns == "other"):
+        if desc == df.OTHER:
             return V_OTHER
-        if entry is None and api.partition(".")[0] not in self.meta.modules:
-            return V_UNKNOWN  # e.g. torchvision.models.resnet18(): outside the tables, nothing is known
-        return V_TENSOR
+        if desc == df.UNKNOWN:
+            return V_UNKNOWN
+        return Val(INSTANCE, api)  # calling a class makes an instance whose methods are torch APIs too
 
     def _instance_member(self, cls_name: str, name: str) -> str:
         """The qualified name of member `name` of torch class `cls_name`."""
-        own = f"{cls_name}.{name}"
-        if self.table.lookup(own) is not None:
-            return own
-        namespace = cls_name.rpartition(".")[0]
-        best = ""
-        for prefix in self.meta.instance_bases:
-            if (namespace == prefix or namespace.startswith(prefix + ".")) and len(prefix) > len(best):
-                best = prefix
-        base = self.meta.instance_bases.get(best)
-        if base == "torch.nn.Module" and name not in self.inv.module_members:
-            return own
-        return f"{base}.{name}" if base else own
+        return df.instance_member(self.table, cls_name, name)
 
     def _attr_of(self, recv: Val, name: str) -> Val:
         if recv.kind == BOUND and recv.name.startswith("torch.Tensor.") \
@@ -276,9 +303,11 @@ class Resolver:
                 return Val(BOUND, f"torch.Tensor.{name}", result)
             return V_UNKNOWN
         if kind == INSTANCE:
+            if recv.name == "torch.nn.Module" and name not in self.inv.module_members:
+                return V_UNKNOWN  # a submodule of unknown class (from a container): its own members
             api = self._instance_member(recv.name, name)
             if api.startswith("torch.nn.Module."):
-                result = recv if name in _MODULE_SELF_METHODS else V_OTHER
+                result = _module_method_result(name, recv)
             else:
                 result = V_UNKNOWN
             if recv.name.startswith("torch.nn.") and name in _LAYER_TENSOR_ATTRS:
@@ -287,21 +316,35 @@ class Resolver:
                     and name not in self.inv.module_members:
                 return Val(INSTANCE, "torch.nn.Module")
             return Val(BOUND, api, result)
+        if kind == SYM:
+            return Val(SYM, df.extend(recv.name, "." + name))
         if kind in (SELF, USEROBJ):
             cls = recv.cls
             assert cls is not None
+            if recv.name == "super()":  # super().name: the bases' member
+                if name in cls.inherited:
+                    return Val(OTHER, name="method")
+                if name in ("forward", "__call__") and cls.is_module:  # the torch layer's own forward
+                    return Val(INSTANCE, cls.torch_base or "torch.nn.Module")
+                if cls.is_module and name in self.inv.module_members and name[:2] != "__":
+                    return Val(BOUND, f"torch.nn.Module.{name}", V_OTHER if name not in _MODULE_SELF_METHODS
+                               else Val(SELF, cls.name, cls=cls))
+                return V_UNKNOWN
             if name in cls.attrs:
                 return cls.attrs[name]
             if name in cls.methods:
-                return Val(OTHER, name="method")
+                return Val(OTHER, name="method", value=f"{cls.name}.{name}")
             if cls.is_module and name in self.inv.module_members:
-                result = recv if name in _MODULE_SELF_METHODS else V_OTHER
-                return Val(BOUND, f"torch.nn.Module.{name}", result)
+                return Val(BOUND, f"torch.nn.Module.{name}", _module_method_result(name, recv))
+            if cls.external:  # perhaps set or defined by a base in another file
+                return Val(SYM, df.extend(df.symbol("self:" + cls.name), "." + name))
             return V_UNKNOWN
         if kind == USERCLASS:
             return V_UNKNOWN
         if recv.name[:1] == "@" and kind in (OTHER, UNKNOWN):  # a project import: keep the reference
             return Val(kind, f"{recv.name}.{name}")
+        if kind == OTHER and recv.name == "functools" and name == "partial":
+            return Val(OTHER, "functools.partial")
         if kind in (CONST, OTHER):
             return V_OTHER
         return V_UNKNOWN
@@ -388,6 +431,8 @@ class Resolver:
         return val
 
     def _combine(self, left: Val, op: ast.operator, right: Val) -> Val:
+        if SYM in (left.kind, right.kind) and TENSOR not in (left.kind, right.kind):
+            return left if left.kind == SYM else right  # a symbol's arithmetic: a tensor if it is one
         if left.kind == TENSOR or right.kind == TENSOR:
             if left.tag or right.tag:
                 tag = ds.combine_tensor_tags(isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)), left.tag, right.tag)
@@ -440,6 +485,10 @@ class Resolver:
                     or any(v.kind == CONST and isinstance(v.value, str) for v in vals):
                 return Val(TENSOR, tag=ds.GUESS)  # a tensor is never compared with a string
             return Val(TENSOR, tag=ds.BOOL)
+        if any(v.kind == SYM for v in vals) and all(v.kind in (SYM, CONST) for v in vals) and not any(
+                isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops):
+            # `(relative_position > 0).to(...)` on a parameter: a (bool) tensor if the symbol is a tensor
+            return next(v for v in vals if v.kind == SYM)
         if any(v.tag == ds.DATA for v in vals):
             return Val(OTHER, tag=ds.DATA)
         return V_OTHER
@@ -448,6 +497,10 @@ class Resolver:
         vals = [self.ev(v) for v in node.values]
         if all(v.kind == TENSOR for v in vals):
             return V_TENSOR
+        if isinstance(node.op, ast.Or):  # norm_layer = norm_layer or nn.LayerNorm
+            known = [v for v in vals if not (v.kind == UNKNOWN or (v.kind == CONST and v.value is None))]
+            if len(known) == 1 and self._class_value(known[0]) is not None:
+                return known[0]
         if any((v.kind == TENSOR and v.tag != ds.GUESS) or v.tag == ds.DATA for v in vals):
             return Val(UNKNOWN, tag=ds.DATA)  # `a and t` takes the truth value of a tensor
         return V_UNKNOWN
@@ -510,6 +563,13 @@ class Resolver:
         if val.kind == TENSOR:
             return self._tensor_subscript(node, val)
         self.ev(node.slice)
+        index = node.slice.value if isinstance(node.slice, ast.Constant) and type(node.slice.value) is int else None
+        if val.kind == SYM:
+            return Val(SYM, df.extend(val.name, "[]" if index is None else f"[{index}]"))
+        if val.kind == TENSORS:
+            return V_TENSORS if isinstance(node.slice, ast.Slice) else V_TENSOR
+        if val.kind == TUPLE:
+            return val.value[index] if index is not None and -len(val.value) <= index < len(val.value) else V_UNKNOWN
         if val.tag in (ds.STATIC, ds.DATA):
             return Val(OTHER, tag=val.tag)  # x.shape[0], t.tolist()[0]
         if val.kind == INSTANCE and val.name in ("torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict"):
@@ -521,6 +581,11 @@ class Resolver:
         self._sequence = (node, vals)
         if isinstance(node, ast.Tuple) and vals and all(v.kind == CONST for v in vals):
             return Val(CONST, value=tuple(v.value for v in vals))
+        if vals and not isinstance(node, ast.Set) and all(v.kind == TENSOR for v in vals):
+            return V_TENSORS
+        if isinstance(node, ast.Tuple) and any(v.kind in _FLOWING for v in vals) \
+                and not any(isinstance(e, ast.Starred) for e in node.elts):
+            return Val(TUPLE, value=tuple(vals))
         if isinstance(node, ast.Tuple) and not vals:
             return Val(CONST, value=())
         return V_OTHER
@@ -572,8 +637,12 @@ class Resolver:
         return V_OTHER
 
     def _element_of(self, iterable: Val) -> Val:
-        if iterable.kind == TENSOR:
+        if iterable.kind in (TENSOR, TENSORS):
             return V_TENSOR
+        if iterable.kind == SYM:
+            return Val(SYM, df.extend(iterable.name, "[]"))
+        if iterable is _NAMED_TENSORS:
+            return _TENSOR_PAIR
         if iterable.tag == ds.DATA:
             return Val(OTHER, tag=ds.DATA)
         if iterable.kind == INSTANCE and iterable.name in _ITERABLE_OF_TENSORS:
@@ -583,19 +652,23 @@ class Resolver:
     # ------------------------------------------------------------------ calls
     def _args(self, node: ast.Call) -> tuple[Arg, ...]:
         out = []
+        vals = self._arg_vals = []
         for arg in node.args:
             starred = isinstance(arg, ast.Starred)
             val = self.ev(arg)
+            vals.append(val)
             out.append(Arg(None, self.pos.span(arg), None, val.kind == CONST, val.value if val.kind == CONST else None,
                            val.kind == TENSOR, starred, val.tag))
         for kw in node.keywords:
             val = self.ev(kw.value)
+            vals.append(val)
             kw_span = None
             if kw.arg is not None:
                 start = self.pos.span(kw)
                 kw_span = Span(start.start_line, start.start_col, start.start_line, start.start_col + len(kw.arg))
             out.append(Arg(kw.arg, self.pos.span(kw.value), kw_span, val.kind == CONST,
                            val.value if val.kind == CONST else None, val.kind == TENSOR, kw.arg is None, val.tag))
+        self._arg_vals = vals  # the arguments' own calls set it too
         return tuple(out)
 
     def _ev_call(self, node: ast.Call) -> Val:
@@ -611,6 +684,20 @@ class Resolver:
             callee = self.ev(func)
         args = self._args(node)
         kind = callee.kind
+        if kind in (UNKNOWN, OTHER, SYM) and isinstance(func, ast.Attribute) and len(node.args) >= 2 \
+                and (func.attr == "get" or func.attr.startswith("get_")):
+            default = self._quiet_value(node.args[-1])  # REGISTRY.get(name, default_fn): like its default
+            if default.kind == USERCLASS or self._class_value(default) is not None \
+                    or (default.kind == OTHER and isinstance(default.value, str)):
+                return default
+        if kind == SYM:
+            if recv is not None and recv.cls is not None and isinstance(func, ast.Attribute) and recv.cls.external:
+                self._edge((f"{recv.cls.name}.{func.attr}",))  # a method of an imported base: the network scope
+            if recv is not None and recv.kind == SYM and isinstance(func, ast.Attribute):
+                self._pend(recv.name, func.attr, node, args)
+            else:  # the value itself is called: norm_layer(dim) with norm_layer from a helper
+                self._pend(callee.name, "", node, args)
+            return Val(SYM, df.extend(callee.name, "()"))
         if kind == SYMBOL:
             self.report(callee.name, node, "call", call=node, args=args)
             result = self.result_of(callee.name)
@@ -632,7 +719,12 @@ class Resolver:
         if kind == USERCLASS:
             return Val(USEROBJ, callee.name, cls=callee.cls)
         if kind in (USEROBJ, SELF):
-            return V_TENSOR if callee.cls is not None and callee.cls.is_module else V_UNKNOWN
+            cls = callee.cls
+            if cls is not None and cls.is_module:
+                return V_TENSOR
+            if cls is not None and ("__call__" in cls.methods or cls.external):
+                return Val(SYM, df.extend(df.symbol("self:" + cls.name), "()"))
+            return V_UNKNOWN
         if (
             kind == UNKNOWN
             and recv is not None
@@ -644,20 +736,58 @@ class Resolver:
         ):
             self.report(f"torch.Tensor.{func.attr}", node, "method", Confidence.LOW, call=node, args=args)
         if kind == OTHER:
-            if callee is V_OTHER and isinstance(func, ast.Name) and func.id in _SCALAR_BUILTINS:
-                return self._scalar_builtin(func.id, node, args)
+            if callee is V_OTHER and isinstance(func, ast.Name):
+                if func.id in _SCALAR_BUILTINS:
+                    return self._scalar_builtin(func.id, node, args)
+                if func.id == "super" and self._method_class is not None:
+                    return Val(SELF, "super()", cls=self._method_class)
             if callee.name in ("function", "method"):
                 self._call_edge(func, recv)
+                if isinstance(callee.value, str):  # what it returns is known after the pass
+                    self._arguments(df.symbol("fn:" + callee.value), node, args)
+                    return Val(SYM, df.extend(df.symbol("fn:" + callee.value), "()"))
             elif callee.name[:1] == "@":  # U.f(x) after `import pkg.utils as U`
                 self._edge((callee.name,))
+                self._arguments(df.symbol("ref:" + callee.name), node, args)
+                return Val(SYM, df.extend(df.symbol("ref:" + callee.name), "()"))
+            elif callee.name == "functools.partial" and node.args:  # partial(nn.Conv2d, ...) is still Conv2d
+                first = self._quiet_value(node.args[0])
+                if first.kind in (SYMBOL, USERCLASS, SYM):
+                    return first
             return V_OTHER
         if kind == UNKNOWN:
             if callee.name[:1] == "@":  # helper(x) after `from .ops import helper`
                 self._edge((callee.name,))
+                self._arguments(df.symbol("ref:" + callee.name), node, args)
+                return Val(SYM, df.extend(df.symbol("ref:" + callee.name), "()"))
             elif recv is not None and recv.cls is not None and isinstance(func, ast.Attribute) \
                     and (recv.kind == USERCLASS or recv.cls.external):
                 self._edge((f"{recv.cls.name}.{func.attr}",))  # Base.helper(self, x); a method of an imported base
         return V_UNKNOWN
+
+    def _arguments(self, callee: str, node: ast.Call, args: tuple[Arg, ...]) -> None:
+        """Record what a call of a project function passes (its parameters' values: dataflow.py)."""
+        vals = self._arg_vals
+        if not vals:
+            return
+        positional: list[str] = []
+        keywords: list[tuple[str, str]] = []
+        more = False
+        for arg, val in zip(args, vals):
+            if arg.starred:
+                more = True
+            elif arg.keyword is not None:
+                keywords.append((arg.keyword, descriptor(val)))
+            elif not more:
+                positional.append(descriptor(val))
+        self.arguments.append((callee, tuple(positional), tuple(keywords), more))
+
+    def _pend(self, receiver: str, member: str, node: ast.Call, args: tuple[Arg, ...]) -> None:
+        """A call whose API depends on what the symbol `receiver` denotes (resolved after the pass)."""
+        low = bool(member) and self.imports_torch and member in self.inv.tensor_members \
+            and member not in self.meta.ambiguous_methods and not receiver.startswith("$fn:")
+        self.report("", node, "method" if member else "call", call=node, args=args)
+        self.pending.append(Pending(receiver, member, self.calls.pop(), low))
 
     def _scalar_builtin(self, name: str, node: ast.Call, args: tuple[Arg, ...]) -> Val:
         """int(t), len(x), range(n), min(a, b): where the resulting Python value comes from."""
@@ -702,7 +832,22 @@ class Resolver:
                 for index, (elt, sub) in enumerate(zip(elts, value_node.elts)):
                     self.bind(elt, vals[index] if known is value_node else self._quiet_value(sub))
                 return
-            element = V_TENSOR if val.kind == TENSOR else V_UNKNOWN
+            if val is _TENSOR_PAIR and len(elts) == 2:  # for name, param in m.named_parameters()
+                self.bind(elts[0], V_OTHER)
+                self.bind(elts[1], V_TENSOR)
+                return
+            if not any(isinstance(e, ast.Starred) for e in elts):
+                if val.kind == TUPLE and len(val.value) == len(elts):
+                    for elt, item in zip(elts, val.value):
+                        self.bind(elt, item)
+                    return
+                if val.kind == SYM:  # a, b = helper(x)
+                    for index, elt in enumerate(elts):
+                        self.bind(elt, Val(SYM, df.extend(val.name, f"[{index}]")))
+                    return
+            element = V_TENSOR if val.kind in (TENSOR, TENSORS) else V_UNKNOWN
+            if val.kind == SYM:
+                element = Val(SYM, df.extend(val.name, "[]"))
             if val.tag in (ds.STATIC, ds.DATA, ds.DYN):  # h, w = x.shape[2:]; rows, cols = t.nonzero(as_tuple=True)
                 element = Val(element.kind if element.kind == TENSOR else OTHER, tag=val.tag)
             for elt in elts:
@@ -768,7 +913,7 @@ class Resolver:
             if is_torch:
                 self.bind_name(alias.asname or top, Val(MODULE, alias.name if alias.asname else top))
             elif top in _FOREIGN_MODULES:
-                self.bind_name(alias.asname or top, V_OTHER)
+                self.bind_name(alias.asname or top, Val(OTHER, "functools") if alias.name == "functools" else V_OTHER)
             else:  # perhaps a module of the scanned project: remember the reference for the network scope
                 self._bind_import(alias.asname or top, "@" + (alias.name if alias.asname else top), OTHER)
 
@@ -783,7 +928,9 @@ class Resolver:
                 continue
             local = alias.asname or alias.name
             if not is_torch:  # a class, function or value of another module: not known
-                if node.level == 0 and module.partition(".")[0] in _FOREIGN_MODULES:
+                if node.level == 0 and module == "functools" and alias.name == "partial":
+                    self.bind_name(local, Val(OTHER, "functools.partial"))
+                elif node.level == 0 and module.partition(".")[0] in _FOREIGN_MODULES:
                     self.bind_name(local, V_UNKNOWN)
                 else:  # perhaps of the scanned project: keep the reference ("@.ops.helper") for the network scope
                     self._bind_import(local, "@" + "." * node.level + (module + "." if module else "") + alias.name,
@@ -813,10 +960,16 @@ class Resolver:
     def _st_annassign(self, node: ast.AnnAssign) -> None:
         self.ev(node.annotation)
         val = self.ev(node.value) if node.value is not None else V_UNKNOWN
-        if val.kind in (UNKNOWN, OTHER) or (val.kind == CONST and val.value is None):
-            if self._is_tensor_annotation(node.annotation):
-                val = V_TENSOR
-        if node.value is not None or self._is_tensor_annotation(node.annotation):
+        tensor = self._is_tensor_annotation(node.annotation)
+        unknown = val.kind in (UNKNOWN, OTHER) or (val.kind == CONST and val.value is None)
+        if tensor and unknown:
+            val = V_TENSOR
+        elif not tensor and (unknown or val.kind == TENSOR) \
+                and (typed := self._annotated_instance(node.annotation)) is not None and typed.kind != INSTANCE:
+            val = typed  # outputs: BaseModelOutput = self.encoder(x): the annotation says more
+        if self.scope.kind == "class" and self._class_stack and isinstance(node.target, ast.Name) and tensor:
+            self._class_stack[-1].attrs[node.target.id] = V_TENSOR  # a dataclass field: hidden: torch.Tensor
+        elif node.value is not None or tensor:
             self.bind(node.target, val, node.value)
 
     def _st_augassign(self, node: ast.AugAssign) -> None:
@@ -834,13 +987,36 @@ class Resolver:
         self.ev(node.value)
 
     def _st_return(self, node: ast.Return) -> None:
+        val = self.ev(node.value) if node.value is not None else V_NONE
+        if self.context:
+            self.returns.setdefault(self.context, []).append(descriptor(val))
+
+    def _ev_yield(self, node: ast.Yield | ast.YieldFrom) -> Val:
         if node.value is not None:
             self.ev(node.value)
+        self.generators.add(self.context)
+        return V_UNKNOWN
 
     def _st_if(self, node: ast.If) -> None:
         self._condition(node.test)
-        self.block(node.body)
-        self.block(node.orelse)
+        self._branch(node.body)
+        self._branch(node.orelse)
+
+    def _branch(self, body: list[ast.stmt]) -> None:
+        """A conditional block. A name it rebinds to an unknown value keeps what it was known to be
+        before (`x = helper(x)` under an `if`, a registry's function replacing a default)."""
+        if not body:
+            return
+        names = self.scope.names
+        before = dict(names) if self.scope.kind == "function" else None
+        self.block(body)
+        if before is None:
+            return
+        for name, old in before.items():
+            new = names.get(name)
+            if new is not None and new.kind == UNKNOWN and not new.tag and new is not old \
+                    and old.kind in (TENSOR, TENSORS, SYM, INSTANCE, USEROBJ) and not old.tag:
+                names[name] = old
 
     def _st_assert(self, node: ast.Assert) -> None:
         val = self.ev(node.test)
@@ -899,6 +1075,50 @@ class Resolver:
             return self._is_tensor_annotation(node.left) or self._is_tensor_annotation(node.right)
         return False
 
+    def _class_value(self, val: Val) -> Val | None:
+        """`val` when it is a class (a torch class, a class of the file): a layer passed as a value."""
+        if val.kind == SYMBOL and val.name.rpartition(".")[2][:1].isupper():
+            return val
+        if val.kind == USERCLASS:
+            return val
+        return None
+
+    def _annotated_instance(self, node: ast.expr | None) -> Val | None:
+        """The value of a parameter annotated with a class of the project (attn: Attention)."""
+        if node is None:
+            return None
+        if isinstance(node, ast.Subscript) and isinstance(node.value, (ast.Name, ast.Attribute)) \
+                and getattr(node.value, "id", getattr(node.value, "attr", "")) == "Optional":
+            return self._annotated_instance(node.slice)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr) and isinstance(node.right, ast.Constant) \
+                and node.right.value is None:
+            return self._annotated_instance(node.left)
+        if not isinstance(node, (ast.Name, ast.Attribute)):
+            return None
+        val = self.ref(node)
+        if val.kind == USERCLASS and val.cls is not None:
+            return Val(USEROBJ, val.name, cls=val.cls)
+        if val.kind == UNKNOWN and val.name[:1] == "@":
+            return Val(SYM, df.extend(df.symbol("ref:" + val.name), "()"))
+        if val.kind == SYMBOL and val.name.rpartition(".")[2][:1].isupper() and val.name.startswith("torch.nn."):
+            return Val(INSTANCE, val.name)  # layer: nn.Linear
+        return None
+
+    def _annotation_descriptor(self, node: ast.expr) -> str:
+        """What a return annotation says: T (a tensor), TS (a tuple of tensors), O:/$ (a project class)."""
+        if isinstance(node, ast.Subscript) and isinstance(node.value, (ast.Name, ast.Attribute)) \
+                and getattr(node.value, "id", getattr(node.value, "attr", "")) in ("tuple", "Tuple", "list", "List"):
+            inner = node.slice
+            elts = [e for e in (inner.elts if isinstance(inner, ast.Tuple) else [inner])
+                    if not (isinstance(e, ast.Constant) and e.value is Ellipsis)]
+            if elts and all(self._is_tensor_annotation(e) for e in elts):
+                return df.TENSORS
+            return ""
+        if self._is_tensor_annotation(node):
+            return df.TENSOR
+        typed = self._annotated_instance(node)
+        return descriptor(typed) if typed is not None else ""
+
     def _st_functiondef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         for decorator in node.decorator_list:
             self.ev(decorator)
@@ -908,16 +1128,22 @@ class Resolver:
         for arg in _all_args(args):
             if arg.annotation is not None:
                 self.ev(arg.annotation)
-        if node.returns is not None:
-            self.ev(node.returns)
-        self.bind_name(node.name, Val(OTHER, name="function"))
         cls = None
         if self.scope.kind == "class":
             cls = self._class_stack[-1] if self._class_stack else None
+        context = f"{cls.name}.{node.name}" if cls else (f"{self.context}.{node.name}" if self.context else node.name)
+        if node.returns is not None:
+            self.ev(node.returns)
+            declared = self._annotation_descriptor(node.returns)
+            if declared:
+                self.returns_declared[context] = declared
+        self.bind_name(node.name, Val(OTHER, name="function", value=context))
         self.deferred.append((node, self.scope, cls))
 
     def _function_body(self, node: ast.FunctionDef | ast.AsyncFunctionDef, parent: Scope, cls: ClassInfo | None) -> None:
         saved_scope, saved_context, saved_network = self.scope, self.context, self.in_network
+        saved_class = self._method_class
+        self._method_class = cls if cls is not None else saved_class
         self.scope = Scope("function", parent)
         self.context = f"{cls.name}.{node.name}" if cls else node.name
         if cls is None and saved_context:
@@ -939,6 +1165,11 @@ class Resolver:
                 continue
             if self._is_tensor_annotation(arg.annotation):
                 val = V_TENSOR
+            elif (typed := self._annotated_instance(arg.annotation)) is not None:
+                val = typed  # attn: Attention
+            elif default is not None and isinstance(default, (ast.Name, ast.Attribute)) \
+                    and (layer := self._class_value(self.ref(default))) is not None:
+                val = layer  # norm_layer=nn.BatchNorm2d: a class passed as a value
             elif is_forward and isinstance(default, ast.Constant) and default.value is not None:
                 val = Val(UNKNOWN, tag=ds.STATIC)  # forward(self, x, return_attn=False): a flag, not a tensor
             elif is_forward and not (index == 1 and cls is not None and cls.torch_base == "torch.autograd.Function"):
@@ -947,14 +1178,19 @@ class Resolver:
                 val = Val(CONST, value=default.value)
             elif node.name == "__init__":
                 val = Val(UNKNOWN, tag=ds.STATIC)  # configuration: a constant of the compiled graph
-            else:
-                val = V_UNKNOWN
+            elif isinstance(default, ast.Constant) and default.value is not None:
+                val = V_UNKNOWN  # an option (unsqueeze_dim=1), not a tensor
+            else:  # what the callers pass, known after the pass (dataflow.py)
+                position = index - (1 if cls is not None and "staticmethod" not in decorators else 0) \
+                    if arg in positional else -1
+                val = Val(SYM, df.symbol(f"param:{self.context}:{position}:{arg.arg}"))
             self.scope.names[arg.arg] = val
         for extra in (args.vararg, args.kwarg):
             if extra is not None:
                 self.scope.names[extra.arg] = V_OTHER
         self._run_scope(node.body)
         self.scope, self.context, self.in_network = saved_scope, saved_context, saved_network
+        self._method_class = saved_class
 
     def _st_classdef(self, node: ast.ClassDef) -> None:
         for decorator in node.decorator_list:
@@ -971,6 +1207,7 @@ class Resolver:
                 cls.torch_base = cls.torch_base or val.cls.torch_base
                 cls.attrs.update(val.cls.attrs)
                 cls.methods |= val.cls.methods
+                cls.inherited |= val.cls.methods
                 cls.bases.append(val.cls.name)
                 cls.external |= val.cls.external
             elif val.name[:1] == "@":  # a class imported from another module of the project
@@ -1014,6 +1251,8 @@ class Resolver:
         ast.DictComp: _ev_comprehension,
         ast.NamedExpr: _ev_namedexpr,
         ast.Starred: _ev_starred,
+        ast.Yield: _ev_yield,
+        ast.YieldFrom: _ev_yield,
     }
     _STMT: ClassVar[dict[type, Callable[[Resolver, Any], None]]] = {
         ast.Import: _st_import,
@@ -1037,6 +1276,161 @@ class Resolver:
         ast.Global: _st_global,
         ast.Nonlocal: _st_global,
     }
+_FLOWING = frozenset({TENSOR, TENSORS, SYM, INSTANCE, USEROBJ, SYMBOL, USERCLASS})
+_NAMED_TENSORS = Val(OTHER, "named_tensors")  # what m.named_parameters() yields: (name, tensor) pairs
+_TENSOR_PAIR = Val(OTHER, "tensor_pair")
+
+
+def _module_method_result(name: str, module: Val) -> Val:
+    """What calling nn.Module method `name` on `module` returns."""
+    if name in _MODULE_SELF_METHODS:
+        return module
+    if name in ("parameters", "buffers"):
+        return V_TENSORS
+    if name in ("named_parameters", "named_buffers"):
+        return _NAMED_TENSORS
+    return V_OTHER
+
+
+def descriptor(val: Val) -> str:
+    """A value as a dataflow descriptor (plain data for the facts of other files)."""
+    kind = val.kind
+    if kind == TENSOR:
+        return df.TENSOR
+    if kind == TENSORS:
+        return df.TENSORS
+    if kind == SYM:
+        return val.name
+    if kind == SYMBOL:
+        return "S:" + val.name
+    if kind == INSTANCE:
+        return "I:" + val.name
+    if kind == USERCLASS and val.cls is not None:
+        return "C:" + val.cls.name
+    if kind in (USEROBJ, SELF) and val.cls is not None and val.name != "super()":
+        return "O:" + val.cls.name
+    if kind == CONST and val.value is None:
+        return df.NONE
+    if kind == TUPLE:
+        items = [descriptor(v) for v in val.value]
+        return "(" + ";".join(d if d[:1] != "(" else df.UNKNOWN for d in items) + ")"
+    if kind in (OTHER, UNKNOWN) and val.name[:1] == "@":
+        return df.symbol("ref:" + val.name)
+    if kind == OTHER and val.name in ("function", "method") and isinstance(val.value, str):
+        return df.symbol("fn:" + val.value)
+    if kind in (OTHER, CONST):
+        return df.OTHER
+    return df.UNKNOWN
+
+
+def named_call(item: Pending, api: str | None, roots: frozenset[str]) -> ApiCall | None:
+    """The pending call with its API, once known: a torch API, else the low-confidence Tensor method the
+    receiver's method name suggests, else nothing."""
+    if api is not None and api.partition(".")[0] in roots:
+        return replace(item.call, api=api)
+    if item.low:
+        return replace(item.call, api=f"torch.Tensor.{item.member}", confidence=Confidence.LOW)
+    return None
+
+
+class LocalFacts:
+    """The `dataflow.Facts` of one file alone (file 0): what needs another file is `K_EXTERNAL`.
+    `callers_elsewhere`: a parameter of a function the file never calls is what other files pass (else
+    unknown: the facts a file exports do not depend on its callers)."""
+
+    def __init__(self, resolver: Resolver, callers_elsewhere: bool = True) -> None:
+        self.resolver = resolver
+        self.callers_elsewhere = callers_elsewhere
+        self.classes = {c.name: c for c in resolver.classes}
+        self._sites: dict[str, list[df.CallSite]] | None = None
+        self.contexts = set(resolver.returns) | set(resolver.returns_declared) | {
+            c.context for c in resolver.calls if c.context} | {e.context for e in resolver.events if e.context}
+
+    def returns(self, file: int, context: str) -> list[str] | None:
+        resolver = self.resolver
+        if context in resolver.generators:
+            return [df.OTHER]
+        declared = resolver.returns_declared.get(context)
+        if declared:
+            return [declared]
+        found = resolver.returns.get(context)
+        if found is not None:
+            return found
+        return [df.NONE] if context in self.contexts or self._defines(context) else None
+
+    def _defines(self, context: str) -> bool:
+        owner, dot, method = context.rpartition(".")
+        cls = self.classes.get(owner)
+        return bool(dot) and cls is not None and method in cls.own
+
+    def _chain(self, cls: str) -> tuple[list[ClassInfo], bool]:
+        """The class and its bases in the file (depth first), and whether a base lies in another file."""
+        out: list[ClassInfo] = []
+        todo, external = [cls], False
+        while todo:
+            name = todo.pop(0)
+            info = self.classes.get(name)
+            if info is None or info in out:
+                external |= name[:1] == "@"
+                continue
+            out.append(info)
+            todo[:0] = info.bases
+        return out, external
+
+    def attribute(self, file: int, cls: str, name: str) -> tuple[int, str] | None | df.Kind:
+        chain, external = self._chain(cls)
+        for info in chain:
+            val = info.attrs.get(name)
+            if val is not None:
+                return 0, descriptor(val)
+        return df.K_EXTERNAL if external else None
+
+    def method(self, file: int, cls: str, name: str) -> tuple[int, str] | None | df.Kind:
+        chain, external = self._chain(cls)
+        for info in chain:
+            if name in info.own:
+                return 0, f"{info.name}.{name}"
+        return df.K_EXTERNAL if external else None
+
+    def is_module(self, file: int, cls: str) -> bool | None:
+        info = self.classes.get(cls)
+        if info is None:
+            return False
+        if info.is_module:
+            return True
+        return None if info.external else False
+
+    def ref(self, file: int, ref: str) -> df.Kind:
+        return df.K_EXTERNAL
+
+    def arguments(self, file: int, context: str) -> list[df.CallSite] | df.Kind:
+        if self._sites is None:
+            self._sites = {}
+            for callee, positional, keywords, more in self.resolver.arguments:
+                found = self._callee(callee)
+                if found is not None:
+                    self._sites.setdefault(found, []).append((0, positional, keywords, more))
+        sites = self._sites.get(context)
+        if sites:
+            return sites
+        return df.K_EXTERNAL if self.callers_elsewhere else df.K_UNKNOWN  # no call here: perhaps in other files
+
+    def _callee(self, callee: str) -> str | None:
+        if not callee.startswith("$fn:"):
+            return None
+        kind = self.function(0, callee[4:])
+        return kind[2] if kind[0] == "F" else None
+
+    def function(self, file: int, context: str) -> df.Kind:
+        owner, dot, method = context.rpartition(".")
+        if dot and owner in self.classes:
+            found = self.method(file, owner, method)
+            if isinstance(found, tuple) and len(found) == 2 and isinstance(found[0], int):
+                return ("F", "0", str(found[1]))
+            return df.K_EXTERNAL if found == df.K_EXTERNAL else df.K_UNKNOWN
+        if context in self.classes:
+            return ("C", "0", context)
+        return ("F", "0", context)
 
 
 def _all_args(args: ast.arguments) -> list[ast.arg]:
@@ -1048,6 +1442,36 @@ def _all_args(args: ast.arguments) -> list[ast.arg]:
     return out
 
 
+def exported_facts(resolver: Resolver) -> dict[str, Any]:
+    """The file's data-flow facts that other files may need (`ScopeFacts` fields; plain data): each
+    resolved as far as the file alone allows, and left out when it is nothing torch."""
+    facts = LocalFacts(resolver, callers_elsewhere=False)
+    evaluator = df.Evaluator(facts, resolver.table)
+
+    def useful(descs: Iterable[str]) -> tuple[str, ...]:
+        out = []
+        for desc in dict.fromkeys(descs):
+            kept = df.exportable(evaluator, desc)
+            if kept is None:
+                return ()
+            out.append(kept)
+        return tuple(d for d in out if d != df.NONE)
+
+    returns = []
+    for context in sorted(set(resolver.returns) | set(resolver.returns_declared)):
+        descs = useful(facts.returns(0, context) or [])
+        if descs:
+            returns.append((context, descs))
+    attrs = []
+    for cls in resolver.classes:
+        kept = tuple((name, d[0]) for name, val in sorted(cls.attrs.items()) if (d := useful([descriptor(val)])))
+        if kept:
+            attrs.append((cls.name, kept))
+    values = tuple((name, d[0]) for name, val in sorted(resolver.scope.module().names.items())
+                   if val.kind in (SYMBOL, INSTANCE, SYM, TENSOR) and (d := useful([descriptor(val)])))
+    arguments = tuple(site for site in resolver.arguments if facts._callee(site[0]) is None
+                      or facts.function(0, site[0][4:]) == df.K_EXTERNAL)
+    return {"returns": tuple(returns), "attrs": tuple(attrs), "values": values, "arguments": arguments}
 _UNPARSE_LIMIT = 400  # characters of source past which a quoted expression is cut from the source instead
 _CHAIN_LINKS = (ast.Call, ast.Subscript, ast.Attribute)
 _LONG_CHAIN = 50  # links below an expression past which its chain is evaluated bottom-up

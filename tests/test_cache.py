@@ -198,3 +198,38 @@ def test_a_warm_rescan_decodes_no_scope_facts_when_nothing_changed(tmp_path: Pat
     helper.write_text("import torch\n\ndef pick(x):\n    return torch.zeros(1)\n")
     changed = scan_paths([str(tmp_path / "pkg")], config, cache=Cache(tmp_path / "c", config, load_table()))
     assert not any("network code" in d.message for r in changed for d in r.diagnostics)
+
+
+DATAFLOW = {
+    "pkg/__init__.py": "",
+    "pkg/helpers.py": ("import torch\n\ndef make(x) -> torch.Tensor:\n    return torch.relu(x)\n\n"
+                       "class Base(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                       "        self.register_buffer('pos', torch.arange(4))\n"),
+    "pkg/use.py": ("import torch\nfrom .helpers import make, Base\n\nclass Net(Base):\n    def forward(self, x):\n"
+                   "        y = make(x)\n"
+                   "        z = y.view(-1, 2.5, -1e999, b'\\xff', 1j, ..., (1, 'a', (None,)), True, k=None)\n"
+                   "        return z.sum() + self.pos.size(0)\n"),
+}
+
+
+def test_data_flow_facts_and_the_named_calls_survive_the_cache(tmp_path: Path) -> None:
+    """The calls only other files decide (a method on what a helper returns, on a buffer a base class in
+    another file registers) keep their call, arguments and folded constants of every type through the
+    data-only codec, and a warm re-scan serves the project pass's named calls as the cold scan made them."""
+    from torch2ms.cache import _enc_scope, _scope
+
+    for name, text in DATAFLOW.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    config = Config()
+    cold = scan_paths([str(tmp_path / "pkg")], config, cache=Cache(tmp_path / "c", config, load_table()))
+    use = next(r for r in cold if r.path.endswith("use.py"))
+    assert use.scope is not None and use.scope.pending and use.scope.imports
+    consts = [a.value for _, _, _, _, call in use.scope.pending for a in call.args if a.is_const]
+    assert {type(v) for v in consts} >= {int, float, bytes, complex, tuple, bool, type(None), type(...)}
+    for result in cold:
+        assert _scope(json.loads(json.dumps(_enc_scope(result.scope)))) == result.scope
+    named = {(d.torch_api, d.confidence.value) for d in use.diagnostics}
+    assert {("torch.Tensor.view", "high"), ("torch.Tensor.sum", "high"), ("torch.Tensor.size", "high")} <= named
+    warm = scan_paths([str(tmp_path / "pkg")], config, cache=Cache(tmp_path / "c", config, load_table()))
+    assert as_tuples(warm) == as_tuples(cold)

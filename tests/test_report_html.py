@@ -100,13 +100,13 @@ class Page(HTMLParser):
         fields = html_report.FINDING_FIELDS
         for at in range(0, len(flat), fields):
             line += flat[at]
-            code, severity, category, code_doc = data["kinds"][flat[at + 4]]
+            code, severity, category, code_doc, runtime = data["kinds"][flat[at + 4]]
             message = data["s"][flat[at + 5]]
             if flat[at + 6] >= 0:
                 message = message.replace("\x01", data["s"][data["apis"][flat[at + 6]][0]])
             out.append({"line": line, "col": flat[at + 1], "end_line": line + flat[at + 2], "end_col": flat[at + 3],
                         "code": code, "severity": severity, "category": category, "message": message,
-                        "doc": data["s"][flat[at + 7]] if flat[at + 7] >= 0 else code_doc})
+                        "doc": data["s"][flat[at + 7]] if flat[at + 7] >= 0 else code_doc, "runtime": runtime})
         return out
 
 

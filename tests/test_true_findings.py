@@ -108,7 +108,7 @@ def test_effort_class_of_each_finding(tmp_path: Path) -> None:
         "    y = torch.histogram(x)\n"         # 6 blocker: no workaround known
         "    y.backward()\n"                   # 7 manual: a known workaround
         "    z = torch.cat([x, x])\n"          # 8 automatic
-        "    w = torch.cuda.memory_allocated()\n"  # 9 not in the tables (is_available is: torch.cuda.yaml)
+        "    w = torch.cuda.get_device_name()\n"  # 9 not in the tables
         "    return d.unsqueeze(0)\n",         # 10 a possible tensor method, uncertain
         encoding="utf-8")
     doc = json.loads(run_cli("scan", "m.py", "--isolated", "--format", "json", cwd=tmp_path).stdout)

@@ -103,6 +103,20 @@ def scan_root(paths: Sequence[str] | None) -> str | None:
     return os.path.commonpath(folders)
 
 
+# What a trace said of a finding (scan --trace), as the page shows it.
+RUNTIME_LABELS = {"confirmed": "confirmed at runtime", "runtime_only": "seen only at runtime",
+                  "shape_varied": "shape varied at runtime"}
+
+
+def _runtime_counts(doc: dict[str, Any]) -> dict[str, int]:
+    counts = dict.fromkeys(RUNTIME_LABELS, 0)
+    for file in doc["files"]:
+        for diag in file["diagnostics"]:
+            if diag.get("runtime") in counts:
+                counts[diag["runtime"]] += 1
+    return counts if any(counts.values()) else {}
+
+
 def _script_json(value: Any) -> Markup:
     """JSON that is safe inside a <script> element: no '<', '>', '&' or line separators left."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=False)
@@ -167,10 +181,17 @@ def _findings(file: dict[str, Any], api_index: dict[str, int], kinds: _Strings, 
                              e["end_col"], strings(edit["text"])))
             fixes.append(item)
         flat.extend((span["start_line"] - previous, span["start_col"], span["end_line"] - span["start_line"],
-                     span["end_col"], kinds(f"{d['code']} {d['severity']} {d['category']}"),
+                     span["end_col"], kinds(f"{d['code']} {d['severity']} {d['category']} {d.get('runtime') or '-'}"),
                      strings(_template(message, api, api_names)), api, strings(_own_doc(d))))
         previous = span["start_line"]
     return flat, fixes
+
+
+def _kind(key: str) -> list[str]:
+    """A finding's kind as the page reads it: code, level, category, the code's documentation link and
+    what a trace said of it (scan --trace; "" without)."""
+    code, severity, category, runtime = key.split(" ")
+    return [code, severity, category, CODES[code].doc_url if code in CODES else "", RUNTIME_LABELS.get(runtime, "")]
 
 
 def _template(message: str, api: int, api_names: list[str]) -> str:
@@ -410,8 +431,7 @@ def build(results: list[FileResult], target_version: str, paths: Sequence[str] |
                           [file["by_effort"].get(e, 0) for e in efforts], state, shown,
                           json_report.readiness(file["by_category"])["percent"]])
     data = {
-        "s": strings.items, "kinds": [k.split(" ") + [CODES[k.split(" ")[0]].doc_url if k.split(" ")[0] in CODES else ""]
-                                      for k in kinds.items], "cats": list(cats),
+        "s": strings.items, "kinds": [_kind(k) for k in kinds.items], "cats": list(cats),
         "catLabels": [CATEGORY_LABELS[c] for c in cats], "efforts": list(efforts),
         "effortLabels": [EFFORT_LABELS.get(e, "File error") for e in efforts], "classes": list(CLASSES),
         "effortShort": ["Remove", "Automatic", "Manual", "Blocker", "Unknown", "Errors"],
@@ -445,6 +465,7 @@ def build(results: list[FileResult], target_version: str, paths: Sequence[str] |
         "without_source": sum(1 for (_, state), f in zip(chosen, files) if state == 0 and f["diagnostics"]),
         "context_lines": CONTEXT,
         "progress": None,
+        "runtime": _runtime_counts(doc),
         "data": _script_json(data),
         "file_data": file_data,
         "models": [model_summary(record) for record in models or ()],

@@ -32,7 +32,7 @@ from ..baseline import finding_facts
 from ..effort import EFFORTS, finding_effort
 from . import display_path
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 # Categories of a torch API use, in the order the reports show them (worst first); "uncertain" uses
 # (TMS105: the receiver may not be a tensor) are listed but left out of the readiness figure.
@@ -222,7 +222,7 @@ def _finding(diag: Diagnostic, text: list[str] | None, facts: tuple[str, str], e
     if diag.fix is not None:
         fix = {"title": diag.fix.title, "safe": diag.fix.safe,
                "edits": [{"span": e.span.to_dict(), "text": e.text} for e in diag.fix.edits]}
-    return {
+    out = {
         "code": diag.code,
         "rule": CODES[diag.code].name if diag.code in CODES else diag.code,
         "severity": diag.severity.value,
@@ -239,6 +239,9 @@ def _finding(diag: Diagnostic, text: list[str] | None, facts: tuple[str, str], e
         "fingerprint": facts[1],
         "effort": effort,
     }
+    if diag.runtime:  # joined from a trace (scan --trace)
+        out["runtime"] = diag.runtime
+    return out
 
 
 def _primary_category(counts: dict[str, int]) -> str:

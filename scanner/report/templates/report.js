@@ -46,7 +46,7 @@
     var node = document.getElementById("s" + i);
     return node ? JSON.parse(node.textContent) : [];
   }
-  function kind(k) { return D.kinds[k]; }  // [code, severity, category, the code's doc url]
+  function kind(k) { return D.kinds[k]; }  // [code, severity, category, the code's doc url, runtime label]
   function message(f, at) {
     var text = str(f[at + 5]);
     var api = f[at + 6];
@@ -419,6 +419,7 @@
     var head = el("div", "head");
     head.appendChild(el("span", "code", k[0]));
     head.appendChild(el("span", "sev s-" + k[1], k[1]));
+    if (k[4]) head.appendChild(el("span", "runtime", k[4]));
     head.appendChild(el("span", "msg", message(f, at)));
     var links = el("span", "links");
     if (f[at + 6] >= 0) {

@@ -24,7 +24,7 @@ class Block(nn.Module):
         return inner(x) if x.numel() else self.deeper(x)
 
     def deeper(self, x):
-        return x.masked_select(x > 0)  # TMS201 (low confidence: x is a helper parameter): forward -> pick -> deeper
+        return x.masked_select(x > 0)  # TMS201 (x is a tensor: pick passes forward's input): forward -> pick -> deeper
 
     def unused(self, x):
         return x.nonzero()  # fine: not reachable from forward, and x is not known to be a tensor
