@@ -34,6 +34,11 @@ class StringTable:
         self.items: list[str] = items if items is not None else []
         self.index: dict[str, int] = {}
 
+    def prime(self, counts: dict[str, int]) -> None:
+        """Give the most used texts the shortest numbers (the texts of `counts`, most used first)."""
+        for text in sorted(counts, key=lambda t: (-counts[t], t)):
+            self(text)
+
     def __call__(self, text: str | None) -> int:
         if text is None:
             return -1

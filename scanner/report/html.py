@@ -43,6 +43,7 @@ from ..effort import EFFORTS, LABELS as EFFORT_LABELS
 from ..model import DEFAULT_DEVICE, FileResult
 from ..source import split_lines
 from ..verify.model_record import summary as model_summary
+from . import StringTable
 from . import json as json_report
 from .highlight import CLASSES, highlight
 
@@ -125,28 +126,6 @@ def _script_json(value: Any) -> Markup:
     return Markup(text)
 
 
-class _Strings:
-    """A string table: repeated texts (paths, messages, API names) are stored once in the data; `prime`
-    gives the most used texts the shortest numbers."""
-
-    def __init__(self) -> None:
-        self.index: dict[str, int] = {}
-        self.items: list[str] = []
-
-    def prime(self, counts: dict[str, int]) -> None:
-        for text in sorted(counts, key=lambda t: (-counts[t], t)):
-            self(text)
-
-    def __call__(self, text: str | None) -> int:
-        if text is None:
-            return -1
-        found = self.index.get(text)
-        if found is None:
-            found = self.index[text] = len(self.items)
-            self.items.append(text)
-        return found
-
-
 def _windows(lines: int, marks: list[int], context: int) -> list[tuple[int, int]]:
     """Merged 1-based inclusive line ranges around `marks`."""
     out: list[tuple[int, int]] = []
@@ -161,7 +140,7 @@ def _windows(lines: int, marks: list[int], context: int) -> list[tuple[int, int]
     return out
 
 
-def _findings(file: dict[str, Any], api_index: dict[str, int], kinds: _Strings, strings: _Strings,
+def _findings(file: dict[str, Any], api_index: dict[str, int], kinds: StringTable, strings: StringTable,
               api_names: list[str]) -> tuple[list[int], list[Any]]:
     """A file's findings as one flat list (FINDING_FIELDS numbers each: the line as a step from the
     previous finding's, the end line as a step from the line, a doc url only where it is not the code's)
@@ -206,7 +185,7 @@ def _own_doc(d: dict[str, Any]) -> str | None:
 
 
 def _string_counts(files: list[dict[str, Any]], api_index: dict[str, int], api_names: list[str]) -> dict[str, int]:
-    """How often each text of the findings is used, for `_Strings.prime`."""
+    """How often each text of the findings is used, for `StringTable.prime`."""
     counts: dict[str, int] = {}
     for file in files:
         for d in file["diagnostics"]:
@@ -398,7 +377,7 @@ def build(results: list[FileResult], target_version: str, paths: Sequence[str] |
     for file in files:
         file["by_effort"] = _file_efforts(file)
 
-    strings, kinds = _Strings(), _Strings()
+    strings, kinds = StringTable(), StringTable()
     api_names = [row["api"] for row in doc["apis"]]
     api_index = {name: i for i, name in enumerate(api_names)}
     strings.prime(_string_counts(files, api_index, api_names))
