@@ -336,3 +336,28 @@ def test_an_ordered_dict_of_a_list_built_in_branches_gives_one_network_per_branc
     assert shallow.placed["layer0.bn1.running_var"].ms == "layer0.bn1.moving_variance"
     deep = place(node, ["layer0.conv1.weight", "layer0.conv1.bias", "layer0.conv2.weight", "layer0.conv2.bias"])
     assert not deep.unplaced and deep.placed["layer0.conv2.weight"].ms == "layer0.conv2.weight"
+
+
+def test_a_layer_built_with_a_method_that_returns_it_is_the_layer() -> None:
+    """migrate writes `mindspore.nn.BatchNorm2d(8).set_train()` (a torch module starts in training mode, a
+    Cell in inference mode): set_train returns the cell, so the map still finds the BatchNorm there."""
+    torch_side = textwrap.dedent("""
+        import torch.nn as nn
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body = nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8).train())
+    """)
+    ported = textwrap.dedent("""
+        import mindspore
+        class Net(mindspore.nn.Cell):
+            def __init__(self):
+                super().__init__()
+                self.body = mindspore.nn.SequentialCell(mindspore.nn.Conv2d(3, 8, 3),
+                                                        mindspore.nn.BatchNorm2d(8).set_train())
+    """)
+    node = build_map(torch_side, ported, FACTS).roots["Net"]
+    result = place(node, ["body.0.weight", "body.0.bias", "body.1.weight", "body.1.bias", "body.1.running_mean",
+                          "body.1.running_var", "body.1.num_batches_tracked"])
+    assert not result.unplaced
+    assert result.placed["body.1.weight"].ms == "body.1.gamma"

@@ -149,6 +149,9 @@ Value = (Layer | Instance | Container | Choice | Unknown | Opaque | Const | Clas
          | ParamVal | ModuleAlias | LoopIndex | FileModule | Pending)
 NONE = Const(None)
 OPAQUE = Opaque()
+# Methods of a torch module or MindSpore cell that return the module or cell itself.
+_RETURN_THEMSELVES = frozenset({"set_train", "to_float", "train", "eval", "float", "double", "half", "to", "cpu",
+                                "cuda", "requires_grad_", "set_grad"})
 
 
 @dataclass(frozen=True)
@@ -800,6 +803,11 @@ class Structure:
         return OPAQUE
 
     def _call(self, node: ast.Call, frame: _Frame, depth: int) -> Value:
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _RETURN_THEMSELVES:
+            # `nn.BatchNorm2d(8).set_train()`, `layer.to(device)`: the layer itself
+            held = self._ev(node.func.value, frame, depth)
+            if isinstance(held, (Layer, Instance, Container)):
+                return held
         func = self._ev(node.func, frame, depth)
         args: list[Value] = []
         for arg in node.args:
