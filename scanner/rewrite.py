@@ -62,6 +62,21 @@ _SIZE_TUPLE = frozenset({"mindspore.mint.zeros", "mindspore.mint.ones", "mindspo
 # Targets that take a shape only as a tuple where torch also takes one int: {target: (torch parameter,
 # its position, the keywords that make the target cover as many trailing axes as the shape has)}.
 _SHAPE_TUPLE = {"mindspore.nn.LayerNorm": ("normalized_shape", 0, ("begin_norm_axis", "begin_params_axis"))}
+# Targets that infer the result dtype from the fill value in their own way where torch's dtype fact has no
+# default to write (mindspore.ops.full gives int64 for a float fill): {target: (the fill value's torch
+# parameter, its position)}. Without dtype, a constant fill value gets torch's dtype written out; any other
+# value leaves the call unfixed (`_fill_dtype`).
+_FILL_DTYPE = {"mindspore.ops.full": ("fill_value", 1)}
+# Functions whose result is a complex tensor (in torch.fft / mindspore.ops, by their last name), and the
+# calls whose result torch makes real for a complex operand where MindSpore 2.10 keeps it complex (`abs` of
+# an rfft: complex64 with the magnitudes as real parts). Such a call on the direct result of one of those
+# functions (torch's, or its rewrite of an earlier fix round) is written with mindspore.ops.ComplexAbs, whose
+# result is real as torch's is.
+_COMPLEX_RESULTS = frozenset({
+    "fft", "ifft", "rfft", "fft2", "ifft2", "rfft2", "fftn", "ifftn", "rfftn", "ihfft", "stft", "complex",
+    "polar", "view_as_complex",
+})
+_REAL_OF_COMPLEX = frozenset({"torch.abs", "torch.absolute", "torch.Tensor.abs", "torch.Tensor.absolute"})
 # Device moves: removed by an unsafe fix whatever the table says about them.
 _DEVICE_MOVES = frozenset({
     "torch.Tensor.cuda", "torch.Tensor.cpu", "torch.Tensor.to",
@@ -552,6 +567,12 @@ def _param_edits(src: FixSource, call: ApiCall, target: Target, receiver_first: 
                 continue
             if starred or _keyword(call, name) is not None:
                 return None  # with torch None: a MindSpore parameter torch lacks, passed already (its vocabulary)
+            if fact.torch == "dtype" and target.api in _FILL_DTYPE:
+                fill = _fill_dtype(call, _FILL_DTYPE[target.api])
+                if fill is None:
+                    return None  # a fill value whose type is not known here: the result dtype cannot be told
+                explicit.extend(fill)
+                continue
             text = default_keyword(fact) or _copied_default(src, call, fact)
             if text is None:
                 safe = False
@@ -582,6 +603,22 @@ def _param_edits(src: FixSource, call: ApiCall, target: Target, receiver_first: 
         if insert is not None:
             edits.append(insert)
     return _Params(edits, safe, out)
+
+
+def _fill_dtype(call: ApiCall, rule: tuple[str, int]) -> list[str] | None:
+    """The ``dtype=`` that gives torch's result dtype for a call that passes none: torch takes the default
+    float dtype (float32) for a float fill value, bool for a bool and int64 for an int (which
+    mindspore.ops.full infers too: nothing to write). None: the fill value is not a constant of these types."""
+    arg = arg_for(call.args, *rule)
+    if arg is None or arg.starred or not arg.is_const:
+        return None
+    if isinstance(arg.value, bool):
+        return ["dtype=mindspore.bool_"]
+    if isinstance(arg.value, int):
+        return []
+    if isinstance(arg.value, float):
+        return ["dtype=mindspore.float32"]
+    return None
 
 
 def _copied_default(src: FixSource, call: ApiCall, fact: ParamFact) -> str | None:
@@ -1004,6 +1041,10 @@ def attach_fixes(diagnostics: Sequence[Diagnostic], calls: Sequence[ApiCall], te
             continue
         if src is None:
             src = FixSource(text, tree)
+        if call.api in _REAL_OF_COMPLEX and _complex_operand(src, call):
+            fix = _complex_abs_fix(src, call)
+            out.append(replace(diag, fix=fix) if fix is not None else diag)
+            continue
         entry = table.lookup(call.api)
         target = entry.target_for(version, device) if entry is not None else None
         try:
@@ -1013,6 +1054,51 @@ def attach_fixes(diagnostics: Sequence[Diagnostic], calls: Sequence[ApiCall], te
             fix = None
         out.append(replace(diag, fix=fix) if fix is not None else diag)
     return out
+
+
+def _complex_operand(src: FixSource, call: ApiCall) -> bool:
+    """True when the tensor the call works on (a method's receiver, else its first positional argument) is
+    written as a call of a function with a complex result (`_COMPLEX_RESULTS`)."""
+    if call.kind == "method":
+        if call.func_span is None:
+            return False
+        text = src.slice(call.func_span).rpartition(".")[0]
+    else:
+        first = arg_for(call.args, None, 0)
+        if first is None:
+            return False
+        text = src.slice(first.span)
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return False
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name in _COMPLEX_RESULTS
+
+
+def _complex_abs_fix(src: FixSource, call: ApiCall) -> Fix | None:
+    """`z.abs()` / `torch.abs(z)` of a complex `z` -> `mindspore.ops.ComplexAbs()(z)` (only the text around
+    the operand is edited, so a fix inside it still applies)."""
+    if call.func_span is None or not src.mindspore_visible(call.span):
+        return None
+    form = "mindspore.ops.ComplexAbs()"
+    if call.kind == "method":
+        if call.args or call.name_span is None:
+            return None
+        start = src.offset(call.func_span.start_line, call.func_span.start_col)
+        dot = src.text.rfind(".", start, src.offset(call.name_span.start_line, call.name_span.start_col))
+        end = src.offset(call.span.end_line, call.span.end_col)
+        edits = [Edit(src.span_of(start, start), form + "("), Edit(src.span_of(dot, end), ")")]
+    else:
+        if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].starred:
+            return None
+        edits = [Edit(call.func_span, form)]
+    imp = src.import_edit()
+    return Fix(f"Use {form} (the magnitudes of a complex tensor, as a real tensor)",
+               tuple([imp, *edits] if imp is not None else edits))
 
 
 def _inplace_form(entry: MappingEntry | None, version: tuple[int, ...],

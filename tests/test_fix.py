@@ -527,6 +527,29 @@ def test_attributes_and_methods_that_swap_between_the_libraries(code: str, expec
     assert _fixed_line(code) == expected
 
 
+@pytest.mark.parametrize(("code", "expected"), [
+    ("torch.full((2, 4), 7.0)", "mindspore.ops.full((2, 4), 7.0, dtype=mindspore.float32)"),
+    ("torch.full((2,), True)", "mindspore.ops.full((2,), True, dtype=mindspore.bool_)"),
+    ("torch.full((2,), -1)", "mindspore.ops.full((2,), -1)"),
+    ("torch.full((3,), -1, dtype=torch.long)", "mindspore.ops.full((3,), -1, dtype=mindspore.int64)"),
+    ("torch.full((2,), x.sum().item())", "torch.full((2,), x.sum().item())"),  # type unknown: not fixed
+])
+def test_full_gets_torchs_dtype_for_its_fill_value(code: str, expected: str) -> None:
+    """mindspore.ops.full makes an int64 tensor of a float fill value (torch: float32): the fix writes the
+    dtype torch infers for a constant fill value and leaves a fill value of unknown type alone."""
+    assert _fixed_line(code) == expected
+
+
+@pytest.mark.parametrize(("code", "expected"), [
+    ("torch.fft.rfft(x).abs()", "mindspore.ops.ComplexAbs()(mindspore.ops.rfft(x))"),
+    ("torch.abs(torch.fft.fft(x))", "mindspore.ops.ComplexAbs()(mindspore.ops.fft(x))"),
+    ("torch.abs(x)", "mindspore.mint.abs(x)"),
+])
+def test_abs_of_a_complex_result_stays_real(code: str, expected: str) -> None:
+    """MindSpore's abs keeps a complex tensor complex (torch: real magnitudes)."""
+    assert _fixed_line(code) == expected
+
+
 def test_on_ascend_the_mint_layer_keeps_torch_parameters() -> None:
     assert _fixed_line("nn.Conv2d(3, 8, 3, padding=1)", "ascend") == "mindspore.mint.nn.Conv2d(3, 8, 3, padding=1)"
     assert _fixed_line("nn.MaxPool2d(2)", "ascend") == "mindspore.mint.nn.MaxPool2d(2)"

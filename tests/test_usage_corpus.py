@@ -111,3 +111,18 @@ def test_the_harness_sees_a_silent_difference_and_a_kept_import():
     assert "values differ" in found["control/view_update"].detail
     assert found["control/keeps_torch"].verdict == IMPORTS_TORCH
     assert found["control/keeps_torch"].cause == "torch.vdot (TMS103)"
+
+
+# Programs that silently differed or kept torch before the fixes named: a float fill value's dtype written
+# out for mindspore.ops.full, abs of a complex result as mindspore.ops.ComplexAbs, the CPU form of cross_entropy.
+FIXED_CLASSES = ("creation/full_value", "creation/full_int", "linalg/fft_rfft_abs",
+                 "losses/cross_entropy_functional", "losses/cross_entropy_label_smoothing")
+
+
+def test_the_programs_of_each_fix_class_give_torchs_result():
+    programs = [p for p in load_corpus(CORPUS) if p.ident in FIXED_CLASSES]
+    assert len(programs) == len(FIXED_CLASSES)
+    found = {v.program.ident: v for v in run_corpus(programs, jobs=2, timeout=120)}
+    assert {name: found[name].verdict for name in FIXED_CLASSES} == dict.fromkeys(FIXED_CLASSES, SAME)
+    assert "dtype=mindspore.float32" in found["creation/full_value"].fixed
+    assert "mindspore.ops.ComplexAbs()(" in found["linalg/fft_rfft_abs"].fixed
