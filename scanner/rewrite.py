@@ -1068,8 +1068,11 @@ def _complex_operand(src: FixSource, call: ApiCall) -> bool:
         if first is None:
             return False
         text = src.slice(first.span)
+    text = text.strip()
+    if _called_name(text) not in _COMPLEX_RESULTS:  # cheap: a chain of n calls stays linear
+        return False
     try:
-        node = ast.parse(text.strip(), mode="eval").body
+        node = ast.parse(text, mode="eval").body
     except SyntaxError:
         return False
     if not isinstance(node, ast.Call):
@@ -1077,6 +1080,28 @@ def _complex_operand(src: FixSource, call: ApiCall) -> bool:
     func = node.func
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
     return name in _COMPLEX_RESULTS
+
+
+def _called_name(text: str) -> str | None:
+    """The name called last in `text` when it ends with a call (`a.fft.rfft(x)` -> "rfft"), read from the
+    end without parsing; None otherwise. A first filter only: the caller parses what passes it."""
+    if not text.endswith(")"):
+        return None
+    depth = 0
+    for at in range(len(text) - 1, -1, -1):
+        if text[at] == ")":
+            depth += 1
+        elif text[at] == "(":
+            depth -= 1
+            if depth == 0:
+                end = at
+                while end > 0 and text[end - 1].isspace():
+                    end -= 1
+                start = end
+                while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+                    start -= 1
+                return text[start:end] or None
+    return None
 
 
 def _complex_abs_fix(src: FixSource, call: ApiCall) -> Fix | None:
