@@ -1442,9 +1442,22 @@ def _all_args(args: ast.arguments) -> list[ast.arg]:
     return out
 
 
-def exported_facts(resolver: Resolver) -> dict[str, Any]:
-    """The file's data-flow facts that other files may need (`ScopeFacts` fields; plain data): each
-    resolved as far as the file alone allows, and left out when it is nothing torch."""
+@dataclass(frozen=True)
+class DataflowFacts:
+    """The file's data-flow facts that other files may need (the `ScopeFacts` fields of the same names)."""
+
+    returns: tuple[tuple[str, tuple[str, ...]], ...] = ()  # function context -> descriptors of what it returns
+    attrs: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()  # class -> (attribute, descriptor)
+    values: tuple[tuple[str, str], ...] = ()  # module-level name -> descriptor
+    arguments: tuple[tuple[str, tuple[str, ...], tuple[tuple[str, str], ...], bool], ...] = ()  # calls others decide
+
+    def empty(self) -> bool:
+        return not (self.returns or self.attrs or self.values or self.arguments)
+
+
+def _exported_facts(resolver: Resolver) -> DataflowFacts:
+    """The file's data-flow facts that other files may need (plain data): each resolved as far as the
+    file alone allows, and left out when it is nothing torch."""
     facts = LocalFacts(resolver, callers_elsewhere=False)
     evaluator = df.Evaluator(facts, resolver.table)
 
@@ -1471,7 +1484,24 @@ def exported_facts(resolver: Resolver) -> dict[str, Any]:
                    if val.kind in (SYMBOL, INSTANCE, SYM, TENSOR) and (d := useful([descriptor(val)])))
     arguments = tuple(site for site in resolver.arguments if facts._callee(site[0]) is None
                       or facts.function(0, site[0][4:]) == df.K_EXTERNAL)
-    return {"returns": tuple(returns), "attrs": tuple(attrs), "values": values, "arguments": arguments}
+    return DataflowFacts(tuple(returns), tuple(attrs), values, arguments)
+
+
+@dataclass(frozen=True)
+class ModuleFacts:
+    """What the resolver found in one module, read-only: its `ApiCall`s, the dynamic-shape facts
+    (`ShapeEvent`s), its classes (for the network scope across bases), its module-level project imports
+    ((local name, "@" reference)), the method calls only other files can decide (project_graph.py) and
+    the data-flow facts other files may need."""
+
+    calls: tuple[ApiCall, ...]
+    events: tuple[ds.ShapeEvent, ...]
+    classes: tuple[ClassInfo, ...]
+    imports: tuple[tuple[str, str], ...]
+    exported: tuple[Pending, ...]
+    dataflow: DataflowFacts
+
+
 _UNPARSE_LIMIT = 400  # characters of source past which a quoted expression is cut from the source instead
 _CHAIN_LINKS = (ast.Call, ast.Subscript, ast.Attribute)
 _LONG_CHAIN = 50  # links below an expression past which its chain is evaluated bottom-up
@@ -1517,8 +1547,9 @@ def resolve_with_events(tree: ast.Module, table: MappingTable,
     return resolver.run(tree), resolver.events
 
 
-def resolve_module(tree: ast.Module, table: MappingTable, positions: SourceText) -> Resolver:
-    """Run the resolver over a module; its `calls`, `events`, `classes` and `imports` are the facts."""
+def resolve_module(tree: ast.Module, table: MappingTable, positions: SourceText) -> ModuleFacts:
+    """Run the resolver over a module and hand back its facts."""
     resolver = Resolver(table, positions)
     resolver.run(tree)
-    return resolver
+    return ModuleFacts(tuple(resolver.calls), tuple(resolver.events), tuple(resolver.classes),
+                       tuple(resolver.imports), tuple(resolver.exported), _exported_facts(resolver))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ..codes import CODES
@@ -40,7 +40,7 @@ class FileClass:
 class Facts:
     """What the checks share about one file: calls by span, classes, call nodes by method name."""
 
-    def __init__(self, tree: ast.Module, calls: list[ApiCall], text: str, table: MappingTable,
+    def __init__(self, tree: ast.Module, calls: Sequence[ApiCall], text: str, table: MappingTable,
                  version: tuple[int, ...], positions: SourceText, device: str | None = DEFAULT_DEVICE) -> None:
         self.tree = tree
         self.calls = calls
