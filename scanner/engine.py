@@ -19,7 +19,7 @@ from .config import Config
 from .mappings import MappingTable, load_table, prefilter_words
 from .model import ApiCall, Category, Confidence, Diagnostic, FileResult, ScopeFacts, Span
 from .resolve import ModuleFacts, resolve_module
-from .rewrite import attach_fixes
+from .rewrite import Fixer
 from .source import SourceText, count_lines, split_lines
 
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z0-9]+(?:[,\s]+[A-Z0-9]+)*))?", re.IGNORECASE)
@@ -78,14 +78,15 @@ def suppressed(diag: Diagnostic, lines: list[str]) -> bool:
 
 def diagnose(calls: Sequence[ApiCall], table: MappingTable, config: Config,
              events: Sequence[dynamic_shape.ShapeEvent] | None = None,
-             network: frozenset[str] | None = None) -> list[Diagnostic]:
+             network: frozenset[str] | None = None, fixer: Fixer | None = None) -> list[Diagnostic]:
+    """The findings of one file's calls and events; `fixer` gives each call's finding its fix."""
     version, device = config.version, config.device
     if events is None:
-        return [checks.check_call(call, table, version, device=device) for call in calls]
+        return [checks.check_call(call, table, version, device=device, fixer=fixer) for call in calls]
     if network is None:
         network = dynamic_shape.network_contexts(calls, events)  # forward and the functions it calls
     out = [checks.check_call(call, table, version, dynamic_shape.in_network(call.in_network, call.context, network),
-                             device) for call in calls]
+                             device, fixer) for call in calls]
     out.extend(dynamic_shape.event_diagnostics(calls, events, network))
     out.extend(dynamic_shape.extra_call_diagnostics(calls, table, version, network))
     return out
@@ -197,12 +198,11 @@ def _analyse(text: str, path: str, config: Config, table: MappingTable | None, f
         calls, shape_events = module.calls, module.events
         classes = dynamic_shape.class_facts(module.classes)
         network = dynamic_shape.network_contexts(calls, shape_events, classes)  # forward and what it calls
-        diagnostics = diagnose(calls, table, config, shape_events, network)
+        fixer = Fixer(text, tree, table, config.version, config.device) if fixes else None
+        diagnostics = diagnose(calls, table, config, shape_events, network, fixer)
         scope = dynamic_shape.scope_facts(calls, shape_events, classes, module.imports, network, table,
                                           config.version, config.device)  # for the network scope across files
         scope = _with_dataflow(scope, module, text)  # for the data flow across files
-        if fixes:
-            diagnostics = attach_fixes(diagnostics, calls, text, tree, table, config.version, config.device)
         if readiness.wanted(config.enabled):  # migration-readiness checks (TMS3xx) over the same facts
             diagnostics.extend(readiness.readiness_diagnostics(tree, calls, text, table, config.version, positions,
                                                                config.device))
