@@ -55,6 +55,21 @@ class Confidence(str, Enum):
     LOW = "low"
 
 
+class CallKind(str, Enum):
+    """How a torch API is used: called, a method called on a receiver (Tensor or instance method), or
+    read as an attribute. The value is the serialized form (cache, JSON)."""
+
+    CALL = "call"
+    METHOD = "method"
+    ATTRIBUTE = "attribute"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+
 @_pickled_by_fields
 @dataclass(frozen=True, slots=True, order=True)
 class Span:
@@ -96,7 +111,7 @@ class ApiCall:
 
     api: str  # fully qualified torch name, Tensor methods as torch.Tensor.name
     span: Span  # the whole expression (call or attribute)
-    kind: str  # "call", "attribute", "method" (Tensor/instance method call)
+    kind: CallKind
     confidence: Confidence = Confidence.HIGH
     func_span: Span | None = None  # the callee expression, for rewrites
     name_span: Span | None = None  # the last name of the callee (e.g. "view")

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 from . import dataflow as df
 from . import dynamic_shape as ds
 from .mappings import MappingTable
-from .model import ApiCall, Arg, Confidence, Span
+from .model import ApiCall, Arg, CallKind, Confidence, Span
 from .source import SourceText
 
 # Value kinds.
@@ -247,7 +247,7 @@ class Resolver:
         return qualname
 
     # ------------------------------------------------------------------ reporting
-    def report(self, api: str, node: ast.expr, kind: str, confidence: Confidence = Confidence.HIGH,
+    def report(self, api: str, node: ast.expr, kind: CallKind, confidence: Confidence = Confidence.HIGH,
                call: ast.Call | None = None, args: tuple[Arg, ...] = ()) -> None:
         span = self.pos.span(node)
         func_span = name_span = None
@@ -395,14 +395,14 @@ class Resolver:
     def _read(self, val: Val, node: ast.expr) -> Val:
         """Report a non-call use of `val` and return the value the read yields."""
         if val.kind == SYMBOL:
-            self.report(val.name, node, "attribute")
+            self.report(val.name, node, CallKind.ATTRIBUTE)
             return val
         if val.kind == BOUND:
             attr = val.name.rpartition(".")[2]
             if val.name.startswith("torch.Tensor.") and attr in self.meta.named_tuple_fields:
                 return V_TENSOR  # a field of a named-tuple result (t.max(dim=1).values), not a method
             if self.table.lookup(val.name) is not None:
-                self.report(val.name, node, "attribute")
+                self.report(val.name, node, CallKind.ATTRIBUTE)
             if val.name.startswith("torch.Tensor."):
                 if attr in _TENSOR_VALUED_ATTRS:
                     return V_TENSOR
@@ -699,7 +699,7 @@ class Resolver:
                 self._pend(callee.name, "", node, args)
             return Val(SYM, df.extend(callee.name, "()"))
         if kind == SYMBOL:
-            self.report(callee.name, node, "call", call=node, args=args)
+            self.report(callee.name, node, CallKind.CALL, call=node, args=args)
             result = self.result_of(callee.name)
             tag = ds.function_tag(callee.name, args) if result.kind == TENSOR else ""
             if result.kind == TENSOR and not tag and self.table.lookup(callee.name) is None \
@@ -707,7 +707,7 @@ class Resolver:
                 tag = ds.GUESS  # not in the table: the result is only guessed to be a tensor
             return Val(TENSOR, tag=tag) if tag else result
         if kind == BOUND:
-            self.report(callee.name, node, "method", call=node, args=args)
+            self.report(callee.name, node, CallKind.METHOD, call=node, args=args)
             if callee.name in _REGISTERS_TENSOR and recv is not None and recv.cls is not None \
                     and args and args[0].is_const and isinstance(args[0].value, str):
                 recv.cls.attrs[args[0].value] = V_TENSOR  # self.register_buffer("name", t)
@@ -734,7 +734,7 @@ class Resolver:
             and func.attr in self.inv.tensor_members
             and func.attr not in self.meta.ambiguous_methods
         ):
-            self.report(f"torch.Tensor.{func.attr}", node, "method", Confidence.LOW, call=node, args=args)
+            self.report(f"torch.Tensor.{func.attr}", node, CallKind.METHOD, Confidence.LOW, call=node, args=args)
         if kind == OTHER:
             if callee is V_OTHER and isinstance(func, ast.Name):
                 if func.id in _SCALAR_BUILTINS:
@@ -786,7 +786,7 @@ class Resolver:
         """A call whose API depends on what the symbol `receiver` denotes (resolved after the pass)."""
         low = bool(member) and self.imports_torch and member in self.inv.tensor_members \
             and member not in self.meta.ambiguous_methods and not receiver.startswith("$fn:")
-        self.report("", node, "method" if member else "call", call=node, args=args)
+        self.report("", node, CallKind.METHOD if member else CallKind.CALL, call=node, args=args)
         self.pending.append(Pending(receiver, member, self.calls.pop(), low))
 
     def _scalar_builtin(self, name: str, node: ast.Call, args: tuple[Arg, ...]) -> Val:
@@ -862,7 +862,7 @@ class Resolver:
             else:
                 resolved = self._attr_of(owner, target.attr)
                 if resolved.kind == SYMBOL:
-                    self.report(resolved.name, target, "attribute")
+                    self.report(resolved.name, target, CallKind.ATTRIBUTE)
         elif isinstance(target, ast.Subscript):
             self.ev(target.value)
             self.ev(target.slice)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from ..codes import CODES
 from ..mappings import MappingTable
-from ..model import DEFAULT_DEVICE, ApiCall, Category, Confidence, Diagnostic, Fix, Span
+from ..model import DEFAULT_DEVICE, ApiCall, CallKind, Category, Confidence, Diagnostic, Fix, Span
 from ..source import SourceText
 
 _MAX_LISTED = 20
@@ -143,7 +143,7 @@ class Facts:
     def _note_class(self, node: ast.ClassDef) -> None:
         info = FileClass(node, node.name)
         for base in node.bases:
-            api = self.api_at(base, kinds=("attribute", "call"))
+            api = self.api_at(base, kinds=(CallKind.ATTRIBUTE, CallKind.CALL))
             if api is not None:
                 info.bases.append(api)
                 info.is_module |= api == "torch.nn.Module" or (api.startswith("torch.nn.") and api[9:10].isupper()
@@ -165,7 +165,7 @@ class Facts:
     def call_node(self, span: Span) -> ast.Call | None:
         """The call expression at exactly `span` (the index is built on first use: few files need it)."""
         if self._call_index is None:
-            wanted = {(c.span.start_line, c.span.end_line) for c in self.calls if c.kind in ("call", "method")}
+            wanted = {(c.span.start_line, c.span.end_line) for c in self.calls if c.kind in (CallKind.CALL, CallKind.METHOD)}
             self._call_index = {}
             for node in ast.walk(self.tree):
                 if isinstance(node, ast.Call) and (node.lineno, node.end_lineno) in wanted:
@@ -175,7 +175,7 @@ class Facts:
     def span(self, node: ast.expr | ast.stmt) -> Span:
         return self.pos.span(node)
 
-    def api_at(self, node: ast.expr, kinds: tuple[str, ...] = ("call", "method", "attribute"),
+    def api_at(self, node: ast.expr, kinds: tuple[CallKind, ...] = (CallKind.CALL, CallKind.METHOD, CallKind.ATTRIBUTE),
                high_only: bool = False) -> str | None:
         """The torch API the resolver found at exactly this node, if any."""
         for call in self.by_span.get(self.span(node), ()):
@@ -258,7 +258,7 @@ def const_kw(call: ast.Call, name: str) -> tuple[bool, object]:
 def call_nodes(facts: Facts, apis: Callable[[str], bool]) -> Iterator[tuple[ast.Call, ApiCall]]:
     """The call nodes the resolver resolved to an API that `apis` accepts, with that call."""
     for call in facts.calls:
-        if call.kind in ("call", "method") and apis(call.api):
+        if call.kind in (CallKind.CALL, CallKind.METHOD) and apis(call.api):
             node = facts.call_node(call.span)
             if node is not None:
                 yield node, call

@@ -7,7 +7,7 @@ import ast
 import re
 from collections.abc import Iterable, Iterator
 
-from ..model import Confidence, Diagnostic
+from ..model import CallKind, Confidence, Diagnostic
 from .facts import Facts, diag
 
 _MODEL_NAME = re.compile(r"(?i)model|net|module|encoder|decoder|classifier|backbone|generator|discriminator|^m$|"
@@ -16,7 +16,7 @@ _MODEL_NAME = re.compile(r"(?i)model|net|module|encoder|decoder|classifier|backb
 
 def _name_confidence(facts: Facts, node: ast.Call, apis: Iterable[str]) -> Confidence | None:
     """HIGH when the resolver proved the call one of `apis`; LOW for a torch-looking name; None: not torch."""
-    found = [c for c in facts.by_span.get(facts.span(node), ()) if c.kind == "method"]
+    found = [c for c in facts.by_span.get(facts.span(node), ()) if c.kind == CallKind.METHOD]
     if any(c.api in apis and c.confidence is Confidence.HIGH for c in found):
         return Confidence.HIGH
     if any(c.confidence is Confidence.HIGH and not c.api.startswith("torch.Tensor.") for c in found):
