@@ -19,6 +19,7 @@ import builtins
 import operator
 import sys
 from dataclasses import dataclass, field, replace
+from enum import Enum
 from typing import Any, ClassVar
 from collections.abc import Callable, Iterable
 
@@ -28,21 +29,46 @@ from .mappings import MappingTable
 from .model import ApiCall, Arg, CallKind, Confidence, Span
 from .source import SourceText
 
-# Value kinds.
-MODULE = "module"  # a torch module; name = qualified name
-SYMBOL = "symbol"  # a torch API object (function, class, constant); name = qualified name
-TENSOR = "tensor"
-INSTANCE = "instance"  # instance of a torch class; name = class qualified name
-USERCLASS = "userclass"  # a class defined in the scanned file
-USEROBJ = "userobj"  # an instance of such a class
-SELF = "self"  # `self` inside a method of such a class
-BOUND = "bound"  # a torch method bound to its receiver; name = API, value = call result
-CONST = "const"  # a compile-time constant; value = the constant
-OTHER = "other"  # known not to be torch
-UNKNOWN = "unknown"
-SYM = "sym"  # known later (another function's result, another file's class): name = a dataflow symbol
-TENSORS = "tensors"  # a tuple or list of tensors
-TUPLE = "tuple"  # a tuple whose items matter (a helper's `return out, weights`); value = their Vals
+class ValKind(str, Enum):
+    """What a value the resolver tracks is. The value is the spelling in descriptors and messages."""
+
+    MODULE = "module"  # a torch module; name = qualified name
+    SYMBOL = "symbol"  # a torch API object (function, class, constant); name = qualified name
+    TENSOR = "tensor"
+    INSTANCE = "instance"  # instance of a torch class; name = class qualified name
+    USERCLASS = "userclass"  # a class defined in the scanned file
+    USEROBJ = "userobj"  # an instance of such a class
+    SELF = "self"  # `self` inside a method of such a class
+    BOUND = "bound"  # a torch method bound to its receiver; name = API, value = call result
+    CONST = "const"  # a compile-time constant; value = the constant
+    OTHER = "other"  # known not to be torch
+    UNKNOWN = "unknown"
+    SYM = "sym"  # known later (another function's result, another file's class): name = a dataflow symbol
+    TENSORS = "tensors"  # a tuple or list of tensors
+    TUPLE = "tuple"  # a tuple whose items matter (a helper's `return out, weights`); value = their Vals
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+
+# The kinds by their short names, as the resolver writes them.
+MODULE = ValKind.MODULE
+SYMBOL = ValKind.SYMBOL
+TENSOR = ValKind.TENSOR
+INSTANCE = ValKind.INSTANCE
+USERCLASS = ValKind.USERCLASS
+USEROBJ = ValKind.USEROBJ
+SELF = ValKind.SELF
+BOUND = ValKind.BOUND
+CONST = ValKind.CONST
+OTHER = ValKind.OTHER
+UNKNOWN = ValKind.UNKNOWN
+SYM = ValKind.SYM
+TENSORS = ValKind.TENSORS
+TUPLE = ValKind.TUPLE
 
 
 @dataclass(eq=False)
@@ -72,7 +98,7 @@ class Pending:
 
 @dataclass(frozen=True, slots=True)
 class Val:
-    kind: str
+    kind: ValKind
     name: str = ""
     value: Any = None
     cls: ClassInfo | None = None
@@ -939,7 +965,7 @@ class Resolver:
             qual = f"{module}.{alias.name}"
             self.bind_name(local, Val(MODULE, qual) if qual in self.modules else Val(SYMBOL, self.canonical(qual)))
 
-    def _bind_import(self, local: str, ref: str, kind: str) -> None:
+    def _bind_import(self, local: str, ref: str, kind: ValKind) -> None:
         self.bind_name(local, Val(kind, ref))
         if self.scope.parent is None:
             self.imports.append((local, ref))
