@@ -10,15 +10,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from enum import Enum
 from collections.abc import Iterable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-_T = TypeVar("_T")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+_T = TypeVar("_T", bound="DataclassInstance")
 
 
 def _pickled_by_fields(cls: type[_T]) -> type[_T]:
     """Pickle as (class, field values): loading is about three times faster than with
     dataclasses' generic state for slotted classes, and the results cache holds ~10^5 of them."""
-    names = tuple(f.name for f in fields(cls))  # type: ignore[arg-type]
+    names = tuple(f.name for f in fields(cls))
 
     def __reduce__(self: Any) -> tuple[Any, tuple[Any, ...]]:
         return (cls, tuple(getattr(self, name) for name in names))

@@ -73,26 +73,25 @@ class Facts:
         stack: list[tuple[ast.stmt, str, ast.AST]] = [(s, "", tree) for s in reversed(tree.body)]
         while stack:
             node, context, parent = stack.pop()
-            kind = type(node)
             inner = context
-            if kind is ast.ClassDef:
-                self._note_class(node)  # type: ignore[arg-type]
-            elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-                name = node.name  # type: ignore[attr-defined]
+            if isinstance(node, ast.ClassDef):
+                self._note_class(node)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = node.name
                 if isinstance(parent, ast.ClassDef):
                     inner = f"{parent.name}.{name}"
                 else:
                     inner = f"{context}.{name}" if context else name
-                self.functions.append((inner, node))  # type: ignore[arg-type]
-                self.function_of.setdefault(inner, node)  # type: ignore[arg-type]
-            elif kind is ast.Import or kind is ast.ImportFrom:
-                self.imports.append(node)  # type: ignore[arg-type]
-                self._note_import(node)  # type: ignore[arg-type]
-            elif (kind is ast.Assign or kind is ast.AnnAssign) and context:
-                targets = node.targets if kind is ast.Assign else [node.target]  # type: ignore[attr-defined]
+                self.functions.append((inner, node))
+                self.function_of.setdefault(inner, node)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                self.imports.append(node)
+                self._note_import(node)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and context:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 if len(targets) == 1 and isinstance(targets[0], ast.Attribute) \
-                        and isinstance(targets[0].value, ast.Name) and node.value is not None:  # type: ignore[attr-defined]
-                    self.self_assigns.append((context, node))  # type: ignore[arg-type]
+                        and isinstance(targets[0].value, ast.Name) and node.value is not None:
+                    self.self_assigns.append((context, node))
             children: list[tuple[ast.stmt, str, ast.AST]] = []
             for _, value in ast.iter_fields(node):
                 if isinstance(value, list):

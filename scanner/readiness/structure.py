@@ -67,14 +67,15 @@ def check_module_structure(facts: Facts) -> Iterator[Diagnostic]:
         for node in facts.methods.get(name, ()):
             if len(node.args) > 1 or node.keywords:
                 continue
-            if node.args and not (isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, bool)):
+            first = node.args[0] if node.args else None
+            if first is not None and not (isinstance(first, ast.Constant) and isinstance(first.value, bool)):
                 continue
             confidence = _name_confidence(facts, node, (f"torch.nn.Module.{name}",))
             if confidence is None:
                 continue
             if confidence is Confidence.LOW and not _MODEL_NAME.search(facts.receiver_name(node)):
                 continue
-            mode = flag if not node.args else (bool(node.args[0].value) if flag else False)  # type: ignore[attr-defined]
+            mode = (bool(first.value) if flag else False) if isinstance(first, ast.Constant) else flag
             yield diag("TMS335", facts.span(node),
                         f"{name}(): MindSpore switches training behaviour (dropout, batch statistics) with "
                         f"cell.set_train({mode})", torch_api=f"torch.nn.Module.{name}",

@@ -17,15 +17,16 @@ _SCHEDULER_NAME = re.compile(r"(?i)sched|^lr_|_lr$|^lr$|warmup")
 _SKIP_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
-def _own_calls(body: list[ast.stmt]) -> Iterator[tuple[ast.Call, list[ast.AST]]]:
-    """Method calls in `body` with the chain of statements above them, not entering nested definitions."""
+def _own_calls(body: list[ast.stmt]) -> Iterator[tuple[ast.Call, str, list[ast.AST]]]:
+    """Method calls in `body` with the method's name and the chain of statements above them, not
+    entering nested definitions."""
     stack: list[tuple[ast.AST, list[ast.AST]]] = [(stmt, []) for stmt in reversed(body)]
     while stack:
         node, chain = stack.pop()
         if isinstance(node, _SKIP_NESTED):
             continue
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            yield node, chain
+            yield node, node.func.attr, chain
         below = chain + [node] if isinstance(node, (ast.If, ast.For, ast.AsyncFor, ast.While)) else chain
         for child in reversed(list(ast.iter_child_nodes(node))):
             stack.append((child, below))
@@ -50,8 +51,7 @@ def _optimizer_step(facts: Facts, node: ast.Call) -> bool:
 
 def _step_facts(facts: Facts, body: list[ast.stmt]) -> _Step:
     out = _Step()
-    for node, chain in _own_calls(body):
-        attr = node.func.attr  # type: ignore[attr-defined]
+    for node, attr, chain in _own_calls(body):
         if attr == "backward":
             out.backward.append(node)
         elif attr == "step" and _optimizer_step(facts, node):
