@@ -58,19 +58,24 @@ class Confidence(str, Enum):
     LOW = "low"
 
 
-class CallKind(str, Enum):
+class ValueEnum(str, Enum):
+    """A str-valued enum whose str() and format() are its value (as Python 3.11's StrEnum), so
+    messages, descriptors and serialized forms read the same as the plain strings they replace."""
+
+    def __str__(self) -> str:
+        return str.__str__(self)
+
+    def __format__(self, spec: str) -> str:
+        return str.__format__(self, spec)
+
+
+class CallKind(ValueEnum):
     """How a torch API is used: called, a method called on a receiver (Tensor or instance method), or
     read as an attribute. The value is the serialized form (cache, JSON)."""
 
     CALL = "call"
     METHOD = "method"
     ATTRIBUTE = "attribute"
-
-    def __str__(self) -> str:
-        return self.value
-
-    def __format__(self, spec: str) -> str:
-        return format(self.value, spec)
 
 
 @_pickled_by_fields

@@ -19,17 +19,16 @@ import builtins
 import operator
 import sys
 from dataclasses import dataclass, field, replace
-from enum import Enum
 from typing import Any, ClassVar
 from collections.abc import Callable, Iterable
 
 from . import dataflow as df
 from . import dynamic_shape as ds
 from .mappings import MappingTable
-from .model import ApiCall, Arg, CallKind, Confidence, Span
+from .model import ApiCall, Arg, CallKind, Confidence, Span, ValueEnum
 from .source import SourceText
 
-class ValKind(str, Enum):
+class ValKind(ValueEnum):
     """What a value the resolver tracks is. The value is the spelling in descriptors and messages."""
 
     MODULE = "module"  # a torch module; name = qualified name
@@ -46,12 +45,6 @@ class ValKind(str, Enum):
     SYM = "sym"  # known later (another function's result, another file's class): name = a dataflow symbol
     TENSORS = "tensors"  # a tuple or list of tensors
     TUPLE = "tuple"  # a tuple whose items matter (a helper's `return out, weights`); value = their Vals
-
-    def __str__(self) -> str:
-        return self.value
-
-    def __format__(self, spec: str) -> str:
-        return format(self.value, spec)
 
 
 # The kinds by their short names, as the resolver writes them.
