@@ -49,7 +49,7 @@ from . import __version__
 from .config import Config
 from .files import MiB, UnreadableFile, read_regular, user_cache_dir
 from .mappings import MappingTable
-from .model import (ApiCall, Arg, Category, Confidence, Diagnostic, Edit, FileResult, Fix, ScanSummary, ScopeFacts,
+from .model import (ApiCall, Arg, CallKind, Category, Confidence, Diagnostic, Edit, FileResult, Fix, ScanSummary, ScopeFacts,
                     Severity, Span)
 from .report import StringTable
 from .report.text import render_file
@@ -134,6 +134,7 @@ class _Table(StringTable):
 _SEVERITIES = {s.value: s for s in Severity}
 _CATEGORIES = {c.value: c for c in Category}
 _CONFIDENCES = {c.value: c for c in Confidence}
+_CALL_KINDS = {k.value: k for k in CallKind}
 
 
 def _member(members: dict[str, _E], value: str) -> _E:
@@ -272,14 +273,14 @@ def _arg(value: Any, table: _Table) -> Arg:
 
 
 def _enc_call(call: ApiCall, table: _Table) -> list[Any]:
-    return [table(call.api), _enc_span(call.span), table(call.kind), table(call.confidence.value),
+    return [table(call.api), _enc_span(call.span), table(call.kind.value), table(call.confidence.value),
             _opt_span(call.func_span), _opt_span(call.name_span), [_enc_arg(a, table) for a in call.args],
             call.in_network, table(call.context)]
 
 
 def _call(value: Any, table: _Table) -> ApiCall:
     api, span, kind, confidence, func_span, name_span, args, in_network, context = _list(value, 9)
-    return ApiCall(table.get(api), _span(span), table.get(kind), _member(_CONFIDENCES, table.get(confidence)),
+    return ApiCall(table.get(api), _span(span), _member(_CALL_KINDS, table.get(kind)), _member(_CONFIDENCES, table.get(confidence)),
                    _span_or_none(func_span), _span_or_none(name_span), tuple(_arg(a, table) for a in _list(args)),
                    _bool(in_network), table.get(context))
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from . import dynamic_shape
 from .codes import CODES
 from .mappings import MappingTable, doc_url
@@ -72,9 +74,17 @@ def _message(call: ApiCall, entry: MappingEntry, category: Category, choice: Tar
 
 
 def check_call(call: ApiCall, table: MappingTable, version: tuple[int, ...],
-               network: bool | None = None, device: str | None = DEFAULT_DEVICE) -> Diagnostic:
+               network: bool | None = None, device: str | None = DEFAULT_DEVICE,
+               fixer: Callable[[ApiCall, Diagnostic], Diagnostic] | None = None) -> Diagnostic:
     """`network`: whether the call is in the network graph (default: the resolver's `in_network`);
-    `device`: where the MindSpore program runs (the form for it is named, `MappingEntry.choose`)."""
+    `device`: where the MindSpore program runs (the form for it is named, `MappingEntry.choose`);
+    `fixer`: gives the finding its fix (`rewrite.Fixer`), built with the finding from the same call."""
+    diag = _finding(call, table, version, network, device)
+    return diag if fixer is None else fixer(call, diag)
+
+
+def _finding(call: ApiCall, table: MappingTable, version: tuple[int, ...], network: bool | None,
+             device: str | None) -> Diagnostic:
     entry = table.lookup(call.api)
     in_network = call.in_network if network is None else network
     if call.confidence is Confidence.LOW:

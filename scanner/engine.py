@@ -10,6 +10,7 @@ import ast
 import re
 import sys
 import warnings
+from collections.abc import Sequence
 from dataclasses import replace
 
 from . import checks, dynamic_shape, readiness
@@ -17,8 +18,8 @@ from .codes import CODES
 from .config import Config
 from .mappings import MappingTable, load_table, prefilter_words
 from .model import ApiCall, Category, Confidence, Diagnostic, FileResult, ScopeFacts, Span
-from .resolve import Resolver, exported_facts, resolve_module
-from .rewrite import attach_fixes
+from .resolve import ModuleFacts, resolve_module
+from .rewrite import Fixer
 from .source import SourceText, count_lines, split_lines
 
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z0-9]+(?:[,\s]+[A-Z0-9]+)*))?", re.IGNORECASE)
@@ -75,16 +76,17 @@ def suppressed(diag: Diagnostic, lines: list[str]) -> bool:
     return not codes or any(diag.code.startswith(c) for c in codes)
 
 
-def diagnose(calls: list[ApiCall], table: MappingTable, config: Config,
-             events: list[dynamic_shape.ShapeEvent] | None = None,
-             network: frozenset[str] | None = None) -> list[Diagnostic]:
+def diagnose(calls: Sequence[ApiCall], table: MappingTable, config: Config,
+             events: Sequence[dynamic_shape.ShapeEvent] | None = None,
+             network: frozenset[str] | None = None, fixer: Fixer | None = None) -> list[Diagnostic]:
+    """The findings of one file's calls and events; `fixer` gives each call's finding its fix."""
     version, device = config.version, config.device
     if events is None:
-        return [checks.check_call(call, table, version, device=device) for call in calls]
+        return [checks.check_call(call, table, version, device=device, fixer=fixer) for call in calls]
     if network is None:
         network = dynamic_shape.network_contexts(calls, events)  # forward and the functions it calls
     out = [checks.check_call(call, table, version, dynamic_shape.in_network(call.in_network, call.context, network),
-                             device) for call in calls]
+                             device, fixer) for call in calls]
     out.extend(dynamic_shape.event_diagnostics(calls, events, network))
     out.extend(dynamic_shape.extra_call_diagnostics(calls, table, version, network))
     return out
@@ -153,20 +155,21 @@ def scan_source(text: str, path: str = "<string>", config: Config | None = None,
     return apply_config(_analyse(text, path, config, table, fixes), text, config)
 
 
-def _with_dataflow(scope: ScopeFacts | None, resolver: Resolver, text: str) -> ScopeFacts | None:
+def _with_dataflow(scope: ScopeFacts | None, module: ModuleFacts, text: str) -> ScopeFacts | None:
     """`scope` with the file's data-flow facts (what its functions return, its classes' attributes, its
     module-level names) and the calls whose API other files decide (resolved by the project pass)."""
-    facts = exported_facts(resolver)
-    if not (resolver.exported or any(facts.values())):
+    facts = module.dataflow
+    if not module.exported and facts.empty():
         return scope
-    lines = split_lines(text) if resolver.exported and "noqa" in text.lower() else []
+    lines = split_lines(text) if module.exported and "noqa" in text.lower() else []
     pending = []
-    for item in resolver.exported:
+    for item in module.exported:
         line = item.call.span.start_line
         codes = noqa_codes(lines[line - 1]) if 0 < line <= len(lines) else None
         pending.append((item.receiver, item.member, item.low, None if codes is None else tuple(sorted(codes)),
                         item.call))
-    return replace(scope or ScopeFacts(), pending=tuple(pending), **facts)
+    return replace(scope or ScopeFacts(), pending=tuple(pending), returns=facts.returns, attrs=facts.attrs,
+                   values=facts.values, arguments=facts.arguments)
 
 
 def _analyse(text: str, path: str, config: Config, table: MappingTable | None, fixes: bool = True) -> FileResult:
@@ -191,16 +194,15 @@ def _analyse(text: str, path: str, config: Config, table: MappingTable | None, f
                           lines=lines_count)
     try:
         positions = SourceText(text)
-        resolver = resolve_module(tree, table, positions)
-        calls, shape_events = resolver.calls, resolver.events
-        classes = dynamic_shape.class_facts(resolver.classes)
+        module = resolve_module(tree, table, positions)
+        calls, shape_events = module.calls, module.events
+        classes = dynamic_shape.class_facts(module.classes)
         network = dynamic_shape.network_contexts(calls, shape_events, classes)  # forward and what it calls
-        diagnostics = diagnose(calls, table, config, shape_events, network)
-        scope = dynamic_shape.scope_facts(calls, shape_events, classes, resolver.imports, network, table,
+        fixer = Fixer(text, tree, table, config.version, config.device) if fixes else None
+        diagnostics = diagnose(calls, table, config, shape_events, network, fixer)
+        scope = dynamic_shape.scope_facts(calls, shape_events, classes, module.imports, network, table,
                                           config.version, config.device)  # for the network scope across files
-        scope = _with_dataflow(scope, resolver, text)  # for the data flow across files
-        if fixes:
-            diagnostics = attach_fixes(diagnostics, calls, text, tree, table, config.version, config.device)
+        scope = _with_dataflow(scope, module, text)  # for the data flow across files
         if readiness.wanted(config.enabled):  # migration-readiness checks (TMS3xx) over the same facts
             diagnostics.extend(readiness.readiness_diagnostics(tree, calls, text, table, config.version, positions,
                                                                config.device))

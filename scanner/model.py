@@ -10,15 +10,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from enum import Enum
 from collections.abc import Iterable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-_T = TypeVar("_T")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+_T = TypeVar("_T", bound="DataclassInstance")
 
 
 def _pickled_by_fields(cls: type[_T]) -> type[_T]:
     """Pickle as (class, field values): loading is about three times faster than with
     dataclasses' generic state for slotted classes, and the results cache holds ~10^5 of them."""
-    names = tuple(f.name for f in fields(cls))  # type: ignore[arg-type]
+    names = tuple(f.name for f in fields(cls))
 
     def __reduce__(self: Any) -> tuple[Any, tuple[Any, ...]]:
         return (cls, tuple(getattr(self, name) for name in names))
@@ -53,6 +56,26 @@ class Severity(str, Enum):
 class Confidence(str, Enum):
     HIGH = "high"
     LOW = "low"
+
+
+class ValueEnum(str, Enum):
+    """A str-valued enum whose str() and format() are its value (as Python 3.11's StrEnum), so
+    messages, descriptors and serialized forms read the same as the plain strings they replace."""
+
+    def __str__(self) -> str:
+        return str.__str__(self)
+
+    def __format__(self, spec: str) -> str:
+        return str.__format__(self, spec)
+
+
+class CallKind(ValueEnum):
+    """How a torch API is used: called, a method called on a receiver (Tensor or instance method), or
+    read as an attribute. The value is the serialized form (cache, JSON)."""
+
+    CALL = "call"
+    METHOD = "method"
+    ATTRIBUTE = "attribute"
 
 
 @_pickled_by_fields
@@ -96,7 +119,7 @@ class ApiCall:
 
     api: str  # fully qualified torch name, Tensor methods as torch.Tensor.name
     span: Span  # the whole expression (call or attribute)
-    kind: str  # "call", "attribute", "method" (Tensor/instance method call)
+    kind: CallKind
     confidence: Confidence = Confidence.HIGH
     func_span: Span | None = None  # the callee expression, for rewrites
     name_span: Span | None = None  # the last name of the callee (e.g. "view")

@@ -342,8 +342,8 @@ def _reason(project: _Project, node: Node, parent: dict[Node, Node | None], why_
     if caller is None:
         return why_root.get(node, "network code")
     root = caller
-    while parent[root] is not None:
-        root = parent[root]  # type: ignore[assignment]
+    while (above := parent[root]) is not None:
+        root = above
     where = "" if caller[0] == node[0] else f" in {project.files[caller[0]].shown}"
     text = f"called from {caller[1]}{where}"
     if root != caller:

@@ -25,24 +25,43 @@ from collections.abc import Callable, Iterable
 from . import dataflow as df
 from . import dynamic_shape as ds
 from .mappings import MappingTable
-from .model import ApiCall, Arg, Confidence, Span
+from .model import ApiCall, Arg, CallKind, Confidence, Span, ValueEnum
 from .source import SourceText
 
-# Value kinds.
-MODULE = "module"  # a torch module; name = qualified name
-SYMBOL = "symbol"  # a torch API object (function, class, constant); name = qualified name
-TENSOR = "tensor"
-INSTANCE = "instance"  # instance of a torch class; name = class qualified name
-USERCLASS = "userclass"  # a class defined in the scanned file
-USEROBJ = "userobj"  # an instance of such a class
-SELF = "self"  # `self` inside a method of such a class
-BOUND = "bound"  # a torch method bound to its receiver; name = API, value = call result
-CONST = "const"  # a compile-time constant; value = the constant
-OTHER = "other"  # known not to be torch
-UNKNOWN = "unknown"
-SYM = "sym"  # known later (another function's result, another file's class): name = a dataflow symbol
-TENSORS = "tensors"  # a tuple or list of tensors
-TUPLE = "tuple"  # a tuple whose items matter (a helper's `return out, weights`); value = their Vals
+class ValKind(ValueEnum):
+    """What a value the resolver tracks is. The value is the spelling in descriptors and messages."""
+
+    MODULE = "module"  # a torch module; name = qualified name
+    SYMBOL = "symbol"  # a torch API object (function, class, constant); name = qualified name
+    TENSOR = "tensor"
+    INSTANCE = "instance"  # instance of a torch class; name = class qualified name
+    USERCLASS = "userclass"  # a class defined in the scanned file
+    USEROBJ = "userobj"  # an instance of such a class
+    SELF = "self"  # `self` inside a method of such a class
+    BOUND = "bound"  # a torch method bound to its receiver; name = API, value = call result
+    CONST = "const"  # a compile-time constant; value = the constant
+    OTHER = "other"  # known not to be torch
+    UNKNOWN = "unknown"
+    SYM = "sym"  # known later (another function's result, another file's class): name = a dataflow symbol
+    TENSORS = "tensors"  # a tuple or list of tensors
+    TUPLE = "tuple"  # a tuple whose items matter (a helper's `return out, weights`); value = their Vals
+
+
+# The kinds by their short names, as the resolver writes them.
+MODULE = ValKind.MODULE
+SYMBOL = ValKind.SYMBOL
+TENSOR = ValKind.TENSOR
+INSTANCE = ValKind.INSTANCE
+USERCLASS = ValKind.USERCLASS
+USEROBJ = ValKind.USEROBJ
+SELF = ValKind.SELF
+BOUND = ValKind.BOUND
+CONST = ValKind.CONST
+OTHER = ValKind.OTHER
+UNKNOWN = ValKind.UNKNOWN
+SYM = ValKind.SYM
+TENSORS = ValKind.TENSORS
+TUPLE = ValKind.TUPLE
 
 
 @dataclass(eq=False)
@@ -72,7 +91,7 @@ class Pending:
 
 @dataclass(frozen=True, slots=True)
 class Val:
-    kind: str
+    kind: ValKind
     name: str = ""
     value: Any = None
     cls: ClassInfo | None = None
@@ -247,7 +266,7 @@ class Resolver:
         return qualname
 
     # ------------------------------------------------------------------ reporting
-    def report(self, api: str, node: ast.expr, kind: str, confidence: Confidence = Confidence.HIGH,
+    def report(self, api: str, node: ast.expr, kind: CallKind, confidence: Confidence = Confidence.HIGH,
                call: ast.Call | None = None, args: tuple[Arg, ...] = ()) -> None:
         span = self.pos.span(node)
         func_span = name_span = None
@@ -395,14 +414,14 @@ class Resolver:
     def _read(self, val: Val, node: ast.expr) -> Val:
         """Report a non-call use of `val` and return the value the read yields."""
         if val.kind == SYMBOL:
-            self.report(val.name, node, "attribute")
+            self.report(val.name, node, CallKind.ATTRIBUTE)
             return val
         if val.kind == BOUND:
             attr = val.name.rpartition(".")[2]
             if val.name.startswith("torch.Tensor.") and attr in self.meta.named_tuple_fields:
                 return V_TENSOR  # a field of a named-tuple result (t.max(dim=1).values), not a method
             if self.table.lookup(val.name) is not None:
-                self.report(val.name, node, "attribute")
+                self.report(val.name, node, CallKind.ATTRIBUTE)
             if val.name.startswith("torch.Tensor."):
                 if attr in _TENSOR_VALUED_ATTRS:
                     return V_TENSOR
@@ -699,7 +718,7 @@ class Resolver:
                 self._pend(callee.name, "", node, args)
             return Val(SYM, df.extend(callee.name, "()"))
         if kind == SYMBOL:
-            self.report(callee.name, node, "call", call=node, args=args)
+            self.report(callee.name, node, CallKind.CALL, call=node, args=args)
             result = self.result_of(callee.name)
             tag = ds.function_tag(callee.name, args) if result.kind == TENSOR else ""
             if result.kind == TENSOR and not tag and self.table.lookup(callee.name) is None \
@@ -707,7 +726,7 @@ class Resolver:
                 tag = ds.GUESS  # not in the table: the result is only guessed to be a tensor
             return Val(TENSOR, tag=tag) if tag else result
         if kind == BOUND:
-            self.report(callee.name, node, "method", call=node, args=args)
+            self.report(callee.name, node, CallKind.METHOD, call=node, args=args)
             if callee.name in _REGISTERS_TENSOR and recv is not None and recv.cls is not None \
                     and args and args[0].is_const and isinstance(args[0].value, str):
                 recv.cls.attrs[args[0].value] = V_TENSOR  # self.register_buffer("name", t)
@@ -734,7 +753,7 @@ class Resolver:
             and func.attr in self.inv.tensor_members
             and func.attr not in self.meta.ambiguous_methods
         ):
-            self.report(f"torch.Tensor.{func.attr}", node, "method", Confidence.LOW, call=node, args=args)
+            self.report(f"torch.Tensor.{func.attr}", node, CallKind.METHOD, Confidence.LOW, call=node, args=args)
         if kind == OTHER:
             if callee is V_OTHER and isinstance(func, ast.Name):
                 if func.id in _SCALAR_BUILTINS:
@@ -786,7 +805,7 @@ class Resolver:
         """A call whose API depends on what the symbol `receiver` denotes (resolved after the pass)."""
         low = bool(member) and self.imports_torch and member in self.inv.tensor_members \
             and member not in self.meta.ambiguous_methods and not receiver.startswith("$fn:")
-        self.report("", node, "method" if member else "call", call=node, args=args)
+        self.report("", node, CallKind.METHOD if member else CallKind.CALL, call=node, args=args)
         self.pending.append(Pending(receiver, member, self.calls.pop(), low))
 
     def _scalar_builtin(self, name: str, node: ast.Call, args: tuple[Arg, ...]) -> Val:
@@ -862,7 +881,7 @@ class Resolver:
             else:
                 resolved = self._attr_of(owner, target.attr)
                 if resolved.kind == SYMBOL:
-                    self.report(resolved.name, target, "attribute")
+                    self.report(resolved.name, target, CallKind.ATTRIBUTE)
         elif isinstance(target, ast.Subscript):
             self.ev(target.value)
             self.ev(target.slice)
@@ -939,7 +958,7 @@ class Resolver:
             qual = f"{module}.{alias.name}"
             self.bind_name(local, Val(MODULE, qual) if qual in self.modules else Val(SYMBOL, self.canonical(qual)))
 
-    def _bind_import(self, local: str, ref: str, kind: str) -> None:
+    def _bind_import(self, local: str, ref: str, kind: ValKind) -> None:
         self.bind_name(local, Val(kind, ref))
         if self.scope.parent is None:
             self.imports.append((local, ref))
@@ -1442,9 +1461,22 @@ def _all_args(args: ast.arguments) -> list[ast.arg]:
     return out
 
 
-def exported_facts(resolver: Resolver) -> dict[str, Any]:
-    """The file's data-flow facts that other files may need (`ScopeFacts` fields; plain data): each
-    resolved as far as the file alone allows, and left out when it is nothing torch."""
+@dataclass(frozen=True)
+class DataflowFacts:
+    """The file's data-flow facts that other files may need (the `ScopeFacts` fields of the same names)."""
+
+    returns: tuple[tuple[str, tuple[str, ...]], ...] = ()  # function context -> descriptors of what it returns
+    attrs: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()  # class -> (attribute, descriptor)
+    values: tuple[tuple[str, str], ...] = ()  # module-level name -> descriptor
+    arguments: tuple[tuple[str, tuple[str, ...], tuple[tuple[str, str], ...], bool], ...] = ()  # calls others decide
+
+    def empty(self) -> bool:
+        return not (self.returns or self.attrs or self.values or self.arguments)
+
+
+def _exported_facts(resolver: Resolver) -> DataflowFacts:
+    """The file's data-flow facts that other files may need (plain data): each resolved as far as the
+    file alone allows, and left out when it is nothing torch."""
     facts = LocalFacts(resolver, callers_elsewhere=False)
     evaluator = df.Evaluator(facts, resolver.table)
 
@@ -1471,7 +1503,24 @@ def exported_facts(resolver: Resolver) -> dict[str, Any]:
                    if val.kind in (SYMBOL, INSTANCE, SYM, TENSOR) and (d := useful([descriptor(val)])))
     arguments = tuple(site for site in resolver.arguments if facts._callee(site[0]) is None
                       or facts.function(0, site[0][4:]) == df.K_EXTERNAL)
-    return {"returns": tuple(returns), "attrs": tuple(attrs), "values": values, "arguments": arguments}
+    return DataflowFacts(tuple(returns), tuple(attrs), values, arguments)
+
+
+@dataclass(frozen=True)
+class ModuleFacts:
+    """What the resolver found in one module, read-only: its `ApiCall`s, the dynamic-shape facts
+    (`ShapeEvent`s), its classes (for the network scope across bases), its module-level project imports
+    ((local name, "@" reference)), the method calls only other files can decide (project_graph.py) and
+    the data-flow facts other files may need."""
+
+    calls: tuple[ApiCall, ...]
+    events: tuple[ds.ShapeEvent, ...]
+    classes: tuple[ClassInfo, ...]
+    imports: tuple[tuple[str, str], ...]
+    exported: tuple[Pending, ...]
+    dataflow: DataflowFacts
+
+
 _UNPARSE_LIMIT = 400  # characters of source past which a quoted expression is cut from the source instead
 _CHAIN_LINKS = (ast.Call, ast.Subscript, ast.Attribute)
 _LONG_CHAIN = 50  # links below an expression past which its chain is evaluated bottom-up
@@ -1517,8 +1566,9 @@ def resolve_with_events(tree: ast.Module, table: MappingTable,
     return resolver.run(tree), resolver.events
 
 
-def resolve_module(tree: ast.Module, table: MappingTable, positions: SourceText) -> Resolver:
-    """Run the resolver over a module; its `calls`, `events`, `classes` and `imports` are the facts."""
+def resolve_module(tree: ast.Module, table: MappingTable, positions: SourceText) -> ModuleFacts:
+    """Run the resolver over a module and hand back its facts."""
     resolver = Resolver(table, positions)
     resolver.run(tree)
-    return resolver
+    return ModuleFacts(tuple(resolver.calls), tuple(resolver.events), tuple(resolver.classes),
+                       tuple(resolver.imports), tuple(resolver.exported), _exported_facts(resolver))

@@ -1018,42 +1018,41 @@ def _target_fix(src: FixSource, call: ApiCall, target: Target) -> Fix | None:
     return Fix(title=f"{verb} {target.api}", edits=tuple(edits), safe=safe)
 
 
-def attach_fixes(diagnostics: Sequence[Diagnostic], calls: Sequence[ApiCall], text: str, tree: ast.Module | None,
-                 table: MappingTable, version: tuple[int, ...],
-                 device: str | None = DEFAULT_DEVICE) -> list[Diagnostic]:
-    """Give every fixable finding its `Fix`; a finding is matched to its call by span and torch API.
+class Fixer:
+    """Gives a fixable finding its `Fix` where the finding is made (`checks.check_call`), from the
+    call it was found on.
 
     The form written is the one for the MindSpore version and the device (`MappingEntry.choose`),
     with that form's parameter facts (e.g. `mindspore.nn.Conv2d` and `has_bias=` on the CPU)."""
-    by_key = {(call.span, call.api): call for call in calls}
-    src: FixSource | None = None
 
-    def is_inplace(name: str) -> bool:
+    def __init__(self, text: str, tree: ast.Module | None, table: MappingTable, version: tuple[int, ...],
+                 device: str | None = DEFAULT_DEVICE) -> None:
+        self.text, self.tree, self.table, self.version, self.device = text, tree, table, version, device
+        self._src: FixSource | None = None  # built for the first finding that may have a fix
+
+    def _is_inplace(self, name: str) -> bool:
         """An in-place Tensor method that the fix rewrites (so it really updates its receiver)."""
-        return _inplace_form(table.lookup(f"torch.Tensor.{name}"), version, device) is not None
+        return _inplace_form(self.table.lookup(f"torch.Tensor.{name}"), self.version, self.device) is not None
 
-    out = []
-    for diag in diagnostics:
-        call = by_key.get((diag.span, diag.torch_api)) if diag.torch_api else None
-        if call is None or diag.fix is not None or not (diag.code in _FIXABLE_CODES or call.api in _DEVICE_MOVES
-                                                        or call.api == "torch.device"):
-            out.append(diag)
-            continue
-        if src is None:
-            src = FixSource(text, tree)
+    def __call__(self, call: ApiCall, diag: Diagnostic) -> Diagnostic:
+        if diag.fix is not None or diag.span != call.span or diag.torch_api != call.api \
+                or not (diag.code in _FIXABLE_CODES or call.api in _DEVICE_MOVES or call.api == "torch.device"):
+            return diag
+        if self._src is None:
+            self._src = FixSource(self.text, self.tree)
+        src = self._src
         if call.api in _REAL_OF_COMPLEX and _complex_operand(src, call):
             fix = _complex_abs_fix(src, call)
-            out.append(replace(diag, fix=fix) if fix is not None else diag)
-            continue
-        entry = table.lookup(call.api)
-        target = entry.target_for(version, device) if entry is not None else None
+            return replace(diag, fix=fix) if fix is not None else diag
+        entry = self.table.lookup(call.api)
+        target = entry.target_for(self.version, self.device) if entry is not None else None
         try:
-            fix = build_fix(call, diag, entry, target, src, _inplace_form(entry, version, device), is_inplace)
+            fix = build_fix(call, diag, entry, target, src, _inplace_form(entry, self.version, self.device),
+                            self._is_inplace)
             fix = src.respelled(fix, call.span) if fix is not None else None
         except Exception:  # a fix that cannot be built must never cost the finding or the file's analysis
             fix = None
-        out.append(replace(diag, fix=fix) if fix is not None else diag)
-    return out
+        return replace(diag, fix=fix) if fix is not None else diag
 
 
 def _complex_operand(src: FixSource, call: ApiCall) -> bool:

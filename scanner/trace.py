@@ -27,7 +27,7 @@ from .config import Config
 from .engine import suppressed
 from .files import MiB, UnreadableFile, read_regular
 from .mappings import MappingTable
-from .model import ApiCall, Category, Diagnostic, FileResult, Span
+from .model import ApiCall, CallKind, Category, Diagnostic, FileResult, Span
 from .source import SourceText
 
 FORMAT = "torch2ms-trace"
@@ -215,7 +215,7 @@ def _join_file(result: FileResult, calls: list[TracedCall], table: MappingTable,
                 continue
         if diag.code == "TMS105":  # the trace proves the receiver a tensor
             diag = checks.check_call(ApiCall(api=found.api if api not in found.names else api, span=diag.span,
-                                             kind="method"), table, config.version, device=config.device)
+                                             kind=CallKind.METHOD), table, config.version, device=config.device)
         joined.confirmed += 1
         out.append(replace(diag, runtime=CONFIRMED))
     source: SourceText | None = None
@@ -229,7 +229,7 @@ def _join_file(result: FileResult, calls: list[TracedCall], table: MappingTable,
         span = Span(call.line, _char_col(source, call.line, call.col), call.end_line,
                     _char_col(source, call.end_line, call.end_col))
         api = _preferred(call, table)
-        diag = checks.check_call(ApiCall(api=api, span=span, kind="method" if call.kind == "method" else "call"),
+        diag = checks.check_call(ApiCall(api=api, span=span, kind=CallKind.METHOD if call.kind == "method" else CallKind.CALL),
                                  table, config.version, device=config.device)
         if not config.enabled(diag.code) or suppressed(diag, source.lines):
             continue

@@ -66,8 +66,8 @@ class Migration:
 
 def module_classes(text: str, table: MappingTable | None = None) -> set[str]:
     """The classes of one file that derive from a torch.nn class (through bases in the same file)."""
-    resolver = resolve_module(parse(text), table or load_table(), SourceText(text))
-    return {cls.name for cls in resolver.classes if cls.is_module}
+    module = resolve_module(parse(text), table or load_table(), SourceText(text))
+    return {cls.name for cls in module.classes if cls.is_module}
 
 
 _R = TypeVar("_R", bound=transform._Rewriter)
@@ -91,12 +91,12 @@ def migrate_text(text: str, path: str = "<string>", options: Options | None = No
         raise MigrateError(f"{path}: {before.error.message}")
     try:
         tree = parse(text)
-        resolver = resolve_module(tree, table, SourceText(text))
+        facts = resolve_module(tree, table, SourceText(text))
         root = scopes.choose_root(tree)
         if cells is None:
-            cells = {cls.name for cls in resolver.classes if cls.is_module}
+            cells = {cls.name for cls in facts.classes if cls.is_module}
         # 1. rewrites at call sites that the scan's facts of this very text locate
-        text1, sites = _rewrite(text, transform.CallSites(resolver.calls, table, config.version, root, config.device,
+        text1, sites = _rewrite(text, transform.CallSites(facts.calls, table, config.version, root, config.device,
                                                               scopes.used_names(tree)))
         # 2. the fix engine: call targets and parameters from the mapping tables, the forms for config.device
         if root != scopes.ROOT:  # the fix engine spells from the alias the file imports (scopes.choose_root)

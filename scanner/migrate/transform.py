@@ -30,7 +30,7 @@ import libcst as cst
 from libcst.metadata import CodeRange, PositionProvider
 
 from ..mappings import MappingTable
-from ..model import DEFAULT_DEVICE, ApiCall, Category, Confidence, Span
+from ..model import DEFAULT_DEVICE, ApiCall, CallKind, Category, Confidence, Span
 from ..rewrite import default_keyword
 from . import rules
 
@@ -125,7 +125,7 @@ class CallSites(_Rewriter):
         found = self.by_span.get((where.start.line, where.start.column, where.end.line, where.end.column), [])
         return found if low else [c for c in found if c.confidence is Confidence.HIGH]
 
-    def _api(self, node: cst.CSTNode, wanted: Collection[str], kind: str) -> str | None:
+    def _api(self, node: cst.CSTNode, wanted: Collection[str], kind: CallKind) -> str | None:
         for call in self._calls(node):
             if call.kind == kind and (call.api == wanted if isinstance(wanted, str) else call.api in wanted):
                 return call.api
@@ -137,7 +137,7 @@ class CallSites(_Rewriter):
         if checked is not None:
             return checked
         for call in self._calls(original_node, low=True):
-            if call.api in rules.DATA_INITIALIZERS and call.kind == "method":
+            if call.api in rules.DATA_INITIALIZERS and call.kind == CallKind.METHOD:
                 new = self._data_initializer(rules.DATA_INITIALIZERS[call.api], updated_node)
             elif call.confidence is Confidence.HIGH:
                 new = self._rewrite_call(call, updated_node)
@@ -161,7 +161,7 @@ class CallSites(_Rewriter):
         for old, new in pairs:
             old_value = old.value if isinstance(old, cst.BaseElement) else old
             for call in self._calls(old_value):
-                entry = self.table.lookup(call.api) if call.kind == "attribute" else None
+                entry = self.table.lookup(call.api) if call.kind == CallKind.ATTRIBUTE else None
                 target = entry.target_for(self.version, self.device) if entry is not None else None
                 if target is not None and target.api.startswith("mindspore.") \
                         and call.api.rpartition(".")[2][:1].isupper() and not _is_member(target.api):
@@ -178,14 +178,14 @@ class CallSites(_Rewriter):
 
     def _rewrite_call(self, call: ApiCall, node: cst.Call) -> cst.BaseExpression | None:
         api = call.api
-        if call.kind == "call":
+        if call.kind == CallKind.CALL:
             if api in rules.DATA_PARALLEL:
                 positional = _positional(node.args)
                 return positional[0].value if positional else None
             if api in rules.INITIALIZERS:
                 return self._initializer(rules.INITIALIZERS[api], node)
             return self._flag_by_keyword(call, node)
-        if call.kind != "method" or not isinstance(node.func, cst.Attribute):
+        if call.kind != CallKind.METHOD or not isinstance(node.func, cst.Attribute):
             return None
         receiver = node.func.value
         if api in rules.CELL_METHODS or api == rules.MODULES:
@@ -363,7 +363,7 @@ class CallSites(_Rewriter):
         self.bases.update(id(base.value) for base in node.bases)
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
-        api = self._api(original_node, rules.DTYPE_ALIASES, "attribute")
+        api = self._api(original_node, rules.DTYPE_ALIASES, CallKind.ATTRIBUTE)
         if api is None:
             return self._class_value(original_node, updated_node)
         entry = self.table.lookup(rules.DTYPE_ALIASES[api])
@@ -380,7 +380,7 @@ class CallSites(_Rewriter):
         if id(original) in self.bases:
             return node
         for call in self._calls(original):
-            entry = self.table.lookup(call.api) if call.kind == "attribute" else None
+            entry = self.table.lookup(call.api) if call.kind == CallKind.ATTRIBUTE else None
             target = entry.target_for(self.version, self.device) if entry is not None else None
             if target is None or not call.api.rpartition(".")[2][:1].isupper() or _is_member(target.api) \
                     or not target.api.startswith("mindspore."):
@@ -413,7 +413,7 @@ class CallSites(_Rewriter):
         items = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
         renames: dict[str, str] | None = None
         for item in items:
-            calls = [c for c in self._calls(item) if c.kind == "attribute"]
+            calls = [c for c in self._calls(item) if c.kind == CallKind.ATTRIBUTE]
             entry = self.table.lookup(calls[0].api) if calls else None
             target = entry.target_for(self.version, self.device) if entry is not None else None
             names = rules.PARAMETER_NAMES.get(target.api, {}) if target is not None else None
@@ -475,13 +475,13 @@ class CallSites(_Rewriter):
         if len(args) > 1 or args and not (args[0].keyword is None and not args[0].star and isinstance(
                 args[0].value, (cst.List, cst.Dict)) and not args[0].value.elements):
             return None
-        api = self._api(assign.value, rules.CELL_CONTAINERS, "call")
+        api = self._api(assign.value, rules.CELL_CONTAINERS, CallKind.CALL)
         return (target.attr.value, rules.CELL_CONTAINERS[api]) if api is not None else None
 
     def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr) -> cst.BaseSmallStatement:
         """``self.register_buffer("name", t)`` -> ``self.name = mindspore.Parameter(t, requires_grad=False)``."""
         value = updated_node.value
-        if self._api(original_node.value, rules.REGISTER_BUFFER, "method") is None \
+        if self._api(original_node.value, rules.REGISTER_BUFFER, CallKind.METHOD) is None \
                 or not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute) \
                 or any(a.star for a in value.args):
             return updated_node
@@ -516,7 +516,7 @@ class CallSites(_Rewriter):
             assign = body[0]
             if _simple_reference(assign.value) and cst.Module([]).code_for_node(assign.targets[0].target) == \
                     cst.Module([]).code_for_node(assign.value) and \
-                    any(self._api(a.value, rules.DATA_PARALLEL, "call") for a in _assigns(original_node)):
+                    any(self._api(a.value, rules.DATA_PARALLEL, CallKind.CALL) for a in _assigns(original_node)):
                 return cst.RemoveFromParent()
         return updated_node
 
@@ -526,7 +526,7 @@ class CallSites(_Rewriter):
         if len(original_node.items) != 1 or original_node.items[0].asname is not None \
                 or original_node.asynchronous is not None:
             return updated_node
-        if self._api(original_node.items[0].item, rules.NO_GRAD, "call") is None:
+        if self._api(original_node.items[0].item, rules.NO_GRAD, CallKind.CALL) is None:
             return updated_node
         block = updated_node.body
         statements: list[cst.SimpleStatementLine | cst.BaseCompoundStatement] = []
@@ -545,8 +545,8 @@ class CallSites(_Rewriter):
         """``@torch.no_grad()`` decorators go (see `leave_With`)."""
         kept = []
         for before, after in zip(original_node.decorators, updated_node.decorators):
-            if self._api(before.decorator, rules.NO_GRAD, "call") or \
-                    self._api(before.decorator, rules.NO_GRAD, "attribute"):
+            if self._api(before.decorator, rules.NO_GRAD, CallKind.CALL) or \
+                    self._api(before.decorator, rules.NO_GRAD, CallKind.ATTRIBUTE):
                 self._note(before, "torch.no_grad")
                 continue
             kept.append(after)

@@ -21,7 +21,7 @@ gives the kinds in report order.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ..codes import CODES, READINESS_KINDS
 from ..mappings import MappingTable
@@ -55,7 +55,7 @@ def wanted(enabled: Callable[[str], bool]) -> bool:
     return any(enabled(code) for code in READINESS_CODES)
 
 
-def readiness_diagnostics(tree: ast.Module, calls: list[ApiCall], text: str, table: MappingTable,
+def readiness_diagnostics(tree: ast.Module, calls: Sequence[ApiCall], text: str, table: MappingTable,
                           version: tuple[int, ...], positions: SourceText | None = None,
                           device: str | None = DEFAULT_DEVICE) -> list[Diagnostic]:
     """Every readiness finding of one file (pure: the tree, the resolved calls and the text)."""

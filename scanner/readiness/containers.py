@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ..model import Diagnostic, Edit, Fix, Span
+from ..model import CallKind, Diagnostic, Edit, Fix, Span
 from .facts import Facts, diag
 
 
@@ -13,7 +13,7 @@ def _element_kind(facts: Facts, node: ast.expr) -> str | None:
     """'module' or 'parameter' for a call that builds one, else None."""
     if not isinstance(node, ast.Call):
         return None
-    api = facts.api_at(node, kinds=("call",))
+    api = facts.api_at(node, kinds=(CallKind.CALL,))
     if api is not None:
         if api in facts.apis.parameter_apis:
             return "parameter"

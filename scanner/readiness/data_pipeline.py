@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ..model import Confidence, Diagnostic
+from ..model import CallKind, Confidence, Diagnostic
 from .facts import Facts, diag, listing
 
 _DATASET_METHODS = ("__getitem__", "__iter__", "__next__", "__getitems__")
@@ -24,7 +24,7 @@ def check_data_pipeline(facts: Facts) -> Iterator[Diagnostic]:
                     f"in MindSpore wrap it in {ms} (a source class with __getitem__/__len__ that returns NumPy "
                     f"arrays) or use a mindspore.dataset loader", torch_api=base, mindspore_api=ms)
     for call in facts.calls:
-        if call.kind != "call" or not call.api.startswith("torch.utils.data."):
+        if call.kind != CallKind.CALL or not call.api.startswith("torch.utils.data."):
             continue
         last = call.api.rpartition(".")[2]
         if not last[:1].isupper() and last not in ("random_split", "default_collate", "get_worker_info"):
@@ -63,7 +63,7 @@ def check_data_pipeline(facts: Facts) -> Iterator[Diagnostic]:
             continue
         ops = sorted({c.api for c in facts.calls
                       if (c.context == context or c.context.startswith(context + "."))
-                      and c.kind in ("call", "method") and c.confidence is Confidence.HIGH
+                      and c.kind in (CallKind.CALL, CallKind.METHOD) and c.confidence is Confidence.HIGH
                       and not c.api.startswith("torch.utils.data.")})
         if not ops:
             continue

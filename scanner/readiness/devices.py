@@ -7,7 +7,7 @@ import ast
 import re
 from collections.abc import Callable, Iterator
 
-from ..model import Diagnostic, Span
+from ..model import CallKind, Diagnostic, Span
 from .facts import Facts, diag
 
 _DEVICE_TEXT = re.compile(r"(?i)device|^dev$|cuda|gpu|^rank$|local_rank")
@@ -22,7 +22,7 @@ def _device_like(facts: Facts, node: ast.expr) -> bool:
     if isinstance(node, ast.Attribute):
         return bool(_DEVICE_TEXT.search(node.attr))
     if isinstance(node, ast.Call):
-        return facts.api_at(node, kinds=("call",)) == "torch.device"
+        return facts.api_at(node, kinds=(CallKind.CALL,)) == "torch.device"
     return False
 
 
@@ -31,7 +31,7 @@ def check_devices(facts: Facts) -> Iterator[Diagnostic]:
     found: list[Diagnostic] = []
     for call in facts.calls:
         api = call.api
-        if call.kind == "attribute" and api != "torch.autocast":
+        if call.kind == CallKind.ATTRIBUTE and api != "torch.autocast":
             continue
         if api in facts.apis.parallel_apis:
             found.append(diag(

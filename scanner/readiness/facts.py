@@ -11,12 +11,12 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ..codes import CODES
 from ..mappings import MappingTable
-from ..model import DEFAULT_DEVICE, ApiCall, Category, Confidence, Diagnostic, Fix, Span
+from ..model import DEFAULT_DEVICE, ApiCall, CallKind, Category, Confidence, Diagnostic, Fix, Span
 from ..source import SourceText
 
 _MAX_LISTED = 20
@@ -40,7 +40,7 @@ class FileClass:
 class Facts:
     """What the checks share about one file: calls by span, classes, call nodes by method name."""
 
-    def __init__(self, tree: ast.Module, calls: list[ApiCall], text: str, table: MappingTable,
+    def __init__(self, tree: ast.Module, calls: Sequence[ApiCall], text: str, table: MappingTable,
                  version: tuple[int, ...], positions: SourceText, device: str | None = DEFAULT_DEVICE) -> None:
         self.tree = tree
         self.calls = calls
@@ -73,26 +73,25 @@ class Facts:
         stack: list[tuple[ast.stmt, str, ast.AST]] = [(s, "", tree) for s in reversed(tree.body)]
         while stack:
             node, context, parent = stack.pop()
-            kind = type(node)
             inner = context
-            if kind is ast.ClassDef:
-                self._note_class(node)  # type: ignore[arg-type]
-            elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-                name = node.name  # type: ignore[attr-defined]
+            if isinstance(node, ast.ClassDef):
+                self._note_class(node)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = node.name
                 if isinstance(parent, ast.ClassDef):
                     inner = f"{parent.name}.{name}"
                 else:
                     inner = f"{context}.{name}" if context else name
-                self.functions.append((inner, node))  # type: ignore[arg-type]
-                self.function_of.setdefault(inner, node)  # type: ignore[arg-type]
-            elif kind is ast.Import or kind is ast.ImportFrom:
-                self.imports.append(node)  # type: ignore[arg-type]
-                self._note_import(node)  # type: ignore[arg-type]
-            elif (kind is ast.Assign or kind is ast.AnnAssign) and context:
-                targets = node.targets if kind is ast.Assign else [node.target]  # type: ignore[attr-defined]
+                self.functions.append((inner, node))
+                self.function_of.setdefault(inner, node)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                self.imports.append(node)
+                self._note_import(node)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and context:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 if len(targets) == 1 and isinstance(targets[0], ast.Attribute) \
-                        and isinstance(targets[0].value, ast.Name) and node.value is not None:  # type: ignore[attr-defined]
-                    self.self_assigns.append((context, node))  # type: ignore[arg-type]
+                        and isinstance(targets[0].value, ast.Name) and node.value is not None:
+                    self.self_assigns.append((context, node))
             children: list[tuple[ast.stmt, str, ast.AST]] = []
             for _, value in ast.iter_fields(node):
                 if isinstance(value, list):
@@ -143,7 +142,7 @@ class Facts:
     def _note_class(self, node: ast.ClassDef) -> None:
         info = FileClass(node, node.name)
         for base in node.bases:
-            api = self.api_at(base, kinds=("attribute", "call"))
+            api = self.api_at(base, kinds=(CallKind.ATTRIBUTE, CallKind.CALL))
             if api is not None:
                 info.bases.append(api)
                 info.is_module |= api == "torch.nn.Module" or (api.startswith("torch.nn.") and api[9:10].isupper()
@@ -165,7 +164,7 @@ class Facts:
     def call_node(self, span: Span) -> ast.Call | None:
         """The call expression at exactly `span` (the index is built on first use: few files need it)."""
         if self._call_index is None:
-            wanted = {(c.span.start_line, c.span.end_line) for c in self.calls if c.kind in ("call", "method")}
+            wanted = {(c.span.start_line, c.span.end_line) for c in self.calls if c.kind in (CallKind.CALL, CallKind.METHOD)}
             self._call_index = {}
             for node in ast.walk(self.tree):
                 if isinstance(node, ast.Call) and (node.lineno, node.end_lineno) in wanted:
@@ -175,7 +174,7 @@ class Facts:
     def span(self, node: ast.expr | ast.stmt) -> Span:
         return self.pos.span(node)
 
-    def api_at(self, node: ast.expr, kinds: tuple[str, ...] = ("call", "method", "attribute"),
+    def api_at(self, node: ast.expr, kinds: tuple[CallKind, ...] = (CallKind.CALL, CallKind.METHOD, CallKind.ATTRIBUTE),
                high_only: bool = False) -> str | None:
         """The torch API the resolver found at exactly this node, if any."""
         for call in self.by_span.get(self.span(node), ()):
@@ -258,7 +257,7 @@ def const_kw(call: ast.Call, name: str) -> tuple[bool, object]:
 def call_nodes(facts: Facts, apis: Callable[[str], bool]) -> Iterator[tuple[ast.Call, ApiCall]]:
     """The call nodes the resolver resolved to an API that `apis` accepts, with that call."""
     for call in facts.calls:
-        if call.kind in ("call", "method") and apis(call.api):
+        if call.kind in (CallKind.CALL, CallKind.METHOD) and apis(call.api):
             node = facts.call_node(call.span)
             if node is not None:
                 yield node, call

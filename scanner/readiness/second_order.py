@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ..model import Confidence, Diagnostic, Span
+from ..model import CallKind, Confidence, Diagnostic, Span
 from .facts import Facts, call_nodes, const_kw, diag, listing
 
 
@@ -14,7 +14,7 @@ def _network_apis(facts: Facts) -> list[str]:
     module_inits = {f"{c.name}.__init__" for c in facts.class_list if c.is_module}
     apis = set()
     for call in facts.calls:
-        if call.kind not in ("call", "method") or call.confidence is not Confidence.HIGH:
+        if call.kind not in (CallKind.CALL, CallKind.METHOD) or call.confidence is not Confidence.HIGH:
             continue
         if call.in_network:
             apis.add(call.api)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ..model import Diagnostic, Span
+from ..model import CallKind, Diagnostic, Span
 from .facts import Facts, call_nodes, const_kw, diag
 
 
@@ -34,7 +34,7 @@ def check_sparse(facts: Facts) -> Iterator[Diagnostic]:
             continue
         if not (api in facts.apis.sparse_apis or api.startswith("torch.sparse.")):
             continue
-        if call.kind == "attribute" and api.startswith("torch.sparse.") and api.count(".") == 1:
+        if call.kind == CallKind.ATTRIBUTE and api.startswith("torch.sparse.") and api.count(".") == 1:
             continue
         seen.add(call.span)
         target = facts.target_of(api)

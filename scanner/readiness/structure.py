@@ -7,7 +7,7 @@ import ast
 import re
 from collections.abc import Iterable, Iterator
 
-from ..model import Confidence, Diagnostic
+from ..model import CallKind, Confidence, Diagnostic
 from .facts import Facts, diag
 
 _MODEL_NAME = re.compile(r"(?i)model|net|module|encoder|decoder|classifier|backbone|generator|discriminator|^m$|"
@@ -16,7 +16,7 @@ _MODEL_NAME = re.compile(r"(?i)model|net|module|encoder|decoder|classifier|backb
 
 def _name_confidence(facts: Facts, node: ast.Call, apis: Iterable[str]) -> Confidence | None:
     """HIGH when the resolver proved the call one of `apis`; LOW for a torch-looking name; None: not torch."""
-    found = [c for c in facts.by_span.get(facts.span(node), ()) if c.kind == "method"]
+    found = [c for c in facts.by_span.get(facts.span(node), ()) if c.kind == CallKind.METHOD]
     if any(c.api in apis and c.confidence is Confidence.HIGH for c in found):
         return Confidence.HIGH
     if any(c.confidence is Confidence.HIGH and not c.api.startswith("torch.Tensor.") for c in found):
@@ -67,14 +67,15 @@ def check_module_structure(facts: Facts) -> Iterator[Diagnostic]:
         for node in facts.methods.get(name, ()):
             if len(node.args) > 1 or node.keywords:
                 continue
-            if node.args and not (isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, bool)):
+            first = node.args[0] if node.args else None
+            if first is not None and not (isinstance(first, ast.Constant) and isinstance(first.value, bool)):
                 continue
             confidence = _name_confidence(facts, node, (f"torch.nn.Module.{name}",))
             if confidence is None:
                 continue
             if confidence is Confidence.LOW and not _MODEL_NAME.search(facts.receiver_name(node)):
                 continue
-            mode = flag if not node.args else (bool(node.args[0].value) if flag else False)  # type: ignore[attr-defined]
+            mode = (bool(first.value) if flag else False) if isinstance(first, ast.Constant) else flag
             yield diag("TMS335", facts.span(node),
                         f"{name}(): MindSpore switches training behaviour (dropout, batch statistics) with "
                         f"cell.set_train({mode})", torch_api=f"torch.nn.Module.{name}",

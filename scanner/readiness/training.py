@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from ..model import Diagnostic, Span
+from ..model import CallKind, Diagnostic, Span
 from .facts import Facts, diag
 
 _OPTIMIZER_NAME = re.compile(r"(?i)opt")
@@ -17,15 +17,16 @@ _SCHEDULER_NAME = re.compile(r"(?i)sched|^lr_|_lr$|^lr$|warmup")
 _SKIP_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
-def _own_calls(body: list[ast.stmt]) -> Iterator[tuple[ast.Call, list[ast.AST]]]:
-    """Method calls in `body` with the chain of statements above them, not entering nested definitions."""
+def _own_calls(body: list[ast.stmt]) -> Iterator[tuple[ast.Call, str, list[ast.AST]]]:
+    """Method calls in `body` with the method's name and the chain of statements above them, not
+    entering nested definitions."""
     stack: list[tuple[ast.AST, list[ast.AST]]] = [(stmt, []) for stmt in reversed(body)]
     while stack:
         node, chain = stack.pop()
         if isinstance(node, _SKIP_NESTED):
             continue
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            yield node, chain
+            yield node, node.func.attr, chain
         below = chain + [node] if isinstance(node, (ast.If, ast.For, ast.AsyncFor, ast.While)) else chain
         for child in reversed(list(ast.iter_child_nodes(node))):
             stack.append((child, below))
@@ -50,8 +51,7 @@ def _optimizer_step(facts: Facts, node: ast.Call) -> bool:
 
 def _step_facts(facts: Facts, body: list[ast.stmt]) -> _Step:
     out = _Step()
-    for node, chain in _own_calls(body):
-        attr = node.func.attr  # type: ignore[attr-defined]
+    for node, attr, chain in _own_calls(body):
         if attr == "backward":
             out.backward.append(node)
         elif attr == "step" and _optimizer_step(facts, node):
@@ -80,7 +80,7 @@ def check_training_loop(facts: Facts) -> Iterator[Diagnostic]:
         for _context, body, owner in scopes:
             yield from _training_in_scope(facts, body, owner)
     for call in facts.calls:
-        if call.kind not in ("call",) or call.api not in facts.apis.clip_apis:
+        if call.kind not in (CallKind.CALL,) or call.api not in facts.apis.clip_apis:
             continue
         how = ("mindspore.ops.clip_by_global_norm(grads, max_norm)" if "norm" in call.api
                else "mindspore.ops.clip_by_value on each gradient")
@@ -91,7 +91,7 @@ def check_training_loop(facts: Facts) -> Iterator[Diagnostic]:
                     confidence=call.confidence)
     scheduler_steps: set[Span] = set()
     for call in facts.calls:
-        if call.api == "torch.optim.lr_scheduler.LRScheduler.step" and call.kind == "method":
+        if call.api == "torch.optim.lr_scheduler.LRScheduler.step" and call.kind == CallKind.METHOD:
             scheduler_steps.add(call.span)
     if facts.imports_torch:
         for node in facts.methods.get("step", ()):
@@ -106,7 +106,7 @@ def check_training_loop(facts: Facts) -> Iterator[Diagnostic]:
                     torch_api="torch.optim.lr_scheduler.LRScheduler.step",
                     mindspore_api="mindspore.experimental.optim.lr_scheduler.LRScheduler")
     for call in facts.calls:
-        if call.kind == "call" and call.api in facts.apis.seed_apis:
+        if call.kind == CallKind.CALL and call.api in facts.apis.seed_apis:
             yield diag("TMS365", call.span,
                         f"{call.api}: set the seed with mindspore.set_seed(seed) (it also seeds mindspore.dataset); "
                         f"in distributed training it must be set, with the same value on every device, so all "

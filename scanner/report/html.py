@@ -323,8 +323,9 @@ def _file_efforts(file: dict[str, Any]) -> dict[str, int]:
 
 
 def _environment() -> jinja2.Environment:
+    loader = jinja2.PackageLoader("torch2ms.report", "templates")
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("torch2ms.report", "templates"),
+        loader=loader,
         autoescape=True,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -336,7 +337,7 @@ def _environment() -> jinja2.Environment:
     def asset(name: str) -> Markup:
         # CSS and script are inlined verbatim (not parsed as templates); they are ours, not user data.
         if name not in assets:
-            assets[name] = Markup(env.loader.get_source(env, name)[0])  # type: ignore[union-attr]
+            assets[name] = Markup(loader.get_source(env, name)[0])
         return assets[name]
 
     env.globals["asset"] = asset

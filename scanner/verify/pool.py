@@ -232,7 +232,7 @@ class Pool:
             for key, _mask in self._selector.select(timeout=min(wait, 1.0)):
                 worker: _Worker = key.data
                 try:
-                    data = os.read(key.fileobj.fileno(), 1 << 16)  # type: ignore[union-attr]
+                    data = os.read(key.fd, 1 << 16)
                 except BlockingIOError:
                     continue
                 except OSError:
