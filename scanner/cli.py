@@ -185,7 +185,7 @@ def _jobs(args: argparse.Namespace) -> int:
 
 def _run_fix(args: argparse.Namespace, config: Config) -> int:
     """`scan --fix` / `scan --diff`: rewrite, then report what remains (exit code as scan)."""
-    from .fix import fix_paths
+    from .fix_files import fix_paths
 
     fixed = fix_paths(args.paths, config, unsafe=args.unsafe_fixes, write=not args.diff, jobs=_jobs(args))
     errors = [f.error for f in fixed if f.error]
@@ -206,7 +206,8 @@ def _run_fix(args: argparse.Namespace, config: Config) -> int:
 
 def _run_add_noqa(args: argparse.Namespace, config: Config) -> int:
     """`scan --add-noqa`: a noqa comment for every finding, written in place."""
-    from .fix import FixError, rewrite_file
+    from .fix import FixError
+    from .fix_files import rewrite_file
     from .noqa import add_noqa
 
     outcomes = scan_outcomes(args.paths, config, jobs=_jobs(args))

@@ -1,35 +1,27 @@
-"""Apply fixes: text edits over spans, the fix loop, unused torch imports, atomic writes.
+"""Apply fixes to a text: edits over spans, the fix loop, unused torch imports. Pure: no disk, no processes.
 
-- `apply_edits(text, edits)`: pure; edits are over the ORIGINAL text.
-- `fix_source(text, path, config, unsafe)`: scan, apply every applicable fix,
+- `apply_edits(text, edits)`: edits are over the ORIGINAL text.
+- `fix_source(text, path, config, unsafe)` / `fix_text`: scan, apply every applicable fix,
   re-scan until nothing changes; the result always parses.
-- `write_atomic(path, text, expected_original)`: temporary file in the same
-  folder + `os.replace`, permissions kept, refuses a file that changed on disk
-  or is read-only.
-- `fix_paths(...)`: what ``torch2ms scan --fix`` / ``--diff`` run.
+- `unified_diff(path, before, after)`: what ``--diff`` prints.
+
+Files (reading, atomic writes, ``torch2ms scan --fix`` over paths) are `torch2ms.fix_files`.
 """
 
 from __future__ import annotations
 
 import ast
 import bisect
-import codecs
 import difflib
-import io
-import os
 import re
-import stat
-import tokenize
 import warnings
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from . import process
 from .config import Config
-from .files import MAX_SOURCE_BYTES, UnreadableFile, read_regular
 from .mappings import MappingTable, load_table
-from .model import Diagnostic, Edit, FileResult, Span
+from .model import Diagnostic, Edit, FileResult
 from .report import safe_text
 from .rewrite import FixSource
 from .source import SourceText, split_lines_keepends
@@ -195,7 +187,7 @@ class FixOutcome:
     result: FileResult | None = None  # the scan of the fixed text
 
 
-def _scan(text: str, path: str, config: Config, table: MappingTable) -> FileResult:
+def scan_text(text: str, path: str, config: Config, table: MappingTable) -> FileResult:
     from .engine import scan_source
 
     return scan_source(text, path, config, table)
@@ -207,25 +199,25 @@ def fix_text(text: str, path: str, config: Config | None = None, unsafe: bool = 
     table = table or load_table()
     original = text
     applied: list[Diagnostic] = []
-    result = _scan(text, path, config, table)
+    result = scan_text(text, path, config, table)
     for _ in range(MAX_ROUNDS):
         if result.error is not None:
             break
         new, done = _select(text, list(result.diagnostics), unsafe)
         if not done:
             break
-        new_result = _scan(new, path, config, table)
+        new_result = scan_text(new, path, config, table)
         if _broken(new_result, new):
             new, done = _fallback(text, done)
             if not done:
                 break
-            new_result = _scan(new, path, config, table)
+            new_result = scan_text(new, path, config, table)
         text, result = new, new_result
         applied.extend(done)
     if text != original:
         cleaned = remove_unused_torch_imports(original, text)
         if cleaned != text:
-            cleaned_result = _scan(cleaned, path, config, table)
+            cleaned_result = scan_text(cleaned, path, config, table)
             if not _broken(cleaned_result, cleaned):
                 text, result = cleaned, cleaned_result
         if _broken(result, text):  # defensive: never hand back a file that does not parse
@@ -359,87 +351,6 @@ def _code_after(rest: str) -> bool:
     return bool(stripped) and not stripped.startswith("#")
 
 
-# ---------------------------------------------------------------- files
-@dataclass
-class _Read:
-    text: str
-    encoding: str
-    bom: bool
-
-
-def _read(path: str) -> _Read:
-    try:
-        data = read_regular(path, MAX_SOURCE_BYTES)
-    except UnreadableFile as exc:
-        raise FixError(f"{path}: cannot read: {exc}") from None
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        text = data.decode(encoding)
-    except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
-        raise FixError(f"{path}: cannot decode: {exc}") from None
-    bom = False
-    if text.startswith("\ufeff"):
-        text, bom = text[1:], True
-    if encoding == "utf-8-sig":
-        encoding, bom = "utf-8", True
-    return _Read(text, encoding, bom)
-
-
-def _encode(text: str, encoding: str, bom: bool, path: str) -> bytes:
-    try:
-        data = text.encode(encoding)
-    except (UnicodeEncodeError, LookupError) as exc:
-        raise FixError(f"{path}: cannot encode the fixed text as {encoding}: {exc}") from None
-    return (codecs.BOM_UTF8 + data) if bom and encoding.replace("_", "-").lower() in ("utf-8", "utf8") else data
-
-
-def write_atomic(path: str, text: str, expected_original: str, encoding: str = "utf-8", bom: bool = False) -> None:
-    """Replace `path` by `text` atomically, unless it no longer holds `expected_original` or is read-only."""
-    real = os.path.realpath(path)
-    try:
-        info = os.stat(real)
-    except OSError as exc:
-        raise FixError(f"{path}: cannot write: {exc.strerror or exc}") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise FixError(f"{path}: cannot write: not a regular file")
-    if not info.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(real, os.W_OK):
-        raise FixError(f"{path}: read-only file, not changed")
-    current = _read(real).text
-    if current != expected_original:
-        raise FixError(f"{path}: changed on disk since it was read, not overwritten")
-    data = _encode(text, encoding, bom, path)
-    folder = os.path.dirname(real) or "."
-    # The temporary file is removed on any failure, and also when this is a worker whose parent
-    # process died meanwhile: then nothing is written at all (process.replace_if_parent_alive).
-    try:
-        with process.temporary_file(folder, f".{os.path.basename(real)}.", ".torch2ms-tmp") as (fd, tmp):
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.chmod(tmp, stat.S_IMODE(info.st_mode))
-            try:
-                os.chown(tmp, info.st_uid, info.st_gid)
-            except (OSError, AttributeError):
-                pass
-            if _read(real).text != expected_original:  # a last look just before the rename
-                raise FixError(f"{path}: changed on disk since it was read, not overwritten")
-            process.replace_if_parent_alive(tmp, real)
-    except OSError as exc:
-        raise FixError(f"{path}: cannot write: {exc.strerror or exc}") from None
-
-
-def rewrite_file(path: str, change: Callable[[str], str]) -> bool:
-    """Replace the text of `path` by `change(text)` atomically, keeping its encoding and BOM; whether it
-    changed. Raises FixError when the file cannot be read, decoded or written."""
-    read = _read(path)
-    new = change(read.text)
-    if new == read.text:
-        return False
-    write_atomic(path, new, read.text, read.encoding, read.bom)
-    return True
-
-
 def unified_diff(path: str, before: str, after: str) -> str:
     shown = safe_text(path)  # a name that is not UTF-8 or holds control characters, escaped
     lines = difflib.unified_diff(split_lines_keepends(before), split_lines_keepends(after),
@@ -450,78 +361,3 @@ def unified_diff(path: str, before: str, after: str) -> str:
     return "".join(out)
 
 
-@dataclass
-class FileFix:
-    path: str
-    result: FileResult  # the findings that remain (of the new text, or of the old one on error)
-    applied: int = 0
-    changed: bool = False
-    diff: str = ""
-    error: str | None = None
-
-
-def fix_file(path: str, config: Config, unsafe: bool = False, write: bool = True) -> FileFix:
-    from .engine import file_error
-
-    try:
-        read = _read(path)
-    except FixError as exc:
-        code = "TMS902" if "decode" in str(exc) else "TMS903"
-        return FileFix(path, file_error(path, code, str(exc).removeprefix(f"{path}: ")), error=str(exc))
-    try:
-        outcome = fix_text(read.text, path, config, unsafe)
-    except FixError as exc:
-        return FileFix(path, _scan(read.text, path, config, load_table()), error=str(exc))
-    result = outcome.result or _scan(outcome.text, path, config, load_table())
-    changed = outcome.text != read.text
-    fixed = FileFix(path, result, len(outcome.applied), changed)
-    if not changed:
-        return fixed
-    fixed.diff = unified_diff(path, read.text, outcome.text)
-    if write:
-        try:
-            write_atomic(path, outcome.text, read.text, read.encoding, read.bom)
-        except FixError as exc:
-            fixed.error = str(exc)
-            fixed.changed = False
-            fixed.result = _scan(read.text, path, config, load_table())
-    return fixed
-
-
-def _fix_batch(paths: list[str], config: Config, unsafe: bool, write: bool) -> list[FileFix]:
-    return [fix_file(p, config, unsafe, write) for p in paths]
-
-
-def fix_paths(paths: Iterable[str], config: Config, unsafe: bool = False, write: bool = True,
-              jobs: int = 1) -> list[FileFix]:
-    """Fix every Python file under `paths` (or only compute the diffs when `write` is False)."""
-    from concurrent.futures import ProcessPoolExecutor
-
-    from .api import iter_sources
-
-    sources = list(iter_sources(paths, config))
-    load_table()
-    out: list[FileFix | None] = [None] * len(sources)
-    todo = []
-    for index, source in enumerate(sources):
-        if source.error is not None:
-            out[index] = FileFix(source.path, source.error)
-        else:
-            todo.append(index)
-    if jobs <= 1 or len(todo) < 2 * jobs:
-        for index in todo:
-            out[index] = fix_file(sources[index].path, config, unsafe, write)
-    else:
-        size = max(1, min(32, len(todo) // (jobs * 8)))
-        batches = [todo[i:i + size] for i in range(0, len(todo), size)]
-        with ProcessPoolExecutor(max_workers=jobs, initializer=process.worker_start,
-                                 initargs=(os.getpid(),)) as pool:
-            futures = [pool.submit(_fix_batch, [sources[i].path for i in b], config, unsafe, write) for b in batches]
-            for batch, future in zip(batches, futures):
-                for index, item in zip(batch, future.result()):
-                    out[index] = item
-    return [f for f in out if f is not None]
-
-
-__all__ = ["FixError", "FixOutcome", "FileFix", "apply_edits", "fix_source", "fix_text", "fix_file", "fix_paths",
-           "remove_unused_torch_imports", "rewrite_file", "unified_diff", "write_atomic", "Span"]

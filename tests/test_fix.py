@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from conftest import ROOT, run_cli
 from torch2ms.config import Config
 from torch2ms.engine import scan_source
-from torch2ms.fix import FixError, apply_edits, fix_file, fix_source, fix_text, write_atomic
+from torch2ms.fix import FixError, apply_edits, fix_source, fix_text
+from torch2ms.fix_files import fix_file, write_atomic
 from torch2ms.mappings import load_table
 from torch2ms.model import DEVICES, Edit, Span
 from torch2ms.rewrite import result_dtype

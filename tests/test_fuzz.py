@@ -235,7 +235,7 @@ def test_results_do_not_depend_on_jobs_or_the_cache(tmp_path: Path) -> None:
 
 
 def test_fix_is_idempotent_on_the_example_project(tmp_path: Path) -> None:
-    from torch2ms.fix import fix_paths
+    from torch2ms.fix_files import fix_paths
 
     project = tmp_path / "proj"
     shutil.copytree(ROOT / "examples" / "vision_project", project)
@@ -388,7 +388,7 @@ def test_scanning_never_runs_or_imports_the_scanned_code(tmp_path: Path) -> None
     assert len(results) == 13 and all(r.error is None for r in results)
     assert all("TMS101" in [d.code for d in r.diagnostics] for r in results)
     # --fix through the API rewrites text only.
-    from torch2ms.fix import fix_paths
+    from torch2ms.fix_files import fix_paths
 
     fix_paths([str(project / "evil.py")], Config(), write=False)
     # The installed console script, run from inside the hostile folder, in every output format.

@@ -618,7 +618,7 @@ def test_a_verify_worker_ends_with_its_pool(tmp_path: Path) -> None:
 
 def test_a_fix_is_not_written_once_the_parent_is_gone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The last step of an atomic write checks the parent; a worker whose parent died writes nothing."""
-    from torch2ms import fix, process
+    from torch2ms import fix_files, process
 
     target = tmp_path / "m.py"
     target.write_text(FIXABLE)
@@ -632,6 +632,6 @@ def test_a_fix_is_not_written_once_the_parent_is_gone(tmp_path: Path, monkeypatc
     monkeypatch.setattr(process, "_parent", 999_999_999)  # a worker whose parent is gone
     monkeypatch.setattr(process, "_on_terminate", end)
     with pytest.raises(SystemExit):
-        fix.fix_file(str(target), Config())
+        fix_files.fix_file(str(target), Config())
     assert ended and target.read_text() == FIXABLE
     assert [p.name for p in tmp_path.iterdir()] == ["m.py"]

@@ -21,7 +21,8 @@ from typing import Any
 
 from ..api import iter_sources
 from ..engine import scan_source
-from ..fix import FixError, _encode, _read, unified_diff, write_atomic
+from ..fix import FixError, unified_diff
+from ..fix_files import _encode, _read, write_atomic
 from ..mappings import load_table
 from ..project_graph import module_classes
 from .pipeline import MigrateError, Migration, Options, migrate_text
