@@ -32,8 +32,7 @@ import traceback
 import zlib
 from typing import Any
 
-from ..process import configure_process
-from .worker import Timeout, _alarm, _limit_memory, protocol_stream
+from .worker import Handler, Timeout, serve
 
 BLOCKED = ("torch",)  # what the MindSpore side refuses to import
 
@@ -499,25 +498,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cpu", choices=("cpu", "gpu", "ascend"))
     parser.add_argument("--memory-mb", type=int, default=4096)
     args = parser.parse_args(argv)
-    configure_process()  # among others: end with the pool's process (process.PARENT_ENV)
-    proto = protocol_stream()
-    try:
+
+    def start() -> tuple[dict[str, Any], Handler]:
         import warnings
 
         warnings.filterwarnings("ignore")
         side: Any = TorchSide(args.device) if args.side == "torch" else MindSporeSide(args.device)
-    except BaseException as exc:  # noqa: BLE001
-        proto.write(json.dumps({"ready": False, "reason": f"{type(exc).__name__}: {exc}"}) + "\n")
-        return 1
-    signal.signal(signal.SIGALRM, _alarm)
-    _limit_memory(args.memory_mb)
-    proto.write(json.dumps({"ready": True, "side": args.side, "device": args.device, "pid": os.getpid(),
-                            **side.info}) + "\n")
-    for line in sys.stdin:
-        if line.strip():
-            proto.write(json.dumps(run_one(side, json.loads(line)), default=str) + "\n")
-    return 0
+        return {"side": args.side, "device": args.device, **side.info}, lambda job, _emit: run_one(side, job)
 
+    return serve(start, args.memory_mb)
 
 if __name__ == "__main__":
     sys.exit(main())
