@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from . import dynamic_shape
 from .codes import CODES
@@ -26,7 +27,14 @@ def relevant_params(call: ApiCall, target: Target) -> list[ParamFact]:
     """The parameter facts that matter for this call: the ones it passes, and defaults it relies on."""
     out = []
     for fact in target.params:
-        if fact.kind == "renamed":  # only a keyword argument is affected
+        if fact.kind == "translated":
+            if arg_for(call.args, fact.torch, fact.position) is not None:
+                out.append(fact)
+        elif fact.kind == "retyped":  # an int, or a value that may be one
+            arg = arg_for(call.args, fact.torch, fact.position)
+            if arg is not None and (not arg.is_const or isinstance(arg.value, int)):
+                out.append(fact)
+        elif fact.kind == "renamed":  # only a keyword argument is affected
             if any(a.keyword == fact.torch for a in call.args if a.keyword):
                 out.append(fact)
         elif fact.kind == "dropped":
@@ -80,11 +88,24 @@ def check_call(call: ApiCall, table: MappingTable, version: tuple[int, ...],
     `device`: where the MindSpore program runs (the form for it is named, `MappingEntry.choose`);
     `fixer`: gives the finding its fix (`rewrite.Fixer`), built with the finding from the same call."""
     diag = _finding(call, table, version, network, device)
-    return diag if fixer is None else fixer(call, diag)
+    if fixer is None:
+        return diag
+    if diag.category is Category.DYNAMIC_SHAPE:
+        # The rewrite does not change what sets the output's shape: the finding keeps its dynamic-shape
+        # code and carries the fix of the call's mapping finding (torch.nonzero -> mindspore.mint.nonzero).
+        mapped = _finding(call, table, version, network, device, shapes=False)
+        if mapped.code not in _FIXED_CODES:
+            return diag
+        fix = fixer(call, mapped).fix
+        return replace(diag, fix=fix) if fix is not None else diag
+    return fixer(call, diag)
+
+
+_FIXED_CODES = frozenset({"TMS101", "TMS102"})
 
 
 def _finding(call: ApiCall, table: MappingTable, version: tuple[int, ...], network: bool | None,
-             device: str | None) -> Diagnostic:
+             device: str | None, shapes: bool = True) -> Diagnostic:
     entry = table.lookup(call.api)
     in_network = call.in_network if network is None else network
     if call.confidence is Confidence.LOW:
@@ -111,7 +132,7 @@ def _finding(call: ApiCall, table: MappingTable, version: tuple[int, ...], netwo
     category = entry.category_for(version, device)
     choice = entry.choose(version, device)
     target = choice.target
-    if category is not Category.MISSING:  # dynamic-shape rules: scanner/dynamic_shape.py
+    if category is not Category.MISSING and shapes:  # dynamic-shape rules: scanner/dynamic_shape.py
         dynamic = dynamic_shape.check_call(call, entry, target, in_network)
         if dynamic is not None:
             return dynamic

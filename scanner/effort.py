@@ -22,7 +22,7 @@ from .model import Category, Diagnostic, MappingEntry
 EFFORTS = ("remove", "automatic", "manual", "blocker", "unknown")
 LABELS = {"remove": "Remove", "automatic": "Automatic", "manual": "Manual (known workaround)",
           "blocker": "Blocker (no workaround)", "unknown": "Not in the tables"}
-MECHANICAL_FACTS = frozenset({"renamed", "dropped", "default_differs"})
+MECHANICAL_FACTS = frozenset({"renamed", "dropped", "default_differs", "translated", "retyped"})
 
 # Codes beyond the API table: one class each (TMS2xx: a shape that depends on data needs a redesign).
 EFFORT_BY_CODE = {

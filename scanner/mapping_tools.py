@@ -35,7 +35,8 @@ GENERAL_PARAMS = frozenset({
 })
 
 # Parameter-fact kinds that name a torch parameter and so declare it.
-_DECLARING = ("renamed", "dropped", "default_differs", "unsupported_values", "semantics_differ")
+_DECLARING = ("renamed", "dropped", "default_differs", "unsupported_values", "semantics_differ", "translated",
+              "retyped")
 
 # Non-greedy: the parameter list ends at the first ")" followed by "->" or the end of the line,
 # not at the last ")" of a tuple return annotation such as "-> (Tensor, Tensor, Tensor)".

@@ -203,7 +203,7 @@ def _params(raw: list[dict[str, Any]] | None) -> tuple[ParamFact, ...]:
             ms=p.get("ms"),
             torch_default=p.get("torch_default"),
             ms_default=p.get("ms_default"),
-            values=tuple(p.get("values", ())),
+            values=tuple(tuple(v) if isinstance(v, list) else v for v in p.get("values", ())),
             note=p.get("note", ""),
             position=p.get("position"),
             default_from=p.get("default_from"),

@@ -148,7 +148,10 @@ class ParamFact:
     """How one parameter differs between the torch API and its MindSpore target."""
 
     # renamed, dropped, default_differs, unsupported_values, added_required, semantics_differ,
-    # unsupported_inputs (inputs torch takes and MindSpore raises for: the program stops, nothing silent)
+    # unsupported_inputs (inputs torch takes and MindSpore raises for: the program stops, nothing silent),
+    # translated (another MindSpore parameter with other values: `values` holds [torch value, MindSpore
+    # value] pairs, e.g. unbiased=False -> ddof=0), retyped (MindSpore takes only another type where
+    # torch also takes an int: `values` is ["tuple"], an int d written (d,), or ["float"], d written d.0)
     kind: str
     torch: str | None = None
     ms: str | None = None
@@ -186,6 +189,12 @@ class ParamFact:
         if self.kind == "unsupported_values":
             vals = ", ".join(repr(v) for v in self.values)
             return f"'{self.torch}' values not supported in MindSpore: {vals}"
+        if self.kind == "translated":
+            pairs = ", ".join(f"{t!r} -> {m!r}" for t, m in self.values)
+            return f"'{self.torch}' is '{self.ms}' in MindSpore, with other values ({pairs})"
+        if self.kind == "retyped":
+            kind = "a tuple" if "tuple" in self.values else "a float"
+            return f"'{self.torch}' must be {kind} in MindSpore (an int is written as one)"
         if self.kind == "added_required":
             return f"MindSpore requires '{self.ms}'"
         if self.kind == "unsupported_inputs":

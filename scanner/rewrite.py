@@ -521,6 +521,8 @@ def _param_edits(src: FixSource, call: ApiCall, target: Target, receiver_first: 
         if fact.kind == "semantics_differ":
             if passed is not None:
                 return None  # the value passed may mean something else in MindSpore
+            if "all" in fact.covers and fact.torch is None:
+                return None  # the form never gives torch's result as written (another structure): a person ports it
             if fact.torch is None and fact.ms is None and result_dtype(fact) is None \
                     and not fact.only_degenerate_inputs:
                 # The API as a whole behaves differently: a human should look. (A result dtype is cast
@@ -544,6 +546,21 @@ def _param_edits(src: FixSource, call: ApiCall, target: Target, receiver_first: 
                     return None
                 edits.append(Edit(Span(*_arg_start(passed), *_arg_start(passed)), f"{fact.ms}="))
             continue
+        if fact.kind == "translated":
+            if passed is None:
+                continue
+            edit = _translated_edit(call, fact, passed)
+            if edit is None:
+                return None  # a value the table cannot translate, or one that cannot go by keyword
+            edits.append(edit)
+            continue
+        if fact.kind == "retyped":
+            if passed is not None and not passed.starred and passed.is_const and type(passed.value) is int:
+                value = src.slice(passed.span)
+                written = f"({value},)" if "tuple" in fact.values else \
+                    f"{value}.0" if value.strip().isdigit() else f"float({value})"
+                edits.append(Edit(passed.span, written))
+            continue  # another value is written as it is (a value of the wrong type raises in MindSpore)
         if fact.kind == "dropped":
             if passed is None:
                 continue
@@ -565,6 +582,9 @@ def _param_edits(src: FixSource, call: ApiCall, target: Target, receiver_first: 
                 continue
             if name is None or fact.torch is None and fact.ms is None or (fact.torch == "reduction" and legacy is not None):
                 continue
+            if any(other is not fact and other.ms == name and _passed(call, other) is not None
+                   for other in target.params):
+                continue  # another torch parameter sets it (unbiased= for ddof): a translated fact writes it
             if starred or _keyword(call, name) is not None:
                 return None  # with torch None: a MindSpore parameter torch lacks, passed already (its vocabulary)
             if fact.torch == "dtype" and target.api in _FILL_DTYPE:
@@ -603,6 +623,26 @@ def _param_edits(src: FixSource, call: ApiCall, target: Target, receiver_first: 
         if insert is not None:
             edits.append(insert)
     return _Params(edits, safe, out)
+
+
+def _translated_edit(call: ApiCall, fact: ParamFact, passed: Arg) -> Edit | None:
+    """`unbiased=False` -> `ddof=0`: the argument rewritten as MindSpore's parameter with the value the
+    fact pairs with torch's (of the same type: False is not 0 here). A positional value goes by keyword,
+    so it must be the last positional argument. None: no pair for the value, or it cannot be moved."""
+    if fact.ms is None or passed.starred or not passed.is_const:
+        return None
+    mapped = [m for t, m in fact.values if type(t) is type(passed.value) and t == passed.value]
+    literal = _literal(mapped[0]) if mapped else None
+    if literal is None:
+        return None
+    if passed.keyword is None:
+        if passed is not [a for a in call.args if a.keyword is None][-1]:
+            return None
+        return Edit(passed.span, f"{fact.ms}={literal}")
+    if passed.keyword_span is None:
+        return None
+    return Edit(Span(passed.keyword_span.start_line, passed.keyword_span.start_col,
+                     passed.span.end_line, passed.span.end_col), f"{fact.ms}={literal}")
 
 
 def _fill_dtype(call: ApiCall, rule: tuple[str, int]) -> list[str] | None:

@@ -31,6 +31,7 @@ The generated YAML is committed; the product reads only the YAML.
 from __future__ import annotations
 
 import argparse
+import copy
 import csv
 import json
 import os
@@ -1513,6 +1514,12 @@ def apply_fact_amendments(entries: dict[str, dict[str, Any]], path: Path = FACTS
         entry.update(amendment.get("entry") or {})
         for example in entry.get("examples", ()):
             example.update(amendment.get("example") or {})
+        for example in amendment.get("examples", ()):  # more call forms for `torch2ms verify` to run
+            same = next((e for e in entry.setdefault("examples", []) if e["torch"] == example["torch"]), None)
+            if same is not None:
+                same.update(example)  # the same call: its MindSpore text as the fix now writes it
+            else:
+                entry["examples"].append(dict(example))
         if amendment.get("drop"):
             entry["ms"] = [t for t in entry["ms"] if t is not target]
             if not entry["ms"]:
@@ -1586,7 +1593,9 @@ def inplace_forms(entries: dict[str, dict[str, Any]], record: Any = None, device
                   and not f.count("agreed")} if run is not None else set()
         forms = [t for t in forms if t["api"] not in failed]
         if forms:
-            entry["ms"] = [{**{k: v for k, v in t.items() if k != "verified"}, "written_as": "copy"} for t in forms]
+            # deep copies: the facts get the in-place method's positions, not the base's (add_positions)
+            entry["ms"] = [{**{k: copy.deepcopy(v) for k, v in t.items() if k != "verified"}, "written_as": "copy"}
+                           for t in forms]
             for example in entry.get("examples", ()):
                 example["mindspore"] = _copy_example(example["torch"], forms[0]["api"])
             entry["category"] = base["category"]

@@ -434,3 +434,57 @@ def test_log_softmax_dim_is_axis():
 ])
 def test_var_mean_keeps_torchs_correction(line: str, expected: str):
     assert f"\n{expected}\n" in fixed_line(line)
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    # torch.std/var's own CPU forms default to ddof=0 too
+    ("s = torch.std(x)", "s = mindspore.ops.std(x, ddof=1)"),
+    ("s = torch.var(x, dim=1)", "s = mindspore.ops.var(x, axis=1, ddof=1)"),
+    # the older unbiased flag is ddof with its own values, by keyword or as the last positional argument
+    ("s = torch.std(x, 1, unbiased=False)", "s = mindspore.ops.std(x, 1, ddof=0)"),
+    ("s = x.std(1, unbiased=False)", "s = mindspore.ops.std(x, 1, ddof=0)"),
+    ("s = x.std(1, True)", "s = mindspore.ops.std(x, 1, ddof=1)"),
+    ("s = torch.var_mean(x, 1, False)", "s = mindspore.ops.var_mean(x, 1, ddof=0)"),
+    # a flag followed by another positional cannot go by keyword, one held by a variable cannot be translated
+    ("s = x.var(1, False, True)", "s = x.var(1, False, True)"),
+    ("s = x.std(1, unbiased=flag)", "s = x.std(1, unbiased=flag)"),
+])
+def test_unbiased_is_translated_to_ddof(line: str, expected: str):
+    assert f"\n{expected}\n" in fixed_line(line, "x = torch.ones(3, 4)\nflag = bool(len(x))", unsafe=True)
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    # MindSpore's flip takes a tuple only, mint's upsampling a float scale only
+    ("y = x.flip(0)", "y = x.flip((0,))"),
+    ("y = x.flip(dims=1)", "y = x.flip(dims=(1,))"),
+    ("y = x.flip((0, 1))", "y = x.flip((0, 1))"),
+    ("y = torch.nn.functional.interpolate(x, scale_factor=2, mode='nearest')",
+     "y = mindspore.mint.nn.functional.interpolate(x, scale_factor=2.0, mode='nearest')"),
+    ("y = torch.nn.functional.interpolate(x, scale_factor=1.5)",
+     "y = mindspore.mint.nn.functional.interpolate(x, scale_factor=1.5)"),
+    ("up = torch.nn.Upsample(scale_factor=2)", "up = mindspore.mint.nn.Upsample(scale_factor=2.0)"),
+    # a variable keeps its name (never a constant in its place): float() converts it where it is read
+    ("y = torch.nn.functional.interpolate(x, scale_factor=SCALE)",
+     "y = mindspore.mint.nn.functional.interpolate(x, scale_factor=float(SCALE))"),
+])
+def test_int_arguments_are_written_in_the_type_mindspore_takes(line: str, expected: str):
+    assert f"\n{expected}\n" in fixed_line(line, "SCALE = 2\nx = torch.ones(1, 2, 3, 3)", unsafe=True)
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    ("d = torch.dot(v, v)", "d = mindspore.ops.tensor_dot(v, v, axes=1)"),
+    ("y = torch.nn.functional.conv2d(x, w, padding=1)", "y = mindspore.ops.conv2d(x, w, padding=1, pad_mode='pad')"),
+    # fill_ and zero_ have no CPU kernel: the update is a copy of a new tensor into the receiver
+    ("x.fill_(2.0)", "x.copy_(mindspore.ops.full_like(x, 2.0))"),
+    ("x.zero_()", "x.copy_(mindspore.ops.zeros_like(x))"),
+])
+def test_cpu_forms_get_the_arguments_torch_implies(line: str, expected: str):
+    setup = "x = torch.ones(1, 3, 5, 5)\nw = torch.ones(2, 3, 3, 3)\nv = torch.ones(3)"
+    assert f"\n{expected}\n" in fixed_line(line, setup, unsafe=True)
+
+
+def test_a_dynamic_shape_finding_carries_the_rewrite_of_its_call():
+    out = fixed_line("m = torch.masked_select(x, x > 0)\nn = torch.nonzero(x)")
+    assert "\nm = mindspore.mint.masked_select(x, x > 0)\nn = mindspore.mint.nonzero(x)\n" in out
+    # a form that never returns torch's structure (ops.unique: values and inverse indices) is not written
+    assert "\nu = torch.unique(x)\n" in fixed_line("u = torch.unique(x)", unsafe=True)

@@ -543,3 +543,16 @@ def test_cli_usage_errors() -> None:
     assert main(["verify"]) == 2
     assert main(["verify", "torch.no_such_api"]) == 2
     assert main(["verify", "--sample", "0"]) == 2
+
+
+def test_defaults_cases_leave_out_each_trailing_default() -> None:
+    # torch.std(x, 1, True) -> ops.std(x, 1, True) agreed while torch.std(x) relied on ddof's other
+    # default: every shorter call that leans on the defaults is a case of its own
+    sig = Signature((("input", False), ("dim", True), ("unbiased", True), ("keepdim", True)))
+    cases = generate({"torch": "torch.std(x, 1, True)", "inputs": {"x": {"shape": [3, 4], "dtype": "float32"}}}, sig)
+    assert {"torch.std(x, 1)", "torch.std(x)"} <= {c.torch for c in cases if "defaults" in c.tags}
+    keywords = generate({"torch": "torch.std(x, 1, keepdim=True)", "inputs": {"x": {"shape": [3, 4]}}}, sig)
+    assert {"torch.std(x, 1)", "torch.std(x)"} <= {c.torch for c in keywords if "defaults" in c.tags}
+    required = generate({"torch": "torch.dot(v, w)", "inputs": {"v": {"shape": [3]}, "w": {"shape": [3]}}},
+                        Signature((("input", False), ("tensor", False))))
+    assert not [c for c in required if "defaults" in c.tags]  # nothing torch requires is left out

@@ -19,7 +19,7 @@ Tags:
 - ``dim<0``, ``dim=tuple``, ``dim=N``, ``keepdim``: the dimension argument negative, a tuple,
   passed where the example leaves the default, and keepdim=True;
 - ``keyword``, ``positional``, ``defaults``: the arguments by keyword, by position, and the
-  last defaulted argument left out;
+  trailing defaulted arguments left out (one case per argument dropped);
 - ``arg=N``: an integer or float argument of the call changed;
 - ``grad``: the gradient of the first floating output with respect to the first floating input
   is compared too;
@@ -377,13 +377,32 @@ def _form_cases(base: Case, sig: Signature, kind: str) -> list[Case]:
             code = _edit(base.torch, kind, to_positional)
             if code:
                 out.append(Case(["positional"], code, base.inputs, base.seed))
-        last = call.keywords[-1].arg or ""
-        if has_default.get(last):
-            code = _edit(base.torch, kind, lambda c: setattr(c, "keywords", c.keywords[:-1]))
-            if code:
-                out.append(Case(["defaults"], code, base.inputs, base.seed))
-    elif fixed < positional <= len(order) and has_default.get(order[positional - 1]):
-        code = _edit(base.torch, kind, lambda c: setattr(c, "args", c.args[:-1]))
+    out += _defaults_cases(base, call, kind, order, has_default, fixed)
+    return out
+
+
+def _defaults_cases(base: Case, call: ast.Call, kind: str, order: list[str], has_default: dict[str, bool],
+                    fixed: int) -> list[Case]:
+    """The call with its trailing defaulted arguments left out, one more each time (keywords from the
+    last, then positionals), down to the first one without a default: `f(x, 1, True)` gives `f(x, 1)` and
+    `f(x)`, the forms that rely on the defaults of both libraries."""
+    keywords = len(call.keywords)
+    while keywords and has_default.get(call.keywords[keywords - 1].arg or ""):
+        keywords -= 1
+    positional = len(call.args)
+    if keywords == 0:
+        while positional > fixed and positional <= len(order) and has_default.get(order[positional - 1]):
+            positional -= 1
+    out: list[Case] = []
+    for kept_keywords in range(len(call.keywords) - 1, keywords - 1, -1):
+        code = _edit(base.torch, kind, lambda c, k=kept_keywords: setattr(c, "keywords", c.keywords[:k]))
+        if code:
+            out.append(Case(["defaults"], code, base.inputs, base.seed))
+    for kept in range(len(call.args) - 1, positional - 1, -1):
+        def cut(c: ast.Call, k: int = kept) -> None:
+            c.keywords = c.keywords[:keywords]
+            c.args = c.args[:k]
+        code = _edit(base.torch, kind, cut)
         if code:
             out.append(Case(["defaults"], code, base.inputs, base.seed))
     return out
