@@ -231,7 +231,8 @@ class Target:
     no_kernel: tuple[str, ...] = ()
     verified: tuple[str, ...] = ()
     # "copy": an in-place torch method written as a copy of this out-of-place form's result into the
-    # receiver (`x.abs_()` -> `x.copy_(x.abs())`)
+    # receiver (`x.abs_()` -> `x.copy_(x.abs())`); "like": a method building a new tensor written as this
+    # function with the receiver's dtype (`x.new_full(s, v)` -> `mindspore.ops.full(s, v, dtype=x.dtype)`)
     written_as: str | None = None
 
     def applies_to(self, version: tuple[int, ...]) -> bool:

@@ -694,8 +694,9 @@ def _shape_tuple_edits(src: FixSource, call: ApiCall, rule: tuple[str, int, tupl
             Edit(Span(arg.span.end_line, arg.span.end_col, arg.span.end_line, arg.span.end_col), ",)")]
 
 
-# Targets that are methods in MindSpore where torch has an attribute.
+# Targets that are methods in MindSpore where torch has an attribute, and the reverse.
 _CALLED_ATTRIBUTES = frozenset({"mindspore.Tensor.real", "mindspore.Tensor.imag"})
+_ATTRIBUTE_RESULTS = frozenset({"mindspore.Tensor.itemsize"})
 
 
 def _called_attribute_fix(src: FixSource, call: ApiCall, target: Target) -> Fix:
@@ -928,6 +929,44 @@ def _receiver_move_fix(src: FixSource, call: ApiCall, target: Target, edits: lis
     return Fix(title=f"Call {target.api}", edits=tuple(edits), safe=safe)
 
 
+def _like_fix(src: FixSource, call: ApiCall, target: Target, edits: list[Edit], safe: bool) -> Fix | None:
+    """`x.new_full(s, v)` -> `mindspore.ops.full(s, v, dtype=x.dtype)`: a method that builds a new tensor
+    (`written_as: like`) whose MindSpore form is a function; the receiver gives only the dtype, unless the
+    call passes one. The receiver is read again, so it must be a name, attribute or subscript."""
+    if call.name_span is None or not src.mindspore_visible(call.span):
+        return None
+    receiver = src.slice(call.span)[:_receiver_length(src, call)].strip()
+    try:
+        node = ast.parse(f"({receiver})", mode="eval").body
+    except SyntaxError:
+        return None
+    if not receiver or not _pure(node) or isinstance(node, ast.Constant):
+        return None
+    start = src.offset(call.span.start_line, call.span.start_col)
+    name_end = src.offset(call.name_span.end_line, call.name_span.end_col)
+    paren = src.text.find("(", name_end)
+    if paren < 0 or src.text[name_end:paren].strip() or not call.args:
+        return None
+    edits.insert(0, Edit(src.span_of(start, paren + 1), f"{target.api}("))
+    if _keyword(call, "dtype") is None:
+        insert = _insert_keywords(src, call, [f"dtype={receiver}.dtype"])
+        if insert is None:
+            return None
+        edits.append(insert)
+    imp = src.import_edit()
+    if imp is not None:
+        edits.append(imp)
+    return Fix(title=f"Call {target.api}", edits=tuple(edits), safe=safe)
+
+
+def _attribute_result_fix(src: FixSource, call: ApiCall, target: Target) -> Fix | None:
+    """`x.element_size()` -> `x.itemsize` (an attribute in MindSpore)."""
+    if call.name_span is None or call.args:
+        return None
+    whole = Span(call.name_span.start_line, call.name_span.start_col, call.span.end_line, call.span.end_col)
+    return Fix(title=f"Use {target.api}", edits=(Edit(whole, target.api.rpartition(".")[2]),), safe=True)
+
+
 def _receiver_length(src: FixSource, call: ApiCall) -> int:
     """The length of the receiver text of a method call (up to the dot before the name)."""
     if call.name_span is None:
@@ -993,18 +1032,23 @@ def build_fix(call: ApiCall, diag: Diagnostic, entry: MappingEntry | None, targe
         return _size_fix(src, call)
     if target.api in _CALLED_ATTRIBUTES and call.kind == "attribute":
         return _called_attribute_fix(src, call, target)
+    if target.api in _ATTRIBUTE_RESULTS and call.kind == "method":
+        return _attribute_result_fix(src, call, target)
     fix = _with_fields(src, call, _with_cast(src, call, target, _target_fix(src, call, target)))
     return fix if fix is not None and fix.edits else None
 
 
 def _target_fix(src: FixSource, call: ApiCall, target: Target) -> Fix | None:
     """The rewrite to `target`: its name, receiver and parameter facts."""
-    moved = call.kind == "method" and not _is_member(target.api)
+    like = call.kind == "method" and target.written_as == "like"
+    moved = call.kind == "method" and not _is_member(target.api) and not like
     params = _param_edits(src, call, target, receiver_first=moved)
     if params is None or (params.out is not None and call.kind != "call"):
         return None
     edits, safe = params.edits, params.safe
     member = _is_member(call.api)
+    if like:
+        return _like_fix(src, call, target, edits, safe)
     if moved:
         return _receiver_move_fix(src, call, target, edits, safe)
     if call.kind == "method":

@@ -488,3 +488,18 @@ def test_a_dynamic_shape_finding_carries_the_rewrite_of_its_call():
     assert "\nm = mindspore.mint.masked_select(x, x > 0)\nn = mindspore.mint.nonzero(x)\n" in out
     # a form that never returns torch's structure (ops.unique: values and inverse indices) is not written
     assert "\nu = torch.unique(x)\n" in fixed_line("u = torch.unique(x)", unsafe=True)
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    # a new tensor with the receiver's dtype: the MindSpore function with dtype=<receiver>.dtype
+    ("y = x.new_full((2, 3), 1.5)", "y = mindspore.ops.full((2, 3), 1.5, dtype=x.dtype)"),
+    ("y = x.new_tensor([1, 2])", "y = mindspore.tensor([1, 2], dtype=x.dtype)"),
+    ("y = x[0].new_tensor(data=[1, 2])", "y = mindspore.tensor(input_data=[1, 2], dtype=x[0].dtype)"),
+    ("y = x.new_tensor([1], dtype=torch.int64)", "y = mindspore.tensor([1], dtype=mindspore.int64)"),
+    # a receiver that is a call would be evaluated twice: left alone
+    ("y = x.abs().new_full((2,), 0)", "y = x.abs().new_full((2,), 0)"),
+    # an attribute in MindSpore
+    ("n = x.numel() * x.element_size()", "n = x.numel() * x.itemsize"),
+])
+def test_methods_that_become_functions_or_attributes(line: str, expected: str):
+    assert f"\n{expected}\n" in fixed_line(line)
