@@ -1705,15 +1705,20 @@ def derive_case_facts(entries: Iterable[dict[str, Any]], record: Any, device: st
 
 
 def read_verification() -> Any:
-    """The committed verification record, or None (with a note) when it is absent or of another format."""
+    """The committed verification record, or None (with a note) when there is none. A record that is
+    present but cannot be read (merge-conflict markers, a truncated write) stops the build: the tables
+    would silently lose every fact and verified device it gives."""
     from torch2ms.verify.record import RecordError, read_record
 
     path = MAPPINGS / "verification.json"
+    if not path.exists():
+        print("no verification record used: mappings/verification.json does not exist", file=sys.stderr)
+        return None
     try:
         return read_record(path)
     except RecordError as exc:
-        print(f"no verification record used: {exc}", file=sys.stderr)
-        return None
+        raise SystemExit(f"mappings/verification.json cannot be read ({exc}); repair it or run "
+                         "`torch2ms verify --all --write-record` before building the tables")
 
 
 def _entry_lines(entry: dict[str, Any]) -> list[str]:

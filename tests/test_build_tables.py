@@ -215,3 +215,14 @@ def test_the_tables_carry_the_effort_build_tables_gives(build: Any) -> None:
     for api in ("torch.no_grad", "torch.device", "torch.Tensor.cuda"):
         assert table.entries[api].effort == "remove"
     assert build.missing_fact("torch.histogram") == (build.missing_note("torch.histogram"), "blocker")
+
+
+def test_a_broken_verification_record_stops_the_build(build: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A record with merge-conflict markers must not be read as no record: the tables would lose every
+    verified device and derived fact without a word."""
+    (tmp_path / "verification.json").write_text('{\n<<<<<<< HEAD\n "format": 1\n}\n', encoding="utf-8")
+    monkeypatch.setattr(build, "MAPPINGS", tmp_path)
+    with pytest.raises(SystemExit, match="verification.json cannot be read"):
+        build.read_verification()
+    (tmp_path / "verification.json").unlink()
+    assert build.read_verification() is None  # no record at all: the tables are built without one

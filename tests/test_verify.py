@@ -556,3 +556,14 @@ def test_defaults_cases_leave_out_each_trailing_default() -> None:
     required = generate({"torch": "torch.dot(v, w)", "inputs": {"v": {"shape": [3]}, "w": {"shape": [3]}}},
                         Signature((("input", False), ("tensor", False))))
     assert not [c for c in required if "defaults" in c.tags]  # nothing torch requires is left out
+
+
+def test_write_record_does_not_swallow_a_target() -> None:
+    parser = argparse.ArgumentParser()
+    command.add_arguments(parser)
+    args = parser.parse_args(["--write-record", "torch.sin", "torch.cos"])
+    command.record_target(args)
+    assert args.targets == ["torch.sin", "torch.cos"] and args.write_record == ""  # the default record
+    args = parser.parse_args(["--write-record", "out.json", "torch.sin"])
+    command.record_target(args)
+    assert args.targets == ["torch.sin"] and args.write_record == "out.json"

@@ -44,9 +44,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"address space a worker may add after its imports (default {DEFAULT_MEMORY_MB})")
     parser.add_argument("--shape", action="append", default=[], metavar="NAME=DIMS[:DTYPE]",
                         help="input shape for FILE:LINE, e.g. --shape x=2,3 --shape i=4:int64")
-    parser.add_argument("--write-record", nargs="?", const="", default=None, metavar="FILE",
+    parser.add_argument("--write-record", nargs="?", const="", default=None, metavar="FILE.json",
                         help="write the verification record (default: mappings/verification.json); "
-                             "a partial run updates the entries it ran")
+                             "a partial run updates the entries it ran (a value not ending in .json is "
+                             "a TARGET: `--write-record torch.abs` verifies torch.abs into the default record)")
     parser.add_argument("--json", action="store_true", help="print every example's result as JSON")
     parser.add_argument("-v", "--verbose", action="store_true", help="also list the entries that passed")
 
@@ -156,12 +157,21 @@ def _run_location(args: argparse.Namespace, targets: list[tuple[str, int]], pool
     return worst
 
 
+def record_target(args: argparse.Namespace) -> None:
+    """`--write-record torch.abs torch.exp`: argparse gives the first target to the option; a value not
+    ending in .json is taken back as a target (the record goes to its default place)."""
+    if args.write_record and not args.write_record.endswith(".json"):
+        args.targets = [args.write_record, *args.targets]
+        args.write_record = ""
+
+
 def run(args: argparse.Namespace, out: TextIO | None = None, pool: Pool | None = None) -> int:
     """Run `torch2ms verify`; `pool` lets a caller (the tests) reuse warm workers."""
     out = out or sys.stdout
     shared = pool
     from .locate import parse_location
 
+    record_target(args)
     pool_args = {"jobs": _jobs(args), "device": args.device, "memory_mb": args.memory_mb, "timeout": args.timeout}
     locations = [parse_location(t) for t in args.targets]
     if args.targets and all(loc is not None for loc in locations):
