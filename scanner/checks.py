@@ -45,7 +45,10 @@ def relevant_params(call: ApiCall, target: Target) -> list[ParamFact]:
             if arg is not None and (not arg.is_const or arg.value in fact.values):
                 out.append(fact)
         elif fact.kind == "default_differs":
-            if arg_for(call.args, fact.torch, fact.position) is None:
+            # (not where another passed parameter sets the same MindSpore one: unbiased= for ddof)
+            if arg_for(call.args, fact.torch, fact.position) is None and not any(
+                    other.kind == "translated" and other.ms == fact.ms and other.ms is not None
+                    and arg_for(call.args, other.torch, other.position) is not None for other in target.params):
                 out.append(fact)
         else:
             out.append(fact)

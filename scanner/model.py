@@ -193,8 +193,9 @@ class ParamFact:
             pairs = ", ".join(f"{t!r} -> {m!r}" for t, m in self.values)
             return f"'{self.torch}' is '{self.ms}' in MindSpore, with other values ({pairs})"
         if self.kind == "retyped":
-            kind = "a tuple" if "tuple" in self.values else "a float"
-            return f"'{self.torch}' must be {kind} in MindSpore (an int is written as one)"
+            if "tuple" in self.values:
+                return f"'{self.torch}' must be a tuple in MindSpore (the fix writes an int d as (d,))"
+            return f"'{self.torch}' must be a float in MindSpore (the fix writes an int n as n.0)"
         if self.kind == "added_required":
             return f"MindSpore requires '{self.ms}'"
         if self.kind == "unsupported_inputs":

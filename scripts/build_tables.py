@@ -1718,7 +1718,7 @@ def read_verification() -> Any:
         return read_record(path)
     except RecordError as exc:
         raise SystemExit(f"mappings/verification.json cannot be read ({exc}); repair it or run "
-                         "`torch2ms verify --all --write-record` before building the tables")
+                         "`torch2ms verify --all --write-record` before building the tables") from None
 
 
 def _entry_lines(entry: dict[str, Any]) -> list[str]:
