@@ -63,6 +63,16 @@ def test_no_sampled_program_differs_silently(verdicts):
     assert not silent, "\n".join(silent)
 
 
+def test_no_program_of_the_whole_corpus_differs_silently():
+    # every program (a few seconds with two workers): a rewrite that changes a result without a word is
+    # the worst kind of bug, so none may hide outside the sample
+    found = run_corpus(load_corpus(CORPUS), jobs=2, timeout=120)
+    silent = [f"{v.program.ident}: {v.detail}" for v in found if v.verdict == DIFFERENT]
+    assert not silent, "\n".join(silent)
+    broken = [f"{v.program.ident}: {v.verdict}" for v in found if v.verdict in (TORCH_FAILED, FIX_FAILED)]
+    assert not broken, "\n".join(broken)
+
+
 def test_each_verdict_is_what_it_says(verdicts):
     for v in verdicts:
         where = v.program.ident
@@ -113,10 +123,18 @@ def test_the_harness_sees_a_silent_difference_and_a_kept_import():
     assert found["control/keeps_torch"].cause == "torch.vdot (TMS103)"
 
 
-# Programs that silently differed or kept torch before the fixes named: a float fill value's dtype written
-# out for mindspore.ops.full, abs of a complex result as mindspore.ops.ComplexAbs, the CPU form of cross_entropy.
+# Programs that silently differed, raised or kept torch before the fixes named: a float fill value's dtype
+# written out for mindspore.ops.full, abs of a complex result as mindspore.ops.ComplexAbs, the CPU form of
+# cross_entropy; unbiased= as ddof=, int dims as a tuple, int scale factors as floats, axes=1 for dot,
+# pad_mode='pad', fill_/zero_ as copies, dynamic-shape calls rewritten, new_tensor/new_full with the
+# receiver's dtype, element_size() as itemsize.
 FIXED_CLASSES = ("creation/full_value", "creation/full_int", "linalg/fft_rfft_abs",
-                 "losses/cross_entropy_functional", "losses/cross_entropy_label_smoothing")
+                 "losses/cross_entropy_functional", "losses/cross_entropy_label_smoothing",
+                 "reductions/std_dim_unbiased_false", "tensor_methods/flip_dims", "functional/interpolate_nearest",
+                 "layers/upsample_nearest", "linalg/dot_vectors", "functional/conv2d_padding",
+                 "inplace/fill_inplace", "inplace/zero_inplace", "creation/empty_fill", "indexing/masked_select",
+                 "indexing/nonzero_indices", "creation/new_tensor", "creation/new_full",
+                 "dtype_device/numel_dtype_itemsize")
 
 
 def test_the_programs_of_each_fix_class_give_torchs_result():
@@ -126,3 +144,5 @@ def test_the_programs_of_each_fix_class_give_torchs_result():
     assert {name: found[name].verdict for name in FIXED_CLASSES} == dict.fromkeys(FIXED_CLASSES, SAME)
     assert "dtype=mindspore.float32" in found["creation/full_value"].fixed
     assert "mindspore.ops.ComplexAbs()(" in found["linalg/fft_rfft_abs"].fixed
+    assert "ddof=0" in found["reductions/std_dim_unbiased_false"].fixed
+    assert "mindspore.ops.full_like(" in found["inplace/fill_inplace"].fixed
