@@ -891,9 +891,8 @@ def _inplace_fix(src: FixSource, call: ApiCall, form: Target, is_inplace: Callab
     else:
         if not src.mindspore_visible(call.span):
             return None
-        name_end = src.offset(call.name_span.end_line, call.name_span.end_col)
-        paren = src.text.find("(", name_end)
-        if paren < 0 or src.text[name_end:paren].strip():
+        paren = _open_paren(src, call)
+        if paren is None:
             return None
         head = f"{form.api}({root}" + (", " if call.args else "")
         if view:
@@ -916,10 +915,9 @@ def _receiver_move_fix(src: FixSource, call: ApiCall, target: Target, edits: lis
         return None
     start = src.offset(call.span.start_line, call.span.start_col)
     name_at = src.offset(call.name_span.start_line, call.name_span.start_col)
-    name_end = src.offset(call.name_span.end_line, call.name_span.end_col)
     dot = src.text.rfind(".", start, name_at)
-    paren = src.text.find("(", name_end)
-    if dot < 0 or src.text[dot + 1:name_at].strip() or paren < 0 or src.text[name_end:paren].strip():
+    paren = _open_paren(src, call)
+    if dot < 0 or src.text[dot + 1:name_at].strip() or paren is None:
         return None
     edits.insert(0, Edit(src.span_of(start, start), f"{target.api}("))
     edits.insert(1, Edit(src.span_of(dot, paren + 1), ", " if call.args else ""))
@@ -943,9 +941,8 @@ def _like_fix(src: FixSource, call: ApiCall, target: Target, edits: list[Edit], 
     if not receiver or not _pure(node) or isinstance(node, ast.Constant):
         return None
     start = src.offset(call.span.start_line, call.span.start_col)
-    name_end = src.offset(call.name_span.end_line, call.name_span.end_col)
-    paren = src.text.find("(", name_end)
-    if paren < 0 or src.text[name_end:paren].strip() or not call.args:
+    paren = _open_paren(src, call)
+    if paren is None or not call.args:
         return None
     edits.insert(0, Edit(src.span_of(start, paren + 1), f"{target.api}("))
     if _keyword(call, "dtype") is None:
@@ -965,6 +962,15 @@ def _attribute_result_fix(src: FixSource, call: ApiCall, target: Target) -> Fix 
         return None
     whole = Span(call.name_span.start_line, call.name_span.start_col, call.span.end_line, call.span.end_col)
     return Fix(title=f"Use {target.api}", edits=(Edit(whole, target.api.rpartition(".")[2]),), safe=True)
+
+
+def _open_paren(src: FixSource, call: ApiCall) -> int | None:
+    """The offset of the "(" that opens a method call's arguments (only blanks after its name), or None."""
+    if call.name_span is None:
+        return None
+    name_end = src.offset(call.name_span.end_line, call.name_span.end_col)
+    paren = src.text.find("(", name_end)
+    return paren if paren >= 0 and not src.text[name_end:paren].strip() else None
 
 
 def _receiver_length(src: FixSource, call: ApiCall) -> int:
