@@ -44,6 +44,9 @@ def relevant_params(call: ApiCall, target: Target) -> list[ParamFact]:
             arg = arg_for(call.args, fact.torch, fact.position)
             if arg is not None and (not arg.is_const or arg.value in fact.values):
                 out.append(fact)
+        elif fact.kind in ("semantics_differ", "unsupported_inputs") and fact.torch is not None:  # when passed
+            if arg_for(call.args, fact.torch, fact.position) is not None:
+                out.append(fact)
         elif fact.kind == "default_differs":
             # (not where another passed parameter sets the same MindSpore one: unbiased= for ddof)
             if arg_for(call.args, fact.torch, fact.position) is None and not any(

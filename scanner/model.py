@@ -148,7 +148,8 @@ class ParamFact:
     """How one parameter differs between the torch API and its MindSpore target."""
 
     # renamed, dropped, default_differs, unsupported_values, added_required, semantics_differ,
-    # unsupported_inputs (inputs torch takes and MindSpore raises for: the program stops, nothing silent),
+    # unsupported_inputs (inputs torch takes and MindSpore raises for: the program stops, nothing silent;
+    # with a torch name: values of that parameter, reported where a call passes it),
     # translated (another MindSpore parameter with other values: `values` holds [torch value, MindSpore
     # value] pairs, e.g. unbiased=False -> ddof=0), retyped (MindSpore takes only another type where
     # torch also takes an int: `values` is ["tuple"], an int d written (d,), or ["float"], d written d.0)

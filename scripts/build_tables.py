@@ -1658,9 +1658,12 @@ def derive_case_facts(entries: Iterable[dict[str, Any]], record: Any, device: st
             silent: dict[str, str] = {}
             # Where the example itself (or the call written another way) disagrees, the variants'
             # differences most likely have the same cause: a person decides, no fact is derived.
-            call_level = any(_tag_label(t) is None and t != "inplace" for t in form.differences)
+            # (an optional parameter passed at another value, `opt=NAME`, is call-level too: its fact names
+            # the parameter, written in scripts/mapping_facts.yaml, so that the fix leaves such a call alone;
+            # a difference such a written fact explains does not hide the others)
             # the tags a written fact (scripts/mapping_facts.yaml) already explains
             stated = {t for f in target.get("params", ()) for t in f.get("covers", ())}
+            call_level = any(_tag_label(t) is None and t != "inplace" and t not in stated for t in form.differences)
             for tag, why in sorted(form.differences.items()):
                 if call_level:
                     break

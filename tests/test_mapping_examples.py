@@ -65,7 +65,7 @@ def _passed(call: ast.Call | None, name: str | None, position: int | None) -> as
 def _touches(fact: ParamFact, call: ast.Call | None) -> bool:
     """Whether a parameter fact concerns the example's call: a renamed keyword it writes, a dropped
     parameter it passes, an unsupported value it may pass, a default it relies on, a value to translate
-    or to write in another type; other facts always."""
+    or to write in another type, a parameter whose meaning differs that it passes; other facts always."""
     if fact.kind == "renamed":
         return call is not None and any(k.arg == fact.torch for k in call.keywords)
     if fact.kind == "dropped":
@@ -75,7 +75,7 @@ def _touches(fact: ParamFact, call: ast.Call | None) -> bool:
         return arg is not None and (not _is_const(arg) or ast.literal_eval(arg) in fact.values)
     if fact.kind == "default_differs":
         return _passed(call, fact.torch, fact.position) is None
-    if fact.kind == "translated":
+    if fact.kind == "translated" or fact.kind in ("semantics_differ", "unsupported_inputs") and fact.torch is not None:
         return _passed(call, fact.torch, fact.position) is not None
     if fact.kind == "retyped":  # an int (or a value that may be one) where MindSpore takes another type
         arg = _passed(call, fact.torch, fact.position)

@@ -143,3 +143,12 @@ def test_a_finding_the_fix_rewrites_safely_is_automatic(tmp_path: Path) -> None:
     doc = json.loads(run_cli("scan", "m.py", "--isolated", "--format", "json", cwd=tmp_path).stdout)
     tanh, = [d for d in doc["files"][0]["diagnostics"] if d["torch_api"] == "torch.tanh"]
     assert tanh["fix"] is not None and tanh["fix"]["safe"] and tanh["effort"] == "automatic"
+
+
+def test_a_parameter_whose_meaning_differs_counts_only_where_it_is_passed() -> None:
+    # argmax's keepdim without dim gives another shape in MindSpore (measured by verify's opt= cases)
+    head = "import torch\nx = torch.ones(3, 4)\n"
+    plain, = [f for f in findings(head + "y = x.argmax()\n") if f[1] == "torch.Tensor.argmax"]
+    assert plain[0] == "TMS101" and "keepdim" not in plain[3]
+    kept, = [f for f in findings(head + "y = x.argmax(keepdim=True)\n") if f[1] == "torch.Tensor.argmax"]
+    assert kept[0] == "TMS102" and "keepdim" in kept[3]

@@ -567,3 +567,21 @@ def test_write_record_does_not_swallow_a_target() -> None:
     args = parser.parse_args(["--write-record", "out.json", "torch.sin"])
     command.record_target(args)
     assert args.targets == ["torch.sin"] and args.write_record == "out.json"
+
+
+def test_optional_parameters_the_example_leaves_out_are_passed_at_other_values() -> None:
+    # torch.nn.functional.conv2d(x, w) never passed padding, so ops.conv2d's pad_mode went unseen
+    sig = Signature((("input", False), ("weight", False), ("bias", True), ("stride", True), ("padding", True),
+                     ("groups", True), ("out", True)),
+                    defaults=(("stride", 1), ("padding", 0), ("groups", 1), ("out", 0)))
+    spec = {"torch": "torch.nn.functional.conv2d(x, w, stride=2)",
+            "inputs": {"x": {"shape": [1, 3, 8, 8]}, "w": {"shape": [4, 3, 3, 3]}}}
+    optional = {c.tags[0]: c.torch for c in generate(spec, sig) if c.tags[0].startswith("opt=")}
+    assert optional == {"opt=padding": "torch.nn.functional.conv2d(x, w, stride=2, padding=1)",
+                        "opt=groups": "torch.nn.functional.conv2d(x, w, stride=2, groups=2)"}
+    # a bool is flipped, a float doubled; a method's receiver and the parameters passed by position are left
+    method = Signature((("dim", True), ("keepdim", True), ("scale", True)),
+                       defaults=(("keepdim", False), ("scale", 0.25)))
+    cases = generate({"torch": "x.max(1)", "kind": "method", "inputs": {"x": {"shape": [3, 4]}}}, method)
+    assert {c.torch for c in cases if c.tags[0].startswith("opt=")} == {"x.max(1, scale=0.5)"}
+    assert "x.max(1, keepdim=True)" in {c.torch for c in cases}  # the same call as the keepdim case: run once

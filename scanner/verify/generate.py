@@ -20,6 +20,8 @@ Tags:
   passed where the example leaves the default, and keepdim=True;
 - ``keyword``, ``positional``, ``defaults``: the arguments by keyword, by position, and the
   trailing defaulted arguments left out (one case per argument dropped);
+- ``opt=NAME``: an optional parameter the example leaves out, passed by keyword at another value
+  than its default (a bool flipped, an int k as k + 1, a float x as 2x);
 - ``arg=N``: an integer or float argument of the call changed;
 - ``grad``: the gradient of the first floating output with respect to the first floating input
   is compared too;
@@ -50,6 +52,7 @@ class Signature:
     params: tuple[tuple[str, bool], ...] = ()
     positional_only: frozenset[str] = frozenset()
     keyword_only: frozenset[str] = frozenset()
+    defaults: tuple[tuple[str, Any], ...] = ()  # the bool, int and float defaults, by parameter name
 
     @property
     def names(self) -> list[str]:
@@ -408,6 +411,47 @@ def _defaults_cases(base: Case, call: ast.Call, kind: str, order: list[str], has
     return out
 
 
+# Parameters an `opt=` case never passes: placement, autograd, output buffers, in-place flags and legacy
+# loss flags (their differences are handled by the fix itself, not by the API's computation).
+_NOT_VARIED = frozenset({
+    "out", "device", "requires_grad", "pin_memory", "memory_format", "layout", "non_blocking", "inplace",
+    "size_average", "reduce", "generator", "dtype", "names", "sparse", "sparse_grad", "_random_samples",
+    "_stacklevel", "antialias", "foreach", "maximize", "capturable", "differentiable", "fused", "verbose",
+    "check_inputs", "validate_args", "deterministic", "is_causal", "enable_gqa", "_freeze", "device_ids",
+})
+MAX_OPTIONAL_CASES = 8
+
+
+def _optional_cases(base: Case, sig: Signature, kind: str) -> list[Case]:
+    """The call with an optional parameter it leaves out passed by keyword at another value than its
+    default (a bool flipped, an int k as k + 1, a float x as 2x), one case each: the parameters real code
+    passes (padding, stride, ignore_index) that an example may not. Tag ``opt=NAME``."""
+    tree = _parse(base.torch)
+    if tree is None or target_call(tree, kind) is None or not sig.defaults:
+        return []
+    call = _call_in(tree, kind)
+    order = [n for n, _ in _method_params(sig, kind) if n not in sig.keyword_only]
+    passed = {k.arg for k in call.keywords} | set(order[:len(call.args)])
+    out: list[Case] = []
+    for name, default in sig.defaults:
+        if name in passed or name in _NOT_VARIED or name in sig.positional_only or name.startswith("_"):
+            continue
+        if isinstance(default, bool):
+            value: Any = not default
+        elif isinstance(default, int):
+            value = default + 1
+        elif isinstance(default, float) and math.isfinite(default):
+            value = default * 2 if default else 0.5
+        else:
+            continue
+        code = _edit(base.torch, kind, lambda c, n=name, v=value: c.keywords.append(ast.keyword(arg=n, value=_const(v))))
+        if code:
+            out.append(Case([f"opt={name}"], code, base.inputs, base.seed))
+        if len(out) >= MAX_OPTIONAL_CASES:
+            break
+    return out
+
+
 def _literal_cases(base: Case, kind: str) -> list[Case]:
     """The call's number arguments changed: integers k -> k + 1 and 1; floats x -> 2x and x / 2."""
     tree = _parse(base.torch)
@@ -464,6 +508,7 @@ def generate(spec: dict[str, Any], sig: Signature | None, extra_seeds: int = 0) 
         if kind not in ("optimizer", "scheduler"):
             cases += _dim_cases(base, sig, kind, ndim)
         cases += _form_cases(base, sig, kind)
+        cases += _optional_cases(base, sig, kind)
     cases += _literal_cases(base, kind)
     differentiable = kind not in _NO_GRAD_KINDS and not spec.get("random") and not shape_only and any(
         _kind_of(str(s.get("dtype", "float32"))) == "f" for s in inputs.values())

@@ -796,6 +796,14 @@ def _torch_accepts(rt: Runtime, spec: dict[str, Any]) -> bool:
 
 
 # ------------------------------------------------------------------ the torch signature
+def _literal_default(text: str) -> Any:
+    """A docstring signature's default as a value (None when it is not a literal)."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+
+
 def signature_of(rt: Runtime, code: str, kind: str, inputs: dict[str, Any]) -> Signature | None:
     """The torch callable's parameters for the call of `code` (inspect, else its docstring), or None."""
     import inspect
@@ -822,6 +830,7 @@ def signature_of(rt: Runtime, code: str, kind: str, inputs: dict[str, Any]) -> S
         sig = None
     if sig is not None:
         params: list[tuple[str, bool]] = []
+        defaults: list[tuple[str, Any]] = []
         positional_only: set[str] = set()
         keyword_only: set[str] = set()
         for param in sig.parameters.values():
@@ -834,7 +843,9 @@ def signature_of(rt: Runtime, code: str, kind: str, inputs: dict[str, Any]) -> S
             if param.kind is param.KEYWORD_ONLY:
                 keyword_only.add(param.name)
             params.append((param.name, param.default is not param.empty))
-        return Signature(tuple(params), frozenset(positional_only), frozenset(keyword_only))
+            if isinstance(param.default, (bool, int, float)):
+                defaults.append((param.name, param.default))
+        return Signature(tuple(params), frozenset(positional_only), frozenset(keyword_only), tuple(defaults))
     keywords = {k.arg for k in call.keywords if k.arg}
     for text in _doc_signatures(obj, name):
         positional = _positional_names(text)
@@ -842,7 +853,9 @@ def signature_of(rt: Runtime, code: str, kind: str, inputs: dict[str, Any]) -> S
         names = {n for n, _ in every}
         if len(call.args) <= len(positional) and keywords <= names:
             ordered = [p for p in every if p[0] in positional] + [p for p in every if p[0] not in positional]
-            return Signature(tuple(ordered), frozenset(), frozenset(n for n, _ in every if n not in positional))
+            return Signature(tuple(ordered), frozenset(), frozenset(n for n, _ in every if n not in positional),
+                             tuple((n, v) for n, d in split_params(text) if d is not None
+                                   for v in [_literal_default(d)] if isinstance(v, (bool, int, float))))
     return None
 
 
