@@ -45,7 +45,8 @@ def relevant_params(call: ApiCall, target: Target) -> list[ParamFact]:
             if arg is not None and (not arg.is_const or arg.value in fact.values):
                 out.append(fact)
         elif fact.kind in ("semantics_differ", "unsupported_inputs") and fact.torch is not None:  # when passed
-            if arg_for(call.args, fact.torch, fact.position) is not None:
+            arg = arg_for(call.args, fact.torch, fact.position)  # (with `values`: one of those, or unknown)
+            if arg is not None and (not fact.values or not arg.is_const or arg.value in fact.values):
                 out.append(fact)
         elif fact.kind == "default_differs":
             # (not where another passed parameter sets the same MindSpore one: unbiased= for ddof)

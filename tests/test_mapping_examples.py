@@ -75,8 +75,11 @@ def _touches(fact: ParamFact, call: ast.Call | None) -> bool:
         return arg is not None and (not _is_const(arg) or ast.literal_eval(arg) in fact.values)
     if fact.kind == "default_differs":
         return _passed(call, fact.torch, fact.position) is None
-    if fact.kind == "translated" or fact.kind in ("semantics_differ", "unsupported_inputs") and fact.torch is not None:
+    if fact.kind == "translated":
         return _passed(call, fact.torch, fact.position) is not None
+    if fact.kind in ("semantics_differ", "unsupported_inputs") and fact.torch is not None:
+        arg = _passed(call, fact.torch, fact.position)
+        return arg is not None and (not fact.values or not _is_const(arg) or ast.literal_eval(arg) in fact.values)
     if fact.kind == "retyped":  # an int (or a value that may be one) where MindSpore takes another type
         arg = _passed(call, fact.torch, fact.position)
         return arg is not None and (not _is_const(arg) or type(ast.literal_eval(arg)) is int)

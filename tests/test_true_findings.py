@@ -23,9 +23,11 @@ def findings(source: str, config: Config | None = None) -> list[tuple[str, str, 
 
 def test_parameter_facts_only_for_parameters_the_call_uses() -> None:
     head = "import torch.nn.functional as F\n"
-    plain, = findings(head + "y = F.interpolate(x, scale_factor=2.0, mode='bilinear')\n")
+    plain, = findings(head + "y = F.interpolate(x, scale_factor=2.0, mode='nearest')\n")
     assert plain[0] == "TMS101"
     assert "area" not in plain[3] and "antialias" not in plain[3]
+    bilinear, = findings(head + "y = F.interpolate(x, scale_factor=2.0, mode='bilinear')\n")  # no CPU kernel
+    assert bilinear[0] == "TMS102" and "no kernel for mode linear, bilinear or bicubic" in bilinear[3]
     whole, = findings(head + "y = F.interpolate(x, scale_factor=2, mode='bilinear')\n")  # mint takes a float
     assert whole[0] == "TMS102" and "'scale_factor' must be a float" in whole[3] and "area" not in whole[3]
     area, = findings(head + "y = F.interpolate(x, scale_factor=2, mode='area')\n")
