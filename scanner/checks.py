@@ -100,15 +100,10 @@ def check_call(call: ApiCall, table: MappingTable, version: tuple[int, ...],
     if diag.category is Category.DYNAMIC_SHAPE:
         # The rewrite does not change what sets the output's shape: the finding keeps its dynamic-shape
         # code and carries the fix of the call's mapping finding (torch.nonzero -> mindspore.mint.nonzero).
-        mapped = _finding(call, table, version, network, device, shapes=False)
-        if mapped.code not in _FIXED_CODES:
-            return diag
-        fix = fixer(call, mapped).fix
+        # (the fixer decides from that finding's code whether there is a rewrite at all)
+        fix = fixer(call, _finding(call, table, version, network, device, shapes=False)).fix
         return replace(diag, fix=fix) if fix is not None else diag
     return fixer(call, diag)
-
-
-_FIXED_CODES = frozenset({"TMS101", "TMS102"})
 
 
 def _finding(call: ApiCall, table: MappingTable, version: tuple[int, ...], network: bool | None,
