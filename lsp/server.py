@@ -234,6 +234,9 @@ class Torch2msServer(LanguageServer):
         self.index_task: asyncio.Future[None] | None = None
         self._tasks: set[asyncio.Future[None]] = set()
         self.analyses = 0  # finished scans (for tests and the benchmark)
+        # verify runs the code at a line in torch and MindSpore: on for the editor that started the server
+        # on stdio, off for a TCP client unless `--allow-verify` (docs/security.md)
+        self.allow_verify = True
 
     # ------------------------------------------------------------ helpers
     @property
@@ -701,7 +704,7 @@ def create_server() -> Torch2msServer:
                     actions.append(lsp.CodeAction(
                         title=f"Suppress {diag.code} with # noqa on this line", kind=lsp.CodeActionKind.QuickFix,
                         diagnostics=[lsp_diag], edit=workspace_edit([edit])))
-        if wanted(VERIFY_KIND):
+        if wanted(VERIFY_KIND) and ls.allow_verify:
             actions.extend(_verify_actions(state, fixed, pairs, lambda d: _in_range(d, lines, params.range)))
         fixed = await ls.with_fixes(state) if wanted(convert.FIX_ALL_KIND) else None
         if fixed is not None and any(d.fix is not None and d.fix.safe for d in fixed.diagnostics):
@@ -731,6 +734,9 @@ def create_server() -> Torch2msServer:
         if len(args) != 2 or not isinstance(args[0], str) or isinstance(args[1], bool) \
                 or not isinstance(args[1], int):
             raise JsonRpcInvalidParams(f"{VERIFY_CALL} takes a document uri and a 1-based line")
+        if not ls.allow_verify:
+            raise JsonRpcInvalidRequest(f"{VERIFY_CALL} runs code and is off for a TCP client "
+                                        "(start the server with --allow-verify to turn it on)")
         return await _verify_call(ls, args[0], args[1])
 
     return server
@@ -937,16 +943,101 @@ def _read_text(path: str) -> str:
     return text or ""
 
 
-def main(tcp: str | None = None) -> int:
-    """`torch2ms lsp`: serve on stdio, or on HOST:PORT with --tcp."""
+def main(tcp: str | None = None, *, token_file: str | None = None, allow_remote: bool = False,
+         allow_verify: bool = False) -> int:
+    """`torch2ms lsp`: serve on stdio, or one authenticated client on HOST:PORT with --tcp.
+
+    The exit code is the protocol's: 0 after `shutdown` then `exit` (or the end of the stream after
+    `shutdown`), 1 otherwise; 2 for a TCP setting that cannot be served."""
+    from . import transport
+
     level = os.environ.get("TORCH2MS_LSP_LOG", "WARNING").upper()
     logging.basicConfig(level=getattr(logging, level, logging.WARNING),
                         format="torch2ms-lsp: %(asctime)s %(levelname)s: %(message)s")
     server = create_server()
-    if tcp:
-        host, _, port = tcp.rpartition(":")
-        server.start_tcp(host or "127.0.0.1", int(port))
-    else:
-        server.start_io()
-    return 0
+    stop = threading.Event()
+    server._stop_event = stop
 
+    def on_error(exc: Exception) -> None:
+        server.report_server_error(exc, JsonRpcException)
+
+    try:
+        if tcp:
+            host, _, port = tcp.rpartition(":")
+            host = host.strip("[]") or "127.0.0.1"
+            try:
+                transport.check_host(host, allow_remote)
+                token, source = session_token(token_file)
+            except transport.TcpError as exc:
+                print(f"torch2ms lsp: error: {exc}", file=sys.stderr)
+                return 2
+            server.allow_verify = allow_verify
+
+            def announce(bound_host: str, bound_port: int) -> None:
+                where = f"token: {token}" if source is None else f"token from {source}"
+                print(f"torch2ms lsp: listening on {bound_host}:{bound_port} ({where}; send it as "
+                      "initializationOptions.token)", file=sys.stderr, flush=True)
+
+            try:
+                transport.serve_tcp(server.protocol, host, int(port), token, stop, on_error, announce)
+            except OSError as exc:
+                print(f"torch2ms lsp: error: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
+                return 2
+        else:
+            stdin: Any = sys.stdin.buffer  # a BufferedReader: read1 answers with what the pipe holds
+            server.protocol.set_writer(_StdoutWriter(sys.stdout.buffer))
+            reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="torch2ms-stdin")
+
+            async def serve() -> None:
+                loop = asyncio.get_running_loop()
+                await transport.serve_stream(lambda: loop.run_in_executor(reader, stdin.read1, 65536),
+                                             server.protocol, stop, on_error)
+
+            asyncio.run(serve())
+    except SystemExit as exc:  # pygls ends the loop this way on `exit`
+        return exc.code if isinstance(exc.code, int) else 1
+    except transport.FrameError as exc:
+        print(f"torch2ms lsp: error: {exc}", file=sys.stderr)
+        return 1
+    except (BrokenPipeError, KeyboardInterrupt):
+        pass
+    return 0 if server.protocol._shutdown else 1
+
+
+class _StdoutWriter:
+    """pygls' writer interface over the process's standard output."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, data: bytes) -> None:
+        self._stream.write(data)
+        self._stream.flush()
+
+    def close(self) -> None:
+        self._stream.close()
+
+
+TOKEN_ENV = "TORCH2MS_LSP_TOKEN"
+MIN_TOKEN = 16
+
+
+def session_token(token_file: str | None) -> tuple[str, str | None]:
+    """The TCP session token and where it came from (None: made now, to be printed once)."""
+    from . import transport
+    from torch2ms.files import UnreadableFile, read_regular
+
+    if token_file:
+        try:
+            lines = read_regular(token_file, limit=4096).decode("utf-8").split()
+        except (UnreadableFile, UnicodeDecodeError) as exc:
+            raise transport.TcpError(f"{token_file}: cannot read a token: {exc}") from None
+        token = lines[0] if lines else ""
+        source: str | None = token_file
+    elif os.environ.get(TOKEN_ENV):
+        token, source = os.environ[TOKEN_ENV].strip(), TOKEN_ENV
+    else:
+        return transport.new_token(), None
+    if len(token) < MIN_TOKEN:
+        raise transport.TcpError(f"{source}: the token must have at least {MIN_TOKEN} characters")
+    return token, source

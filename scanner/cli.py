@@ -73,7 +73,15 @@ def build_parser() -> argparse.ArgumentParser:
     lsp = sub.add_parser("lsp", help="run the language server (LSP over stdio)")
     _add_verbose(lsp)
     lsp.add_argument("--tcp", metavar="HOST:PORT", type=_host_port,
-                     help="listen on HOST:PORT instead of stdio (for debugging)")
+                     help="listen on HOST:PORT instead of stdio: one client, authenticated by a token; "
+                          "HOST must be a loopback address unless --allow-remote")
+    lsp.add_argument("--token-file", metavar="FILE",
+                     help="with --tcp: read the session token from FILE (else TORCH2MS_LSP_TOKEN, else a new "
+                          "token printed once on stderr); clients send it as initializationOptions.token")
+    lsp.add_argument("--allow-remote", action="store_true",
+                     help="with --tcp: listen on a non-loopback address")
+    lsp.add_argument("--allow-verify", action="store_true",
+                     help="with --tcp: offer the verify action, which runs code (always on over stdio)")
     lsp.add_argument("--stdio", action="store_true", help="use stdio (the default; accepted for editors that pass it)")
 
     from .migrate.command import add_arguments as add_migrate_arguments
@@ -105,7 +113,7 @@ def _add_verbose(parser: argparse.ArgumentParser) -> None:
 
 def _host_port(text: str) -> str:
     host, sep, port = text.rpartition(":")
-    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+    if not sep or not port.isdigit() or not 0 <= int(port) < 65536:  # 0: a free port, announced on stderr
         raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {text!r}")
     return text
 
@@ -117,7 +125,11 @@ def run_lsp(args: argparse.Namespace) -> int:
         print(f"torch2ms: error: the language server needs the lsp extra (pip install 'torch2ms[lsp]'): {exc}",
               file=sys.stderr)
         return EXIT_ERROR
-    return lsp_main(tcp=args.tcp)
+    if not args.tcp and (args.token_file or args.allow_remote or args.allow_verify):
+        print("torch2ms lsp: error: --token-file, --allow-remote and --allow-verify go with --tcp", file=sys.stderr)
+        return EXIT_ERROR
+    return lsp_main(tcp=args.tcp, token_file=args.token_file, allow_remote=args.allow_remote,
+                    allow_verify=args.allow_verify)
 
 
 def _config(args: argparse.Namespace) -> Config:
