@@ -32,7 +32,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--write-record", action="store_true", help="also write mappings/verification.json")
+    parser.add_argument("--write-record", action="store_true", help="also write src/torch2ms/data/verification.json")
     parser.add_argument("--entries", default=None, help="write the per-entry lines to this file")
     options = parser.parse_args()
     table = load_table()

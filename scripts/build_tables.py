@@ -1,4 +1,4 @@
-"""Generate the mapping tables (mappings/torch*.yaml) from the reference data and the installed libraries.
+"""Generate the mapping tables (src/torch2ms/data/torch*.yaml) from the reference data and the installed libraries.
 
 Run:  python scripts/build_tables.py REFERENCE_DIR [--jobs N] [--cache FILE]
 
@@ -8,7 +8,7 @@ pytorch_ms_param_diffs.csv, torch_public_api_inventory.csv, dynamic_shape_apis.c
 The script needs torch and mindspore installed (the `verify` extra). It
 
 1. lists the torch APIs to classify: the public callables of the namespaces in
-   NAMESPACES (from mappings/inventory.json) plus every torch-side row of the
+   NAMESPACES (from src/torch2ms/data/inventory.json) plus every torch-side row of the
    official tables;
 2. collects candidate MindSpore targets: the official tables' targets (the
    newest table for MindSpore >= 2.3, the r2.4.10 table before), then
@@ -49,7 +49,7 @@ ROOT = Path(__file__).resolve().parent.parent
 from torch2ms.mapping_tools import (  # noqa: E402
     GENERAL_PARAMS, documented_devices, ms_params, ms_positional, resolve, torch_params, torch_positions,
 )
-MAPPINGS = ROOT / "mappings"
+MAPPINGS = ROOT / "src" / "torch2ms" / "data"
 # Weight facts (per torch layer, per MindSpore class): a `weights:` list, not `entries:`.
 WEIGHT_FACTS = Path(__file__).resolve().parent / "mapping_overrides_weights.yaml"
 # Hand-written entries: mapping_overrides.yaml plus any mapping_overrides_*.yaml beside it
@@ -1324,7 +1324,7 @@ def library_entries(ref: Path) -> dict[str, list[dict[str, Any]]]:
 
 
 def write_library_files(ref: Path) -> None:
-    """Write mappings/<library>.yaml for the torchvision / torchaudio / torchtext rows."""
+    """Write src/torch2ms/data/<library>.yaml for the torchvision / torchaudio / torchtext rows."""
     record = read_verification()
     for lib, entries in library_entries(ref).items():
         annotate_devices(entries, record)
@@ -1715,12 +1715,12 @@ def read_verification() -> Any:
 
     path = MAPPINGS / "verification.json"
     if not path.exists():
-        print("no verification record used: mappings/verification.json does not exist", file=sys.stderr)
+        print("no verification record used: src/torch2ms/data/verification.json does not exist", file=sys.stderr)
         return None
     try:
         return read_record(path)
     except RecordError as exc:
-        raise SystemExit(f"mappings/verification.json cannot be read ({exc}); repair it or run "
+        raise SystemExit(f"src/torch2ms/data/verification.json cannot be read ({exc}); repair it or run "
                          "`torch2ms verify --all --write-record` before building the tables") from None
 
 

@@ -1,4 +1,4 @@
-"""Regenerate mappings/inventory.json from the installed torch.
+"""Regenerate src/torch2ms/data/inventory.json from the installed torch.
 
 Run: python scripts/gen_inventory.py   (needs the `verify` extra: torch==2.13.0)
 The scanner itself never imports torch; it reads this file.
@@ -55,7 +55,7 @@ def main() -> None:
         "top_level": public(torch),
         "namespaces": {ns: namespace_callables(ns) for ns in NAMESPACES},
     }
-    out = Path(__file__).resolve().parent.parent / "mappings" / "inventory.json"
+    out = Path(__file__).resolve().parent.parent / "src" / "torch2ms" / "data" / "inventory.json"
     out.write_text(json.dumps(data, indent=0, sort_keys=True) + "\n", encoding="utf-8")
     print(f"wrote {out.name}: {sum(len(v) for v in data['namespaces'].values())} public callables")
 

@@ -85,11 +85,11 @@ def test_every_documented_overload_is_read_and_printed_output_is_not(build: Any)
 
 
 def test_the_committed_tables_hold_the_weight_facts_of_the_overrides(build: Any) -> None:
-    """mappings/*.yaml carry exactly scripts/mapping_overrides_weights.yaml (`build_tables.py --weights-only`)."""
+    """src/torch2ms/data/*.yaml carry exactly scripts/mapping_overrides_weights.yaml (`build_tables.py --weights-only`)."""
     import yaml
 
     written = {}
-    for path in sorted((ROOT / "mappings").glob("torch*.yaml")):
+    for path in sorted((ROOT / "src" / "torch2ms" / "data").glob("torch*.yaml")):
         for entry in yaml.safe_load(path.read_text(encoding="utf-8"))["entries"]:
             if "weights" in entry:
                 written[entry["api"]] = entry["weights"]

@@ -1,4 +1,4 @@
-"""Data flow between functions, classes and files (scanner/dataflow.py, the resolver's symbols, the project pass)."""
+"""Data flow between functions, classes and files (torch2ms/dataflow.py, the resolver's symbols, the project pass)."""
 
 from __future__ import annotations
 

@@ -46,3 +46,17 @@ def test_a_wheel_built_from_the_clone_installs_and_runs(tmp_path: Path) -> None:
     lsp = subprocess.run([sys.executable, str(script), "lsp", "--help"], cwd=tmp_path, env=env,
                          capture_output=True, text=True, timeout=60)
     assert lsp.returncode == 0 and "--tcp" in lsp.stdout
+
+
+def test_an_editable_install_gives_no_setuptools_warning(tmp_path: Path) -> None:
+    """The package folder is named after the import (src layout): setuptools has nothing to warn about."""
+    clone = copy_package(tmp_path / "clone")
+    editable = subprocess.run([sys.executable, "-c", (
+        "import os, sys, tempfile\n"
+        "from setuptools import build_meta\n"
+        "os.chdir(sys.argv[1])\n"
+        "print(build_meta.build_editable(tempfile.mkdtemp()))\n"), str(clone)],
+        capture_output=True, text=True, timeout=600)
+    assert editable.returncode == 0, editable.stderr
+    output = editable.stdout + editable.stderr
+    assert "Warning" not in output and "Please be careful" not in output, output

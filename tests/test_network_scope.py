@@ -1,4 +1,4 @@
-"""The network scope across files (scanner/project_graph.py).
+"""The network scope across files (torch2ms/project_graph.py).
 
 tests/data/network_scope/ is a small project whose network code calls helpers in other
 modules (relative imports, a package import alias, a re-export, an inherited method, a

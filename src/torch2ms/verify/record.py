@@ -1,4 +1,4 @@
-"""The verification record (mappings/verification.json): read and write it without torch or MindSpore.
+"""The verification record (src/torch2ms/data/verification.json): read and write it without torch or MindSpore.
 
 The unit of verification is (entry, form, device): for every device `torch2ms verify` ran on,
 each entry lists the MindSpore forms the fix writes (the one for each device and version) and
@@ -182,7 +182,7 @@ def _finite(value: float | None) -> float | None:
 
 
 def default_path() -> Path:
-    """mappings/verification.json of the installed package (the source tree in an editable install)."""
+    """src/torch2ms/data/verification.json of the installed package (the source tree in an editable install)."""
     return Path(str(resources.files("torch2ms.data").joinpath(RECORD_NAME)))
 
 

@@ -68,7 +68,7 @@ _ROWS = (
     ("TMS202", "dynamic-shape-argument", Severity.WARNING, Category.DYNAMIC_SHAPE,
      "The op makes a dynamic shape because an argument is not a constant.", DYNAMIC_SHAPE_URL),
     # TMS20x: network code (forward and what it calls); TMS25x: the same risk in data processing
-    # (last digit matches: 251 <-> 201). See scanner/dynamic_shape.py and docs/dynamic-shapes.md.
+    # (last digit matches: 251 <-> 201). See torch2ms/dynamic_shape.py and docs/dynamic-shapes.md.
     ("TMS203", "boolean-mask-index", Severity.WARNING, Category.DYNAMIC_SHAPE,
      "Indexing with a boolean tensor (x[mask]) keeps a data-dependent number of elements.", DYNAMIC_SHAPE_URL),
     ("TMS204", "data-dependent-slice", Severity.WARNING, Category.DYNAMIC_SHAPE,

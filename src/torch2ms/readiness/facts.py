@@ -3,7 +3,7 @@
 `Facts` is built once per file: the resolved calls by span, the file's classes (and which are
 torch modules, datasets, samplers, autograd Functions), functions, imports, attributes stored on
 ``self``, and the method calls whose names the checks look at. The API lists come from the mapping
-table (`MappingTable.readiness`, mappings/readiness.yaml).
+table (`MappingTable.readiness`, src/torch2ms/data/readiness.yaml).
 """
 
 from __future__ import annotations

@@ -221,7 +221,7 @@ class Target:
 
     `devices`: where MindSpore runs this form (its documented platforms, corrected by measurement);
     `no_kernel`: where `torch2ms verify` found no kernel for it; `verified`: where `torch2ms verify`
-    ran it as the fix writes it and every case agreed (the last two from mappings/verification.json).
+    ran it as the fix writes it and every case agreed (the last two from src/torch2ms/data/verification.json).
     """
 
     api: str

@@ -13,7 +13,7 @@ torch code uses (``zero_grad``, ``register_buffer``).
 
 The file facts and shared helpers are in `facts`; each check family is one module
 (`second_order`, `sparse`, `containers`, `structure`, `devices`, `data_pipeline`,
-`training`). The APIs they look for are data (mappings/readiness.yaml, read with the mapping
+`training`). The APIs they look for are data (src/torch2ms/data/readiness.yaml, read with the mapping
 table); each code's kind is a field of the code table (`codes.CodeInfo.kind`), and `KINDS`
 gives the kinds in report order.
 """

@@ -1,6 +1,6 @@
-"""Load, validate and index the YAML mapping tables shipped in ``torch2ms.data`` (the mappings/ folder).
+"""Load, validate and index the YAML mapping tables shipped in ``torch2ms.data`` (the src/torch2ms/data/ folder).
 
-Every table file is validated against ``mappings/schema.yaml`` (JSON Schema), ``meta.yaml``
+Every table file is validated against ``src/torch2ms/data/schema.yaml`` (JSON Schema), ``meta.yaml``
 against ``meta_schema.yaml`` and ``readiness.yaml`` (the readiness checks' API lists) against
 ``readiness_schema.yaml``; an error names the file, the line and the key. The result is a
 read-only `MappingTable`.

@@ -134,7 +134,7 @@ def _finding(call: ApiCall, table: MappingTable, version: tuple[int, ...], netwo
     category = entry.category_for(version, device)
     choice = entry.choose(version, device)
     target = choice.target
-    if category is not Category.MISSING and shapes:  # dynamic-shape rules: scanner/dynamic_shape.py
+    if category is not Category.MISSING and shapes:  # dynamic-shape rules: torch2ms/dynamic_shape.py
         dynamic = dynamic_shape.check_call(call, entry, target, in_network)
         if dynamic is not None:
             return dynamic

@@ -1,6 +1,6 @@
 """State some examples need before they can run, set up once per worker process.
 
-An example names its fixture with the `fixture` key (see mappings/schema.yaml).
+An example names its fixture with the `fixture` key (see src/torch2ms/data/schema.yaml).
 Only the verify worker and scripts/build_tables.py's example runner call this,
 inside processes that have imported torch and MindSpore.
 

@@ -364,7 +364,7 @@ def _literal(value: object) -> str | None:
 
 
 # ---------------------------------------------------------------- result dtypes
-# The convention of the tables for a result dtype that differs (mappings/README.md): a semantics_differ
+# The convention of the tables for a result dtype that differs (src/torch2ms/data/README.md): a semantics_differ
 # fact whose note reads "result dtype differs (torch int64, MindSpore int32)".
 _RESULT_DTYPE = re.compile(r"result dtype differs \(torch (\w+), MindSpore (\w+)\)")
 # APIs returning (values, indices): the dtype fact is about the indices.

@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shape", action="append", default=[], metavar="NAME=DIMS[:DTYPE]",
                         help="input shape for FILE:LINE, e.g. --shape x=2,3 --shape i=4:int64")
     parser.add_argument("--write-record", nargs="?", const="", default=None, metavar="FILE.json",
-                        help="write the verification record (default: mappings/verification.json); "
+                        help="write the verification record (default: src/torch2ms/data/verification.json); "
                              "a partial run updates the entries it ran (a value not ending in .json is "
                              "a TARGET: `--write-record torch.abs` verifies torch.abs into the default record)")
     parser.add_argument("--json", action="store_true", help="print every example's result as JSON")

@@ -55,7 +55,7 @@ _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
 def verification_record(device: str = DEFAULT_DEVICE) -> dict[str, tuple[str, str]]:
-    """`api -> (status, label)` for `device` from ``mappings/verification.json`` (written by ``torch2ms
+    """`api -> (status, label)` for `device` from ``src/torch2ms/data/verification.json`` (written by ``torch2ms
     verify``): the status of the form the fix writes for the device (passed, failed, error, skipped, or
     none when verify did not run there) and the line reports and hovers show, e.g. "verified on
     MindSpore 2.10.0, CPU: mindspore.nn.Conv2d as the fix writes it, 26 of 26 cases agree". Empty when

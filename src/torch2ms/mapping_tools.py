@@ -19,7 +19,7 @@ from typing import Any, TextIO
 from .mappings import MappingError, MappingTable, load_table
 from .model import Category, Target
 
-# The namespaces whose public callables the tables classify (see mappings/README.md).
+# The namespaces whose public callables the tables classify (see src/torch2ms/data/README.md).
 STATS_NAMESPACES = (
     "torch", "torch.nn", "torch.nn.functional", "torch.Tensor", "torch.linalg", "torch.fft",
     "torch.special", "torch.optim", "torch.optim.lr_scheduler", "torch.nn.init",
@@ -28,7 +28,7 @@ STATS_NAMESPACES = (
 
 # torch parameters that are general differences between the frameworks (device placement,
 # out=, memory layout, legacy loss flags, RNG generators, named tensors). They are documented
-# once in mappings/README.md and are not reported as signature drift.
+# once in src/torch2ms/data/README.md and are not reported as signature drift.
 GENERAL_PARAMS = frozenset({
     "out", "layout", "device", "requires_grad", "pin_memory", "memory_format", "stable",
     "sparse_grad", "size_average", "reduce", "self", "generator", "names", "dtype_out",
