@@ -22,7 +22,6 @@ from typing import Any
 
 from . import __version__
 from .api import default_jobs, scan_outcomes
-from .baseline import BaselineError
 from .cache import CACHE_DIR_NAME, Cache, CacheError, Scanned
 from .config import Config, ConfigError, find_pyproject, load_config
 from .extras import MissingExtra
@@ -32,8 +31,6 @@ from .options import FAIL_ON, Parser, add_rule_arguments, add_scan_arguments
 from .process import configure_process, freeze_long_lived
 from .report import safe_text
 from .report.output import OutputError, emit
-from .trace import TraceError
-from .verify.model_record import ModelRecordError
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -448,6 +445,17 @@ def main(argv: list[str] | None = None) -> int:
         return fail(exc, verbose=getattr(args, "verbose", False))
 
 
+# Expected errors of modules a command imports only when it needs them (a scan starts without them):
+# an exception can be one of these only where its module was imported.
+_LAZY_ERRORS = (("torch2ms.baseline", "BaselineError"), ("torch2ms.trace", "TraceError"),
+                ("torch2ms.verify.model_record", "ModelRecordError"))
+
+
+def _loaded_error(exc: BaseException) -> bool:
+    return any(isinstance(exc, getattr(sys.modules[module], name)) for module, name in _LAZY_ERRORS
+               if module in sys.modules)
+
+
 def fail(exc: BaseException, verbose: bool = False) -> int:
     """The exit-code policy for a command that did not finish: one line on stderr, exit code 2.
 
@@ -462,8 +470,7 @@ def fail(exc: BaseException, verbose: bool = False) -> int:
         return EXIT_ERROR
     if isinstance(exc, KeyboardInterrupt):
         message = "interrupted"
-    elif isinstance(exc, (ConfigError, MappingError, BaselineError, OutputError, CacheError, TraceError,
-                          ModelRecordError, MissingExtra)):
+    elif isinstance(exc, (ConfigError, MappingError, OutputError, CacheError, MissingExtra)) or _loaded_error(exc):
         message = f"error: {exc}"
     elif isinstance(exc, OSError) and exc.filename is not None:
         message = f"error: {os.fsdecode(exc.filename)}: {exc.strerror or exc}"
