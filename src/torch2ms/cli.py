@@ -25,6 +25,7 @@ from .api import default_jobs, scan_outcomes
 from .baseline import BaselineError
 from .cache import CACHE_DIR_NAME, Cache, CacheError, Scanned
 from .config import Config, ConfigError, find_pyproject, load_config
+from .extras import MissingExtra
 from .mappings import MappingError, load_table
 from .model import Diagnostic, ScanSummary
 from .options import FAIL_ON, Parser, add_rule_arguments, add_scan_arguments
@@ -536,7 +537,7 @@ def fail(exc: BaseException, verbose: bool = False) -> int:
     if isinstance(exc, KeyboardInterrupt):
         message = "interrupted"
     elif isinstance(exc, (ConfigError, MappingError, BaselineError, OutputError, CacheError, TraceError,
-                          ModelRecordError, WriteError)):
+                          ModelRecordError, WriteError, MissingExtra)):
         message = f"error: {exc}"
     elif isinstance(exc, OSError) and exc.filename is not None:
         message = f"error: {os.fsdecode(exc.filename)}: {exc.strerror or exc}"
