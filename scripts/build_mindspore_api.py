@@ -138,6 +138,7 @@ def build() -> dict[str, Any]:
 
     tensor_cls = mindspore.Tensor
     cell_cls = mindspore.nn.Cell
+    tensor_bases = tuple(base for base in tensor_cls.__mro__ if base is not object)[-1:]
     object_members = frozenset(dir(object))
     cell_members = frozenset(dir(cell_cls))
     classes: dict[str, Any] = {}
@@ -156,7 +157,7 @@ def build() -> dict[str, Any]:
             return key
         if is_cell:
             info["cell"] = 1
-        elif issubclass(cls, tensor_cls):
+        elif issubclass(cls, tensor_bases):  # (Parameter shares Tensor's C++ base, not Tensor itself)
             info["tensor"] = 1
         if is_cell and cls is not cell_cls:  # the methods a Cell subclass adds (its attributes are set per instance)
             members = {name: entry for name, entry in member_table(cls, cell_members).items() if "a" not in entry}
