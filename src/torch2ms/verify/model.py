@@ -252,7 +252,8 @@ def verify(args: argparse.Namespace, original: Target, ported: Target, inputs: l
                         f"checkpoint cannot fill {path} (a cell was added to a CellList or SequentialCell after it "
                         "was assigned: build it with its cells)" for path, name in m_res.get("renamed", {}).items())
         if args.write_map:
-            _write_resolved(args.write_map, original, ported, root, placement, m_res["params"])
+            _write_resolved(args.write_map, original, ported, root, placement, m_res["params"],
+                            m_res.get("param_dtypes", {}))
         a, b = load_arrays(t_npz), load_arrays(m_npz)
         result["modes"] = {}
         for mode in modes:
@@ -273,12 +274,12 @@ def verify(args: argparse.Namespace, original: Target, ported: Target, inputs: l
 
 
 def _write_resolved(path: str, original: Target, ported: Target, root: str, placement: Any,
-                    ms_shapes: dict[str, list[int]]) -> None:
+                    ms_shapes: dict[str, list[int]], ms_dtypes: dict[str, str]) -> None:
     from ..weights.mapping import WeightMap, save_map
     from ..weights.place import resolved_node
 
     shapes = {name: tuple(shape) for name, shape in ms_shapes.items()}
-    save_map(WeightMap(original.path, ported.path, {root: resolved_node(placement, root, shapes)}), path)
+    save_map(WeightMap(original.path, ported.path, {root: resolved_node(placement, root, shapes, ms_dtypes)}), path)
 
 
 def _weights_report(placement: Any, t_res: dict[str, Any], m_res: dict[str, Any]) -> dict[str, Any]:

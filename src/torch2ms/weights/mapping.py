@@ -15,7 +15,7 @@ import math
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..files import MiB
@@ -49,6 +49,8 @@ class Entry:
     note: str = ""
     tied_to: str | None = None
     shape: tuple[int, ...] | None = None  # MindSpore's shape, where known (resolved maps)
+    dtype: str | None = None  # MindSpore's dtype, where known (resolved maps), e.g. "float32"
+    optional: bool = False  # the layer is built on a condition (torch may hold None there)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"torch": self.torch, "ms": self.ms, "kind": self.kind}
@@ -56,6 +58,10 @@ class Entry:
             out["transform"] = {k: list(v) if isinstance(v, tuple) else v for k, v in self.transform}
         if self.shape is not None:
             out["shape"] = list(self.shape)
+        if self.dtype is not None:
+            out["dtype"] = self.dtype
+        if self.optional:
+            out["optional"] = True
         if self.tied_to:
             out["tied_to"] = self.tied_to
         if self.source:
@@ -70,7 +76,9 @@ class Entry:
                    transform=tuple((k, tuple(v) if isinstance(v, list) else v)
                                    for k, v in (data.get("transform") or {}).items()),
                    source=str(data.get("from") or ""), note=str(data.get("note") or ""), tied_to=data.get("tied_to"),
-                   shape=tuple(data["shape"]) if isinstance(data.get("shape"), list) else None)
+                   shape=tuple(data["shape"]) if isinstance(data.get("shape"), list) else None,
+                   dtype=str(data["dtype"]) if isinstance(data.get("dtype"), str) else None,
+                   optional=data.get("optional") is True)
 
 
 @dataclass(frozen=True)
@@ -365,7 +373,8 @@ class _Pairing:
             if all((n.entries, n.rules) != (node.entries, node.rules) for n in nodes):
                 nodes.append(node)
         if len(nodes) == 1:  # one alternative besides None (or alternatives that name everything alike)
-            entries.extend(_shift(e, tp, mp) for e in nodes[0].entries)
+            maybe_none = isinstance(t, Choice) and any(o == NONE for o in t.options)
+            entries.extend(replace(_shift(e, tp, mp), optional=e.optional or maybe_none) for e in nodes[0].entries)
             rules.extend(_shift_rule(r, tp, mp) for r in nodes[0].rules)
         elif nodes:
             reason = t.reason if isinstance(t, Choice) else (m.reason if isinstance(m, Choice) else "")
@@ -390,7 +399,7 @@ def _partner(option: Value, candidates: list[Value], facts: Facts) -> Value | No
 def _shift(entry: Entry, tp: str, mp: str) -> Entry:
     return Entry(_join(tp, entry.torch) if entry.torch else None, _join(mp, entry.ms) if entry.ms else None,
                  entry.kind, entry.transform, entry.source, entry.note,
-                 _join(tp, entry.tied_to) if entry.tied_to else None, entry.shape)
+                 _join(tp, entry.tied_to) if entry.tied_to else None, entry.shape, entry.dtype, entry.optional)
 
 
 def _shift_rule(rule: Rule, tp: str, mp: str) -> Rule:
@@ -552,4 +561,5 @@ def write_map_beside(torch_source_path: str, ported_source_path: str, table: Any
 def fill_entry(entry: Entry, binding: dict[str, str]) -> Entry:
     return Entry(fill(entry.torch, binding) if entry.torch else None, fill(entry.ms, binding) if entry.ms else None,
                  entry.kind, entry.transform, entry.source, entry.note,
-                 fill(entry.tied_to, binding) if entry.tied_to else None, entry.shape)
+                 fill(entry.tied_to, binding) if entry.tied_to else None, entry.shape, entry.dtype,
+                 entry.optional)
