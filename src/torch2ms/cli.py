@@ -90,6 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .migrate.command import add_arguments as add_migrate_arguments
     from .verify.command import add_arguments as add_verify_arguments  # no torch/MindSpore import
     from .verify.model import add_arguments as add_model_arguments
+    from .verify.train import add_arguments as add_train_arguments
     from .weights.convert import add_arguments as add_convert_arguments
 
     for name, add, about in (
@@ -100,7 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
             ("convert-weights", add_convert_arguments,
              "convert a torch state_dict (.pth, .safetensors) into a MindSpore checkpoint by a map"),
             ("verify-model", add_model_arguments,
-             "run a torch network and its MindSpore port on the same weights and inputs, and compare")):
+             "run a torch network and its MindSpore port on the same weights and inputs, and compare"),
+            ("verify-train", add_train_arguments,
+             "train with a torch program and its MindSpore port for N steps from the same weights, and compare")):
         command = sub.add_parser(name, help=about)
         add(command)
         if name != "verify":  # verify's own --verbose also lists the entries that passed
@@ -477,6 +480,12 @@ def run_convert_weights(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def run_verify_train(args: argparse.Namespace) -> int:
+    from .verify.train import run  # torch/MindSpore are imported only in its worker processes
+
+    return run(args)
+
+
 def run_verify_model(args: argparse.Namespace) -> int:
     from .verify.model import run  # torch/MindSpore are imported only in its worker processes
 
@@ -488,7 +497,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     handlers: dict[str, Any] = {"scan": run_scan, "rule": run_rule, "mappings": run_mappings, "lsp": run_lsp,
                                 "verify": run_verify, "migrate": run_migrate, "trace": run_trace,
-                                "convert-weights": run_convert_weights, "verify-model": run_verify_model}
+                                "convert-weights": run_convert_weights, "verify-model": run_verify_model,
+                                "verify-train": run_verify_train}
     handler = handlers.get(args.command)
     if handler is None:
         parser.print_help(sys.stderr)
