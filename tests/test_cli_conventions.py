@@ -35,7 +35,7 @@ def run_env(*args: str, cwd: Path, env: dict[str, str], input: str | None = None
     (("--select", "FOO"), "unknown code or prefix 'FOO'"),
     (("--select", "TMS999"), "did you mean TMS904"),
     (("--ignore", "TMS1O1"), "did you mean"),
-    (("--extend-select", "TMS4"), "unknown code or prefix 'TMS4'"),
+    (("--extend-select", "TMS7"), "unknown code or prefix 'TMS7'"),
     (("--target-version", "1.0"), "did you mean 2.10"),
     (("--target-version", "two"), "not a version"),
     (("--jobs", "-3"), "at least 1 worker process"),
