@@ -56,7 +56,7 @@ def test_bad_values_are_errors_with_exit_2(tmp_path: Path, args: tuple[str, ...]
     ('select = ["TMS999"]', "select: unknown code or prefix 'TMS999'"),
     ('select = "TMS1"', 'select: expected a list of strings, got the string "TMS1" (write select = ["TMS1"])'),
     ('ignore = ["FOO"]', "ignore: unknown code or prefix 'FOO'"),
-    ('extend-select = ["TMS4"]', "extend-select: unknown code"),
+    ('extend-select = ["TMS7"]', "extend-select: unknown code"),
     ('target-version = "1.0"', "target-version: MindSpore 1.0 is not a version"),
     ('selct = ["TMS1"]', "unknown key 'selct'; did you mean 'select'?"),
     ('respect-gitignore = "no"', "respect-gitignore: expected true or false"),
