@@ -29,8 +29,9 @@ from .mappings import MappingError, load_table
 from .model import Diagnostic, ScanSummary
 from .options import FAIL_ON, Parser, add_rule_arguments, add_scan_arguments
 from .process import configure_process, freeze_long_lived
-from .report import safe_text
+from .strings import safe_text
 from .report.output import OutputError, emit
+from .report.text import render_file
 from .writing import WriteError
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -334,7 +335,7 @@ def run_scan(args: argparse.Namespace) -> int:
     if args.fix or args.diff:
         return _run_fix(args, config)
     progress = _Progress(not args.no_progress and sys.stderr.isatty())
-    cache = None if args.no_cache else Cache(_cache_dir(args, config), config, load_table())
+    cache = None if args.no_cache else Cache(_cache_dir(args, config), config, load_table(), render=render_file)
     outcomes = scan_outcomes(args.paths, config, jobs=_jobs(args), on_each=progress.update, cache=cache)
     progress.close()
     outcomes.sort(key=lambda o: o.path)

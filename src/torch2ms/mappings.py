@@ -15,16 +15,15 @@ import os
 import pickle
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .files import user_cache_dir
-from .model import Category, DynamicShape, Example, MappingEntry, ParamFact, Target, WeightForm
+from .model import Category, DynamicShape, Example, MappingEntry, ParamFact, Target, WeightForm, WeightParam
 from .model import __file__ as model_file
-from .weights.facts import param_from_json
 
 if TYPE_CHECKING:
     import jsonschema
@@ -236,6 +235,14 @@ def _example(raw: dict[str, Any]) -> Example:
         inputs=dict(raw.get("inputs", {})),
         extra={k: v for k, v in raw.items() if k not in ("torch", "mindspore", "inputs")},
     )
+
+
+def param_from_json(data: Mapping[str, Any]) -> WeightParam:
+    """One weight fact of a table (a `weights` form's param, as JSON or YAML gives it)."""
+    return WeightParam(torch=data.get("torch"), ms=data.get("ms"),
+                       transform=tuple((k, tuple(v) if isinstance(v, list) else v)
+                                       for k, v in (data.get("transform") or {}).items()),
+                       layer=data.get("layer"), ms_layer=data.get("ms_layer"), note=str(data.get("note") or ""))
 
 
 def _weights(raw: list[dict[str, Any]] | None) -> tuple[WeightForm, ...]:

@@ -10,11 +10,14 @@ torch nor MindSpore.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..mappings import MappingTable
 
 
 def write_map(torch_source_path: str, ported_source_path: str, out_path: str,
-              factories: Iterable[str | tuple[str, str]] = (), table: Any = None) -> Any:
+              factories: Iterable[str | tuple[str, str]] = (), table: MappingTable | None = None) -> Any:
     """Build the parameter-name map of a torch file and its MindSpore port and write it to `out_path` (JSON,
     docs/weights.md); returns the `WeightMap`. Raises `torch2ms.weights.mapping.MapError` (naming the file
     and the reason) when a file cannot be read or parsed. See `torch2ms.weights.mapping.write_map`."""
