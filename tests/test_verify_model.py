@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from torch2ms.verify import model as verify_model
-from torch2ms.weights import convert, write_map
+from torch2ms.verify import convert_weights as convert
+from torch2ms.weights import write_map
 
 MODELS = Path(__file__).resolve().parent / "data" / "models"
 

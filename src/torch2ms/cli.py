@@ -89,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .verify.command import add_arguments as add_verify_arguments  # no torch/MindSpore import
     from .verify.model import add_arguments as add_model_arguments
     from .verify.train import add_arguments as add_train_arguments
-    from .weights.convert import add_arguments as add_convert_arguments
+    from .verify.convert_weights import add_arguments as add_convert_arguments
 
     for name, add, about in (
             ("migrate", add_migrate_arguments,
@@ -473,7 +473,7 @@ def run_verify(args: argparse.Namespace) -> int:
 
 
 def run_convert_weights(args: argparse.Namespace) -> int:
-    from .weights.convert import run  # torch/MindSpore are imported only in its worker processes
+    from .verify.convert_weights import run  # torch/MindSpore are imported only in its worker processes
 
     return run(args)
 

@@ -1,9 +1,10 @@
-"""Weights of ported models: the tables' weight facts, parameter-name maps, their application, conversion.
+"""Weights of ported models: the tables' weight facts, parameter-name maps and their application.
 
 Modules: `facts` (the tables' weight facts per layer and MindSpore class), `structure` (what a
 network holds, read statically from its source), `mapping` (the parameter-name map of a torch
 file and its port, and its JSON format), `place` (a map applied to the names of a real
-state_dict), `convert` (`torch2ms convert-weights`). Importing this package imports neither
+state_dict). `torch2ms convert-weights`, which runs torch and MindSpore in worker processes, is
+`torch2ms.verify.convert_weights`, beside `verify-model`. Importing this package imports neither
 torch nor MindSpore.
 """
 
