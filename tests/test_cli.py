@@ -221,7 +221,8 @@ def test_a_scan_starts_without_what_only_other_commands_need(tmp_path: Path) -> 
     first = subprocess.run([sys.executable, "-c", "from torch2ms.mappings import load_table; load_table()"],
                            env=env, capture_output=True, text=True, timeout=300)
     assert first.returncode == 0, first.stderr
-    heavy = ["yaml", "jsonschema", "libcst", "jinja2", "multiprocessing", "torch2ms.baseline", "torch2ms.trace"]
+    heavy = ["yaml", "jsonschema", "libcst", "jinja2", "multiprocessing", "torch2ms.baseline", "torch2ms.trace",
+             "torch2ms.migrate.command", "torch2ms.verify.pool", "torch2ms.weights"]
     program = ("import sys\nfrom torch2ms.cli import main\n"
                "code = main(['scan', 'm.py', '--isolated', '--no-cache', '--jobs', '1'])\n"
                f"print(code, [m for m in {heavy!r} if m in sys.modules], file=sys.stderr)\n")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import os
 import sys
 import time
@@ -37,7 +38,10 @@ from .writing import WriteError
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser. With `command`, the arguments of the commands that live in their own
+    packages (migrate, verify, ...) are added for that command only: a scan starts without importing them.
+    Every command is still listed."""
     parser = Parser(
         prog="torch2ms",
         description="Find every PyTorch API use and tell how it maps to MindSpore.",
@@ -85,27 +89,23 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with --tcp: offer the verify action, which runs code (always on over stdio)")
     lsp.add_argument("--stdio", action="store_true", help="use stdio (the default; accepted for editors that pass it)")
 
-    from .migrate.command import add_arguments as add_migrate_arguments
-    from .verify.command import add_arguments as add_verify_arguments  # no torch/MindSpore import
-    from .verify.model import add_arguments as add_model_arguments
-    from .verify.train import add_arguments as add_train_arguments
-    from .verify.convert_weights import add_arguments as add_convert_arguments
-
-    for name, add, about in (
-            ("migrate", add_migrate_arguments,
+    for name, module, about in (
+            ("migrate", "migrate.command",
              "turn PyTorch files into MindSpore files (a parallel tree, in place, or a diff)"),
-            ("verify", add_verify_arguments,
+            ("verify", "verify.command",  # no torch/MindSpore import in any of these modules
              "run mapping examples (or the torch call at FILE:LINE) in real torch and MindSpore"),
-            ("convert-weights", add_convert_arguments,
+            ("convert-weights", "verify.convert_weights",
              "convert a torch state_dict (.pth, .safetensors) into a MindSpore checkpoint by a map"),
-            ("verify-model", add_model_arguments,
+            ("verify-model", "verify.model",
              "run a torch network and its MindSpore port on the same weights and inputs, and compare"),
-            ("verify-train", add_train_arguments,
+            ("verify-train", "verify.train",
              "train with a torch program and its MindSpore port for N steps from the same weights, and compare")):
-        command = sub.add_parser(name, help=about)
-        add(command)
+        chosen = sub.add_parser(name, help=about)
+        if command is not None and command != name:
+            continue
+        importlib.import_module(f"{__package__}.{module}").add_arguments(chosen)
         if name != "verify":  # verify's own --verbose also lists the entries that passed
-            _add_verbose(command)
+            _add_verbose(chosen)
     return parser
 
 
@@ -491,7 +491,8 @@ def run_verify_model(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else argv
+    parser = build_parser(next((w for w in words if not w.startswith("-")), None))
     args = parser.parse_args(argv)
     handlers: dict[str, Any] = {"scan": run_scan, "rule": run_rule, "mappings": run_mappings, "lsp": run_lsp,
                                 "verify": run_verify, "migrate": run_migrate, "trace": run_trace,
