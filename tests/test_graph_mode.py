@@ -64,6 +64,7 @@ def _graph_findings(text: str) -> list[int]:
 RULES = load_rules()
 
 
+@pytest.mark.needs_mindspore
 @pytest.mark.parametrize("rule", RULES, ids=[r.node or r.member for r in RULES])
 def test_each_rule_is_rejected_by_graph_mode_and_reported(rule: Any, tmp_path: Path) -> None:
     text = _module(rule.example)
@@ -73,6 +74,7 @@ def test_each_rule_is_rejected_by_graph_mode_and_reported(rule: Any, tmp_path: P
         _compile(tmp_path / f"case_{rule.node or rule.member}.py", text)
 
 
+@pytest.mark.needs_mindspore
 def test_code_graph_mode_compiles_has_no_finding(tmp_path: Path) -> None:
     body = "out = [x * i for i in range(3)]\nd = {'a': 1}\nassert x.shape[0] == 2\nreturn ops.stack(out) + d['a']\n"
     text = _module(body)

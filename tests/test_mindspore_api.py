@@ -17,6 +17,7 @@ def script() -> Any:
     return load_script(ROOT / "scripts" / "build_mindspore_api.py", "build_mindspore_api_under_test")
 
 
+@pytest.mark.needs_mindspore
 def test_the_shipped_data_is_what_the_installed_mindspore_gives() -> None:
     # in a fresh interpreter: what MindSpore's modules hold depends on what was imported and run before
     import subprocess
@@ -40,6 +41,7 @@ def test_a_signature_round_trips_through_its_text(script: Any) -> None:
         ("e", "kw", True), ("f", "kw", False), ("kw", "**", False)]
 
 
+@pytest.mark.needs_mindspore
 def test_lookups_answer_as_mindspore_does() -> None:
     import mindspore
 
@@ -59,6 +61,7 @@ def test_lookups_answer_as_mindspore_does() -> None:
     assert api.tensor_member("requires_grad") is None and api.tensor_member("requires_grad", parameter=True)
 
 
+@pytest.mark.needs_mindspore
 def test_check_fails_on_data_that_differs(tmp_path: Any) -> None:
     import subprocess
     import sys

@@ -31,6 +31,9 @@ def _run(code: str) -> dict[str, Any]:
     return namespace
 
 
+pytestmark = [pytest.mark.needs_mindspore]  # every test runs the code it checks in MindSpore (the fixture below)
+
+
 @pytest.fixture(scope="module", autouse=True)
 def _mindspore() -> None:
     import mindspore
@@ -61,6 +64,8 @@ def test_polygamma_on_a_rewritten_tensor_is_flagged_and_raises() -> None:
         _run(code)
 
 
+@pytest.mark.needs_numpy
+@pytest.mark.needs_torch
 def test_aminmax_relying_on_torchs_default_is_flagged_and_differs() -> None:
     import numpy as np
     import torch
@@ -105,6 +110,7 @@ def test_unknown_keywords_and_missing_arguments_are_flagged() -> None:
         _run("from mindspore import nn\nlayer = nn.Dense(3)\n")
 
 
+@pytest.mark.needs_numpy
 def test_max_pool2d_in_torchs_positional_order_is_flagged() -> None:
     import numpy as np
 
