@@ -204,3 +204,29 @@ def test_a_mindspore_file_is_analysed_without_torch_and_noqa_applies() -> None:
     code = "import mindspore\nx = mindspore.ops.ones(2).cuda()  # noqa: TMS403\ny = mindspore.ops.ones(2).cpu()\n"
     assert _port(code) == [(3, "TMS403")]
     assert _port(code, ignore=("TMS4",)) == []
+
+
+def test_migrate_lists_the_port_check_in_what_remains(tmp_path: Any) -> None:
+    from conftest import run_cli
+
+    source = tmp_path / "mlp.py"
+    source.write_text(textwrap.dedent("""\
+        import torch.nn as nn
+
+
+        class Mlp(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.fc = nn.Linear(dim, dim)
+
+            def forward(self, x):
+                try:
+                    x = self.fc(x)
+                except RuntimeError:
+                    pass
+                return x
+    """), encoding="utf-8")
+    done = run_cli("migrate", str(source), "--out", str(tmp_path / "out"))
+    assert done.returncode == 1, done.stderr
+    assert "1 remaining" in done.stdout
+    assert "mlp.py:10:9: TMS441 warning: GRAPH mode: try/except/finally" in done.stdout
