@@ -196,15 +196,16 @@ def _confirm(diag: Any, tree: ast.Module) -> str:
     if diag.code == "TMS402":
         call = next((n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno == diag.span.start_line
                      and n.col_offset <= diag.span.start_col), None)
+        construct = ".construct(" in diag.message  # a Cell called: what its construct takes
         try:
             target = _resolve(api)
-            sig = inspect.signature(target)
+            sig = inspect.signature(target.construct if construct else target)
         except Exception:  # noqa: BLE001 - not decidable here
             return "by rule"
         if call is None:
             return "by rule"
         try:
-            sig.bind(*[None] * len(call.args), **{k.arg: None for k in call.keywords if k.arg})
+            sig.bind(*[None] * (len(call.args) + construct), **{k.arg: None for k in call.keywords if k.arg})
         except TypeError:
             return "confirmed"
         return "WRONG"

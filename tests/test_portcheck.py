@@ -230,3 +230,48 @@ def test_migrate_lists_the_port_check_in_what_remains(tmp_path: Any) -> None:
     assert done.returncode == 1, done.stderr
     assert "1 remaining" in done.stdout
     assert "mlp.py:10:9: TMS441 warning: GRAPH mode: try/except/finally" in done.stdout
+
+
+def test_calling_a_tensor_attribute_is_flagged_and_raises() -> None:
+    code = """\
+        import mindspore
+        x = mindspore.ops.ones((2, 3))
+        n = x.size(0)
+    """
+    found = _scan(code)
+    assert [(d.span.start_line, d.code) for d in found] == [(3, "TMS403")]
+    assert "attribute, not a method" in found[0].message
+    with pytest.raises(TypeError, match="not callable"):
+        _run(code)
+
+
+@pytest.mark.parametrize(("code", "expected", "error"), [
+    # a Cell called with what its construct does not take
+    ("import mindspore\ncell = mindspore.nn.RNNCell(4, 3)\ny = cell(mindspore.ops.ones((2, 4)))\n",
+     [(3, "TMS402")], TypeError),
+    # a method MindSpore's optimizer Cell does not have
+    ("import mindspore\nm = mindspore.mint.nn.Linear(2, 2)\n"
+     "opt = mindspore.experimental.optim.SGD(m.trainable_params(), lr=0.1)\nopt.step()\n",
+     [(4, "TMS403")], AttributeError),
+    # a Tensor method without a CPU kernel (the tables' no_kernel), on a tensor of mindspore.tensor
+    ("import mindspore\nindex = mindspore.tensor([0, 1, 0, 2])\nvalues = mindspore.tensor([1.0, 2.0, 3.0, 4.0])\n"
+     "y = mindspore.mint.zeros(3).scatter_add(0, index, values).asnumpy()\n",
+     [(4, "TMS406")], RuntimeError),
+    # an argument MindSpore raises for unless it is torch's default (the tables' opt= fact)
+    ("import mindspore\ny = mindspore.mint.round(mindspore.tensor([1.25]), decimals=2).asnumpy()\n",
+     [(2, "TMS406")], RuntimeError),
+    # a tape method on a tensor made by mindspore.tensor (its type from the tables' data flow)
+    ("import mindspore\nw = mindspore.tensor([1.0, 2.0])\nloss = (w * w).sum()\nloss.backward()\n",
+     [(4, "TMS403")], AttributeError),
+])
+def test_what_the_usage_corpus_showed_silent(code: str, expected: list[tuple[int, str]], error: type) -> None:
+    assert _port(code) == expected
+    with pytest.raises(error):
+        _run(code)
+
+
+def test_an_in_place_method_the_fix_writes_as_a_copy_is_flagged() -> None:
+    code = "import mindspore\nx = mindspore.ops.ones((3, 4))\nx.index_fill_(1, mindspore.tensor([0, 2]), -1.0)\n"
+    found = _scan(code)
+    assert [(d.span.start_line, d.code) for d in found] == [(3, "TMS404")]
+    assert "copy" in found[0].message

@@ -364,7 +364,7 @@ class PortChecker:
             if found is None:
                 return None
             if found.kind == "fn":
-                return TENSOR if found.returns == "T" else None
+                return TENSOR if found.returns == "T" or (found.returns == "?" and self._table_tensor(qual)) else None
             if found.kind == "cls":
                 if found.cell:
                     return "CELL:" + found.cls
@@ -381,6 +381,14 @@ class PortChecker:
                 if member is not None and member.returns == "T":
                     return TENSOR
         return None
+
+    def _table_tensor(self, qual: str) -> bool:
+        """Whether the tables' data flow says the torch APIs written as `qual` return a tensor (for a function
+        whose docstring does not say what it returns, e.g. mindspore.tensor)."""
+        from ..dataflow import TENSOR as TORCH_TENSOR, result_of
+
+        sources = self.facts.by_api.get(qual, [])
+        return bool(sources) and all(result_of(self.table, torch_api) == TORCH_TENSOR for torch_api, _ in sources)
 
     # ---------------------------------------------------------------- checks
     def _check_node(self, node: ast.AST, env: dict[str, Value]) -> None:
@@ -467,15 +475,45 @@ class PortChecker:
             if found is not None:
                 self._check_api_call(node, found)
             return
+        callee = self.value_of(node.func, env)
+        if callee is not None and callee.startswith("CELL:"):
+            construct = self.api.class_member(callee[5:], "construct")
+            if construct is not None:
+                self._check_binding(node, construct.signature, f"{callee[5:].rpartition('.')[2]}.construct",
+                                    callee[5:])
         if not isinstance(node.func, ast.Attribute):
             return
         receiver = self.value_of(node.func.value, env)
-        if receiver in (TENSOR, PARAMETER):
-            member = self.api.tensor_member(node.func.attr, parameter=receiver == PARAMETER)
-            if member is None or member.attribute:
+        if receiver is not None and receiver.startswith("CELL:"):
+            self._check_cell_method(node, node.func, receiver[5:])
+            return
+        if receiver in _TENSORISH:
+            member = self.api.tensor_member(node.func.attr, parameter=receiver != TENSOR)
+            if member is not None and member.attribute and (
+                    receiver != ARGUMENT or node.func.attr in self.torch_tensor_members):
+                self.report("TMS403", node, f".{node.func.attr}(): MindSpore's Tensor.{node.func.attr} is an "
+                            f"attribute, not a method: calling it raises TypeError"
+                            f"{self._torch_note('torch.Tensor.' + node.func.attr)}", mindspore_api="mindspore.Tensor")
+                return
+            if member is None or member.attribute or receiver == ARGUMENT:
                 return
             self._check_binding(node, member.signature, f"Tensor.{node.func.attr}", "mindspore.Tensor")
             self._check_same_name(node, member)
+            method = "mindspore.Tensor." + node.func.attr
+            signature = member.signature
+            found = ApiName(method, "fn", signature)
+            for torch_api, target in self.facts.by_api.get(method, []):
+                self._check_kernel(node, found, torch_api, target)
+
+    def _check_cell_method(self, node: ast.Call, func: ast.Attribute, cls: str) -> None:
+        """A method MindSpore's Cell class `cls` does not have (a Cell's attributes are set per instance, but
+        what is called on a Cell of MindSpore's own is one of its methods)."""
+        name = func.attr
+        if name.startswith("_") or self.api.cell_member(name) is not None or \
+                self.api.class_member(cls, name) is not None:
+            return
+        self.report("TMS403", func, f".{name}(): MindSpore {self.api.version}'s {cls.rpartition('.')[2]} has no "
+                    f"method '{name}'{self._torch_note('torch.nn.Module.' + name)}", mindspore_api=cls)
 
     def _check_binding(self, node: ast.Call, sig: Signature | None, what: str, api: str) -> None:
         if sig is None:
@@ -503,7 +541,16 @@ class PortChecker:
                         f"(measured by torch2ms verify; choose another form or device)", mindspore_api=found.qualname)
             return
         for fact in target.params:
-            if fact.kind != "unsupported_inputs" or not fact.values or fact.torch is None:
+            if fact.kind != "unsupported_inputs" or fact.torch is None:
+                continue
+            if not fact.values:  # raises for any value but torch's default ("opt=NAME": measured by verify)
+                if f"opt={fact.torch}" in fact.covers:
+                    name = fact.ms or fact.torch
+                    position = position_of(found.signature, name) if found.signature is not None else None
+                    passed = self._argument(node, name, position)
+                    if passed is not None:
+                        self.report("TMS406", passed, f"{found.qualname} with {name}=: {fact.note}",
+                                    mindspore_api=found.qualname)
                 continue
             devices = _fact_devices(fact.note)
             if devices is not None and device not in devices:
@@ -561,6 +608,9 @@ class PortChecker:
                             mindspore_api="mindspore.Tensor." + name)
             return
         if target.api != "mindspore.Tensor." + name:
+            if target.written_as == "copy" and entry.note:  # torch's in-place method is written as a copy
+                self.report("TMS404", node, f".{name}(): MindSpore's Tensor.{name} is not torch's: {entry.note}",
+                            mindspore_api=target.api)
             return
         # the call's MindSpore keywords under torch's names (axis= -> dim=), as the facts name parameters
         to_torch = {f.ms: f.torch for f in target.params if f.ms and f.torch and f.ms != f.torch}
