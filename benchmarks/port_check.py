@@ -13,7 +13,8 @@
    warning or error at all (verify-model does not name a line); port-check findings on the models that
    pass are wrong findings.
 3. Correct MindSpore code: MindSpore's own model library mindcv 0.3.0 (`pip download` into a temporary
-   folder, or --mindcv DIR), scanned with the port check alone. Up to 100 findings are sampled (seed 0)
+   folder, or --mindcv DIR) and the Python layers of the installed MindSpore (nn, mint, train,
+   experimental), scanned with the port check alone. Up to 100 findings are sampled (seed 0)
    and each is checked against the installed MindSpore where a check can decide it: TMS401 (the name
    exists?), TMS402 (does `inspect.signature(...).bind` raise for the call's argument shape?), TMS403
    (does Tensor / Cell have the member?). Each finding is printed for a reader's judgement too.
@@ -39,6 +40,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "data" / "usage_corpus"
 MINDCV = "mindcv==0.3.0"
+MINDSPORE_PARTS = ("nn", "mint", "train", "experimental")  # MindSpore's own Python layers, also correct code
 if str(ROOT / "src") not in sys.path:
     sys.path.insert(0, str(ROOT / "src"))
 
@@ -212,28 +214,37 @@ def _confirm(diag: Any, tree: ast.Module) -> str:
     return "by rule"
 
 
-def mindcv(given: str | None) -> tuple[int, int]:
-    """(findings sampled, wrong by the automatic check)."""
+def correct_code(given: str | None) -> tuple[int, int]:
+    """(findings sampled, wrong by the automatic check) on mindcv and on MindSpore's own Python layers."""
+    import mindspore
+
     from torch2ms.config import Config
     from torch2ms.engine import scan_source
 
     warnings.simplefilter("ignore")
     with tempfile.TemporaryDirectory(prefix="mindcv-") as tmp:
-        root = _mindcv_tree(given, tmp)
+        installed = Path(mindspore.__file__).parent
+        roots = {f"mindcv ({MINDCV})": Path(_mindcv_tree(given, tmp))}
+        roots.update({f"MindSpore {mindspore.__version__} {name}/": installed / name for name in MINDSPORE_PARTS})
         found = []
-        files = sorted(Path(root).rglob("*.py"))
-        for path in files:
-            text = path.read_text(encoding="utf-8")
-            for diag in scan_source(text, str(path), Config(select=("TMS4",))).diagnostics:
-                found.append((path, text, diag))
+        for label, root in roots.items():
+            files = sorted(root.rglob("*.py"))
+            count = 0
+            for path in files:
+                text = path.read_text(encoding="utf-8")
+                for diag in scan_source(text, str(path), Config(select=("TMS4",))).diagnostics:
+                    found.append((label, root, path, text, diag))
+                    count += 1
+            print(f"{label}: {len(files)} files, {count} port-check findings")
         sample = random.Random(0).sample(found, min(100, len(found)))
         wrong = 0
-        print(f"mindcv ({MINDCV}): {len(files)} files, {len(found)} port-check findings, {len(sample)} sampled")
-        for path, text, diag in sample:
+        print(f"correct MindSpore code: {len(found)} port-check findings, {len(sample)} sampled")
+        for label, root, path, text, diag in sample:
             verdict = _confirm(diag, ast.parse(text))
             wrong += verdict == "WRONG"
-            print(f"    {verdict:9} {path.relative_to(root)}:{diag.span.start_line}: {diag.code} {diag.message[:110]}")
-    print(f"mindcv: wrong by the check against MindSpore: {wrong} of {len(sample)}")
+            print(f"    {verdict:9} {label.split()[0]} {path.relative_to(root)}:{diag.span.start_line}: {diag.code} "
+                  f"{diag.message[:100]}")
+    print(f"correct MindSpore code: wrong by the check against MindSpore: {wrong} of {len(sample)}")
     return len(sample), wrong
 
 
@@ -250,8 +261,9 @@ def main() -> int:
         silent += corpus(args.jobs)[1]
     if not args.skip_models:
         silent += models(args.cache)[1]
-    _, wrong = mindcv(args.mindcv)
-    print(f"silent failures: {silent}; findings on mindcv the check against MindSpore calls wrong: {wrong}")
+    _, wrong = correct_code(args.mindcv)
+    print(f"silent failures: {silent}; findings on correct MindSpore code the check against MindSpore calls wrong: "
+          f"{wrong}")
     return 0 if silent == 0 and wrong == 0 else 1
 
 

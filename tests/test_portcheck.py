@@ -35,8 +35,7 @@ def _run(code: str) -> dict[str, Any]:
 def _mindspore() -> None:
     import mindspore
 
-    mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
-    mindspore.set_device("CPU")
+    mindspore.set_context(mode=mindspore.PYNATIVE_MODE)  # (the CPU build runs on the CPU)
 
 
 def test_a_device_move_left_after_the_fix_is_flagged_and_raises() -> None:
@@ -275,3 +274,12 @@ def test_an_in_place_method_the_fix_writes_as_a_copy_is_flagged() -> None:
     found = _scan(code)
     assert [(d.span.start_line, d.code) for d in found] == [(3, "TMS404")]
     assert "copy" in found[0].message
+
+
+def test_an_argument_at_mindspores_default_is_not_flagged() -> None:
+    code = "import mindspore\nx = mindspore.ops.ones(3)\ny = mindspore.ops.elu(x, alpha=ALPHA).asnumpy()\n"
+    assert _port(code.replace("ALPHA", "1.0")) == []
+    _run(code.replace("ALPHA", "1.0"))
+    assert _port(code.replace("ALPHA", "2.0")) == [(3, "TMS406")]
+    with pytest.raises(ValueError, match="alpha"):
+        _run(code.replace("ALPHA", "2.0"))

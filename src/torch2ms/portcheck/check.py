@@ -28,7 +28,7 @@ from ..model import Arg, ApiCall, CallKind, Diagnostic, Span, Target
 from ..source import SourceText
 from . import graph
 from . import names as ms_names
-from .api import ApiName, Member, MindSporeApi, Signature
+from .api import NO_DEFAULT, ApiName, Member, MindSporeApi, Signature
 from .bind import bind_problems, position_of
 
 # What a local value holds: T a MindSpore tensor, P a Parameter, A a parameter of construct (probably a
@@ -37,6 +37,8 @@ Value = str | None
 TENSOR, PARAMETER, ARGUMENT = "T", "P", "A"
 _TENSORISH = (TENSOR, PARAMETER, ARGUMENT)
 _TENSOR_ATTRS = frozenset({"T", "mT", "H", "mH", "real", "imag"})  # Tensor attributes that are tensors
+# Members a construct argument may use without being a tensor: those of tuples and lists.
+_SEQUENCE_MEMBERS = frozenset(name for name in dir(tuple) + dir(list) if not name.startswith("_"))
 _DEVICE_WORDS = {"cpu": re.compile(r"\bCPU\b"), "gpu": re.compile(r"\bGPU\b"), "ascend": re.compile(r"\bAscend\b")}
 
 
@@ -409,17 +411,13 @@ class PortChecker:
             member = self.api.tensor_member(node.attr, parameter=receiver != TENSOR)
             if member is not None or (receiver != TENSOR and node.attr not in self.torch_tensor_members):
                 return
-            if receiver == ARGUMENT and node.attr in self.api_cell_or_tuple_names():
+            if receiver == ARGUMENT and node.attr in _SEQUENCE_MEMBERS:
                 return
             self.report("TMS403", node, f".{node.attr}: MindSpore {self.api.version}'s Tensor has no member "
                         f"'{node.attr}'{self._torch_note('torch.Tensor.' + node.attr)}",
                         mindspore_api="mindspore.Tensor")
         elif receiver.startswith(("CELL:", "SELF:")):
             self._check_cell_member(node, receiver)
-
-    def api_cell_or_tuple_names(self) -> frozenset[str]:
-        """Members a construct argument may use without being a tensor: those of tuples and lists."""
-        return frozenset(name for name in dir(tuple) + dir(list) if not name.startswith("_"))
 
     def _check_cell_member(self, node: ast.Attribute, receiver: str) -> None:
         name = node.attr
@@ -548,7 +546,10 @@ class PortChecker:
                     name = fact.ms or fact.torch
                     position = position_of(found.signature, name) if found.signature is not None else None
                     passed = self._argument(node, name, position)
-                    if passed is not None:
+                    param = found.signature.param(name) if found.signature is not None else None
+                    default = param.default if param is not None else NO_DEFAULT
+                    # a constant other than MindSpore's default (a variable may hold the default)
+                    if isinstance(passed, ast.Constant) and default is not NO_DEFAULT and passed.value != default:
                         self.report("TMS406", passed, f"{found.qualname} with {name}=: {fact.note}",
                                     mindspore_api=found.qualname)
                 continue
