@@ -283,3 +283,20 @@ def test_an_argument_at_mindspores_default_is_not_flagged() -> None:
     assert _port(code.replace("ALPHA", "2.0")) == [(3, "TMS406")]
     with pytest.raises(ValueError, match="alpha"):
         _run(code.replace("ALPHA", "2.0"))
+
+
+def test_int64_labels_where_mindspore_takes_int32_are_flagged() -> None:
+    code = """\
+        import mindspore
+        logits = mindspore.ops.ones((4, 5))
+        target = mindspore.tensor([3, 3, 0, 1])
+        criterion = mindspore.nn.CrossEntropyLoss()
+        loss = criterion(logits, target).asnumpy()
+    """
+    assert _port(code) == [(5, "TMS406")]
+    with pytest.raises(TypeError):
+        _run(code)
+    cast = code.replace("target = mindspore.tensor([3, 3, 0, 1])",
+                        "target = mindspore.tensor([3, 3, 0, 1]).astype(mindspore.int32)")
+    assert _port(cast) == []
+    _run(cast)

@@ -38,6 +38,7 @@ TENSOR, PARAMETER, ARGUMENT = "T", "P", "A"
 _TENSORISH = (TENSOR, PARAMETER, ARGUMENT)
 _TENSOR_ATTRS = frozenset({"T", "mT", "H", "mH", "real", "imag"})  # Tensor attributes that are tensors
 # Members a construct argument may use without being a tensor: those of tuples and lists.
+_INT64 = "#int64"  # env key suffix: the name holds an int64 tensor
 _SEQUENCE_MEMBERS = frozenset(name for name in dir(tuple) + dir(list) if not name.startswith("_"))
 _DEVICE_WORDS = {"cpu": re.compile(r"\bCPU\b"), "gpu": re.compile(r"\bGPU\b"), "ascend": re.compile(r"\bAscend\b")}
 
@@ -117,6 +118,7 @@ class PortChecker:
         self.classes: dict[str, _Class] = {}
         self.out: list[Diagnostic] = []
         self._seen: set[tuple[str, Span]] = set()
+        self._cell_names: dict[str, str] = {}  # a Cell class's key -> the public name the file made it by
         parameter = api.name("mindspore.Parameter")
         self._parameter_cls = parameter.cls if parameter is not None else ""
 
@@ -262,8 +264,11 @@ class PortChecker:
             self._check_node(node, env)
         if isinstance(stmt, ast.Assign):
             kind = self.value_of(stmt.value, env)
+            int64 = self._int64(stmt.value, env)
             for target in stmt.targets:
                 self._bind(target, kind, env)
+                if isinstance(target, ast.Name) and int64:
+                    env[target.id + _INT64] = TENSOR
         elif isinstance(stmt, ast.AnnAssign):
             self._bind(stmt.target, self.value_of(stmt.value, env) if stmt.value is not None else
                        self._annotation(stmt.annotation), env)
@@ -322,6 +327,7 @@ class PortChecker:
     def _bind(self, target: ast.expr, kind: Value, env: dict[str, Value]) -> None:
         if isinstance(target, ast.Name):
             env[target.id] = kind
+            env.pop(target.id + _INT64, None)
         elif isinstance(target, (ast.Tuple, ast.List)):
             for item in target.elts:
                 self._bind(item.value if isinstance(item, ast.Starred) else item, None, env)
@@ -369,6 +375,7 @@ class PortChecker:
                 return TENSOR if found.returns == "T" or (found.returns == "?" and self._table_tensor(qual)) else None
             if found.kind == "cls":
                 if found.cell:
+                    self._cell_names.setdefault(found.cls, qual)
                     return "CELL:" + found.cls
                 if found.tensor:
                     return PARAMETER if found.cls == self._parameter_cls else TENSOR
@@ -383,6 +390,46 @@ class PortChecker:
                 if member is not None and member.returns == "T":
                     return TENSOR
         return None
+
+    def _int64(self, node: ast.expr, env: dict[str, Value]) -> bool:
+        """Whether `node` is a tensor MindSpore makes int64: a name bound to one, or a tensor built from a
+        literal list of Python ints with no dtype (MindSpore's `input_data`; torch labels and indices)."""
+        if isinstance(node, ast.Name):
+            return env.get(node.id + _INT64) is not None
+        if not isinstance(node, ast.Call) or not node.args or len(node.args) > 1 or \
+                any(k.arg == "dtype" for k in node.keywords):
+            return False
+        qual = ms_names.dotted(node.func, self.names)
+        found = self.api.name(qual) if qual else None
+        if found is None or not (found.kind == "cls" and found.tensor and found.cls != self._parameter_cls or (
+                found.kind == "fn" and found.signature is not None and found.signature.params
+                and found.signature.params[0].name == "input_data")):
+            return False
+        data = node.args[0]
+        items: list[ast.expr] = []
+        stack = [data]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, (ast.List, ast.Tuple)):
+                stack.extend(item.elts)
+            else:
+                items.append(item)
+        return isinstance(data, (ast.List, ast.Tuple)) and bool(items) and all(
+            isinstance(i, ast.Constant) and type(i.value) is int for i in items)
+
+    def _check_int64(self, node: ast.Call, qual: str, env: dict[str, Value]) -> None:
+        """TMS406 where an argument is an int64 tensor and the tables say the form raises for int64 input
+        (a fact for every input, "MindSpore raises for an int64 index/target/labels")."""
+        args = [*node.args, *(k.value for k in node.keywords)]
+        if not any(self._int64(a, env) for a in args):
+            return
+        for _, target in self.facts.by_api.get(qual, []):
+            for fact in target.params:
+                if fact.kind == "unsupported_inputs" and fact.torch is None and "all" in fact.covers \
+                        and "int64" in fact.note:
+                    self.report("TMS406", node, f"{qual} with an int64 tensor argument: {fact.note}",
+                                mindspore_api=qual)
+                    return
 
     def _table_tensor(self, qual: str) -> bool:
         """Whether the tables' data flow says the torch APIs written as `qual` return a tensor (for a function
@@ -472,6 +519,7 @@ class PortChecker:
             found = self.api.name(qual)
             if found is not None:
                 self._check_api_call(node, found)
+                self._check_int64(node, found.qualname, env)
             return
         callee = self.value_of(node.func, env)
         if callee is not None and callee.startswith("CELL:"):
@@ -479,6 +527,9 @@ class PortChecker:
             if construct is not None:
                 self._check_binding(node, construct.signature, f"{callee[5:].rpartition('.')[2]}.construct",
                                     callee[5:])
+            public = self._cell_names.get(callee[5:])
+            if public is not None:
+                self._check_int64(node, public, env)
         if not isinstance(node.func, ast.Attribute):
             return
         receiver = self.value_of(node.func.value, env)
@@ -502,6 +553,7 @@ class PortChecker:
             found = ApiName(method, "fn", signature)
             for torch_api, target in self.facts.by_api.get(method, []):
                 self._check_kernel(node, found, torch_api, target)
+            self._check_int64(node, method, env)
 
     def _check_cell_method(self, node: ast.Call, func: ast.Attribute, cls: str) -> None:
         """A method MindSpore's Cell class `cls` does not have (a Cell's attributes are set per instance, but
