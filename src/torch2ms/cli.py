@@ -220,19 +220,22 @@ def _run_add_noqa(args: argparse.Namespace, config: Config) -> int:
     """`scan --add-noqa`: a noqa comment for every finding, written in place."""
     from .fix import FixError
     from .fix_files import rewrite_file
-    from .noqa import add_noqa
+    from .noqa import add_noqa, unplaceable
 
     outcomes = scan_outcomes(args.paths, config, jobs=_jobs(args))
     lines = files = 0
     status = EXIT_CLEAN
+    left: list[str] = []
     for outcome in outcomes:
         diagnostics = outcome.result.diagnostics
         if not diagnostics or outcome.result.error is not None:
             continue
         added = [0]
 
-        def change(text: str, diagnostics: tuple[Diagnostic, ...] = diagnostics, added: list[int] = added) -> str:
+        def change(text: str, diagnostics: tuple[Diagnostic, ...] = diagnostics, added: list[int] = added,
+                   path: str = outcome.path) -> str:
             new, added[0] = add_noqa(text, diagnostics)
+            left.extend(f"{path}:{n}" for n in unplaceable(text, diagnostics))
             return new
 
         try:
@@ -244,6 +247,11 @@ def _run_add_noqa(args: argparse.Namespace, config: Config) -> int:
             status = EXIT_ERROR
     print(f"Added {lines} noqa comment{'s' if lines != 1 else ''} in {files} file{'s' if files != 1 else ''}.",
           file=sys.stderr)
+    for place in left:
+        print(f"{place}: cannot take a noqa comment (the line ends inside a multi-line string); "
+              "suppress it with ignore in [tool.torch2ms] or a file-level # torch2ms: noqa", file=sys.stderr)
+    if left and status == EXIT_CLEAN:
+        status = EXIT_FINDINGS
     return status
 
 

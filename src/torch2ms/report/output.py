@@ -65,18 +65,19 @@ def _umask() -> int:
     return mask
 
 
-def _describer(config: Config) -> Callable[[str], str]:
-    """api -> "its category at the target, its effort class" for the statistics."""
-    from ..effort import entry_effort
+def _describer(config: Config, outcomes: list[Scanned]) -> Callable[[str], str]:
+    """api -> "its category, its effort class" for the statistics: those the JSON and HTML reports show."""
     from ..mappings import load_table
+    from .json import api_classes
 
     table = load_table()
+    classes = api_classes([o.result for o in outcomes], table, config.version)
 
     def describe(api: str) -> str:
-        entry = table.lookup(api)
-        if entry is None:
+        if table.lookup(api) is None:
             return "not in the tables"
-        return f"{entry.category_for(config.version).value.replace('_', ' ')}, {entry_effort(entry, config.version)}"
+        category, effort = classes.get(api, ("unmapped", "unknown"))
+        return f"{category.replace('_', ' ')}, {effort}"
 
     return describe
 
@@ -91,7 +92,7 @@ def emit(outcomes: list[Scanned], config: Config, args: argparse.Namespace,
         style = text_report.Style(text_report.use_color(args.color, out.isatty()))
         if fmt in TERMINAL_FORMATS:
             if args.statistics:
-                out.write(text_report.render_statistics(summary, _describer(config)))
+                out.write(text_report.render_statistics(summary, _describer(config, outcomes)))
             else:
                 _write_findings(out, fmt, outcomes, style, texts or {})
             out.write(text_report.summary_line(summary, baseline_hidden, style=style))
@@ -109,7 +110,7 @@ def emit(outcomes: list[Scanned], config: Config, args: argparse.Namespace,
         with destination(args.html) as out:
             out.write(render("html", [o.result for o in outcomes], config, args))
     if args.statistics and fmt not in TERMINAL_FORMATS:
-        sys.stderr.write(text_report.render_statistics(summary, _describer(config)))
+        sys.stderr.write(text_report.render_statistics(summary, _describer(config, outcomes)))
     return summary
 
 
