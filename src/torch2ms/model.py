@@ -41,6 +41,7 @@ class Category(str, Enum):
     UNCERTAIN = "uncertain"  # a method call that may not be torch at all (TMS105)
     TYPE_REFERENCE = "type_reference"  # a torch type named in an annotation, isinstance or base class (TMS106)
     READINESS = "readiness"
+    PORT_CHECK = "port_check"  # the output read as MindSpore code (TMS4xx)
     FILE_ERROR = "file_error"
 
 

@@ -7,12 +7,12 @@ disagree: the HTML page is this document plus the scanned files' source text.
 Schema versions: 1 had tool, summary and files; 2 added project, rules, apis,
 directories, failures, per-file category counts, the readiness figure and a
 suggested rewrite per finding; 3 the verification status; 4 each finding's
-context and fingerprint (what `--baseline` matches); 5 (this one) the effort
+context and fingerprint (what `--baseline` matches); 5 the effort
 class of each finding and API (torch2ms.effort), `summary.by_effort`, and the
 category "uncertain" for TMS105 (it was "unmapped"), which the readiness figure
 leaves out; 6 a finding's `runtime`; 7 (this one) the category "type_reference"
 (TMS106: a torch type named in an annotation, an isinstance target, a base class),
-which is no API use.
+which is no API use (with the category "port_check" of the TMS4xx checks).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ SCHEMA_VERSION = 7
 API_CATEGORIES = USE_CATEGORIES + ("uncertain",)
 READINESS_CATEGORIES = USE_CATEGORIES  # the uses (torch2ms.model.USE_CATEGORIES): api_uses everywhere
 # Every category a finding can have, in display order.
-ALL_CATEGORIES = API_CATEGORIES + ("type_reference", "readiness", "file_error")
+ALL_CATEGORIES = API_CATEGORIES + ("type_reference", "readiness", "port_check", "file_error")
 
 # How much each category of API use counts towards migration readiness.
 READINESS_WEIGHTS = {"equivalent": 1.0, "diff_params": 0.5}
