@@ -4,6 +4,7 @@ equivalent; `--add-noqa` converges in one pass; a file-level `# torch2ms: noqa`.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from torch2ms.engine import scan_source
@@ -172,3 +173,63 @@ def test_compare_after_a_fix_shows_readiness_up_and_nothing_new(tmp_path: Path) 
     assert float(found.group(3)) == old["readiness"]["percent"] < float(found.group(4))
     detail = re.search(r'id="progress-detail">([\d,]+) uses ported', page)
     assert detail is not None and int(detail.group(1)) > 0
+
+
+# ---------------------------------------------------------------- ruff's command-line conventions
+def test_scan_without_a_path_scans_the_current_folder(tmp_path: Path) -> None:
+    empty = run_cli("scan", cwd=tmp_path)
+    assert empty.returncode == 0 and "no Python files found under ." in empty.stderr
+    (tmp_path / "notes.txt").write_text("torch.cat\n", encoding="utf-8")
+    assert "no Python files found" in run_cli("scan", cwd=tmp_path).stderr  # a non-Python file is not read
+    write(tmp_path, "m.py", "import torch\nx = torch.histogram(a)\n")
+    found = run_cli("scan", "--isolated", cwd=tmp_path)
+    assert found.returncode == 1 and codes_of(found.stdout) == ["TMS103"] and "no Python files" not in found.stderr
+
+
+def test_quiet_prints_the_findings_only(tmp_path: Path) -> None:
+    write(tmp_path, "m.py", "import torch\nx = torch.histogram(a)\n")
+    loud = run_cli("scan", "m.py", "--isolated", cwd=tmp_path)
+    quiet = run_cli("scan", "m.py", "--isolated", "--quiet", cwd=tmp_path)
+    assert "Found 1 finding" in loud.stdout and "Found" not in quiet.stdout
+    assert quiet.stdout.splitlines() == [line for line in loud.stdout.splitlines() if ": TMS103 " in line]
+    assert quiet.returncode == 1
+
+
+def test_show_settings_and_show_files(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.torch2ms]\nignore = ["TMS101"]\ndevice = "gpu"\n',
+                                             encoding="utf-8")
+    write(tmp_path, "a.py", "import torch\n")
+    (tmp_path / "pkg").mkdir()
+    write(tmp_path / "pkg", "b.py", "x = 1\n")
+    (tmp_path / ".venv").mkdir()
+    write(tmp_path / ".venv", "c.py", "import torch\n")
+    settings = run_cli("scan", "--show-settings", cwd=tmp_path)
+    assert settings.returncode == 0
+    assert "ignore: TMS101" in settings.stdout and "device: gpu" in settings.stdout
+    assert f"settings file: {tmp_path / 'pyproject.toml'}" in settings.stdout.replace(str(tmp_path.resolve()),
+                                                                                         str(tmp_path))
+    files = run_cli("scan", "--show-files", cwd=tmp_path)
+    assert files.returncode == 0
+    assert files.stdout.splitlines() == ["a.py", os.path.join("pkg", "b.py")]  # not .venv: excluded
+    missing = run_cli("scan", "nothere", "--show-files", cwd=tmp_path)
+    assert missing.returncode == 2 and "nothere: no such file or directory" in missing.stderr
+
+
+def test_per_file_ignores_turn_codes_off_in_the_files_a_glob_matches(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.torch2ms.per-file-ignores]\n"tests/*" = ["TMS1"]\n"legacy.py" = ["TMS103"]\n', encoding="utf-8")
+    code = "import torch\nx = torch.histogram(a)\ny = torch.cat([a])\n"
+    write(tmp_path, "legacy.py", code)
+    write(tmp_path, "main.py", code)
+    (tmp_path / "tests" / "unit").mkdir(parents=True)
+    write(tmp_path / "tests" / "unit", "test_a.py", code)
+    proc = run_cli("scan", ".", "--no-cache", cwd=tmp_path)
+    found = sorted((line.split(":")[0].replace("\\", "/").removeprefix("./"), line.split()[1])
+                   for line in proc.stdout.splitlines() if ": TMS" in line)
+    assert found == [("legacy.py", "TMS101"), ("main.py", "TMS101"), ("main.py", "TMS103")], proc.stdout
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "pyproject.toml").write_text('[tool.torch2ms]\nper-file-ignores = ["x"]\n', encoding="utf-8")
+    write(bad, "m.py", code)
+    err = run_cli("scan", ".", cwd=bad)
+    assert err.returncode == 2 and "per-file-ignores: expected a table" in err.stderr

@@ -236,11 +236,16 @@ def apply_config(result: FileResult, text: str, config: Config) -> FileResult:
         return result
     lines = split_lines(text) if "noqa" in text.lower() else []
     file_codes = file_noqa_codes(text) if lines else None
+    ignored = config.ignored_in(result.path) if config.per_file_ignores else ()
+
+    def enabled(code: str) -> bool:
+        return config.enabled(code) and not any(code.startswith(c) for c in ignored)
+
     kept = one_per_use(one_per_class_line(
-        unsuppressed([d for d in result.diagnostics if config.enabled(d.code)], lines, file_codes)))
+        unsuppressed([d for d in result.diagnostics if enabled(d.code)], lines, file_codes)))
     if scope is not None and scope.latent:
         scope = dynamic_shape.filter_latent(
-            scope, lambda d: config.enabled(d.code) and not suppressed(d, lines, file_codes))
+            scope, lambda d: enabled(d.code) and not suppressed(d, lines, file_codes))
     if len(kept) == len(result.diagnostics) and scope is result.scope:
         return result
     return FileResult(path=result.path, diagnostics=tuple(kept), lines=result.lines, scope=scope)

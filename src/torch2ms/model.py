@@ -291,7 +291,8 @@ class TargetChoice:
                 why = f"{self.preferred.api} is not documented for {where}"
             else:
                 why = f"{self.preferred.api} is not verified on {where}"
-            return f"{why}; this form is {'verified there' if self.verified else 'documented for it'}"
+            how = "verified on" if self.verified else "documented for"
+            return f"{why}; {self.target.api} is {how} {where}"
         if self.device in self.target.no_kernel:
             return f"no form of it has a {where} kernel in MindSpore"
         if self.target.runs_on(self.device) is False:

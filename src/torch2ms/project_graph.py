@@ -561,7 +561,7 @@ def named_calls(items: Sequence[tuple[str, ScopeFacts | None]], roots: Sequence[
             if named is None or named.confidence is Confidence.LOW:
                 continue  # the file's scan reported the guess
             diag = checks.check_call(named, table, config.version, device=config.device)
-            if not config.enabled(diag.code):
+            if not config.enabled_in(file.path, diag.code):
                 continue
             if noqa is not None and engine.covers(frozenset(noqa), diag.code):
                 diag = replace(diag, message=SILENCED, fix=None)  # the use is off: its other findings too

@@ -31,7 +31,7 @@ from ..model import DEFAULT_DEVICE, USE_CATEGORIES, Category, Diagnostic, FileRe
 from ..source import split_lines
 from ..verify.record import load_record
 from ..baseline import finding_facts
-from ..effort import EFFORTS, finding_effort
+from ..effort import EFFORTS, advice, finding_effort
 from . import display_path
 
 SCHEMA_VERSION = 7
@@ -382,7 +382,7 @@ def head(results: list[FileResult], target_version: str, root: str | None = None
             "effort": classes[api][1],
             "mindspore_api": target.api if target is not None else row["mindspore_api"],
             "parameter_differences": params,
-            "note": entry.note if entry is not None else "",
+            "note": advice(entry, version, device) if entry is not None else "",
             "verification": verification.get(api, ("none", "not verified"))[1],
             "verification_status": verification.get(api, ("none", "not verified"))[0],
             "locations": row["locations"],

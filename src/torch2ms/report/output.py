@@ -76,8 +76,9 @@ def emit(outcomes: list[Scanned], config: Config, args: argparse.Namespace,
             if args.statistics:
                 out.write(text_report.render_statistics(summary, _describer(config, outcomes)))
             else:
-                _write_findings(out, fmt, outcomes, style, texts or {})
-            out.write(text_report.summary_line(summary, baseline_hidden, style=style))
+                _write_findings(out, fmt, outcomes, style, texts or {}, getattr(args, "quiet", False))
+            if not getattr(args, "quiet", False):
+                out.write(text_report.summary_line(summary, baseline_hidden, style=style))
         elif fmt == "github":
             for outcome in outcomes:
                 out.write(text_report.render_github(outcome.result))
@@ -97,7 +98,7 @@ def emit(outcomes: list[Scanned], config: Config, args: argparse.Namespace,
 
 
 def _write_findings(out: IO[str], fmt: str, outcomes: list[Scanned], style: text_report.Style,
-                    texts: dict[str, str | None]) -> None:
+                    texts: dict[str, str | None], quiet: bool = False) -> None:
     from ..api import read_source
     clipped = 0
     for outcome in outcomes:
@@ -114,5 +115,5 @@ def _write_findings(out: IO[str], fmt: str, outcomes: list[Scanned], style: text
             source = texts[outcome.path] if outcome.path in texts else read_source(outcome.path)[0]
             chunk = text_report.render_full(outcome.result, source, style=style)
         out.write(chunk)
-    if clipped:
+    if clipped and not quiet:
         out.write(text_report.clipped_note(clipped))
