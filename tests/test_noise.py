@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from torch2ms.engine import scan_source
 from torch2ms.fix import fix_text
 from torch2ms.model import Category, Severity
@@ -233,3 +235,31 @@ def test_per_file_ignores_turn_codes_off_in_the_files_a_glob_matches(tmp_path: P
     write(bad, "m.py", code)
     err = run_cli("scan", ".", cwd=bad)
     assert err.returncode == 2 and "per-file-ignores: expected a table" in err.stderr
+
+
+def test_the_editor_offers_verify_only_where_torch_and_mindspore_are_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    pytest.importorskip("pygls")
+    from torch2ms.lsp import server
+
+    real = importlib.util.find_spec
+    server.verify_runs_here.cache_clear()
+    assert server.verify_runs_here() is (real("torch") is not None and real("mindspore") is not None)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "mindspore" else real(name))
+    server.verify_runs_here.cache_clear()
+    try:
+        assert server.verify_runs_here() is False
+    finally:
+        monkeypatch.undo()
+        server.verify_runs_here.cache_clear()
+
+
+def test_the_html_report_names_no_absolute_path(tmp_path: Path) -> None:
+    project = tmp_path / "deep" / "proj"
+    project.mkdir(parents=True)
+    write(project, "m.py", "import torch\nx = torch.histogram(a)\n")
+    run_cli("scan", str(project), "--isolated", "--no-cache", "--exit-zero", "--html", "r.html", cwd=tmp_path)
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert str(tmp_path) not in page and str(tmp_path.resolve()) not in page
+    assert "Paths are relative to deep/proj." in page

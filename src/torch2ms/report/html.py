@@ -101,6 +101,19 @@ EFFORT_HELP = {
 }
 
 
+def shown_root(root: str | None) -> str | None:
+    """The scanned folder as the page names it: relative to the working directory when inside it, else its
+    name; never the machine's absolute path (a report is shared)."""
+    if not root:
+        return None
+    relative = os.path.relpath(root)
+    if relative == ".":
+        return "the working directory"
+    if relative == ".." or relative.startswith(".." + os.sep) or os.path.isabs(relative):
+        return os.path.basename(os.path.normpath(root)) or None
+    return relative
+
+
 def scan_root(paths: Sequence[str] | None) -> str | None:
     """The folder the report's paths are relative to: the scanned folder (a scanned file's folder), or
     the deepest folder holding every scanned path."""
@@ -435,7 +448,7 @@ def build(results: list[FileResult], target_version: str, paths: Sequence[str] |
     context = {
         "doc": doc,
         "summary": summary,
-        "root": root,
+        "root": shown_root(root),
         "all_categories": cats,
         "api_categories": json_report.API_CATEGORIES,
         "efforts": EFFORTS,
