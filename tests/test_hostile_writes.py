@@ -210,7 +210,7 @@ def test_trace_shows_the_scripts_traceback_and_exit_code(tmp_path: Path) -> None
     script = tmp_path / "fails.py"
     script.write_text("import torch\n\n\ndef step():\n    torch.zeros(2)\n    raise ValueError('boom in step')\n\n\n"
                       "step()\n")
-    proc = run_cli_process("trace", "-o", "t.json", "--", "python", "fails.py", cwd=tmp_path)
+    proc = run_cli_process("trace", "-o", "t.json", "--", "python", "fails.py", cwd=tmp_path)  # the child's stderr
     assert proc.returncode == 1, proc.stderr
     assert "internal error" not in proc.stderr and "please report" not in proc.stderr
     assert "Traceback (most recent call last):" in proc.stderr
