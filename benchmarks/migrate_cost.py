@@ -4,7 +4,7 @@
 
 Each size is a generated PyTorch file of that many KB (residual blocks: layers built in
 __init__, functional calls and tensor methods in forward, helper functions), migrated by
-`migrate_text` in a fresh process. Prints, per size, the CPU seconds, the seconds per 100 KB and
+`migrate_text` in a fresh process set up as `torch2ms migrate` sets itself up. Prints, per size, the CPU seconds, the seconds per 100 KB and
 the peak memory; then the ratio of the largest size's seconds per 100 KB to the smallest's
 (1.0 is linear).
 """
@@ -52,7 +52,9 @@ MEASURE = """
 import json, resource, sys, time
 from torch2ms.mappings import load_table
 from torch2ms.migrate.pipeline import Options, migrate_text
+from torch2ms.process import freeze_long_lived
 table = load_table()
+freeze_long_lived()  # as `torch2ms migrate` does
 text = open(sys.argv[1], encoding="utf-8").read()
 start = time.process_time()
 migration = migrate_text(text, sys.argv[1], Options(), None, table)

@@ -66,7 +66,7 @@ def test_a_map_with_a_huge_integer(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("entry, key, message", [
     ({"torch": ["fc", "weight"]}, "roots.Net.entries[0].torch", "expected a string, found a list"),
-    ({"torch": "layers.{0}.weight"}, "roots.Net.entries[0].torch", "placeholder {0} is not one of {i}"),
+    ({"torch": "layers.{0}.weight"}, "roots.Net.entries[0].torch", "placeholder {0} is not a name"),
     ({"kind": "tie", "tied_to": 7}, "roots.Net.entries[0].tied_to", "expected a string, found an integer"),
     ({"kind": "weird"}, "roots.Net.entries[0].kind", "'weird' is not one of parameter"),
     ({"transform": {"transpose": [0, 0, 0]}}, "roots.Net.entries[0].transform.transpose", "[0, 0, 0] is not a permutation"),

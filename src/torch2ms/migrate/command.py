@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TextIO
 
 from ..config import find_pyproject, load_config
-from ..mappings import parse_version
+from ..mappings import load_table, parse_version
+from ..process import freeze_long_lived
 from ..model import DEVICES
 from ..limits import Limits
 from ..limits import add_arguments as add_limit_arguments
@@ -67,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_ERROR
     options = Options(config=config, limits=Limits(args.file_timeout, args.file_memory_mb))
+    load_table()
+    freeze_long_lived()  # the tables out of the collector's passes, which a large file's rewrite would repeat
     progress = _progress(sys.stderr) if sys.stderr.isatty() and not args.quiet else None
     copied: list[tuple[str, str | None]] = []
     try:

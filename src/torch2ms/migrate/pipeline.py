@@ -130,7 +130,9 @@ def migrate_text(text: str, path: str = "<string>", options: Options | None = No
         if cells is None:
             cells = {cls.name for cls in facts.classes if cls.is_module} | existing_cells(tree, table)
         # 0. training loops: a forward function, value_and_grad and optimizer(grads) (data/training.yaml)
-        text, steps = _rewrite(text, training.TrainingSteps(facts.calls, root, scopes.used_names(tree)))
+        steps = training.TrainingSteps(facts.calls, root, scopes.used_names(tree))
+        if steps.by_start:  # a call with a role in a training loop: else the pass (a whole-file rewrite) has nothing to do
+            text, steps = _rewrite(text, steps)
         if steps.count:
             tree = parse(text)
             facts = resolve_module(tree, table, SourceText(text))
