@@ -29,6 +29,7 @@ from .extras import MissingExtra
 from .mappings import MappingError, load_table
 from .model import Diagnostic, ScanSummary
 from .options import FAIL_ON, Parser, add_rule_arguments, add_scan_arguments
+from .limits import Limits
 from .process import configure_process, freeze_long_lived
 from .strings import safe_text
 from .report.output import OutputError, emit
@@ -347,7 +348,8 @@ def run_scan(args: argparse.Namespace) -> int:
         return _run_fix(args, config)
     progress = _Progress(not args.no_progress and not args.quiet and sys.stderr.isatty())
     cache = None if args.no_cache else Cache(_cache_dir(args, config), config, load_table(), render=render_file)
-    outcomes = scan_outcomes(args.paths, config, jobs=_jobs(args), on_each=progress.update, cache=cache)
+    outcomes = scan_outcomes(args.paths, config, jobs=_jobs(args), on_each=progress.update, cache=cache,
+                             limits=Limits(args.file_timeout, args.file_memory_mb))
     progress.close()
     if not outcomes and not args.quiet:
         print(f"torch2ms: warning: no Python files found under {', '.join(args.paths)}", file=sys.stderr)
