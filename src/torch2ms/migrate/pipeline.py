@@ -21,7 +21,7 @@ from ..config import Config
 from ..engine import parse, scan_source
 from ..fix import fix_text
 from ..mappings import MappingTable, load_table
-from ..model import FileResult
+from ..model import Diagnostic, FileResult
 from ..resolve import resolve_module
 from ..source import SourceText
 from .. import scopes
@@ -54,6 +54,7 @@ class Migration:
     root: str = scopes.ROOT  # how the new text spells mindspore
     removed_imports: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # "line: what" for each structural rewrite
+    source_findings: tuple[Diagnostic, ...] = ()  # the findings of the original text (what the rewrites answer)
 
     @property
     def remaining(self) -> int:
@@ -120,7 +121,8 @@ def migrate_text(text: str, path: str = "<string>", options: Options | None = No
     after = scan_source(new, path, config, table)
     rewritten = sites.count + len(outcome.applied) + classes.count + len(localized)
     return Migration(path, text, new, len(before.diagnostics), rewritten, after, root, removed,
-                     sites.done + classes.done + [f"moved into the functions using it: {n}" for n in localized])
+                     sites.done + classes.done + [f"moved into the functions using it: {n}" for n in localized],
+                     tuple(before.diagnostics))
 
 
 def torch_references(text: str, roots: Sequence[str] = ("torch",)) -> list[tuple[int, int, str]]:
