@@ -48,6 +48,8 @@ def _rows(result: dict[str, Any], mode: str) -> list[dict[str, Any]]:
     return result["modes"][mode]["outputs"]
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_convnet_with_batchnorm_agrees_in_pynative_and_graph_with_a_training_step(pools, tmp_path: Path) -> None:
     record = tmp_path / "record.json"
     code, result = _verify(pools, _m("convnet_torch.py") + ":small_resnet(num_classes=7)",
@@ -73,6 +75,8 @@ def test_convnet_with_batchnorm_agrees_in_pynative_and_graph_with_a_training_ste
     assert 'id="models"' in page and "convnet_ms.py:small_resnet(num_classes=7)" in page and "PASSED" in page
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_recurrent_network_and_a_wrong_weight_in_the_map(pools, tmp_path: Path) -> None:
     code, result = _verify(pools, _m("rnn_torch.py") + ":TextRNN", _m("rnn_ms.py") + ":TextRNN", "3,7:int64:0:50",
                            train_step=True, loss="sum", write_map=str(tmp_path / "rnn.map.json"))
@@ -91,6 +95,8 @@ def test_recurrent_network_and_a_wrong_weight_in_the_map(pools, tmp_path: Path) 
     assert any(p.startswith("pynative: output[0]: values differ") for p in result["problems"]), result["problems"]
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_transformer_with_tied_embeddings_and_its_buffer(pools) -> None:
     code, result = _verify(pools, _m("transformer_torch.py") + ":TinyLM(layers=2)",
                            _m("transformer_ms.py") + ":TinyLM(layers=2)", "2,10:int64:0:40", train_step=True)
@@ -109,6 +115,8 @@ def _port(tmp_path: Path, name: str, old: str, new: str) -> str:
     return str(path)
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_a_missing_layer_and_a_shape_mismatch_fail_with_the_reason(pools, tmp_path: Path) -> None:
     renamed = _port(tmp_path, "rnn_ms.py", "self.fc = nn.Dense(hidden, classes)", "self.out = nn.Dense(hidden, classes)")
     Path(renamed).write_text(Path(renamed).read_text(encoding="utf-8").replace("self.fc(", "self.out("),
@@ -126,6 +134,8 @@ def test_a_missing_layer_and_a_shape_mismatch_fail_with_the_reason(pools, tmp_pa
     assert "norm.weight [12] -> norm.gamma [10]: shape mismatch" in result["problems"], result["problems"]
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_a_port_whose_parameters_no_checkpoint_can_address_fails(pools, tmp_path: Path) -> None:
     # Cells appended to a CellList after it is assigned get names without the list's prefix in MindSpore
     # ("0.weight" for extra.0.weight): the outputs agree, but no converted checkpoint can fill them.
@@ -140,6 +150,8 @@ def test_a_port_whose_parameters_no_checkpoint_can_address_fails(pools, tmp_path
     assert any(p.startswith("MindSpore names the parameter at extra.0.weight '0.weight'") for p in result["problems"])
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_the_mindspore_side_runs_without_torch(pools, tmp_path: Path) -> None:
     leaky = _port(tmp_path, "rnn_ms.py", "from mindspore import nn", "from mindspore import nn\nimport torch")
     code, result = _verify(pools, _m("rnn_torch.py") + ":TextRNN", leaky + ":TextRNN", "3,7:int64:0:50")
@@ -161,6 +173,8 @@ def test_usage_errors_exit_2_before_anything_runs(tmp_path: Path) -> None:
     assert main(["verify-model", str(tmp_path / "gone.py") + ":Net", ms_target, "--input", "2,3"]) == 2
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_a_factory_that_torch_cannot_build_exits_2(pools) -> None:
     code, result = _verify(pools, _m("rnn_torch.py") + ":TextRNN(no_such_argument=1)", _m("rnn_ms.py") + ":TextRNN",
                            "3,7:int64:0:50")
@@ -186,6 +200,8 @@ def _ms_checkpoint(path: Path) -> dict[str, Any]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_convert_weights_round_trip_pth_and_safetensors(pools, tmp_path: Path) -> None:
     import torch
     from safetensors.torch import save_file
@@ -244,6 +260,8 @@ def test_convert_weights_round_trip_pth_and_safetensors(pools, tmp_path: Path) -
         assert "pos" not in saved and len(saved) == 27
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_convert_weights_reports_unplaced_keys_and_bad_files(pools, tmp_path: Path) -> None:
     import torch
 
@@ -283,6 +301,8 @@ def test_convert_weights_reports_unplaced_keys_and_bad_files(pools, tmp_path: Pa
                     str(tmp_path / "gone" / "x.ckpt"))[0] == 2
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_a_network_split_over_the_files_of_a_package(pools, tmp_path: Path) -> None:
     from test_weight_map import PORTED_PACKAGE, TORCH_PACKAGE, _package
 
@@ -294,6 +314,8 @@ def test_a_network_split_over_the_files_of_a_package(pools, tmp_path: Path) -> N
     assert result["weights"]["copied"] == 16 and not result["weights"]["unplaced"]
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_the_three_commands_of_a_port_migrate_convert_weights_verify_model(pools, tmp_path: Path,
                                                                           capsys: pytest.CaptureFixture[str]) -> None:
     """What the README shows: `migrate` writes the port and, beside it, the parameter-name map of its cells;

@@ -25,7 +25,7 @@ from ..model import Diagnostic, FileResult
 from ..resolve import resolve_module
 from ..source import SourceText
 from .. import scopes
-from . import imports, transform
+from . import imports, training, transform
 
 
 class MigrateError(Exception):
@@ -71,12 +71,43 @@ def module_classes(text: str, table: MappingTable | None = None) -> set[str]:
     return {cls.name for cls in module.classes if cls.is_module}
 
 
-_R = TypeVar("_R", bound=transform._Rewriter)
+_R = TypeVar("_R", bound=cst.CSTTransformer)
 
 
 def _rewrite(text: str, rewriter: _R) -> tuple[str, _R]:
     module = MetadataWrapper(cst.parse_module(text)).visit(rewriter)
     return module.code, rewriter
+
+
+def existing_cells(tree: ast.Module, table: MappingTable) -> set[str]:
+    """The classes of `tree` that already derive from the Cell class the tables map nn.Module to (a file
+    migrated earlier, or by hand): a resumed or repeated migration treats them as Cells, so that their own
+    ``forward`` and their subclasses' become ``construct`` exactly as in one uninterrupted run."""
+    entry = table.lookup("torch.nn.Module")
+    if entry is None or not entry.targets:
+        return set()
+    cells = {target.api for target in entry.targets}
+    aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname \
+                    else alias.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            for alias in node.names:
+                aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            for base in node.bases:
+                parts: list[str] = []
+                while isinstance(base, ast.Attribute):
+                    parts.append(base.attr)
+                    base = base.value
+                if isinstance(base, ast.Name) and base.id in aliases:
+                    if ".".join([aliases[base.id], *reversed(parts)]) in cells:
+                        found.add(node.name)
+    return found
 
 
 def migrate_text(text: str, path: str = "<string>", options: Options | None = None,
@@ -85,6 +116,7 @@ def migrate_text(text: str, path: str = "<string>", options: Options | None = No
     `torch2ms.project_graph.module_classes`); by default those this file alone shows.
     Raises MigrateError when the file cannot be analysed or the result would not parse."""
     options = options or Options()
+    original = text
     config = options.config
     table = table or load_table()
     before = scan_source(text, path, config, table)
@@ -95,7 +127,12 @@ def migrate_text(text: str, path: str = "<string>", options: Options | None = No
         facts = resolve_module(tree, table, SourceText(text))
         root = scopes.choose_root(tree)
         if cells is None:
-            cells = {cls.name for cls in facts.classes if cls.is_module}
+            cells = {cls.name for cls in facts.classes if cls.is_module} | existing_cells(tree, table)
+        # 0. training loops: a forward function, value_and_grad and optimizer(grads) (data/training.yaml)
+        text, steps = _rewrite(text, training.TrainingSteps(facts.calls, root, scopes.used_names(tree)))
+        if steps.count:
+            tree = parse(text)
+            facts = resolve_module(tree, table, SourceText(text))
         # 1. rewrites at call sites that the scan's facts of this very text locate
         text1, sites = _rewrite(text, transform.CallSites(facts.calls, table, config.version, root, config.device,
                                                               scopes.used_names(tree)))
@@ -119,10 +156,10 @@ def migrate_text(text: str, path: str = "<string>", options: Options | None = No
     except SyntaxError as exc:  # defensive: libcst writes valid code, the fix engine checks its own
         raise MigrateError(f"{path}: the migrated text does not parse ({exc.msg}); nothing written") from None
     after = scan_source(new, path, config, table)
-    rewritten = sites.count + len(outcome.applied) + classes.count + len(localized)
-    return Migration(path, text, new, len(before.diagnostics), rewritten, after, root, removed,
-                     sites.done + classes.done + [f"moved into the functions using it: {n}" for n in localized],
-                     tuple(before.diagnostics))
+    rewritten = steps.count + sites.count + len(outcome.applied) + classes.count + len(localized)
+    return Migration(path, original, new, len(before.diagnostics), rewritten, after, root, removed,
+                     steps.done + steps.left + sites.done + classes.done
+                     + [f"moved into the functions using it: {n}" for n in localized], tuple(before.diagnostics))
 
 
 def torch_references(text: str, roots: Sequence[str] = ("torch",)) -> list[tuple[int, int, str]]:

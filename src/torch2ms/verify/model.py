@@ -20,12 +20,12 @@ import json
 import os
 import re
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from typing import Any, TextIO
 
 from .model_record import RECORD_FORMAT, write_model_record
+from ..writing import add_arguments as add_write_arguments, temporary_folder
 from .pool import Pool, VerifyError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -138,6 +138,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the result as one JSON document")
     parser.add_argument("--record", metavar="FILE",
                         help="write the result to FILE (JSON), for `torch2ms scan --html ... --model-record FILE`")
+    add_write_arguments(parser)
     parser.add_argument("--locate", dest="locate", action="store_true", default=None,
                         help="report where the two networks part: the first layer whose output differs while its "
                              "inputs agree, with the port's and the original's lines and the rewrite behind them, "
@@ -216,7 +217,7 @@ def verify(args: argparse.Namespace, original: Target, ported: Target, inputs: l
         "locate_requested": getattr(args, "locate", None) is True,
     }
     problems: list[str] = result["problems"]
-    with tempfile.TemporaryDirectory(prefix="torch2ms-model-") as tmp:
+    with temporary_folder("model") as tmp:
         t_npz, m_npz = os.path.join(tmp, "torch.npz"), os.path.join(tmp, "mindspore.npz")
         job = {"op": "run", "seed": args.seed, "inputs": inputs, "timeout": args.timeout,
                "train": args.loss if args.train_step else None, "locate": getattr(args, "locate", None) is not False}

@@ -33,6 +33,7 @@ import traceback
 import zlib
 from typing import Any
 
+from ..writing import temp_path
 from .worker import Handler, Timeout, serve
 
 BLOCKED = ("torch",)  # what the MindSpore side refuses to import
@@ -438,9 +439,13 @@ class MindSporeSide(_Side):
             elif step.get("dtype") == "bfloat16":
                 tensor = tensor.astype(ms.bfloat16)
             items.append({"name": step["ms"], "data": tensor})
-        tmp = f"{out}.tmp{os.getpid()}.ckpt"
-        _stage("write", ms.save_checkpoint, items, tmp)
-        os.replace(tmp, out)
+        tmp = temp_path(out, ".ckpt")  # swept by the next write there if this worker is killed
+        try:
+            _stage("write", ms.save_checkpoint, items, tmp)
+            os.replace(tmp, out)
+        finally:
+            if os.path.lexists(tmp):
+                os.unlink(tmp)
         return len(items)
 
     @staticmethod

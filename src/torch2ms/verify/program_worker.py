@@ -31,7 +31,7 @@ import os
 import re
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib.machinery import ModuleSpec
 from types import ModuleType
 from typing import Any
@@ -173,10 +173,14 @@ def run_program(side: Side, job: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def run_job(side: Side, job: dict[str, Any]) -> dict[str, Any]:
+Runner = Callable[[Side, dict[str, Any]], dict[str, Any]]
+
+
+def run_job(side: Side, job: dict[str, Any], runner: Runner = run_program) -> dict[str, Any]:
+    """One job under its time limit (`runner`: how a program runs, `run_program` or a training run)."""
     signal.setitimer(signal.ITIMER_REAL, float(job.get("timeout", 30)))
     try:
-        result = run_program(side, job)
+        result = runner(side, job)
     except Timeout:
         result = {"status": "timeout"}
     finally:
@@ -189,8 +193,8 @@ def run_job(side: Side, job: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="torch2ms-program-worker")
+def main(argv: list[str] | None = None, runner: Runner = run_program, prog: str = "torch2ms-program-worker") -> int:
+    parser = argparse.ArgumentParser(prog=prog)
     parser.add_argument("--side", required=True, choices=("torch", "mindspore"))
     parser.add_argument("--device", choices=("cpu", "gpu", "ascend"), default="cpu")
     parser.add_argument("--memory-mb", type=int, default=4096)
@@ -198,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def start() -> tuple[dict[str, Any], Handler]:
         side = Side(args.side, args.device)
-        return {"side": args.side, "version": side.version}, lambda job, _emit: run_job(side, job)
+        return {"side": args.side, "version": side.version}, lambda job, _emit: run_job(side, job, runner)
 
     return serve(start, args.memory_mb)
 

@@ -23,8 +23,10 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 from typing import TYPE_CHECKING, Any, TextIO
+
+from .. import writing
+from ..writing import add_arguments as add_write_arguments
 
 if TYPE_CHECKING:  # the command line registers this command without loading the map code
     from .mapping import Node, WeightMap
@@ -56,6 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--memory-mb", type=int, default=16384, metavar="MB",
                         help="address space each worker may add after its imports (default 16384)")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON document")
+    add_write_arguments(parser)
 
 
 def choose_root(weight_map: WeightMap, keys: list[str], wanted: str | None) -> tuple[str, Node, Result, str]:
@@ -94,11 +97,9 @@ def convert(args: argparse.Namespace, pools: dict[str, Any] | None = None) -> di
     if not os.access(args.checkpoint, os.R_OK):
         raise ConvertError(f"{args.checkpoint}: not readable")
     weight_map = read_map(args.map)
-    out_dir = os.path.dirname(os.path.abspath(args.out))
-    if not os.path.isdir(out_dir):
-        raise ConvertError(f"{args.out}: the folder {out_dir} does not exist")
+    writing.check_target(args.out)  # a device, a link, the checkpoint itself: refused before any work
     report: dict[str, Any] = {"checkpoint": args.checkpoint, "map": args.map, "out": args.out, "written": False}
-    with tempfile.TemporaryDirectory(prefix="torch2ms-convert-") as tmp:
+    with writing.temporary_folder("convert") as tmp:
         npz = os.path.join(tmp, "state.npz")
         with pool_for("torch", args, pools) as pool:
             read = pool.run([{"op": "read", "path": os.path.abspath(args.checkpoint), "out": npz,
@@ -157,11 +158,12 @@ def convert(args: argparse.Namespace, pools: dict[str, Any] | None = None) -> di
             return report
         if not plan:
             raise ConvertError(f"{args.checkpoint}: no tensor of the checkpoint has a place in the map")
-        with pool_for("mindspore", args, pools) as pool:
-            write = pool.run([{"op": "write", "npz": npz, "plan": plan, "out": os.path.abspath(args.out),
+        # the atomic writer's temporary file beside --out, filled by the MindSpore worker, renamed when complete
+        with writing.reserve(args.out, suffix=".ckpt") as partial, pool_for("mindspore", args, pools) as pool:
+            write = pool.run([{"op": "write", "npz": npz, "plan": plan, "out": os.path.abspath(partial),
                                "timeout": args.timeout}])[0]
-        if write.get("status") != "ok":
-            raise ConvertError(f"{args.out}: cannot write the MindSpore checkpoint: {write.get('reason')}")
+            if write.get("status") != "ok":
+                raise ConvertError(f"{args.out}: cannot write the MindSpore checkpoint: {write.get('reason')}")
         report["written"] = True
     return report
 
@@ -222,7 +224,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, pools: dict[str, An
     out = out or sys.stdout
     try:
         report = convert(args, pools)
-    except (ConvertError, MapError, VerifyError) as exc:
+    except (ConvertError, MapError, VerifyError, writing.WriteError) as exc:
         print(f"torch2ms convert-weights: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.json:
