@@ -8,8 +8,8 @@ the whole tree (`torch2ms.project_graph.module_classes`). With `--out`, beside e
 defines cell classes goes the parameter-name map of every one of them (NAME.weights.json, built from
 the two files and the tables' weight facts: `torch2ms.weights.mapping.write_map_beside`), once the
 whole tree is written, so that classes imported from the project's other files are followed; and
-NAME.migrate.json, which finding and mapping entry each changed line answers
-(`torch2ms.migrate.provenance`).
+NAME.migrate.json beside each changed port that defines cell classes: which finding and mapping
+entry each changed line answers (`torch2ms.migrate.provenance`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from ..fix import FixError, unified_diff
 from ..fix_files import _encode, _read, write_atomic
 from ..mappings import load_table
 from ..project_graph import module_classes
-from ..writing import WriteError
 from .pipeline import MigrateError, Migration, Options, existing_cells, migrate_text
 from .provenance import write_beside
 
@@ -159,10 +158,10 @@ def migrate_paths(paths: Sequence[str], options: Options, out: str | None = None
                 mode = stat.S_IMODE(os.stat(outcome.source).st_mode)
                 write_new(outcome.target, outcome.migration.text, encoding, bom, mode)
                 outcome.written = True
-                if outcome.migration.changed:
+                if outcome.migration.changed and cells_of.get(position):  # a file of networks
                     outcome.provenance = write_beside(outcome.source, outcome.target, outcome.migration.original,
                                                       outcome.migration.text, outcome.migration.source_findings)
-        except (FixError, OSError, WriteError) as exc:
+        except (FixError, OSError, writing.WriteError) as exc:
             outcome.error = str(exc)
     if out is not None and write:
         _write_maps([o for o in outcomes if o.written], table)

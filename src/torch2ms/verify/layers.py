@@ -29,6 +29,7 @@ from typing import Any
 from .tolerance import judge, measure
 
 Lookup = Callable[[str, int, int], list[dict[str, Any]]]
+MISSING = "no MindSpore layer of this name ran"
 
 
 def module_pairs(placed: Mapping[str, Any]) -> dict[str, str]:
@@ -90,6 +91,7 @@ def compare_layers(t_calls: list[dict[str, Any]], m_calls: list[dict[str, Any]],
     def rename(name: str) -> str:
         return pairs.get(name, name)
 
+    m_calls = [c for c in m_calls if c.get("name") is not None]  # (a failure ends the list)
     m_index = _occurrences(m_calls, lambda n: n)
     seen: dict[str, int] = {}
     rows = []
@@ -102,7 +104,7 @@ def compare_layers(t_calls: list[dict[str, Any]], m_calls: list[dict[str, Any]],
         rows.append(row)
         k_m = m_index.get((ms_name, occurrence))
         if k_m is None:
-            row["verdict"] = "no MindSpore layer of this name ran"
+            row["verdict"] = MISSING
             continue
         m_call = m_calls[k_m]
         row.update(ms_class=m_call["class"], port=m_call.get("built"), port_call=m_call.get("called"),
@@ -130,6 +132,17 @@ def first_divergence(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
             if inner:  # a container whose own layers all agreed: its forward's code between them
                 return {"kind": "inside", "row": row, "after": inner[-1]}
             return {"kind": "layer", "row": row}
+        # the inputs of the containers it opens (called later in the same code) may differ as well: the
+        # code before the outermost of them changed them
+        for outer in rows[index + 1:]:
+            if outer["torch"] != "" and _is_inside(str(row["torch"]), str(outer["torch"])) and \
+                    outer.get("input_rule") and not _is_inside(str(before[-1]["torch"]) if before else "",
+                                                                str(outer["torch"])):
+                row = outer
+        start = rows.index(before[-1]) + 1 if before else 0
+        missing = [r for r in rows[start:index] if r["verdict"] == MISSING]
+        if missing:  # a layer torch ran and the port did not, just before the inputs parted
+            return {"kind": "missing", "row": missing[0], "after": before[-1] if before else None, "next": row}
         return {"kind": "between", "row": row, "after": before[-1] if before else None}
     return None
 
@@ -151,6 +164,7 @@ def describe(found: dict[str, Any], lookup: Lookup | None = None) -> dict[str, A
                            "ms_class": row.get("ms_class"), "rule": row.get("output_rule") or ""}
     if kind == "layer":
         out["port"], out["original"] = row.get("port"), row.get("original")
+        out["port_code"], out["original_code"] = row.get("port_code"), row.get("original_code")
         out["port_call"], out["original_call"] = row.get("port_call"), row.get("original_call")
         out["message"] = (f"the layer {row['torch'] or '(the network)'} ({row['class']} -> {row.get('ms_class')}) "
                           f"computes otherwise on the same inputs: {out['rule']}")
@@ -159,6 +173,14 @@ def describe(found: dict[str, Any], lookup: Lookup | None = None) -> dict[str, A
         out["original"] = row.get("original_code") or _span(after.get("original_call"), row.get("original_call"))
         out["message"] = (f"the forward of {row['torch'] or '(the network)'} ({row['class']}) differs after its "
                           f"layers agree (last: {after.get('torch')}): code that is no layer, {out['rule']}")
+    elif kind == "missing":
+        nxt = found["next"]
+        out["port"] = _span(after.get("port_call"), nxt.get("port_call"))
+        out["original"], out["original_call"] = row.get("original"), row.get("original_call")
+        out["after"] = after.get("torch")
+        out["message"] = (f"the layer {row['torch']} ({row['class']}) runs in torch, and no MindSpore layer of "
+                          f"that name runs between {after.get('torch', 'the start')} and {nxt['torch']} in the port "
+                          "(a dropped call?)")
     else:
         prev = after
         out["port"] = _span(prev.get("port_call"), row.get("port_call"))
@@ -192,7 +214,6 @@ def gradient_divergence(rows: list[dict[str, Any]], grad_rows: list[dict[str, An
     """The layer latest in the forward order whose parameters' gradients differ (`grad_rows`: torch name
     of each parameter, ok), when the forward agreed: the backward parts there."""
     bad = {str(g["torch"]).rpartition(".")[0] for g in grad_rows if not g["ok"]}
-    good = {str(g["torch"]).rpartition(".")[0] for g in grad_rows if g["ok"]} - bad
     if not bad:
         return None
     ordered = [r for r in rows if r["torch"] in bad]
@@ -200,7 +221,18 @@ def gradient_divergence(rows: list[dict[str, Any]], grad_rows: list[dict[str, An
         return None
     row = ordered[-1]
     index = rows.index(row)
-    later = [r for r in rows[index + 1:] if r["torch"] in good]  # the next layer whose gradients agree
+
+    def agrees(layer: str) -> bool:  # it holds parameters, and all their gradients agree
+        mine = [g for g in grad_rows if _is_inside(str(g["torch"]), layer)]
+        return bool(mine) and all(g["ok"] for g in mine)
+
+    parent = str(row["torch"]).rpartition(".")[0]
+    # the next layer, called from the same code (a sibling, or a sibling of a container above), that agrees
+    def called_beside(layer: str) -> bool:
+        outer = layer.rpartition(".")[0]
+        return outer == parent or _is_inside(parent, outer)
+
+    later = [r for r in rows[index + 1:] if called_beside(str(r["torch"])) and agrees(str(r["torch"]))]
     nxt = later[0] if later else {}
     return {"kind": "backward", "layer": row["torch"], "ms_layer": row["ms"], "class": row["class"],
             "ms_class": row.get("ms_class"), "port": _span(row.get("port_call"), nxt.get("port_call")),

@@ -299,6 +299,9 @@ def _locate(t_res: dict[str, Any], m_res: dict[str, Any], placement: Any, a: dic
 
     rows = compare_layers(t_res["layers"], m_res["layers"], a, b, module_pairs(placement.placed), args.rtol)
     out: dict[str, Any] = {"layers": rows}
+    failure = [c["error"] for c in m_res["layers"] if c.get("name") is None and c.get("error")]
+    if failure:
+        out["error"] = f"the MindSpore network failed while traced: {failure[0]}"
     found = first_divergence(rows)
     lookup = provenance_lookup(ported.path)
     if found is not None:
@@ -394,6 +397,8 @@ def _train(t_res: dict[str, Any], m_train: dict[str, Any], placement: Any, a: di
             m_key = f"{mode}/{key}/{placed.ms}"
             if m_key not in b:
                 problems.append(f"{mode} training step: no MindSpore {group} for {placed.ms} (torch {name})")
+                if key == "grad":
+                    grad_rows.append({"torch": name, "ms": placed.ms, "ok": False, "max_abs": None})
                 continue
             expected = apply_transform(a[f"{key}/{name}"], placed.transform)
             atol = args.atol

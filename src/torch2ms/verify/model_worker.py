@@ -550,6 +550,8 @@ class MindSporeSide(_Side):
             ms.set_seed(seed)
             _stage("trace", lambda: [self.array(v) for _, v in self.flatten(net(*inputs))
                                      if isinstance(v, self.tensor)])
+        except StageError as exc:  # the calls up to the failure still say where the networks part
+            tracer.calls.append({"name": None, "error": str(exc)})
         finally:
             for handle in handles:
                 handle.remove()
