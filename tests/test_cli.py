@@ -53,8 +53,11 @@ def test_exit_zero_when_clean_and_with_exit_zero(tmp_path: Path) -> None:
 
 
 def test_usage_error_exits_2(tmp_path: Path) -> None:
-    assert run_cli("scan", cwd=tmp_path).returncode == 2
-    assert run_cli("scan", ".", "--format", "xml", cwd=tmp_path).returncode == 2
+    bad = run_cli("scan", ".", "--format", "xml", cwd=tmp_path)
+    assert bad.returncode == 2
+    # one line, as ruff's: the error and where the usage is, not the usage block
+    assert bad.stderr.count("\n") == 1 and bad.stderr.startswith("torch2ms scan: error: argument --output-format")
+    assert bad.stderr.rstrip().endswith("(see torch2ms scan --help)")
     assert run_cli("scan", ".", "--target-version", "two", cwd=tmp_path).returncode == 2
     assert run_cli(cwd=tmp_path).returncode == 2
 

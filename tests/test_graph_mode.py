@@ -5,6 +5,7 @@ what construct calls."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 import textwrap
 import warnings
@@ -50,9 +51,12 @@ def _compile(path: Path, text: str) -> Any:
     sys.modules[spec.name] = module  # (the graph compiler looks the module up by name)
     spec.loader.exec_module(module)
     mindspore.set_context(mode=mindspore.GRAPH_MODE)
+    here = os.getcwd()
+    os.chdir(path.parent)  # (a failed compile writes its analysis files, rank_0/, into the working folder)
     try:
         return module.Net()(mindspore.Tensor(np.ones((2, 3), np.float32)))
     finally:
+        os.chdir(here)
         mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
         del sys.modules[spec.name]
 

@@ -29,6 +29,7 @@ from .extras import MissingExtra
 from .mappings import MappingError, load_table
 from .model import Diagnostic, ScanSummary
 from .options import FAIL_ON, Parser, add_rule_arguments, add_scan_arguments
+from .limits import Limits
 from .process import configure_process, freeze_long_lived
 from .strings import safe_text
 from .report.output import OutputError, emit
@@ -224,19 +225,22 @@ def _run_add_noqa(args: argparse.Namespace, config: Config) -> int:
     """`scan --add-noqa`: a noqa comment for every finding, written in place."""
     from .fix import FixError
     from .fix_files import rewrite_file
-    from .noqa import add_noqa
+    from .noqa import add_noqa, unplaceable
 
     outcomes = scan_outcomes(args.paths, config, jobs=_jobs(args))
     lines = files = 0
     status = EXIT_CLEAN
+    left: list[str] = []
     for outcome in outcomes:
         diagnostics = outcome.result.diagnostics
         if not diagnostics or outcome.result.error is not None:
             continue
         added = [0]
 
-        def change(text: str, diagnostics: tuple[Diagnostic, ...] = diagnostics, added: list[int] = added) -> str:
+        def change(text: str, diagnostics: tuple[Diagnostic, ...] = diagnostics, added: list[int] = added,
+                   path: str = outcome.path) -> str:
             new, added[0] = add_noqa(text, diagnostics)
+            left.extend(f"{path}:{n}" for n in unplaceable(text, diagnostics))
             return new
 
         try:
@@ -248,6 +252,11 @@ def _run_add_noqa(args: argparse.Namespace, config: Config) -> int:
             status = EXIT_ERROR
     print(f"Added {lines} noqa comment{'s' if lines != 1 else ''} in {files} file{'s' if files != 1 else ''}.",
           file=sys.stderr)
+    for place in left:
+        print(f"{place}: cannot take a noqa comment (the line ends inside a multi-line string); "
+              "suppress it with per-file-ignores in [tool.torch2ms] or a file-level # torch2ms: noqa", file=sys.stderr)
+    if left and status == EXIT_CLEAN:
+        status = EXIT_FINDINGS
     return status
 
 
@@ -311,8 +320,7 @@ def _exit_code(args: argparse.Namespace, summary: ScanSummary | None, failed: bo
 def run_scan(args: argparse.Namespace) -> int:
     stdin = args.paths == ["-"] or (not args.paths and args.stdin_filename)
     if not args.paths and not stdin:
-        print("torch2ms scan: error: name the files or folders to scan (or - for standard input)", file=sys.stderr)
-        return EXIT_ERROR
+        args.paths = ["."]  # as ruff: no path scans the current folder
     if "-" in args.paths and not stdin:
         print("torch2ms scan: error: - (standard input) cannot be mixed with other paths", file=sys.stderr)
         return EXIT_ERROR
@@ -325,6 +333,10 @@ def run_scan(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_ERROR
     config = _config(args)
+    if args.show_settings:
+        return _show_settings(args, config)
+    if args.show_files:
+        return _show_files(args, config)
     args.models = _model_records(args)
     load_table()
     if stdin:
@@ -334,10 +346,13 @@ def run_scan(args: argparse.Namespace) -> int:
     freeze_long_lived()
     if args.fix or args.diff:
         return _run_fix(args, config)
-    progress = _Progress(not args.no_progress and sys.stderr.isatty())
+    progress = _Progress(not args.no_progress and not args.quiet and sys.stderr.isatty())
     cache = None if args.no_cache else Cache(_cache_dir(args, config), config, load_table(), render=render_file)
-    outcomes = scan_outcomes(args.paths, config, jobs=_jobs(args), on_each=progress.update, cache=cache)
+    outcomes = scan_outcomes(args.paths, config, jobs=_jobs(args), on_each=progress.update, cache=cache,
+                             limits=Limits(args.file_timeout, args.file_memory_mb))
     progress.close()
+    if not outcomes and not args.quiet:
+        print(f"torch2ms: warning: no Python files found under {', '.join(args.paths)}", file=sys.stderr)
     outcomes.sort(key=lambda o: o.path)
     if args.trace:
         outcomes = _join_trace(outcomes, args.trace, config)
@@ -347,6 +362,47 @@ def run_scan(args: argparse.Namespace) -> int:
     writing.add_inputs(o.path for o in outcomes)  # no report replaces a file it reports on
     summary = emit(outcomes, config, args, baseline_hidden=hidden)
     return _exit_code(args, summary)
+
+
+def _show_settings(args: argparse.Namespace, config: Config) -> int:
+    """`scan --show-settings`: the settings the scan would use, one per line, and where they come from."""
+    def codes(values: tuple[str, ...]) -> str:
+        return ", ".join(values) if values else "(none)"
+
+    lines = [
+        f"settings file: {config.source or '(none: defaults)'}",
+        f"paths: {', '.join(args.paths)}",
+        f"select: {codes(config.selected) if config.selected else '(every code)'}",
+        f"ignore: {codes(config.ignore)}",
+        "per-file-ignores: " + ("; ".join(f"{glob} = {', '.join(c)}" for glob, c in config.per_file_ignores)
+                                or "(none)"),
+        f"target-version: {config.target_version}",
+        f"device: {config.device}",
+        f"exclude: {codes(config.excluded_names)}",
+        f"respect-gitignore: {'true' if config.respect_gitignore else 'false'}",
+        f"fail-on: {args.fail_on}",
+        f"output-format: {args.output_format}",
+    ]
+    sys.stdout.write("\n".join(lines) + "\n")
+    return EXIT_CLEAN
+
+
+def _show_files(args: argparse.Namespace, config: Config) -> int:
+    """`scan --show-files`: the files the scan would read, sorted; a bad path is named on stderr (exit 2)."""
+    from .api import iter_sources
+
+    status = EXIT_CLEAN
+    found = []
+    for source in iter_sources(args.paths, config):
+        if source.error is not None and source.error.error is not None:
+            print(f"{source.path}: {source.error.error.message}", file=sys.stderr)
+            status = EXIT_ERROR
+        else:
+            found.append(os.path.normpath(source.path))
+    sys.stdout.write("".join(f"{path}\n" for path in sorted(found)))
+    if not found and status == EXIT_CLEAN:
+        print(f"torch2ms: warning: no Python files found under {', '.join(args.paths)}", file=sys.stderr)
+    return status
 
 
 def _without_baseline(path: str, outcomes: list[Scanned],

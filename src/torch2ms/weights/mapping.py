@@ -175,9 +175,10 @@ def _check_node(node: Any, where: str, schema: Schema) -> None:
         for key in ("torch", "ms", "tied_to"):
             name = schema.string(entry.get(key), f"{at}.{key}", optional=True)
             for placeholder in _PLACEHOLDERS.findall(name or ""):
-                if placeholder not in INDEX_NAMES:
-                    raise schema.fail(f"{at}.{key}", f"placeholder {{{placeholder}}} is not one of "
-                                      + ", ".join(f"{{{n}}}" for n in INDEX_NAMES))
+                # container positions ({i}, {j}, ...) and the tables' own ({l}: a recurrent layer's number)
+                if not placeholder.isidentifier() or len(placeholder) > 16:
+                    raise schema.fail(f"{at}.{key}", f"placeholder {{{placeholder}}} is not a name (a placeholder "
+                                      "stands for a number: " + ", ".join(f"{{{n}}}" for n in INDEX_NAMES[:3]) + ")")
         kind = entry.get("kind", "parameter")
         if kind not in ENTRY_KINDS:
             raise schema.fail(f"{at}.kind", f"{kind!r} is not one of {', '.join(ENTRY_KINDS)}")
