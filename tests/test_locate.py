@@ -20,6 +20,8 @@ from torch2ms.weights.place import Placement
 import test_verify_model
 
 pools = test_verify_model.pools  # the warm torch and MindSpore workers (a fixture)
+pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_mindspore,
+              pytest.mark.needs_numpy]  # the workers, and verify.tolerance's arrays
 
 TORCH_NET = '''import torch
 import torch.nn as nn

@@ -26,6 +26,7 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import writing
+from ..extras import require
 from ..writing import add_arguments as add_write_arguments
 
 if TYPE_CHECKING:  # the command line registers this command without loading the map code
@@ -90,7 +91,6 @@ def convert(args: argparse.Namespace, pools: dict[str, Any] | None = None) -> di
     from ..weights.mapping import read_map
     from ..weights.place import place, uncovered
     from .model import pool_for
-    from .model_worker import load_arrays
 
     if not os.path.isfile(args.checkpoint):
         raise ConvertError(f"{args.checkpoint}: no such file")
@@ -98,6 +98,10 @@ def convert(args: argparse.Namespace, pools: dict[str, Any] | None = None) -> di
         raise ConvertError(f"{args.checkpoint}: not readable")
     weight_map = read_map(args.map)
     writing.check_target(args.out)  # a device, a link, the checkpoint itself: refused before any work
+    # Bad input is named first; then the arrays need NumPy here (torch and MindSpore run in the workers).
+    require("torch2ms convert-weights", "verify", "numpy")
+    from .model_worker import load_arrays
+
     report: dict[str, Any] = {"checkpoint": args.checkpoint, "map": args.map, "out": args.out, "written": False}
     with writing.temporary_folder("convert") as tmp:
         npz = os.path.join(tmp, "state.npz")
