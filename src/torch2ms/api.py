@@ -12,7 +12,6 @@ import tokenize
 import fnmatch
 import re
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -303,6 +302,8 @@ def scan_outcomes(paths: Iterable[str], config: Config | None = None, jobs: int 
         for index in todo:
             done(index, *scan_file(sources[index].path, config, known(index), limits))
     else:
+        from concurrent.futures import ProcessPoolExecutor  # multiprocessing: only for a parallel scan
+
         size = max(1, min(64, len(todo) // (jobs * 8)))
         batches = [todo[i:i + size] for i in range(0, len(todo), size)]
         with ProcessPoolExecutor(max_workers=jobs, initializer=process.worker_start,

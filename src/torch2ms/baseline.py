@@ -25,7 +25,7 @@ from typing import Any
 
 from .jsonfile import Schema, read_json
 from .model import FileResult
-from .report import display_path
+from .strings import display_path
 from .source import split_lines
 
 MIN_SCHEMA = 4  # the first JSON report schema with context and fingerprint

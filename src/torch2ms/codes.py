@@ -67,6 +67,9 @@ _ROWS = (
      "The torch API is not in the mapping tables.", MAPPING_TABLE_URL),
     ("TMS105", "possible-tensor-method", Severity.INFO, Category.UNCERTAIN,
      "A method call whose receiver may be a tensor but is not proven one (low confidence).", MAPPING_TABLE_URL),
+    ("TMS106", "type-reference", Severity.INFO, Category.TYPE_REFERENCE,
+     "A torch type named where nothing runs (an annotation, an isinstance/issubclass target, an except clause): "
+     "the name changes, no call does; not counted as an API use.", MAPPING_TABLE_URL),
     ("TMS201", "dynamic-shape-op", Severity.WARNING, Category.DYNAMIC_SHAPE,
      "The op's output shape depends on tensor values.", DYNAMIC_SHAPE_URL),
     ("TMS202", "dynamic-shape-argument", Severity.WARNING, Category.DYNAMIC_SHAPE,

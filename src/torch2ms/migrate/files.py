@@ -7,7 +7,9 @@ place, so it is written whole or not at all. Each file's classes that become Cel
 the whole tree (`torch2ms.project_graph.module_classes`). With `--out`, beside each ported file that
 defines cell classes goes the parameter-name map of every one of them (NAME.weights.json, built from
 the two files and the tables' weight facts: `torch2ms.weights.mapping.write_map_beside`), once the
-whole tree is written, so that classes imported from the project's other files are followed.
+whole tree is written, so that classes imported from the project's other files are followed; and
+NAME.migrate.json beside each changed port that defines cell classes: which finding and mapping
+entry each changed line answers (`torch2ms.migrate.provenance`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from ..limits import LimitExceeded
 from ..mappings import load_table
 from ..project_graph import module_classes
 from .pipeline import MigrateError, Migration, Options, existing_cells, migrate_text
+from .provenance import write_beside
 
 
 @dataclass
@@ -44,6 +47,7 @@ class FileOutcome:
     weight_map: str | None = None  # the parameter-name map written beside the target
     cells: int = 0  # the cell classes it maps
     map_error: str | None = None  # why no map could be written (the port itself is written)
+    provenance: str | None = None  # NAME.migrate.json: which finding each written line answers
 
     @property
     def diff(self) -> str:
@@ -217,7 +221,10 @@ def migrate_paths(paths: Sequence[str], options: Options, out: str | None = None
                 mode = stat.S_IMODE(os.stat(outcome.source).st_mode)
                 write_new(outcome.target, migration.text, encoding, bom, mode)
                 outcome.written = True
-        except (FixError, OSError) as exc:
+                if outcome.migration.changed and cells_of.get(position):  # a file of networks
+                    outcome.provenance = write_beside(outcome.source, outcome.target, outcome.migration.original,
+                                                      outcome.migration.text, outcome.migration.source_findings)
+        except (FixError, OSError, writing.WriteError) as exc:
             outcome.error = str(exc)
     if out is not None and write:
         _write_maps([o for o in outcomes if o.written], table)

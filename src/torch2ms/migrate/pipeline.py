@@ -22,7 +22,7 @@ from ..engine import parse, scan_source
 from ..fix import fix_text
 from ..limits import Limits
 from ..mappings import MappingTable, load_table
-from ..model import FileResult
+from ..model import Diagnostic, FileResult
 from ..resolve import resolve_module
 from ..source import SourceText
 from .. import scopes
@@ -56,6 +56,7 @@ class Migration:
     root: str = scopes.ROOT  # how the new text spells mindspore
     removed_imports: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # "line: what" for each structural rewrite
+    source_findings: tuple[Diagnostic, ...] = ()  # the findings of the original text (what the rewrites answer)
 
     @property
     def remaining(self) -> int:
@@ -162,7 +163,7 @@ def migrate_text(text: str, path: str = "<string>", options: Options | None = No
     rewritten = steps.count + sites.count + len(outcome.applied) + classes.count + len(localized)
     return Migration(path, original, new, len(before.diagnostics), rewritten, after, root, removed,
                      steps.done + steps.left + sites.done + classes.done
-                     + [f"moved into the functions using it: {n}" for n in localized])
+                     + [f"moved into the functions using it: {n}" for n in localized], tuple(before.diagnostics))
 
 
 def torch_references(text: str, roots: Sequence[str] = ("torch",)) -> list[tuple[int, int, str]]:
