@@ -221,9 +221,9 @@ def migrate_paths(paths: Sequence[str], options: Options, out: str | None = None
                 mode = stat.S_IMODE(os.stat(outcome.source).st_mode)
                 write_new(outcome.target, migration.text, encoding, bom, mode)
                 outcome.written = True
-                if outcome.migration.changed and cells_of.get(position):  # a file of networks
-                    outcome.provenance = write_beside(outcome.source, outcome.target, outcome.migration.original,
-                                                      outcome.migration.text, outcome.migration.source_findings)
+                if migration.changed and cells_of.get(position):  # a file of networks
+                    outcome.provenance = write_beside(outcome.source, outcome.target, migration.original,
+                                                      migration.text, migration.source_findings)
         except (FixError, OSError, writing.WriteError) as exc:
             outcome.error = str(exc)
     if out is not None and write:
