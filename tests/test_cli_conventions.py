@@ -33,7 +33,7 @@ def run_env(*args: str, cwd: Path, env: dict[str, str], input: str | None = None
 # ---------------------------------------------------------------- strict values
 @pytest.mark.parametrize(("args", "message"), [
     (("--select", "FOO"), "unknown code or prefix 'FOO'"),
-    (("--select", "TMS999"), "did you mean TMS904"),
+    (("--select", "TMS999"), "did you mean TMS905"),
     (("--ignore", "TMS1O1"), "did you mean"),
     (("--extend-select", "TMS7"), "unknown code or prefix 'TMS7'"),
     (("--target-version", "1.0"), "did you mean 2.10"),
@@ -190,7 +190,7 @@ def test_rule_explains_a_code() -> None:
     every = json.loads(run_cli("rule", "--all", "--output-format", "json").stdout)
     assert {r["code"] for r in every} >= {"TMS101", "TMS205", "TMS365", "TMS904"}
     bad = run_cli("rule", "TMS999")
-    assert bad.returncode == 2 and "did you mean TMS904" in bad.stderr
+    assert bad.returncode == 2 and "did you mean TMS905" in bad.stderr
 
 
 # ---------------------------------------------------------------- standard input

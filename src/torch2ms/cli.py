@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import os
 import sys
 import time
@@ -22,24 +23,26 @@ from typing import Any
 
 from . import __version__, writing
 from .api import default_jobs, scan_outcomes
-from .baseline import BaselineError
 from .cache import CACHE_DIR_NAME, Cache, CacheError, Scanned
 from .config import Config, ConfigError, find_pyproject, load_config
 from .extras import MissingExtra
 from .mappings import MappingError, load_table
 from .model import Diagnostic, ScanSummary
 from .options import FAIL_ON, Parser, add_rule_arguments, add_scan_arguments
+from .limits import Limits
 from .process import configure_process, freeze_long_lived
-from .report import safe_text
+from .strings import safe_text
 from .report.output import OutputError, emit
-from .trace import TraceError
-from .verify.model_record import ModelRecordError
+from .report.text import render_file
 from .writing import WriteError
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser. With `command`, the arguments of the commands that live in their own
+    packages (migrate, verify, ...) are added for that command only: a scan starts without importing them.
+    Every command is still listed."""
     parser = Parser(
         prog="torch2ms",
         description="Find every PyTorch API use and tell how it maps to MindSpore.",
@@ -91,27 +94,23 @@ def build_parser() -> argparse.ArgumentParser:
                                             "~/.bashrc, or the zsh one in ~/.zshrc.")
     completion.add_argument("shell", choices=("bash", "zsh"), help="the shell to complete in")
 
-    from .migrate.command import add_arguments as add_migrate_arguments
-    from .verify.command import add_arguments as add_verify_arguments  # no torch/MindSpore import
-    from .verify.model import add_arguments as add_model_arguments
-    from .verify.train import add_arguments as add_train_arguments
-    from .weights.convert import add_arguments as add_convert_arguments
-
-    for name, add, about in (
-            ("migrate", add_migrate_arguments,
+    for name, module, about in (
+            ("migrate", "migrate.command",
              "turn PyTorch files into MindSpore files (a parallel tree, in place, or a diff)"),
-            ("verify", add_verify_arguments,
+            ("verify", "verify.command",  # no torch/MindSpore import in any of these modules
              "run mapping examples (or the torch call at FILE:LINE) in real torch and MindSpore"),
-            ("convert-weights", add_convert_arguments,
+            ("convert-weights", "verify.convert_weights",
              "convert a torch state_dict (.pth, .safetensors) into a MindSpore checkpoint by a map"),
-            ("verify-model", add_model_arguments,
+            ("verify-model", "verify.model",
              "run a torch network and its MindSpore port on the same weights and inputs, and compare"),
-            ("verify-train", add_train_arguments,
+            ("verify-train", "verify.train",
              "train with a torch program and its MindSpore port for N steps from the same weights, and compare")):
-        command = sub.add_parser(name, help=about)
-        add(command)
+        chosen = sub.add_parser(name, help=about)
+        if command is not None and command != name:
+            continue
+        importlib.import_module(f"{__package__}.{module}").add_arguments(chosen)
         if name != "verify":  # verify's own --verbose also lists the entries that passed
-            _add_verbose(command)
+            _add_verbose(chosen)
     return parser
 
 
@@ -389,8 +388,9 @@ def run_scan(args: argparse.Namespace) -> int:
     if args.fix or args.diff:
         return _run_fix(args, config)
     progress = _Progress(not args.no_progress and not args.quiet and sys.stderr.isatty())
-    cache = None if args.no_cache else Cache(_cache_dir(args, config), config, load_table())
-    outcomes = scan_outcomes(args.paths, config, jobs=_jobs(args), on_each=progress.update, cache=cache)
+    cache = None if args.no_cache else Cache(_cache_dir(args, config), config, load_table(), render=render_file)
+    outcomes = scan_outcomes(args.paths, config, jobs=_jobs(args), on_each=progress.update, cache=cache,
+                             limits=Limits(args.file_timeout, args.file_memory_mb))
     progress.close()
     if not outcomes and not args.quiet:
         print(f"torch2ms: warning: no Python files found under {', '.join(args.paths)}", file=sys.stderr)
@@ -570,7 +570,7 @@ def run_verify(args: argparse.Namespace) -> int:
 
 
 def run_convert_weights(args: argparse.Namespace) -> int:
-    from .weights.convert import run  # torch/MindSpore are imported only in its worker processes
+    from .verify.convert_weights import run  # torch/MindSpore are imported only in its worker processes
 
     return run(args)
 
@@ -588,7 +588,8 @@ def run_verify_model(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else argv
+    parser = build_parser(next((w for w in words if not w.startswith("-")), None))
     args = parser.parse_args(argv)
     handlers: dict[str, Any] = {"scan": run_scan, "rule": run_rule, "mappings": run_mappings, "lsp": run_lsp,
                                 "verify": run_verify, "migrate": run_migrate, "trace": run_trace,
@@ -605,6 +606,17 @@ def main(argv: list[str] | None = None) -> int:
         return int(handler(args))
     except BaseException as exc:  # noqa: BLE001 - the one place that turns any failure into exit code 2
         return fail(exc, verbose=getattr(args, "verbose", False))
+
+
+# Expected errors of modules a command imports only when it needs them (a scan starts without them):
+# an exception can be one of these only where its module was imported.
+_LAZY_ERRORS = (("torch2ms.baseline", "BaselineError"), ("torch2ms.trace", "TraceError"),
+                ("torch2ms.verify.model_record", "ModelRecordError"))
+
+
+def _loaded_error(exc: BaseException) -> bool:
+    return any(isinstance(exc, getattr(sys.modules[module], name)) for module, name in _LAZY_ERRORS
+               if module in sys.modules)
 
 
 def _inputs(args: argparse.Namespace) -> list[str]:
@@ -642,8 +654,8 @@ def fail(exc: BaseException, verbose: bool = False) -> int:
         return EXIT_ERROR
     if isinstance(exc, KeyboardInterrupt):
         message = "interrupted"
-    elif isinstance(exc, (ConfigError, MappingError, BaselineError, OutputError, CacheError, TraceError,
-                          ModelRecordError, WriteError, MissingExtra)):
+    elif isinstance(exc, (ConfigError, MappingError, OutputError, CacheError, WriteError, MissingExtra)) \
+            or _loaded_error(exc):
         message = f"error: {exc}"
     elif isinstance(exc, OSError) and exc.filename is not None:
         message = f"error: {os.fsdecode(exc.filename)}: {exc.strerror or exc}"

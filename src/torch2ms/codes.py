@@ -156,6 +156,8 @@ _ROWS = (
      "The file was not read: missing, unreadable, binary, too large, not a regular file (FIFO, socket, device), a symlink loop or a link out of the scanned folders.", MIGRATION_GUIDE_URL),
     ("TMS904", "analysis-error", Severity.ERROR, Category.FILE_ERROR,
      "The analysis failed on this file (an internal error; please report it).", MIGRATION_GUIDE_URL),
+    ("TMS905", "file-limit", Severity.ERROR, Category.FILE_ERROR,
+     "The work on this file was stopped at the per-file limit of CPU time or memory (--file-timeout, --file-memory-mb); the message says which.", MIGRATION_GUIDE_URL),
 )
 
 CODES: dict[str, CodeInfo] = {row[0]: CodeInfo(*row) for row in _ROWS}

@@ -20,6 +20,7 @@ from .mappings import MappingTable, load_table, prefilter_words
 from .model import ApiCall, Category, Confidence, Diagnostic, FileResult, ScopeFacts, Span
 from .resolve import ModuleFacts, resolve_module
 from .rewrite import Fixer
+from .limits import memory_limited
 from .source import SourceText, count_lines, split_lines
 
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z0-9]+(?:[,\s]+[A-Z0-9]+)*))?", re.IGNORECASE)
@@ -299,6 +300,8 @@ def _analyse(text: str, path: str, config: Config, table: MappingTable | None, f
                                           f"at recursion limit {sys.getrecursionlimit():,} (docs/security.md)",
                           lines=lines_count)
     except (MemoryError, ValueError) as exc:
+        if isinstance(exc, MemoryError) and memory_limited():
+            raise
         return file_error(path, "TMS901", f"cannot parse: {type(exc).__name__}: too deeply nested or too large",
                           lines=lines_count)
     try:
@@ -324,6 +327,8 @@ def _analyse(text: str, path: str, config: Config, table: MappingTable | None, f
         return file_error(path, "TMS904", "analysis error: expressions nested too deeply to analyse",
                           lines=lines_count)
     except Exception as exc:  # an internal error must not stop a project scan
+        if isinstance(exc, MemoryError) and memory_limited():
+            raise
         return file_error(path, "TMS904", f"analysis error: {type(exc).__name__}: {exc}", lines=lines_count)
     diagnostics.sort(key=Diagnostic.sort_key)
     return FileResult(path=path, diagnostics=tuple(diagnostics), lines=lines_count, scope=scope)

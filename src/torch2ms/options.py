@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 from .codes import SelectorError, check_selector
 from .mappings import check_target_version
 from .model import DEVICES
+from .limits import add_arguments as add_limit_arguments
 from .writing import add_arguments as add_write_arguments
 
 OUTPUT_FORMATS = ("concise", "full", "grouped", "json", "sarif", "github", "html")
@@ -155,6 +156,7 @@ def add_scan_arguments(scan: argparse.ArgumentParser) -> None:
     config.add_argument("--isolated", action="store_true", help="ignore configuration files")
     config.add_argument("-j", "--jobs", type=jobs, default=None, metavar="N",
                         help="worker processes, at least 1 (default: all cores)")
+    add_limit_arguments(config)
     config.add_argument("--no-cache", action="store_true", help="do not read or write the results cache")
     config.add_argument("--cache-dir", metavar="DIR",
                         help="where to keep the cache (default: .torch2ms_cache beside the pyproject.toml, "

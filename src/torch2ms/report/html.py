@@ -43,7 +43,7 @@ from ..effort import EFFORTS, LABELS as EFFORT_LABELS
 from ..model import DEFAULT_DEVICE, FileResult
 from ..source import split_lines
 from ..verify.model_record import summary as model_summary
-from . import StringTable
+from ..strings import StringTable
 from . import json as json_report
 from .highlight import CLASSES, highlight
 

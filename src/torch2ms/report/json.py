@@ -32,7 +32,7 @@ from ..source import split_lines
 from ..verify.record import load_record
 from ..baseline import finding_facts
 from ..effort import EFFORTS, advice, finding_effort
-from . import display_path
+from ..strings import display_path
 
 SCHEMA_VERSION = 7
 

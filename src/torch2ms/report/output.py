@@ -104,7 +104,8 @@ def _write_findings(out: IO[str], fmt: str, outcomes: list[Scanned], style: text
     for outcome in outcomes:
         if fmt == "concise":
             # a cache hit serves its plain lines without loading its objects
-            chunk = outcome.text if not style.color else text_report.render_file(outcome.result, style=style)
+            chunk = outcome.chunk(text_report.render_file) if not style.color \
+                else text_report.render_file(outcome.result, style=style)
             clipped += chunk.count(" " + text_report.ELLIPSIS + "\n")
         elif fmt == "grouped":
             chunk = text_report.render_grouped(outcome.result, style=style)

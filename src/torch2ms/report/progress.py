@@ -19,7 +19,7 @@ from ..baseline import Baseline, finding_facts, read_report
 from ..effort import EFFORTS, effort_of
 from ..mappings import load_table, parse_version
 from ..model import USE_CATEGORIES, FileResult
-from . import display_path
+from ..strings import display_path
 
 
 def match(old: dict[str, Any], results: list[FileResult], read: Callable[[str], str | None],

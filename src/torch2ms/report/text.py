@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from ..codes import CODES, CodeInfo
 from ..model import Diagnostic, FileResult, ScanSummary
 from ..source import split_lines
-from . import display_path
+from ..strings import display_path
 
 MESSAGE_WIDTH = 160  # characters of a message on a concise or grouped line
 WRAP_WIDTH = 100  # columns of the full format's wrapped messages and source excerpts
