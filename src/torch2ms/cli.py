@@ -595,7 +595,7 @@ def main(argv: list[str] | None = None) -> int:
                                 "verify": run_verify, "migrate": run_migrate, "trace": run_trace,
                                 "convert-weights": run_convert_weights, "verify-model": run_verify_model,
                                 "verify-train": run_verify_train,
-                                "completion": lambda args: run_completion(args, parser)}
+                                "completion": lambda args: run_completion(args, build_parser())}
     handler = handlers.get(args.command)
     if handler is None:
         parser.print_help(sys.stderr)
