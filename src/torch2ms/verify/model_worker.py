@@ -223,6 +223,18 @@ class Tracer:
         return handles
 
 
+def write_whole(out: str, suffix: str, save: Any, data: Any) -> None:
+    """`save(data, path)` to a temporary file beside `out` renamed into place (swept by the next write there if
+    this worker is killed): `out` is written whole or not at all."""
+    tmp = temp_path(out, suffix)
+    try:
+        _stage("write", save, data, tmp)
+        os.replace(tmp, out)
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+
+
 def _transform(step: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
     return tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in (step.get("transform") or {}).items())
 
@@ -254,7 +266,7 @@ class _Side:
 
 # ---------------------------------------------------------------------------------- torch side
 class TorchSide(_Side):
-    ops = ("read", "run")
+    ops = ("read", "run", "write_state")
 
     def __init__(self, device: str) -> None:
         import numpy as np
@@ -286,6 +298,29 @@ class TorchSide(_Side):
             keys[name] = {"shape": list(array.shape), "dtype": dtype}
         save_arrays(str(job["out"]), arrays)
         return {"status": "ok", "keys": keys, "notes": notes}
+
+    def write_state(self, job: dict[str, Any]) -> dict[str, Any]:
+        """A torch state_dict from an .npz and a plan (`convert-weights --reverse`): each MindSpore tensor under
+        its torch name(s), the transform undone; .safetensors by the suffix, else torch.save; atomically."""
+        from ..weights.facts import undo_transform
+
+        torch = self.torch
+        arrays = load_arrays(str(job["npz"]))
+        state = {}
+        for step in job["plan"]:
+            value = undo_transform(arrays[str(step["ms"])], _transform(step))
+            tensor = torch.from_numpy(self.np.array(value, copy=True, order="C"))  # a tie: two tensors
+            if step.get("dtype") == "bfloat16":
+                tensor = tensor.to(torch.bfloat16)
+            state[str(step["torch"])] = tensor
+        out = str(job["out"])
+        if out.endswith(".safetensors"):
+            from safetensors.torch import save_file
+
+            write_whole(out, ".pt", save_file, {k: v.contiguous() for k, v in state.items()})
+        else:
+            write_whole(out, ".pt", torch.save, state)
+        return {"status": "ok", "written": len(state)}
 
     def load_file(self, path: str) -> Any:
         """A checkpoint's contents: safetensors by its suffix, anything else with torch.load(weights_only=True)."""
@@ -404,7 +439,7 @@ class TorchSide(_Side):
 
 # ---------------------------------------------------------------------------------- MindSpore side
 class MindSporeSide(_Side):
-    ops = ("run", "write")
+    ops = ("run", "write", "read_checkpoint")
 
     def __init__(self, device: str) -> None:
         sys.meta_path.insert(0, _Refuse())
@@ -421,6 +456,17 @@ class MindSporeSide(_Side):
         arrays = load_arrays(str(job["npz"]))
         written = self.save(list(job["plan"]), arrays, str(job["out"]), prefix="")
         return {"status": "ok", "written": written}
+
+    def read_checkpoint(self, job: dict[str, Any]) -> dict[str, Any]:
+        """A MindSpore checkpoint's parameters into an .npz (for `convert-weights --reverse`)."""
+        params = _stage("read", self.ms.load_checkpoint, str(job["path"]))
+        arrays, keys = {}, {}
+        for name, value in params.items():
+            array, dtype = self.array(value)
+            arrays[name] = array
+            keys[name] = {"shape": list(array.shape), "dtype": dtype}
+        save_arrays(str(job["out"]), arrays)
+        return {"status": "ok", "keys": keys}
 
     def save(self, plan: list[dict[str, Any]], arrays: dict[str, Any], out: str, prefix: str,
              dtypes: dict[str, Any] | None = None) -> int:
@@ -439,13 +485,7 @@ class MindSporeSide(_Side):
             elif step.get("dtype") == "bfloat16":
                 tensor = tensor.astype(ms.bfloat16)
             items.append({"name": step["ms"], "data": tensor})
-        tmp = temp_path(out, ".ckpt")  # swept by the next write there if this worker is killed
-        try:
-            _stage("write", ms.save_checkpoint, items, tmp)
-            os.replace(tmp, out)
-        finally:
-            if os.path.lexists(tmp):
-                os.unlink(tmp)
+        write_whole(out, ".ckpt", ms.save_checkpoint, items)
         return len(items)
 
     @staticmethod
