@@ -466,7 +466,7 @@ def print_text(result: dict[str, Any], out: TextIO) -> None:
 
 def _grouped(problems: list[str]) -> list[str]:
     """Problems with one line for many tensors left unplaced for one reason (the cause first)."""
-    from ..weights.convert import grouped
+    from .convert_weights import grouped
 
     unplaced = [p[len("unplaced torch tensor "):].partition(": ") for p in problems
                 if p.startswith("unplaced torch tensor ")]
