@@ -91,7 +91,7 @@ def choose_root(weight_map: WeightMap, keys: list[str], wanted: str | None) -> t
 
 def _read(args: argparse.Namespace, pools: dict[str, Any] | None, side: str, op: str, npz: str) -> dict[str, Any]:
     """The checkpoint's tensors into `npz`, read by the side's worker; its names, shapes and dtypes."""
-    from ..verify.model import pool_for
+    from .model import pool_for
 
     with pool_for(side, args, pools) as pool:
         read: dict[str, Any] = pool.run([{"op": op, "path": os.path.abspath(args.checkpoint), "out": npz,
@@ -103,9 +103,9 @@ def _read(args: argparse.Namespace, pools: dict[str, Any] | None, side: str, op:
 
 def reverse(args: argparse.Namespace, pools: dict[str, Any] | None = None) -> dict[str, Any]:
     """`--reverse`: a MindSpore checkpoint as a torch state_dict, through the map read backwards."""
-    from ..verify.model import pool_for
-    from .mapping import read_map
-    from .place import place_reverse
+    from .model import pool_for
+    from ..weights.mapping import read_map
+    from ..weights.place import place_reverse
 
     if not os.path.isfile(args.checkpoint):
         raise ConvertError(f"{args.checkpoint}: no such file")

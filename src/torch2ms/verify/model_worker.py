@@ -70,12 +70,16 @@ def load_arrays(path: str) -> dict[str, Any]:
         return {name: data[f"a{k}"] for k, name in enumerate(names)}
 
 
-def make_inputs(specs: list[dict[str, Any]], seed: int) -> list[Any]:
+def make_inputs(specs: list[dict[str, Any]], seed: int, prefix: str = "input") -> list[Any]:
+    """Seeded arrays for the input specs; a spec {"tuple": [...]} gives a tuple of arrays (a recurrent state)."""
     import numpy as np
 
-    out = []
+    out: list[Any] = []
     for index, spec in enumerate(specs):
-        rng = np.random.default_rng([seed, zlib.crc32(f"input{index}".encode())])
+        if "tuple" in spec:
+            out.append(tuple(make_inputs(list(spec["tuple"]), seed, f"{prefix}{index}.")))
+            continue
+        rng = np.random.default_rng([seed, zlib.crc32(f"{prefix}{index}".encode())])
         dtype = str(spec.get("dtype") or "float32")
         shape = tuple(int(d) for d in spec["shape"])
         kind = np.dtype(dtype).kind
@@ -88,6 +92,25 @@ def make_inputs(specs: list[dict[str, Any]], seed: int) -> list[Any]:
             low_f, high_f = float(spec.get("low", -1.0)), float(spec.get("high", 1.0))
             out.append(rng.uniform(low_f, high_f, size=shape).astype(dtype))
     return out
+
+
+def store_inputs(inputs: list[Any], arrays: dict[str, Any]) -> list[int | None]:
+    """The inputs under input/K (a tuple's items under input/K.J); the structure: None or a tuple's length."""
+    structure: list[int | None] = []
+    for k, value in enumerate(inputs):
+        if isinstance(value, tuple):
+            for j, item in enumerate(value):
+                arrays[f"input/{k}.{j}"] = item
+            structure.append(len(value))
+        else:
+            arrays[f"input/{k}"] = value
+            structure.append(None)
+    return structure
+
+
+def load_inputs(arrays: dict[str, Any], structure: list[int | None], convert: Any) -> list[Any]:
+    return [convert(arrays[f"input/{k}"]) if n is None else tuple(convert(arrays[f"input/{k}.{j}"]) for j in range(n))
+            for k, n in enumerate(structure)]
 
 
 def import_file(path: str, name: str) -> Any:
@@ -369,23 +392,43 @@ class TorchSide(_Side):
             array, dtype = self.array(tensor)
             arrays[f"state/{name}"] = array
             state[name] = {"shape": list(array.shape), "dtype": dtype}
-        inputs = make_inputs(list(job["inputs"]), seed)
-        for k, array in enumerate(inputs):
-            arrays[f"input/{k}"] = array
+        if job.get("inputs_from"):
+            inputs = _stage("inputs", self.inputs_from, dict(job["inputs_from"]), seed)
+        else:
+            inputs = make_inputs(list(job["inputs"]), seed)
+        structure = store_inputs(inputs, arrays)
         model.eval()
         with torch.no_grad():
             torch.manual_seed(seed)
-            out = _stage("forward", lambda: model(*[torch.from_numpy(a.copy()) for a in inputs]))
+            out = _stage("forward", lambda: model(*self.tensors(inputs)))
         outputs = []
         for path, value in self.flatten(out):
             outputs.append(self.describe(path, value, arrays, "output"))
-        result: dict[str, Any] = {"status": "ok", "class": type(model).__name__, "state": state, "outputs": outputs}
+        result: dict[str, Any] = {"status": "ok", "class": type(model).__name__, "state": state, "outputs": outputs,
+                                  "input_structure": structure}
         if job.get("locate"):
             result["layers"] = self.trace(model, inputs, seed, tracer, arrays)
         if job.get("train"):
             result["train"] = self.train_step(model, inputs, str(job["train"]), seed, arrays)
         save_arrays(str(job["out"]), arrays)
         return result
+
+    def tensors(self, inputs: list[Any]) -> list[Any]:
+        torch = self.torch
+        return [tuple(torch.from_numpy(a.copy()) for a in x) if isinstance(x, tuple) else torch.from_numpy(x.copy())
+                for x in inputs]
+
+    def inputs_from(self, spec: dict[str, Any], seed: int) -> list[Any]:
+        """`--inputs-from FILE.py:FUNC`: FUNC(seed) returns the inputs (arrays or tensors; a tuple for a state)."""
+        module = import_file(str(spec["path"]), "torch2ms_inputs")
+        made = getattr(module, str(spec["name"]))(seed)
+        if not isinstance(made, (list, tuple)):
+            made = [made]
+
+        def array(value: Any) -> Any:
+            return self.array(value)[0] if isinstance(value, self.torch.Tensor) else self.np.asarray(value)
+
+        return [tuple(array(v) for v in x) if isinstance(x, (list, tuple)) else array(x) for x in made]
 
     def trace(self, model: Any, inputs: list[Any], seed: int, tracer: Tracer, arrays: dict[str, Any]) -> Any:
         """One more inference forward with a hook on every module: the calls in the order they finish."""
@@ -394,7 +437,7 @@ class TorchSide(_Side):
         try:
             with torch.no_grad():
                 torch.manual_seed(seed)
-                _stage("trace", lambda: model(*[torch.from_numpy(a.copy()) for a in inputs]))
+                _stage("trace", lambda: model(*self.tensors(inputs)))
         finally:
             for handle in handles:
                 handle.remove()
@@ -408,7 +451,7 @@ class TorchSide(_Side):
                 layer.eval()
         model.zero_grad(set_to_none=True)
         torch.manual_seed(seed)
-        out = _stage("train", lambda: model(*[torch.from_numpy(a.copy()) for a in inputs]))
+        out = _stage("train", lambda: model(*self.tensors(inputs)))
         floats = [(p, v) for p, v in self.flatten(out) if isinstance(v, torch.Tensor) and v.is_floating_point()]
         if not floats:
             raise StageError("train", ValueError("the network returns no float tensor to take a loss of"))
@@ -550,7 +593,8 @@ class MindSporeSide(_Side):
         plan = list(job["plan"])
         ckpt = str(job["out"]) + ".ckpt"
         skipped = _stage("load", self.load, net, plan, torch_arrays, ckpt)
-        inputs = [ms.Tensor(torch_arrays[f"input/{k}"]) for k in range(len(job["inputs"]))]
+        structure = job.get("input_structure") or [None] * len(job["inputs"])
+        inputs = load_inputs(torch_arrays, structure, ms.Tensor)
         arrays: dict[str, Any] = {}
         result: dict[str, Any] = {"status": "ok", "class": type(net).__name__, "params": params, "buffers": buffers,
                                   "param_dtypes": param_dtypes,
