@@ -4,6 +4,7 @@ Run for real (torch and MindSpore workers) on a small network ported by `migrate
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 from pathlib import Path
@@ -208,3 +209,27 @@ def test_a_recurrent_state_given_as_a_tuple_or_by_an_input_factory(pools, tmp_pa
     assert result["locate"]["first"]["layer"] == "lstm"
     with pytest.raises(verify_model.UsageError):
         verify_model.parse_input("((1,2);3)")
+
+
+def test_a_spec_file_checks_every_network_of_a_tree_in_one_run(pools, port: tuple[Path, Path], tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    import argparse
+
+    broken = _broken(port, tmp_path, "mint.nn.ReLU()", "mint.nn.Sigmoid()")
+    spec = {"networks": [
+        {"name": "good", "original": f"{port[0]}:Net", "ported": f"{port[1]}:Net", "inputs": ["3,8"]},
+        {"name": "broken", "original": f"{port[0]}:Net", "ported": "net.py:Net", "inputs": ["3,8"],
+         "options": {"modes": "pynative"}}]}
+    (tmp_path / "spec.json").write_text(json.dumps(spec), encoding="utf-8")
+    parser = argparse.ArgumentParser()
+    verify_model.add_arguments(parser)
+    args = parser.parse_args(["--spec", str(tmp_path / "spec.json"), "--json"])
+    out = io.StringIO()
+    assert verify_model.run(args, out, pools) == 1
+    doc = json.loads(out.getvalue())
+    assert (doc["passed"], doc["total"]) == (1, 2)
+    assert [(r["name"], r["status"]) for r in doc["networks"]] == [("good", "passed"), ("broken", "failed")]
+    assert doc["networks"][1]["port"] == f"{broken}:{_line(broken, 'self.act =')}"  # relative to the spec
+    (tmp_path / "bad.json").write_text('{"networks": [{"original": 3}]}', encoding="utf-8")
+    assert verify_model.run(parser.parse_args(["--spec", str(tmp_path / "bad.json")]), out, pools) == 2
+    assert "networks[0]: needs" in capsys.readouterr().err

@@ -115,10 +115,15 @@ def parse_input(text: str) -> dict[str, Any]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("original", metavar="ORIGINAL.py:FACTORY",
+    parser.add_argument("original", metavar="ORIGINAL.py:FACTORY", nargs="?",
                         help="the torch file and what builds the network: a class or function, with literal "
                              "keyword arguments, e.g. model.py:resnet18(num_classes=10)")
-    parser.add_argument("ported", metavar="PORTED.py:FACTORY", help="the MindSpore file and its factory")
+    parser.add_argument("ported", metavar="PORTED.py:FACTORY", nargs="?", help="the MindSpore file and its factory")
+    parser.add_argument("--spec", metavar="SPEC.json",
+                        help="check every network a spec file lists, in one run with warm workers: "
+                             '{"networks": [{"original": "a.py:F", "ported": "b.py:F", "inputs": ["2,3"], '
+                             '"options": {"train_step": true}}]}, relative paths from the spec\'s folder; prints a '
+                             "summary table (--json: one document); instead of ORIGINAL and PORTED")
     parser.add_argument("--input", dest="inputs", action="append", default=[], metavar="SHAPE[:DTYPE[:LOW:HIGH]]",
                         help="one per positional input of forward, e.g. --input 2,3,32,32 or --input 4,16:int64:0:1000, "
                              "or a tuple such as --input '(2,4,12;2,4,12)' for an LSTM's state "
@@ -536,7 +541,11 @@ def run(args: argparse.Namespace, out: TextIO | None = None, pools: dict[str, Po
     from ..weights.mapping import MapError
 
     out = out or sys.stdout
+    if getattr(args, "spec", None):
+        return run_spec(args, out, pools)
     try:
+        if not args.original or not args.ported:
+            raise UsageError("give ORIGINAL.py:FACTORY and PORTED.py:FACTORY, or --spec SPEC.json")
         original, ported = parse_target(args.original), parse_target(args.ported)
         inputs = [parse_input(text) for text in args.inputs]
         if not inputs and not getattr(args, "inputs_from", None):
@@ -568,6 +577,74 @@ def run(args: argparse.Namespace, out: TextIO | None = None, pools: dict[str, Po
                   file=sys.stderr)
             return EXIT_USAGE
     return EXIT_OK if result["status"] == "passed" else EXIT_FAILED
+
+
+def read_spec(path: str) -> list[dict[str, Any]]:
+    """The networks of a spec file, paths made absolute from its folder (UsageError naming what is wrong)."""
+    from ..jsonfile import read_json
+
+    data = read_json(path, "spec", UsageError)
+    networks = data.get("networks") if isinstance(data, dict) else None
+    if not isinstance(networks, list) or not networks:
+        raise UsageError(f"{path}: expected {{\"networks\": [...]}} with at least one network")
+    folder = os.path.dirname(os.path.abspath(path))
+    out = []
+    for k, item in enumerate(networks):
+        where = f"{path}: networks[{k}]"
+        if not isinstance(item, dict) or not all(isinstance(item.get(key), str) for key in ("original", "ported")):
+            raise UsageError(f"{where}: needs \"original\" and \"ported\" as FILE.py:FACTORY texts")
+        inputs = item.get("inputs", [])
+        options = item.get("options", {})
+        if not isinstance(inputs, list) or not all(isinstance(i, str) for i in inputs) or not isinstance(options, dict):
+            raise UsageError(f"{where}: \"inputs\" is a list of --input texts, \"options\" an object")
+        out.append({"original": os.path.join(folder, item["original"]), "ported": os.path.join(folder, item["ported"]),
+                    "inputs": inputs, "options": options, "name": str(item.get("name") or item["original"])})
+    return out
+
+
+def run_spec(args: argparse.Namespace, out: TextIO, pools: dict[str, Pool] | None = None) -> int:
+    """`verify-model --spec`: every network of the spec with the same warm workers; a summary table."""
+    try:
+        networks = read_spec(args.spec)
+    except UsageError as exc:
+        print(f"torch2ms verify-model: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    common = {k: getattr(args, k) for k in ("modes", "rtol", "atol", "seed", "device", "timeout", "memory_mb",
+                                            "train_step", "loss", "locate")}
+    rows: list[dict[str, Any]] = []
+    own = pools is None
+    warm = pools or {side: side_pool(side, args.device, args.memory_mb, args.timeout) for side in ("torch", "mindspore")}
+    try:
+        for network in networks:
+            stderr = io.StringIO()
+            with contextlib.redirect_stderr(stderr):
+                code, result = check(network["original"], network["ported"], network["inputs"], warm,
+                                     **{**common, **network["options"]})
+            first = ((result.get("locate") or {}).get("first") or {})
+            rows.append({"name": network["name"], "exit": code, "status": result.get("status", "error"),
+                         "problems": result.get("problems", []) or stderr.getvalue().strip().splitlines()[-1:],
+                         "located": first.get("message"), "port": first.get("port"), "seconds": result.get("seconds")})
+    except TypeError as exc:
+        print(f"torch2ms verify-model: error: {args.spec}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    finally:
+        if own:
+            for pool in warm.values():
+                pool.close()
+    passed = sum(1 for row in rows if row["exit"] == EXIT_OK)
+    if args.json:
+        out.write(json.dumps({"spec": args.spec, "networks": rows, "passed": passed, "total": len(rows)},
+                             indent=1, default=str) + "\n")
+    else:
+        for row in rows:
+            out.write(f"{row['name']:40} {row['status'].upper():7} {_err(row['seconds']):>6} s"
+                      + (f"  {row['problems'][0]}" if row["problems"] else "") + "\n")
+            if row["located"]:
+                out.write(f"{'':40} located: {row['located']} ({row['port']})\n")
+        out.write(f"{passed} of {len(rows)} networks agree\n")
+    if any(row["exit"] == EXIT_USAGE for row in rows):
+        return EXIT_USAGE
+    return EXIT_OK if passed == len(rows) else EXIT_FAILED
 
 
 def check(original: str, ported: str, inputs: list[str], pools: dict[str, Pool] | None = None,
