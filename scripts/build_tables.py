@@ -990,7 +990,8 @@ def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: s
             dtype_fact = None
             if res.get("verdict") == "dtype":
                 dtype_fact = {"kind": "semantics_differ",
-                              "note": f"result dtype differs (torch {res['dtypes'][0]}, MindSpore {res['dtypes'][1]})"}
+                              "note": f"result dtype differs (torch {res['dtypes'][0]}, MindSpore {res['dtypes'][1]})",
+                              "result_dtype": {"torch": res["dtypes"][0], "ms": res["dtypes"][1]}}
                 if cand["target"] == target:  # measured on this target itself
                     facts.append(dtype_fact)
             targets = version_targets(target, official_new.get(api), official_old.get(api), info["discovered"])

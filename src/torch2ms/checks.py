@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import assert_never
 
 from . import dynamic_shape
 from .codes import CODES
 from .mappings import MappingTable, doc_url
 from .model import (
-    DEFAULT_DEVICE, ApiCall, Category, Confidence, Diagnostic, MappingEntry, ParamFact, Target, TargetChoice, arg_for,
+    DEFAULT_DEVICE, ApiCall, Category, Confidence, Diagnostic, FactKind, MappingEntry, ParamFact, Target, TargetChoice, arg_for,
 )
 
 _CODE_BY_CATEGORY = {
@@ -25,38 +26,32 @@ def _version_text(version: tuple[int, ...]) -> str:
 
 def relevant_params(call: ApiCall, target: Target) -> list[ParamFact]:
     """The parameter facts that matter for this call: the ones it passes, and defaults it relies on."""
-    out = []
-    for fact in target.params:
-        if fact.kind == "translated":
-            if arg_for(call.args, fact.torch, fact.position) is not None:
-                out.append(fact)
-        elif fact.kind == "retyped":  # an int, or a value that may be one
-            arg = arg_for(call.args, fact.torch, fact.position)
-            if arg is not None and (not arg.is_const or isinstance(arg.value, int)):
-                out.append(fact)
-        elif fact.kind == "renamed":  # only a keyword argument is affected
-            if any(a.keyword == fact.torch for a in call.args if a.keyword):
-                out.append(fact)
-        elif fact.kind == "dropped":
-            if arg_for(call.args, fact.torch, fact.position) is not None:
-                out.append(fact)
-        elif fact.kind == "unsupported_values":
-            arg = arg_for(call.args, fact.torch, fact.position)
-            if arg is not None and (not arg.is_const or arg.value in fact.values):
-                out.append(fact)
-        elif fact.kind in ("semantics_differ", "unsupported_inputs") and fact.torch is not None:  # when passed
-            arg = arg_for(call.args, fact.torch, fact.position)  # (with `values`: one of those, or unknown)
-            if arg is not None and (not fact.values or not arg.is_const or arg.value in fact.values):
-                out.append(fact)
-        elif fact.kind == "default_differs":
+    return [fact for fact in target.params if _relevant(call, target, fact)]
+
+
+def _relevant(call: ApiCall, target: Target, fact: ParamFact) -> bool:
+    passed = arg_for(call.args, fact.torch, fact.position)
+    match fact.kind:
+        case FactKind.TRANSLATED | FactKind.DROPPED:
+            return passed is not None
+        case FactKind.RETYPED:  # an int, or a value that may be one
+            return passed is not None and (not passed.is_const or isinstance(passed.value, int))
+        case FactKind.RENAMED:  # only a keyword argument is affected
+            return any(a.keyword == fact.torch for a in call.args if a.keyword)
+        case FactKind.UNSUPPORTED_VALUES:
+            return passed is not None and (not passed.is_const or passed.value in fact.values)
+        case FactKind.SEMANTICS_DIFFER | FactKind.UNSUPPORTED_INPUTS if fact.torch is not None:  # when passed
+            # (with `values`: one of those, or unknown)
+            return passed is not None and (not fact.values or not passed.is_const or passed.value in fact.values)
+        case FactKind.DEFAULT_DIFFERS:
             # (not where another passed parameter sets the same MindSpore one: unbiased= for ddof)
-            if arg_for(call.args, fact.torch, fact.position) is None and not any(
-                    other.kind == "translated" and other.ms == fact.ms and other.ms is not None
-                    and arg_for(call.args, other.torch, other.position) is not None for other in target.params):
-                out.append(fact)
-        else:
-            out.append(fact)
-    return out
+            return passed is None and not any(
+                other.kind is FactKind.TRANSLATED and other.ms == fact.ms and other.ms is not None
+                and arg_for(call.args, other.torch, other.position) is not None for other in target.params)
+        case FactKind.SEMANTICS_DIFFER | FactKind.UNSUPPORTED_INPUTS | FactKind.ADDED_REQUIRED:
+            return True
+        case _:
+            assert_never(fact.kind)
 
 
 def _message(call: ApiCall, entry: MappingEntry, category: Category, choice: TargetChoice,

@@ -17,12 +17,13 @@ Files that could not be analysed (TMS9xx) have none.
 from __future__ import annotations
 
 from .mappings import MappingTable
-from .model import Category, Diagnostic, MappingEntry
+from .model import Category, Diagnostic, FactKind, MappingEntry
 
 EFFORTS = ("remove", "automatic", "manual", "blocker", "unknown")
 LABELS = {"remove": "Remove", "automatic": "Automatic", "manual": "Manual (known workaround)",
           "blocker": "Blocker (no workaround)", "unknown": "Not in the tables"}
-MECHANICAL_FACTS = frozenset({"renamed", "dropped", "default_differs", "translated", "retyped"})
+MECHANICAL_FACTS = frozenset({FactKind.RENAMED, FactKind.DROPPED, FactKind.DEFAULT_DIFFERS, FactKind.TRANSLATED,
+                              FactKind.RETYPED})
 
 # Codes beyond the API table: one class each (TMS2xx: a shape that depends on data needs a redesign).
 EFFORT_BY_CODE = {

@@ -25,7 +25,10 @@ import jsonschema
 import yaml
 
 from .files import user_cache_dir
-from .model import Category, DynamicShape, Example, MappingEntry, ParamFact, Target, WeightForm
+from .model import (
+    Category, Device, DynamicShape, Effort, Example, FactKind, MappingEntry, ParamFact, Returns, Rewrite, Target,
+    WeightForm, WrittenAs,
+)
 from .model import __file__ as model_file
 from .weights.facts import param_from_json
 
@@ -198,7 +201,7 @@ def check_target_version(text: str) -> str:
 def _params(raw: list[dict[str, Any]] | None) -> tuple[ParamFact, ...]:
     return tuple(
         ParamFact(
-            kind=p["kind"],
+            kind=FactKind(p["kind"]),
             torch=p.get("torch"),
             ms=p.get("ms"),
             torch_default=p.get("torch_default"),
@@ -209,6 +212,7 @@ def _params(raw: list[dict[str, Any]] | None) -> tuple[ParamFact, ...]:
             default_from=p.get("default_from"),
             from_position=p.get("from_position"),
             covers=tuple(p.get("covers", ())),
+            result_dtype=(p["result_dtype"]["torch"], p["result_dtype"]["ms"]) if "result_dtype" in p else None,
         )
         for p in raw or ()
     )
@@ -235,6 +239,20 @@ def _weights(raw: list[dict[str, Any]] | None) -> tuple[WeightForm, ...]:
     )
 
 
+def _frozen(value: Any) -> Any:
+    if isinstance(value, dict):
+        return tuple((str(k), _frozen(v)) for k, v in value.items())
+    if isinstance(value, list):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
+def _rewrite(raw: dict[str, Any] | None) -> Rewrite | None:
+    if raw is None:
+        return None
+    return Rewrite(str(raw["transform"]), tuple(sorted((str(k), _frozen(v)) for k, v in raw.items() if k != "transform")))
+
+
 def _entry(raw: dict[str, Any], source: str) -> MappingEntry:
     targets = tuple(
         Target(
@@ -243,10 +261,11 @@ def _entry(raw: dict[str, Any], source: str) -> MappingEntry:
             until=parse_version(t["until"]) if "until" in t else None,
             category=Category(t["category"]) if "category" in t else None,
             params=_params(t.get("params")),
-            devices=tuple(t.get("devices", ())),
-            no_kernel=tuple(t.get("no_kernel", ())),
-            verified=tuple(t.get("verified", ())),
-            written_as=t.get("written_as"),
+            devices=tuple(Device(d) for d in t.get("devices", ())),
+            no_kernel=tuple(Device(d) for d in t.get("no_kernel", ())),
+            verified=tuple(Device(d) for d in t.get("verified", ())),
+            written_as=WrittenAs(t["written_as"]) if "written_as" in t else None,
+            rewrite=_rewrite(t.get("rewrite")),
         )
         for t in raw.get("ms", ())
     )
@@ -266,11 +285,12 @@ def _entry(raw: dict[str, Any], source: str) -> MappingEntry:
         examples=examples,
         dynamic_shape=dynamic,
         inplace_of=raw.get("inplace_of"),
-        returns=raw.get("returns"),
+        returns=Returns(raw["returns"]) if "returns" in raw else None,
         not_runnable=str(raw.get("not_runnable") or ""),
         source=source,
         weights=_weights(raw.get("weights")),
-        effort=raw.get("effort"),
+        effort=Effort(raw["effort"]) if "effort" in raw else None,
+        rewrite=_rewrite(raw.get("rewrite")),
     )
 
 

@@ -47,12 +47,14 @@ import ast
 import re
 from dataclasses import dataclass, replace
 from collections.abc import Callable, Iterator, Sequence
+from typing import assert_never
 
 from .mappings import MappingTable
 from .scopes import ROOT, Scopes, choose_root, respell, written_root
 from .source import SourceText
 from .model import (
-    DEFAULT_DEVICE, ApiCall, Arg, Confidence, Diagnostic, Edit, Fix, MappingEntry, ParamFact, Span, Target, arg_for,
+    DEFAULT_DEVICE, ApiCall, Arg, CallKind, Confidence, Diagnostic, Edit, FactKind, Fix, MappingEntry, ParamFact, Span, Target,
+    WrittenAs, arg_for,
 )
 
 IMPORT_LINE = "import mindspore"
@@ -364,19 +366,16 @@ def _literal(value: object) -> str | None:
 
 
 # ---------------------------------------------------------------- result dtypes
-# The convention of the tables for a result dtype that differs (src/torch2ms/data/README.md): a semantics_differ
-# fact whose note reads "result dtype differs (torch int64, MindSpore int32)".
-_RESULT_DTYPE = re.compile(r"result dtype differs \(torch (\w+), MindSpore (\w+)\)")
 # APIs returning (values, indices): the dtype fact is about the indices.
 _INDEX_PAIRS = frozenset({"sort", "topk", "cummin", "cummax", "kthvalue", "mode"})
 
 
 def result_dtype(fact: ParamFact) -> str | None:
     """torch's result dtype when the fact states that MindSpore's differs; None otherwise."""
-    if fact.kind != "semantics_differ" or fact.torch is not None or fact.ms is not None:
+    if fact.kind is not FactKind.SEMANTICS_DIFFER or fact.torch is not None or fact.ms is not None \
+            or fact.result_dtype is None:
         return None
-    found = _RESULT_DTYPE.search(fact.note)
-    return found.group(1) if found else None
+    return fact.result_dtype[0]
 
 
 def _with_cast(src: FixSource, call: ApiCall, target: Target, fix: Fix | None) -> Fix | None:
@@ -385,7 +384,7 @@ def _with_cast(src: FixSource, call: ApiCall, target: Target, fix: Fix | None) -
     `(lambda r: (r[0], r[1].astype(mindspore.int64)))(x.topk(2))`. Without a way to write the cast
     (an attribute, a shadowed `mindspore`) the fix is unsafe."""
     dtypes = [d for d in (result_dtype(f) for f in target.params) if d is not None]
-    if fix is None or not dtypes or call.kind not in ("call", "method"):
+    if fix is None or not dtypes or call.kind not in (CallKind.CALL, CallKind.METHOD):
         return fix
     base, title = list(fix.edits), fix.title
     if not src.mindspore_visible(call.span):
@@ -417,7 +416,7 @@ _FIELD = re.compile(r"\s*\.\s*([A-Za-z_]\w*)")
 def _with_fields(src: FixSource, call: ApiCall, fix: Fix | None) -> Fix | None:
     """`x.max(dim=1).values` -> `x.max(dim=1)[0]`: a field read right after the call becomes an index."""
     fields = _RESULT_FIELDS.get(call.api.rpartition(".")[2])
-    if fix is None or fields is None or call.kind not in ("call", "method"):
+    if fix is None or fields is None or call.kind not in (CallKind.CALL, CallKind.METHOD):
         return fix
     end = src.offset(call.span.end_line, call.span.end_col)
     found = _FIELD.match(src.text, end)
@@ -434,7 +433,7 @@ def default_keyword(fact: ParamFact) -> str | None:
     usually has its own vocabulary (padding_mode='zeros' vs pad_mode='pad'). A fact without a torch name
     is a MindSpore parameter torch lacks; its `torch_default` is the value that behaves as torch does."""
     name = fact.ms or fact.torch
-    if fact.kind != "default_differs" or name is None or fact.torch_default is None:
+    if fact.kind is not FactKind.DEFAULT_DIFFERS or name is None or fact.torch_default is None:
         return None
     literal = _literal(fact.torch_default)
     if literal is None or isinstance(fact.torch_default, str) and fact.torch and fact.ms and fact.ms != fact.torch:
@@ -512,93 +511,98 @@ def _param_edits(src: FixSource, call: ApiCall, target: Target, receiver_first: 
     declared = {f.torch for f in target.params if f.torch}
     for fact in target.params:
         passed = _passed(call, fact)
-        if fact.kind == "added_required":
-            value = _literal(fact.ms_default) if fact.ms and fact.ms_default is not None else None
-            if value is None or _keyword(call, fact.ms) is not None:
-                return None  # MindSpore needs an argument the table cannot give
-            explicit.append(f"{fact.ms}={value}")  # the table names the value torch implies
-            continue
-        if fact.kind == "semantics_differ":
-            if passed is not None:
-                return None  # the value passed may mean something else in MindSpore
-            if "all" in fact.covers and fact.torch is None:
-                return None  # the form never gives torch's result as written (another structure): a person ports it
-            if fact.torch is None and fact.ms is None and result_dtype(fact) is None \
-                    and not fact.only_degenerate_inputs:
-                # The API as a whole behaves differently: a human should look. (A result dtype is cast
-                # back; a difference that `torch2ms verify` found only for empty or 0-d inputs leaves
-                # the rewrite safe: the finding names it.)
-                safe = False
-            continue
-        if fact.kind == "unsupported_values":
-            if passed is not None and (not passed.is_const or passed.value in fact.values):
-                return None
-            if passed is None and fact.torch_default is not None and fact.torch_default in fact.values:
-                return None
-            continue
-        if fact.kind == "renamed":
-            if passed is not None and fact.ms and fact.ms != fact.torch and passed.keyword_span is not None:
-                edits.append(Edit(passed.keyword_span, fact.ms))
-            elif passed is not None and fact.ms == fact.torch and passed.keyword is None:
-                # The same name at another place: MindSpore's parameter at this position is another one
-                # (nn.Dropout: keep_prob, not p), so the value goes by keyword (only the last positional can)
-                if passed.starred or passed is not [a for a in call.args if a.keyword is None][-1]:
+        match fact.kind:
+            case FactKind.ADDED_REQUIRED:
+                value = _literal(fact.ms_default) if fact.ms and fact.ms_default is not None else None
+                if value is None or _keyword(call, fact.ms) is not None:
+                    return None  # MindSpore needs an argument the table cannot give
+                explicit.append(f"{fact.ms}={value}")  # the table names the value torch implies
+                continue
+            case FactKind.SEMANTICS_DIFFER:
+                if passed is not None:
+                    return None  # the value passed may mean something else in MindSpore
+                if "all" in fact.covers and fact.torch is None:
+                    return None  # the form never gives torch's result as written (another structure): a person ports it
+                if fact.torch is None and fact.ms is None and result_dtype(fact) is None \
+                        and not fact.only_degenerate_inputs:
+                    # The API as a whole behaves differently: a human should look. (A result dtype is cast
+                    # back; a difference that `torch2ms verify` found only for empty or 0-d inputs leaves
+                    # the rewrite safe: the finding names it.)
+                    safe = False
+                continue
+            case FactKind.UNSUPPORTED_VALUES:
+                if passed is not None and (not passed.is_const or passed.value in fact.values):
                     return None
-                edits.append(Edit(Span(*_arg_start(passed), *_arg_start(passed)), f"{fact.ms}="))
-            continue
-        if fact.kind == "translated":
-            if passed is None:
+                if passed is None and fact.torch_default is not None and fact.torch_default in fact.values:
+                    return None
                 continue
-            edit = _translated_edit(call, fact, passed)
-            if edit is None:
-                return None  # a value the table cannot translate, or one that cannot go by keyword
-            edits.append(edit)
-            continue
-        if fact.kind == "retyped":
-            if passed is not None and not passed.starred and passed.is_const and type(passed.value) is int:
-                value = src.slice(passed.span)
-                written = f"({value},)" if "tuple" in fact.values else \
-                    f"{value}.0" if value.strip().isdigit() else f"float({value})"
-                edits.append(Edit(passed.span, written))
-            continue  # another value is written as it is (a value of the wrong type raises in MindSpore)
-        if fact.kind == "dropped":
-            if passed is None:
-                continue
-            positional = [a for a in call.args if a.keyword is None]
-            if passed.starred or (passed.keyword is None and (passed is not positional[-1] or
-                                                               len(positional) != len(call.args))):
-                return None  # only the last argument may go when it is passed by position
-            if not (passed.is_const and fact.torch_default is not None and passed.value == fact.torch_default):
-                if fact.torch not in _VALUE_NEUTRAL:
-                    return None  # the value passed selects another computation: dropping it changes results
-                safe = False  # inplace=True: only whether the input is overwritten is lost
-            dropped.append(passed)
-            continue
-        if fact.kind == "default_differs":
-            name = fact.ms or fact.torch
-            if passed is not None:
-                if fact.ms and fact.ms != fact.torch and passed.keyword_span is not None:
+            case FactKind.RENAMED:
+                if passed is not None and fact.ms and fact.ms != fact.torch and passed.keyword_span is not None:
                     edits.append(Edit(passed.keyword_span, fact.ms))
+                elif passed is not None and fact.ms == fact.torch and passed.keyword is None:
+                    # The same name at another place: MindSpore's parameter at this position is another one
+                    # (nn.Dropout: keep_prob, not p), so the value goes by keyword (only the last positional can)
+                    if passed.starred or passed is not [a for a in call.args if a.keyword is None][-1]:
+                        return None
+                    edits.append(Edit(Span(*_arg_start(passed), *_arg_start(passed)), f"{fact.ms}="))
                 continue
-            if name is None or fact.torch is None and fact.ms is None or (fact.torch == "reduction" and legacy is not None):
+            case FactKind.TRANSLATED:
+                if passed is None:
+                    continue
+                edit = _translated_edit(call, fact, passed)
+                if edit is None:
+                    return None  # a value the table cannot translate, or one that cannot go by keyword
+                edits.append(edit)
                 continue
-            if any(other is not fact and other.ms == name and _passed(call, other) is not None
-                   for other in target.params):
-                continue  # another torch parameter sets it (unbiased= for ddof): a translated fact writes it
-            if starred or _keyword(call, name) is not None:
-                return None  # with torch None: a MindSpore parameter torch lacks, passed already (its vocabulary)
-            if fact.torch == "dtype" and target.api in _FILL_DTYPE:
-                fill = _fill_dtype(call, _FILL_DTYPE[target.api])
-                if fill is None:
-                    return None  # a fill value whose type is not known here: the result dtype cannot be told
-                explicit.extend(fill)
+            case FactKind.RETYPED:
+                if passed is not None and not passed.starred and passed.is_const and type(passed.value) is int:
+                    value = src.slice(passed.span)
+                    written = f"({value},)" if "tuple" in fact.values else \
+                        f"{value}.0" if value.strip().isdigit() else f"float({value})"
+                    edits.append(Edit(passed.span, written))
+                continue  # another value is written as it is (a value of the wrong type raises in MindSpore)
+            case FactKind.DROPPED:
+                if passed is None:
+                    continue
+                positional = [a for a in call.args if a.keyword is None]
+                if passed.starred or (passed.keyword is None and (passed is not positional[-1] or
+                                                                   len(positional) != len(call.args))):
+                    return None  # only the last argument may go when it is passed by position
+                if not (passed.is_const and fact.torch_default is not None and passed.value == fact.torch_default):
+                    if fact.torch not in _VALUE_NEUTRAL:
+                        return None  # the value passed selects another computation: dropping it changes results
+                    safe = False  # inplace=True: only whether the input is overwritten is lost
+                dropped.append(passed)
                 continue
-            text = default_keyword(fact) or _copied_default(src, call, fact)
-            if text is None:
-                safe = False
+            case FactKind.DEFAULT_DIFFERS:
+                name = fact.ms or fact.torch
+                if passed is not None:
+                    if fact.ms and fact.ms != fact.torch and passed.keyword_span is not None:
+                        edits.append(Edit(passed.keyword_span, fact.ms))
+                    continue
+                if name is None or fact.torch is None and fact.ms is None or (fact.torch == "reduction" and legacy is not None):
+                    continue
+                if any(other is not fact and other.ms == name and _passed(call, other) is not None
+                       for other in target.params):
+                    continue  # another torch parameter sets it (unbiased= for ddof): a translated fact writes it
+                if starred or _keyword(call, name) is not None:
+                    return None  # with torch None: a MindSpore parameter torch lacks, passed already (its vocabulary)
+                if fact.torch == "dtype" and target.api in _FILL_DTYPE:
+                    fill = _fill_dtype(call, _FILL_DTYPE[target.api])
+                    if fill is None:
+                        return None  # a fill value whose type is not known here: the result dtype cannot be told
+                    explicit.extend(fill)
+                    continue
+                text = default_keyword(fact) or _copied_default(src, call, fact)
+                if text is None:
+                    safe = False
+                    continue
+                explicit.append(text)
                 continue
-            explicit.append(text)
-            continue
+            case FactKind.UNSUPPORTED_INPUTS:
+                continue
+            case _:
+                assert_never(fact.kind)
     for arg in call.args:
         if arg.keyword in _GENERAL_DROPPED and arg.keyword not in declared and all(arg is not d for d in dropped):
             if not _general_default(src, arg):
@@ -606,7 +610,7 @@ def _param_edits(src: FixSource, call: ApiCall, target: Target, receiver_first: 
             dropped.append(arg)
     if legacy is not None:
         dropped.extend(a for a in call.args if a.keyword in ("size_average", "reduce"))
-        name = next((f.ms for f in target.params if f.kind == "renamed" and f.torch == "reduction" and f.ms),
+        name = next((f.ms for f in target.params if f.kind is FactKind.RENAMED and f.torch == "reduction" and f.ms),
                     "reduction")
         explicit.append(f"{name}={legacy!r}")
     out = _keyword(call, "out") if "out" not in declared else None
@@ -617,7 +621,7 @@ def _param_edits(src: FixSource, call: ApiCall, target: Target, receiver_first: 
     if dropped:
         edits.extend(_removal_edits(src, call, dropped))
     if explicit:
-        if call.kind == "attribute":
+        if call.kind is CallKind.ATTRIBUTE:
             return None
         insert = _insert_keywords(src, call, explicit, dropped, receiver_first)
         if insert is not None:
@@ -716,7 +720,7 @@ def _size_tuple_edits(call: ApiCall) -> list[Edit]:
 
 def _device_move_fix(src: FixSource, call: ApiCall) -> Fix | None:
     """`x.cuda()` / `x.to(device)` -> `x` (unsafe: MindSpore sets the device once per program)."""
-    if call.kind != "method" or call.name_span is None:
+    if call.kind is not CallKind.METHOD or call.name_span is None:
         return None
     method = call.api.rpartition(".")[2]
     if method == "to":
@@ -756,7 +760,7 @@ def _device_move_fix(src: FixSource, call: ApiCall) -> Fix | None:
 def _device_object_fix(src: FixSource, call: ApiCall) -> Fix | None:
     """`torch.device("cuda")` -> `"cuda"` (unsafe): MindSpore has no device objects; the value is kept for
     the device keywords and moves that the other fixes drop."""
-    if call.kind != "call" or len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].starred:
+    if call.kind is not CallKind.CALL or len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].starred:
         return None
     text = src.slice(call.args[0].span)
     try:
@@ -770,7 +774,7 @@ def _device_object_fix(src: FixSource, call: ApiCall) -> Fix | None:
 
 def _eval_fix(src: FixSource, call: ApiCall) -> Fix | None:
     """`model.eval()` -> `model.set_train(False)` (a registered rewrite: the data says only 'set_train')."""
-    if call.kind != "method" or call.args or call.name_span is None:
+    if call.kind is not CallKind.METHOD or call.args or call.name_span is None:
         return None
     end = src.offset(call.span.end_line, call.span.end_col)
     name_at = src.offset(call.name_span.start_line, call.name_span.start_col)
@@ -781,7 +785,7 @@ def _eval_fix(src: FixSource, call: ApiCall) -> Fix | None:
 def _size_fix(src: FixSource, call: ApiCall) -> Fix | None:
     """`x.size()` -> `x.shape`, `x.size(d)` / `x.size(dim=d)` -> `x.shape[d]` (a registered rewrite:
     MindSpore's `size` is the element count and its `shape` an attribute, not a method)."""
-    if call.kind != "method" or call.name_span is None or len(call.args) > 1 or any(a.starred for a in call.args):
+    if call.kind is not CallKind.METHOD or call.name_span is None or len(call.args) > 1 or any(a.starred for a in call.args):
         return None
     end = src.offset(call.span.end_line, call.span.end_col)
     name_at = src.offset(call.name_span.start_line, call.name_span.start_col)
@@ -985,7 +989,7 @@ def _receiver_length(src: FixSource, call: ApiCall) -> int:
 
 def _cell_fix(src: FixSource, call: ApiCall) -> Fix | None:
     """`class Net(nn.Module)` -> `class Net(mindspore.nn.Cell)` and its `forward` -> `construct` (unsafe)."""
-    if call.kind != "attribute" or not _DOTTED.match(src.slice(call.span)) or not src.names_a_constant(call.span) \
+    if call.kind is not CallKind.ATTRIBUTE or not _DOTTED.match(src.slice(call.span)) or not src.names_a_constant(call.span) \
             or not src.mindspore_visible(call.span):
         return None
     edits = [Edit(call.span, "mindspore.nn.Cell")]
@@ -1019,7 +1023,7 @@ def build_fix(call: ApiCall, diag: Diagnostic, entry: MappingEntry | None, targe
     Tensor method, the out-of-place target its update is computed with."""
     if diag.confidence is not Confidence.HIGH or call.confidence is not Confidence.HIGH:
         return None
-    if inplace_form is not None and call.kind == "method" and diag.code in ("TMS101", "TMS102", "TMS103"):
+    if inplace_form is not None and call.kind is CallKind.METHOD and diag.code in ("TMS101", "TMS102", "TMS103"):
         return _inplace_fix(src, call, inplace_form, is_inplace)
     if call.api in _DEVICE_MOVES and diag.code in ("TMS101", "TMS102", "TMS103", "TMS104"):
         device = _device_move_fix(src, call)
@@ -1036,9 +1040,9 @@ def build_fix(call: ApiCall, diag: Diagnostic, entry: MappingEntry | None, targe
         return None
     if call.api == "torch.Tensor.size" and target.api == "mindspore.Tensor.shape":
         return _size_fix(src, call)
-    if target.api in _CALLED_ATTRIBUTES and call.kind == "attribute":
+    if target.api in _CALLED_ATTRIBUTES and call.kind is CallKind.ATTRIBUTE:
         return _called_attribute_fix(src, call, target)
-    if target.api in _ATTRIBUTE_RESULTS and call.kind == "method":
+    if target.api in _ATTRIBUTE_RESULTS and call.kind is CallKind.METHOD:
         return _attribute_result_fix(src, call, target)
     fix = _with_fields(src, call, _with_cast(src, call, target, _target_fix(src, call, target)))
     return fix if fix is not None and fix.edits else None
@@ -1046,10 +1050,10 @@ def build_fix(call: ApiCall, diag: Diagnostic, entry: MappingEntry | None, targe
 
 def _target_fix(src: FixSource, call: ApiCall, target: Target) -> Fix | None:
     """The rewrite to `target`: its name, receiver and parameter facts."""
-    like = call.kind == "method" and target.written_as == "like"
-    moved = call.kind == "method" and not _is_member(target.api) and not like
+    like = call.kind is CallKind.METHOD and target.written_as is WrittenAs.LIKE
+    moved = call.kind is CallKind.METHOD and not _is_member(target.api) and not like
     params = _param_edits(src, call, target, receiver_first=moved)
-    if params is None or (params.out is not None and call.kind != "call"):
+    if params is None or (params.out is not None and call.kind is not CallKind.CALL):
         return None
     edits, safe = params.edits, params.safe
     member = _is_member(call.api)
@@ -1057,7 +1061,7 @@ def _target_fix(src: FixSource, call: ApiCall, target: Target) -> Fix | None:
         return _like_fix(src, call, target, edits, safe)
     if moved:
         return _receiver_move_fix(src, call, target, edits, safe)
-    if call.kind == "method":
+    if call.kind is CallKind.METHOD:
         if call.name_span is None:
             return None
         old = call.api.rpartition(".")[2]
@@ -1068,27 +1072,25 @@ def _target_fix(src: FixSource, call: ApiCall, target: Target) -> Fix | None:
         return Fix(title=f"Use {target.api}", edits=tuple(edits), safe=safe)
     if member or _is_member(target.api):
         return None
-    if call.kind == "call":
+    if call.kind is CallKind.CALL:
         replaced = call.func_span
         if replaced is None:
             return None
-    elif call.kind == "attribute":
+    else:  # an attribute (a method returned above)
         replaced = call.span
-    else:
-        return None
     if not _DOTTED.match(src.slice(replaced)) or not src.names_a_constant(replaced):
         return None  # a variable holding a torch object keeps it: its assignment is rewritten instead
     if target.api.startswith("mindspore.") and not src.mindspore_visible(replaced):
         return None  # a local name `mindspore` would shadow the module the rewrite names
     edits.insert(0, Edit(replaced, target.api))
-    if call.kind == "call" and target.api in _SIZE_TUPLE:
+    if call.kind is CallKind.CALL and target.api in _SIZE_TUPLE:
         edits.extend(_size_tuple_edits(call))
-    if call.kind == "call" and target.api in _SHAPE_TUPLE:
+    if call.kind is CallKind.CALL and target.api in _SHAPE_TUPLE:
         shape = _shape_tuple_edits(src, call, _SHAPE_TUPLE[target.api])
         if shape is None:
             return None
         edits[1:1] = shape  # before the keywords inserted at the same point
-    if call.kind == "call" and call.api in _TRAINING_DEPENDENT and target.api.startswith("mindspore."):
+    if call.kind is CallKind.CALL and call.api in _TRAINING_DEPENDENT and target.api.startswith("mindspore."):
         end = src.offset(call.span.end_line, call.span.end_col)
         if not _MODE_CALL.match(src.text, end):  # nn.BatchNorm2d(c).eval() sets the mode itself
             edits.append(Edit(src.span_of(end, end), ".set_train()"))
@@ -1104,7 +1106,7 @@ def _target_fix(src: FixSource, call: ApiCall, target: Target) -> Fix | None:
         imp = src.import_edit()
         if imp is not None:
             edits.append(imp)
-    verb = "Call" if call.kind == "call" else "Use"
+    verb = "Call" if call.kind is CallKind.CALL else "Use"
     return Fix(title=f"{verb} {target.api}", edits=tuple(edits), safe=safe)
 
 
@@ -1148,7 +1150,7 @@ class Fixer:
 def _complex_operand(src: FixSource, call: ApiCall) -> bool:
     """True when the tensor the call works on (a method's receiver, else its first positional argument) is
     written as a call of a function with a complex result (`_COMPLEX_RESULTS`)."""
-    if call.kind == "method":
+    if call.kind is CallKind.METHOD:
         if call.func_span is None:
             return False
         text = src.slice(call.func_span).rpartition(".")[0]
@@ -1199,7 +1201,7 @@ def _complex_abs_fix(src: FixSource, call: ApiCall) -> Fix | None:
     if call.func_span is None or not src.mindspore_visible(call.span):
         return None
     form = "mindspore.ops.ComplexAbs()"
-    if call.kind == "method":
+    if call.kind is CallKind.METHOD:
         if call.args or call.name_span is None:
             return None
         start = src.offset(call.func_span.start_line, call.func_span.start_col)
@@ -1223,4 +1225,4 @@ def _inplace_form(entry: MappingEntry | None, version: tuple[int, ...],
     if entry is None or not entry.api.startswith("torch.Tensor."):
         return None
     form = entry.target_for(version, device)
-    return form if form is not None and form.written_as == "copy" else None
+    return form if form is not None and form.written_as is WrittenAs.COPY else None

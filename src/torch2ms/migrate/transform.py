@@ -30,7 +30,7 @@ import libcst as cst
 from libcst.metadata import CodeRange, PositionProvider
 
 from ..mappings import MappingTable
-from ..model import DEFAULT_DEVICE, ApiCall, CallKind, Category, Confidence, Span
+from ..model import DEFAULT_DEVICE, ApiCall, CallKind, Category, Confidence, FactKind, Span
 from ..rewrite import default_keyword
 from . import rules
 
@@ -331,7 +331,7 @@ class CallSites(_Rewriter):
             return None
         positional = _positional(node.args)
         for fact in target.params:
-            if fact.kind != "dropped" or fact.torch is None or fact.position is None \
+            if fact.kind is not FactKind.DROPPED or fact.torch is None or fact.position is None \
                     or fact.position != len(positional) - 1:
                 continue
             if any(a.keyword is not None and a.keyword.value == fact.torch for a in node.args):

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 
 from ..codes import CODES
 from ..mappings import MappingTable
-from ..model import Arg, ApiCall, CallKind, Diagnostic, Span, Target
+from ..model import Arg, ApiCall, CallKind, Diagnostic, FactKind, Span, Target
 from ..source import SourceText
 from . import graph
 from . import names as ms_names
@@ -568,8 +568,8 @@ class PortChecker:
                      for a in _args(node, self.positions))
         call = ApiCall(api=torch_api, span=self.positions.span(node), kind=CallKind.METHOD, args=args)
         facts = [f for f in relevant_params(call, target)
-                 if (f.kind == "default_differs" or (f.kind in ("semantics_differ", "unsupported_inputs")
-                                                      and f.torch is not None)) and not f.only_degenerate_inputs]
+                 if (f.kind is FactKind.DEFAULT_DIFFERS or (f.kind in (FactKind.SEMANTICS_DIFFER, FactKind.UNSUPPORTED_INPUTS)
+                                                              and f.torch is not None)) and not f.only_degenerate_inputs]
         if facts:
             self.report("TMS404", node, f".{name}(): MindSpore's Tensor.{name} differs from torch's: "
                         + "; ".join(f.describe() for f in facts), mindspore_api=target.api)
