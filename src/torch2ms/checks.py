@@ -88,7 +88,7 @@ def check_call(call: ApiCall, table: MappingTable, version: tuple[int, ...],
                fixer: Callable[[ApiCall, Diagnostic], Diagnostic] | None = None) -> Diagnostic:
     """`network`: whether the call is in the network graph (default: the resolver's `in_network`);
     `device`: where the MindSpore program runs (the form for it is named, `MappingEntry.choose`);
-    `fixer`: gives the finding its fix (`rewrite.Fixer`), built with the finding from the same call."""
+    `fixer`: gives the finding its fix (`transforms.Fixer`), built with the finding from the same call."""
     diag = _finding(call, table, version, network, device)
     if fixer is None:
         return diag

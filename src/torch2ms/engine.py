@@ -19,7 +19,7 @@ from .config import Config
 from .mappings import MappingTable, load_table, prefilter_words
 from .model import ApiCall, Category, Confidence, Diagnostic, FileResult, ScopeFacts, Span
 from .resolve import ModuleFacts, resolve_module
-from .rewrite import Fixer
+from .transforms import Fixer
 from .source import SourceText, count_lines, split_lines
 
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z0-9]+(?:[,\s]+[A-Z0-9]+)*))?", re.IGNORECASE)

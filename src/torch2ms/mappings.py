@@ -27,7 +27,7 @@ import yaml
 from .files import user_cache_dir
 from .model import (
     Category, Device, DynamicShape, Effort, Example, FactKind, MappingEntry, ParamFact, Returns, Rewrite, Target,
-    WeightForm, WrittenAs,
+    TargetChoice, WeightForm, WrittenAs,
 )
 from .model import __file__ as model_file
 from .weights.facts import param_from_json
@@ -360,6 +360,41 @@ class MappingTable:
 
     def __len__(self) -> int:
         return len(self.entries)
+
+    def view(self, version: tuple[int, ...], device: str | None) -> TableView:
+        """The tables as one scan sees them: for MindSpore `version` on `device` (None: the preferred forms,
+        whatever runs where)."""
+        return TableView(self, version, Device(device) if device is not None else None)
+
+
+@dataclass(frozen=True)
+class TableView:
+    """The tables for one MindSpore version and device, chosen once per scan and passed to every part of
+    it: the target of an entry is chosen once (`MappingEntry.choose`) and shared by the finding, its fix and
+    the other checks, so no part can fall back to another device."""
+
+    table: MappingTable
+    version: tuple[int, ...]
+    device: Device | None
+    _choices: dict[str, TargetChoice] = field(default_factory=dict, compare=False, repr=False)
+
+    def lookup(self, api: str) -> MappingEntry | None:
+        return self.table.entries.get(api)
+
+    def choose(self, entry: MappingEntry) -> TargetChoice:
+        choice = self._choices.get(entry.api)
+        if choice is None or self.table.entries.get(entry.api) is not entry:
+            choice = entry.choose(self.version, self.device)
+            if self.table.entries.get(entry.api) is entry:
+                self._choices[entry.api] = choice
+        return choice
+
+    def target(self, entry: MappingEntry) -> Target | None:
+        return self.choose(entry).target
+
+    def category(self, entry: MappingEntry) -> Category:
+        """The entry's category here (`MappingEntry.category_for`)."""
+        return entry.category_of(self.choose(entry))
 
 
 def _resolve_inplace(entries: dict[str, MappingEntry]) -> dict[str, MappingEntry]:

@@ -478,10 +478,14 @@ class MappingEntry:
     def category_for(self, version: tuple[int, ...], device: str | None = DEFAULT_DEVICE) -> Category:
         """The entry's category for the version and device: missing where no target exists, or where
         the form for the device was measured to have no kernel there (nothing runnable to write)."""
+        return self.category_of(self.choose(version, device))
+
+    def category_of(self, choice: TargetChoice) -> Category:
+        """The entry's category where `choice` (this entry's) is the form written."""
         if self.category is Category.MISSING:
             return Category.MISSING
-        target = self.target_for(version, device)
-        if target is None or (device is not None and device in target.no_kernel):
+        target = choice.target
+        if target is None or (choice.device is not None and choice.device in target.no_kernel):
             return Category.MISSING
         return target.category or self.category
 

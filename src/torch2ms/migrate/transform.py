@@ -31,7 +31,7 @@ from libcst.metadata import CodeRange, PositionProvider
 
 from ..mappings import MappingTable
 from ..model import DEFAULT_DEVICE, ApiCall, CallKind, Category, Confidence, FactKind, Span
-from ..rewrite import default_keyword
+from ..transforms import default_keyword
 from . import rules
 
 Key = tuple[int, int, int, int]
