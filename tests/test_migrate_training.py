@@ -29,6 +29,9 @@ def _run(path: Path) -> list[float]:
     return [float(x) for line in proc.stdout.splitlines() for x in NUMBER.findall(line)]
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["clip_steplr.py", "accumulate.py"])
 def test_training_loop_ported_trains_like_torch(name: str, tmp_path: Path) -> None:
     source = (DATA / name).read_text(encoding="utf-8")

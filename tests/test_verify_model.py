@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from torch2ms.verify import model as verify_model
-from torch2ms.weights import convert, write_map
+from torch2ms.verify import convert_weights as convert
+from torch2ms.weights import write_map
 
 MODELS = Path(__file__).resolve().parent / "data" / "models"
 
@@ -359,6 +360,8 @@ def test_the_three_commands_of_a_port_migrate_convert_weights_verify_model(pools
     assert not (tmp_path / "rnn_torch.weights.json").exists()
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_convert_weights_refuses_a_partial_checkpoint_and_narrows_float64(pools, tmp_path: Path,
                                                                           capsys: pytest.CaptureFixture[str]) -> None:
     """A checkpoint holding part of the network, or the weights of a wider one, writes nothing and exits 1

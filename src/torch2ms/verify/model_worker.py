@@ -20,6 +20,7 @@ Arrays travel in .npz files (`save_arrays` / `load_arrays`); results are small J
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.abc
 import importlib.util
@@ -143,6 +144,85 @@ def _stage(name: str, func: Any, *args: Any) -> Any:
         raise StageError(name, exc) from exc
 
 
+# ---------------------------------------------------------------------------------- layer tracing
+def user_frame(roots: tuple[str, ...], skip: Any = None) -> str | None:
+    """`file:line` of the innermost frame of the user's code (a file under one of `roots`, not an installed
+    package) whose `self` is not `skip`: where a layer was built, or from where it was called."""
+    frame: Any = sys._getframe(1)
+    while frame is not None:
+        name = os.path.abspath(frame.f_code.co_filename)
+        if name.startswith(roots) and "site-packages" not in name and \
+                (skip is None or frame.f_locals.get("self") is not skip):
+            return f"{name}:{frame.f_lineno}"
+        frame = frame.f_back
+    return None
+
+
+class Tracer:
+    """Hooks on every layer of a network: for each call, in the order the calls finish, the layer's qualified
+    name, class, where it was built and from where it was called (in the user's files), and its inputs and
+    outputs (arrays under `layer/K/in...` and `layer/K/out...`)."""
+
+    def __init__(self, side: _Side, base: type, roots: list[str]) -> None:
+        self.side, self.base = side, base
+        self.roots = tuple(os.path.join(os.path.abspath(r), "") for r in roots)
+        self.created: dict[int, str | None] = {}
+        self.keep: list[Any] = []  # every object built while recording (its id stays its own)
+        self.calls: list[dict[str, Any]] = []
+        self.original_init: Any = None
+
+    def __enter__(self) -> Tracer:
+        """Record where each layer is built (the base class's __init__ wrapped while the network is built)."""
+        base: Any = self.base
+        original, tracer = base.__init__, self
+        self.original_init = original
+
+        def init(obj: Any, *args: Any, **kwargs: Any) -> None:
+            if id(obj) not in tracer.created:
+                tracer.created[id(obj)] = user_frame(tracer.roots, obj)
+                tracer.keep.append(obj)
+            original(obj, *args, **kwargs)
+
+        base.__init__ = init
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        base: Any = self.base
+        base.__init__ = self.original_init
+
+    def code(self, cls: type) -> str | None:
+        """`file:first-last` of the forward (construct) of a layer class of the user's files."""
+        import inspect
+
+        for method in ("construct", "forward"):
+            func = cls.__dict__.get(method)
+            if func is None:
+                continue
+            try:
+                path = os.path.abspath(inspect.getsourcefile(func) or "")
+                lines, first = inspect.getsourcelines(func)
+            except (OSError, TypeError):
+                return None
+            return f"{path}:{first}-{first + len(lines) - 1}" if path.startswith(self.roots) else None
+        return None
+
+    def hook(self, layers: list[tuple[str, Any]], arrays: dict[str, Any]) -> list[Any]:
+        handles = []
+        for name, layer in layers:
+            def record(layer: Any, inputs: Any, output: Any, name: str = name) -> None:
+                k = len(self.calls)
+                call: dict[str, Any] = {"name": name, "class": type(layer).__name__, "built": self.created.get(id(layer)),
+                        "called": user_frame(self.roots), "code": self.code(type(layer)), "in": [], "out": []}
+                for group, value in (("in", tuple(inputs)), ("out", output)):
+                    for path, item in self.side.flatten(value):
+                        if isinstance(item, self.side.tensor):
+                            call[group].append(self.side.describe(path, item, arrays, f"layer/{k}/{group}"))
+                self.calls.append(call)
+
+            handles.append(layer.register_forward_hook(record))
+        return handles
+
+
 def _transform(step: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
     return tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in (step.get("transform") or {}).items())
 
@@ -240,7 +320,9 @@ class TorchSide(_Side):
         module = _stage("import", import_file, str(job["path"]), "torch2ms_original")
         seed = int(job.get("seed", 0))
         torch.manual_seed(seed)
-        model = _stage("build", build, module, job["factory"])
+        tracer = Tracer(self, torch.nn.Module, [os.path.dirname(str(job["path"]))])
+        with tracer if job.get("locate") else contextlib.nullcontext():
+            model = _stage("build", build, module, job["factory"])
         if not isinstance(model, torch.nn.Module):
             raise StageError("build", TypeError(f"the factory returned a {type(model).__name__}, not a torch.nn.Module"))
         if job.get("weights"):
@@ -263,14 +345,32 @@ class TorchSide(_Side):
         for path, value in self.flatten(out):
             outputs.append(self.describe(path, value, arrays, "output"))
         result: dict[str, Any] = {"status": "ok", "class": type(model).__name__, "state": state, "outputs": outputs}
+        if job.get("locate"):
+            result["layers"] = self.trace(model, inputs, seed, tracer, arrays)
         if job.get("train"):
             result["train"] = self.train_step(model, inputs, str(job["train"]), seed, arrays)
         save_arrays(str(job["out"]), arrays)
         return result
 
+    def trace(self, model: Any, inputs: list[Any], seed: int, tracer: Tracer, arrays: dict[str, Any]) -> Any:
+        """One more inference forward with a hook on every module: the calls in the order they finish."""
+        torch = self.torch
+        handles = tracer.hook(list(model.named_modules()), arrays)
+        try:
+            with torch.no_grad():
+                torch.manual_seed(seed)
+                _stage("trace", lambda: model(*[torch.from_numpy(a.copy()) for a in inputs]))
+        finally:
+            for handle in handles:
+                handle.remove()
+        return tracer.calls
+
     def train_step(self, model: Any, inputs: list[Any], loss: str, seed: int, arrays: dict[str, Any]) -> dict[str, Any]:
         np, torch = self.np, self.torch
         model.train()
+        for layer in model.modules():  # dropout at p=0: the step is deterministic on both sides
+            if isinstance(layer, torch.nn.modules.dropout._DropoutNd):
+                layer.eval()
         model.zero_grad(set_to_none=True)
         torch.manual_seed(seed)
         out = _stage("train", lambda: model(*[torch.from_numpy(a.copy()) for a in inputs]))
@@ -397,7 +497,9 @@ class MindSporeSide(_Side):
         module = _stage("import", import_file, str(job["path"]), "torch2ms_ported")
         seed = int(job.get("seed", 0))
         ms.set_seed(seed)
-        net = _stage("build", build, module, job["factory"])
+        tracer = Tracer(self, ms.nn.Cell, [os.path.dirname(str(job["path"]))])
+        with tracer if job.get("locate") else contextlib.nullcontext():
+            net = _stage("build", build, module, job["factory"])
         if not isinstance(net, ms.nn.Cell):
             raise StageError("build", TypeError(f"the factory returned a {type(net).__name__}, not a mindspore.nn.Cell"))
         params = {name: list(p.shape) for name, p in net.parameters_and_names()}
@@ -431,8 +533,29 @@ class MindSporeSide(_Side):
             except StageError as exc:
                 entry["error"] = str(exc) if exc.stage == mode else f"{exc.stage}: {exc}"
         ms.set_context(mode=ms.PYNATIVE_MODE)
+        if job.get("locate"):
+            try:
+                result["layers"] = self.trace(net, inputs, seed, tracer, arrays)
+            except StageError as exc:
+                result["trace_error"] = str(exc)
         save_arrays(str(job["out"]), arrays)
         return result
+
+    def trace(self, net: Any, inputs: list[Any], seed: int, tracer: Tracer, arrays: dict[str, Any]) -> Any:
+        """One more inference run in PyNative mode (hooks run there only) with a hook on every cell."""
+        ms = self.ms
+        net.set_train(False)
+        handles = tracer.hook(list(net.cells_and_names()), arrays)
+        try:
+            ms.set_seed(seed)
+            _stage("trace", lambda: [self.array(v) for _, v in self.flatten(net(*inputs))
+                                     if isinstance(v, self.tensor)])
+        except StageError as exc:  # the calls up to the failure still say where the networks part
+            tracer.calls.append({"name": None, "error": str(exc)})
+        finally:
+            for handle in handles:
+                handle.remove()
+        return tracer.calls
 
     def outputs(self, net: Any, inputs: list[Any], arrays: dict[str, Any], group: str) -> list[dict[str, Any]]:
         return [self.describe(path, value, arrays, group) for path, value in self.flatten(net(*inputs))]
@@ -447,6 +570,11 @@ class MindSporeSide(_Side):
         targets = tuple(ms.Tensor(torch_arrays[f"target/{p}"]) for p in paths) if mse else ()
         loss_net = LossCell(net, tuple(output_path(p) for p in paths), targets, mse)
         net.set_train(True)
+        dropout = tuple(getattr(space, name) for space in (ms.nn, ms.mint.nn)
+                        for name in ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d") if hasattr(space, name))
+        for _, cell in net.cells_and_names():  # dropout at p=0, as on the torch side
+            if isinstance(cell, dropout):
+                cell.set_train(False)
         weights = net.trainable_params()
         ms.set_seed(int(job.get("seed", 0)))
         grad_fn = ms.value_and_grad(loss_net, None, weights)

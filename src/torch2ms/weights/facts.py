@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..mappings import param_from_json
 from ..model import MappingEntry, WeightParam
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
@@ -185,10 +186,3 @@ def param_to_json(param: WeightParam) -> dict[str, Any]:
     if param.note:
         out["note"] = param.note
     return out
-
-
-def param_from_json(data: Mapping[str, Any]) -> WeightParam:
-    return WeightParam(torch=data.get("torch"), ms=data.get("ms"),
-                       transform=tuple((k, tuple(v) if isinstance(v, list) else v)
-                                       for k, v in (data.get("transform") or {}).items()),
-                       layer=data.get("layer"), ms_layer=data.get("ms_layer"), note=str(data.get("note") or ""))

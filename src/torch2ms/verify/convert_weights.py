@@ -29,8 +29,8 @@ from .. import writing
 from ..writing import add_arguments as add_write_arguments
 
 if TYPE_CHECKING:  # the command line registers this command without loading the map code
-    from .mapping import Node, WeightMap
-    from .place import Result
+    from ..weights.mapping import Node, WeightMap
+    from ..weights.place import Result
 
 EXIT_OK, EXIT_UNPLACED, EXIT_USAGE = 0, 1, 2
 
@@ -63,7 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def choose_root(weight_map: WeightMap, keys: list[str], wanted: str | None) -> tuple[str, Node, Result, str]:
     """The root to apply: the one asked for, the only one, or the one that places every key (fewest unplaced)."""
-    from .place import place
+    from ..weights.place import place
 
     if wanted is not None:
         if wanted not in weight_map.roots:
@@ -87,10 +87,10 @@ def choose_root(weight_map: WeightMap, keys: list[str], wanted: str | None) -> t
 
 
 def convert(args: argparse.Namespace, pools: dict[str, Any] | None = None) -> dict[str, Any]:
-    from ..verify.model import pool_for
-    from ..verify.model_worker import load_arrays
-    from .mapping import read_map
-    from .place import place, uncovered
+    from ..weights.mapping import read_map
+    from ..weights.place import place, uncovered
+    from .model import pool_for
+    from .model_worker import load_arrays
 
     if not os.path.isfile(args.checkpoint):
         raise ConvertError(f"{args.checkpoint}: no such file")
@@ -218,8 +218,8 @@ def print_text(report: dict[str, Any], out: TextIO) -> None:
 
 def run(args: argparse.Namespace, out: TextIO | None = None, pools: dict[str, Any] | None = None) -> int:
     """Run `torch2ms convert-weights`; `pools` ({"torch": ..., "mindspore": ...}) lets a caller reuse warm workers."""
-    from ..verify.pool import VerifyError
-    from .mapping import MapError
+    from ..weights.mapping import MapError
+    from .pool import VerifyError
 
     out = out or sys.stdout
     try:
