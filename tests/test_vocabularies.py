@@ -54,3 +54,4 @@ def test_loaded_tables_carry_enum_members() -> None:
             assert type(example.kind) is ExampleKind
     assert seen.get(Returns) and seen.get(Effort)
     assert str(FactKind.RENAMED) == "renamed" and f"{Device.GPU}" == "gpu"
+

@@ -8,10 +8,10 @@ from typing import assert_never
 
 from . import dynamic_shape
 from .codes import CODES
-from .mappings import MappingTable, doc_url
+from .mappings import TableView, doc_url
 from .model import (
-    DEFAULT_DEVICE, ApiCall, CallKind, Category, Confidence, Diagnostic, FactKind, MappingEntry, ParamFact, Target,
-    TargetChoice, arg_for,
+    ApiCall, CallKind, Category, Confidence, Diagnostic, FactKind, MappingEntry, ParamFact, Target, TargetChoice,
+    arg_for,
 )
 
 _CODE_BY_CATEGORY = {
@@ -84,38 +84,37 @@ def _message(call: ApiCall, entry: MappingEntry, category: Category, choice: Tar
     return text
 
 
-def check_call(call: ApiCall, table: MappingTable, version: tuple[int, ...],
-               network: bool | None = None, device: str | None = DEFAULT_DEVICE,
+def check_call(call: ApiCall, view: TableView, network: bool | None = None,
                fixer: Callable[[ApiCall, Diagnostic], Diagnostic] | None = None) -> Diagnostic:
-    """`network`: whether the call is in the network graph (default: the resolver's `in_network`);
-    `device`: where the MindSpore program runs (the form for it is named, `MappingEntry.choose`);
-    `fixer`: gives the finding its fix (`transforms.Fixer`), built with the finding from the same call."""
+    """`view`: the tables for the scan's MindSpore version and device (the form for the device is named,
+    `MappingEntry.choose`); `network`: whether the call is in the network graph (default: the resolver's
+    `in_network`); `fixer`: gives the finding its fix (`transforms.Fixer`), built with the finding from the same call."""
     if call.kind is CallKind.TYPE:
-        return _type_reference(call, table, version, device, fixer)
-    diag = _finding(call, table, version, network, device)
+        return _type_reference(call, view, fixer)
+    diag = _finding(call, view, network)
     if fixer is None:
         return diag
     if diag.category is Category.DYNAMIC_SHAPE:
         # The rewrite does not change what sets the output's shape: the finding keeps its dynamic-shape
         # code and carries the fix of the call's mapping finding (torch.nonzero -> mindspore.mint.nonzero).
         # (the fixer decides from that finding's code whether there is a rewrite at all)
-        fix = fixer(call, _finding(call, table, version, network, device, shapes=False)).fix
+        fix = fixer(call, _finding(call, view, network, shapes=False)).fix
         return replace(diag, fix=fix) if fix is not None else diag
     return fixer(call, diag)
 
 
-def _type_reference(call: ApiCall, table: MappingTable, version: tuple[int, ...], device: str | None,
+def _type_reference(call: ApiCall, view: TableView,
                     fixer: Callable[[ApiCall, Diagnostic], Diagnostic] | None) -> Diagnostic:
     """TMS106: a torch type named where nothing runs (`x: torch.Tensor`, `isinstance(m, nn.Conv2d)`,
     `except torch.OutOfMemoryError`). The entry's facts are about calling the API, not about its name:
     none is told; the fix renames the reference (the rename an attribute use of the API gets)."""
     info = CODES["TMS106"]
-    entry = table.lookup(call.api)
-    target = entry.target_for(version, device) if entry is not None else None
+    entry = view.lookup(call.api)
+    target = view.target(entry) if entry is not None else None
     if target is not None:
         message = f"{call.api} names a type here (nothing runs): the MindSpore type is {target.api}"
     elif entry is not None:
-        message = (f"{call.api} names a type here (nothing runs); MindSpore {_version_text(version)} has no "
+        message = (f"{call.api} names a type here (nothing runs); MindSpore {_version_text(view.version)} has no "
                    f"such type: the reference goes with the code that uses it")
     else:
         message = f"{call.api} names a type here (nothing runs); it is not in the mapping tables"
@@ -131,13 +130,12 @@ def _type_reference(call: ApiCall, table: MappingTable, version: tuple[int, ...]
     return replace(diag, fix=fix) if fix is not None else diag
 
 
-def _finding(call: ApiCall, table: MappingTable, version: tuple[int, ...], network: bool | None,
-             device: str | None, shapes: bool = True) -> Diagnostic:
-    entry = table.lookup(call.api)
+def _finding(call: ApiCall, view: TableView, network: bool | None, shapes: bool = True) -> Diagnostic:
+    entry = view.lookup(call.api)
     in_network = call.in_network if network is None else network
     if call.confidence is Confidence.LOW:
         info = CODES["TMS105"]
-        target = entry.target_for(version, device) if entry else None
+        target = view.target(entry) if entry else None
         suffix = f" -> {target.api}" if target else ""
         return Diagnostic(
             code=info.code, severity=info.severity, category=info.category, span=call.span,
@@ -156,8 +154,8 @@ def _finding(call: ApiCall, table: MappingTable, version: tuple[int, ...], netwo
             message=f"{call.api} is not in the mapping tables; check MindSpore's documentation by hand",
             torch_api=call.api, doc_url=info.doc_url,
         )
-    category = entry.category_for(version, device)
-    choice = entry.choose(version, device)
+    choice = view.choose(entry)
+    category = entry.category_of(choice)
     target = choice.target
     if category is not Category.MISSING and shapes:  # dynamic-shape rules: torch2ms/dynamic_shape.py
         dynamic = dynamic_shape.check_call(call, entry, target, in_network)
@@ -175,7 +173,7 @@ def _finding(call: ApiCall, table: MappingTable, version: tuple[int, ...], netwo
     info = CODES[code]
     return Diagnostic(
         code=code, severity=info.severity, category=category, span=call.span,
-        message=_message(call, entry, category, choice, version),
+        message=_message(call, entry, category, choice, view.version),
         torch_api=call.api, mindspore_api=target.api if target else None,
         doc_url=doc_url(entry, target) or info.doc_url,
     )

@@ -454,7 +454,7 @@ class MappingEntry:
     def weight_form(self, ms_class: str) -> WeightForm | None:
         return next((form for form in self.weights if form.ms == ms_class), None)
 
-    def choose(self, version: tuple[int, ...], device: str | None = DEFAULT_DEVICE) -> TargetChoice:
+    def choose(self, version: tuple[int, ...], device: str | None) -> TargetChoice:
         """The target for this MindSpore version and device: THE choice the scanner, the fix,
         the reports and `torch2ms verify` share (documented in docs/verify.md).
 
@@ -476,10 +476,10 @@ class MappingEntry:
                 return TargetChoice(target, preferred, device)
         return TargetChoice(preferred, preferred, device)
 
-    def target_for(self, version: tuple[int, ...], device: str | None = DEFAULT_DEVICE) -> Target | None:
+    def target_for(self, version: tuple[int, ...], device: str | None) -> Target | None:
         return self.choose(version, device).target
 
-    def category_for(self, version: tuple[int, ...], device: str | None = DEFAULT_DEVICE) -> Category:
+    def category_for(self, version: tuple[int, ...], device: str | None) -> Category:
         """The entry's category for the version and device: missing where no target exists, or where
         the form for the device was measured to have no kernel there (nothing runnable to write)."""
         return self.category_of(self.choose(version, device))

@@ -19,9 +19,9 @@ import ast
 from collections.abc import Callable
 from dataclasses import replace
 
-from ..mappings import MappingTable
+from ..mappings import TableView
 from ..model import (
-    DEFAULT_DEVICE, ApiCall, CallKind, Confidence, Diagnostic, Edit, Fix, MappingEntry, Target, WrittenAs,
+    ApiCall, CallKind, Confidence, Diagnostic, Edit, Fix, MappingEntry, Target, WrittenAs,
 )
 from .base import FIXABLE_CODES, PASS, Context, Transform, rewrites
 from .edits import (
@@ -282,27 +282,26 @@ class Fixer:
     The form written is the one for the MindSpore version and the device (`MappingEntry.choose`),
     with that form's parameter facts (e.g. `mindspore.nn.Conv2d` and `has_bias=` on the CPU)."""
 
-    def __init__(self, text: str, tree: ast.Module | None, table: MappingTable, version: tuple[int, ...],
-                 device: str | None = DEFAULT_DEVICE) -> None:
-        self.text, self.tree, self.table, self.version, self.device = text, tree, table, version, device
+    def __init__(self, text: str, tree: ast.Module | None, view: TableView) -> None:
+        self.text, self.tree, self.view = text, tree, view
         self._src: EditBuilder | None = None  # built for the first finding that may have a fix
 
     def _is_inplace(self, name: str) -> bool:
         """An in-place Tensor method that the fix rewrites (so it really updates its receiver)."""
-        return _inplace_form(self.table.lookup(f"torch.Tensor.{name}"), self.version, self.device) is not None
+        return _inplace_form(self.view, self.view.lookup(f"torch.Tensor.{name}")) is not None
 
     def __call__(self, call: ApiCall, diag: Diagnostic) -> Diagnostic:
         if diag.fix is not None or diag.span != call.span or diag.torch_api != call.api:
             return diag
-        entry = self.table.lookup(call.api)
-        target = entry.target_for(self.version, self.device) if entry is not None else None
+        entry = self.view.lookup(call.api)
+        target = self.view.target(entry) if entry is not None else None
         if diag.code not in FIXABLE_CODES and not any(diag.code in t.codes for _, t in rewrites(entry, target)):
             return diag
         if self._src is None:
             self._src = EditBuilder(self.text, self.tree)
         src = self._src
         try:
-            fix = build_fix(call, diag, entry, target, src, _inplace_form(entry, self.version, self.device),
+            fix = build_fix(call, diag, entry, target, src, _inplace_form(self.view, entry),
                             self._is_inplace)
             fix = src.respelled(fix, call.span) if fix is not None else None
         except Exception:  # a fix that cannot be built must never cost the finding or the file's analysis
@@ -310,12 +309,11 @@ class Fixer:
         return replace(diag, fix=fix) if fix is not None else diag
 
 
-def _inplace_form(entry: MappingEntry | None, version: tuple[int, ...],
-                  device: str | None = DEFAULT_DEVICE) -> Target | None:
+def _inplace_form(view: TableView, entry: MappingEntry | None) -> Target | None:
     """The out-of-place form an in-place Tensor method's update is computed with: the entry's target
     for the version and device when the tables say it is written as a copy into the receiver
     (`written_as: copy`, scripts/build_tables.py's `inplace_forms`)."""
     if entry is None or not entry.api.startswith("torch.Tensor."):
         return None
-    form = entry.target_for(version, device)
+    form = view.target(entry)
     return form if form is not None and form.written_as is WrittenAs.COPY else None
