@@ -175,6 +175,33 @@ def test_compare_after_a_fix_shows_readiness_up_and_nothing_new(tmp_path: Path) 
     assert float(found.group(3)) == old["readiness"]["percent"] < float(found.group(4))
     detail = re.search(r'id="progress-detail">([\d,]+) uses ported', page)
     assert detail is not None and int(detail.group(1)) > 0
+    assert re.search(r"[\d,]+ findings are checks of MindSpore code a fix wrote", page)
+
+
+def test_compare_pairs_moved_changed_and_created_findings_apart_from_new_ones(tmp_path: Path) -> None:
+    from torch2ms.model import Diagnostic, FileResult, Span
+    from torch2ms.report.progress import match
+
+    def diag(code: str, api: str | None, category: Category, line: int) -> Diagnostic:
+        return Diagnostic(code=code, severity=Severity.INFO, category=category, span=Span(line, 0, line, 5),
+                          message="m", torch_api=api)
+
+    def old_entry(code: str, api: str, category: str, line_text: str) -> dict[str, object]:
+        return {"code": code, "torch_api": api, "category": category, "context": "f", "fingerprint": line_text}
+
+    source = "def f(x):\n    a = 1\n    b = 2\n    c = 3\n    d = 4\n"
+    path = write(tmp_path, "m.py", source)
+    results = [FileResult(str(path), (
+        diag("TMS101", "torch.cat", Category.EQUIVALENT, 2),       # same code and API, its line edited: moved
+        diag("TMS105", "torch.Tensor.view", Category.UNCERTAIN, 3),  # same API, other code: changed
+        diag("TMS402", None, Category("port_check"), 4),            # a check of MindSpore code a fix wrote
+        diag("TMS103", "torch.histogram", Category.MISSING, 5),     # a new API in the file: new
+    ), 5)]
+    old = {"files": [{"path": str(path), "diagnostics": [
+        old_entry("TMS101", "torch.cat", "equivalent", "x"), old_entry("TMS101", "torch.Tensor.view", "equivalent", "y"),
+        old_entry("TMS102", "torch.topk", "diff_params", "z")]}]}
+    paired = match(old, results, lambda p: source)
+    assert paired == {"old": 3, "same": 0, "moved": 1, "changed": 1, "created": 1, "new": 1, "fixed": 1, "ported": 1}
 
 
 # ---------------------------------------------------------------- ruff's command-line conventions
@@ -263,3 +290,28 @@ def test_the_html_report_names_no_absolute_path(tmp_path: Path) -> None:
     page = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert str(tmp_path) not in page and str(tmp_path.resolve()) not in page
     assert "Paths are relative to deep/proj." in page
+
+
+def test_shell_completion_completes_commands_and_each_commands_options(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    script = run_cli("completion", "bash", cwd=tmp_path)
+    assert script.returncode == 0 and "complete -o filenames -F _torch2ms torch2ms" in script.stdout
+    (tmp_path / "complete.bash").write_text(script.stdout, encoding="utf-8")
+    bash = shutil.which("bash")
+    assert bash is not None
+
+    def complete(*words: str) -> list[str]:
+        probe = (f"source complete.bash; COMP_WORDS=(torch2ms {' '.join(words)}); COMP_CWORD={len(words)}; "
+                 f"_torch2ms; printf '%s\\n' \"${{COMPREPLY[@]}}\"")
+        done = subprocess.run([bash, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        return done.stdout.split()
+
+    assert complete("sc") == ["scan"]
+    assert complete("scan", "--show-") == ["--show-files", "--show-settings"]
+    assert "--out" in complete("migrate", "--o")
+    assert complete("rule", "--a") == ["--all"]
+    zsh = run_cli("completion", "zsh", cwd=tmp_path)
+    assert zsh.stdout.startswith("autoload -U +X bashcompinit && bashcompinit\n")
+    assert run_cli("completion", "fish", cwd=tmp_path).returncode == 2

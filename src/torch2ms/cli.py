@@ -89,6 +89,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     lsp.add_argument("--allow-verify", action="store_true",
                      help="with --tcp: offer the verify action, which runs code (always on over stdio)")
     lsp.add_argument("--stdio", action="store_true", help="use stdio (the default; accepted for editors that pass it)")
+    completion = sub.add_parser("completion", help="print a shell completion script (bash or zsh)",
+                                description="Print a completion script: eval \"$(torch2ms completion bash)\" in "
+                                            "~/.bashrc, or the zsh one in ~/.zshrc.")
+    completion.add_argument("shell", choices=("bash", "zsh"), help="the shell to complete in")
 
     for name, module, about in (
             ("migrate", "migrate.command",
@@ -121,6 +125,43 @@ def _host_port(text: str) -> str:
     if not sep or not port.isdigit() or not 0 <= int(port) < 65536:  # 0: a free port, announced on stderr
         raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {text!r}")
     return text
+
+
+def completion_script(parser: argparse.ArgumentParser, shell: str) -> str:
+    """A bash (or zsh, through bashcompinit) completion function for every command and its options, read
+    from the parser itself, so it never lists an option that does not exist."""
+    commands: dict[str, list[str]] = {}
+    for action in parser._actions:  # argparse keeps sub-commands in its sub-parsers action
+        if isinstance(action, argparse._SubParsersAction):
+            for name, command in action.choices.items():
+                commands[name] = sorted({flag for a in command._actions for flag in a.option_strings})
+    top = sorted({flag for a in parser._actions for flag in a.option_strings})
+    cases = "".join(f"    {name}) opts=\"{' '.join(flags)}\" ;;\n" for name, flags in commands.items())
+    script = (
+        "_torch2ms() {\n"
+        "  local cur=\"${COMP_WORDS[COMP_CWORD]}\" opts=\"\"\n"
+        "  if [ \"$COMP_CWORD\" -eq 1 ]; then\n"
+        f"    COMPREPLY=($(compgen -W \"{' '.join(commands)} {' '.join(top)}\" -- \"$cur\"))\n"
+        "    return\n"
+        "  fi\n"
+        "  case \"${COMP_WORDS[1]}\" in\n"
+        f"{cases}"
+        "  esac\n"
+        "  if [[ \"$cur\" == -* ]]; then\n"
+        "    COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))\n"
+        "  else\n"
+        "    COMPREPLY=($(compgen -f -- \"$cur\"))\n"
+        "  fi\n"
+        "}\n"
+        "complete -o filenames -F _torch2ms torch2ms\n")
+    if shell == "zsh":
+        script = "autoload -U +X bashcompinit && bashcompinit\n" + script
+    return script
+
+
+def run_completion(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    sys.stdout.write(completion_script(parser, args.shell))
+    return EXIT_CLEAN
 
 
 def run_lsp(args: argparse.Namespace) -> int:
@@ -553,7 +594,8 @@ def main(argv: list[str] | None = None) -> int:
     handlers: dict[str, Any] = {"scan": run_scan, "rule": run_rule, "mappings": run_mappings, "lsp": run_lsp,
                                 "verify": run_verify, "migrate": run_migrate, "trace": run_trace,
                                 "convert-weights": run_convert_weights, "verify-model": run_verify_model,
-                                "verify-train": run_verify_train}
+                                "verify-train": run_verify_train,
+                                "completion": lambda args: run_completion(args, build_parser())}
     handler = handlers.get(args.command)
     if handler is None:
         parser.print_help(sys.stderr)

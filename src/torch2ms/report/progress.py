@@ -12,7 +12,7 @@ report of schema 4.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..baseline import Baseline, finding_facts, read_report
@@ -28,8 +28,12 @@ def match(old: dict[str, Any], results: list[FileResult], read: Callable[[str], 
 
     - the same finding (file, code, API, enclosing function, line text: as `--baseline` matches);
     - moved: the same file, code and API on a line that was edited (by `--fix`, by hand);
-    - changed: the same file and API under another code: what is known about the use changed (a fix
-      made a class a mindspore.nn.Cell, so a method of `self` is no longer proven torch's). Not new.
+    - changed: the same file and API under another code, or an equivalent use (TMS101) in the same
+      function as a finding that is gone: what is known about the use changed (a fix made a class a
+      mindspore.nn.Cell, so a method of `self` is no longer proven torch's; a rewritten receiver is now
+      proven a tensor). Not new;
+    - created: a check of the MindSpore code a fix wrote (category port_check, TMS4xx): a new MindSpore
+      call that still needs a look, not a regression.
 
     `fixed`: the earlier findings left over; `ported`: those of them that were uses
     (`model.USE_CATEGORIES`), which are MindSpore now or gone; `new`: this scan's findings left over."""
@@ -42,7 +46,7 @@ def match(old: dict[str, Any], results: list[FileResult], read: Callable[[str], 
     for index, entry in enumerate(entries):
         exact.setdefault(entry[:5], []).append(index)
     left: set[int] = set(range(len(entries)))
-    unmatched: list[tuple[str, str, str]] = []
+    unmatched: list[tuple[str, str, str, str, str]] = []
     same = 0
     for result in results:
         if not result.diagnostics:
@@ -54,31 +58,40 @@ def match(old: dict[str, Any], results: list[FileResult], read: Callable[[str], 
                 left.discard(found.pop())
                 same += 1
             else:
-                unmatched.append((path, diag.code, diag.torch_api or ""))
+                unmatched.append((path, diag.code, diag.torch_api or "", context, diag.category.value))
     by_code: dict[tuple[str, str, str], list[int]] = {}
     by_api: dict[tuple[str, str], list[int]] = {}
+    by_context: dict[tuple[str, str], list[int]] = {}
     for index in sorted(left):
-        path, code, api = entries[index][:3]
+        path, code, api, context = entries[index][:4]
         by_code.setdefault((path, code, api), []).append(index)
         by_api.setdefault((path, api), []).append(index)
-    moved = changed = new = 0
-    rest: list[tuple[str, str, str]] = []
-    for key in unmatched:
-        candidates = [i for i in by_code.get(key, ()) if i in left]
-        if candidates:
-            left.discard(candidates[0])
+        by_context.setdefault((path, context), []).append(index)
+
+    def take(candidates: Iterable[int]) -> bool:
+        found = next((i for i in candidates if i in left), None)
+        if found is None:
+            return False
+        left.discard(found)
+        return True
+
+    moved = changed = created = new = 0
+    rest = []
+    for item in unmatched:
+        if take(by_code.get(item[:3], ())):
             moved += 1
         else:
-            rest.append(key)
-    for path, _, api in rest:
-        candidates = [i for i in by_api.get((path, api), ()) if i in left] if api else []
-        if candidates:
-            left.discard(candidates[0])
+            rest.append(item)
+    for path, _, api, context, category in rest:
+        if category == "port_check":
+            created += 1
+        elif (api and take(by_api.get((path, api), ()))) or \
+                (category == "equivalent" and take(by_context.get((path, context), ()))):
             changed += 1
         else:
             new += 1
-    return {"old": len(entries), "same": same, "moved": moved, "changed": changed, "new": new,
-            "fixed": len(left), "ported": sum(1 for i in left if entries[i][5])}
+    return {"old": len(entries), "same": same, "moved": moved, "changed": changed, "created": created,
+            "new": new, "fixed": len(left), "ported": sum(1 for i in left if entries[i][5])}
 
 
 def progress(old_path: str, results: list[FileResult], read: Callable[[str], str | None],
@@ -114,6 +127,7 @@ def progress(old_path: str, results: list[FileResult], read: Callable[[str], str
         "new": paired["new"],
         "moved": paired["moved"],
         "changed": paired["changed"],
+        "created": paired["created"],
         "ported": ported,
         "readiness": {"old": old_ready, "now": now_ready,
                       "change": None if old_ready is None else round(now_ready - old_ready, 1)},
