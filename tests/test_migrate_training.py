@@ -22,27 +22,29 @@ DATA = ROOT / "tests" / "data" / "train"
 NUMBER = re.compile(r"-?\d+\.\d+")
 
 
-def _run(path: Path) -> list[float]:
-    proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=600,
+def _run(path: Path, cwd: Path) -> list[float]:
+    proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=600, cwd=cwd,
                           env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
     assert proc.returncode == 0, proc.stderr[-2000:]
     return [float(x) for line in proc.stdout.splitlines() for x in NUMBER.findall(line)]
 
 
-@pytest.mark.parametrize("name", ["clip_steplr.py", "accumulate.py"])
+@pytest.mark.parametrize("name", ["clip_steplr.py", "accumulate.py", "loader.py"])
 def test_training_loop_ported_trains_like_torch(name: str, tmp_path: Path) -> None:
     source = (DATA / name).read_text(encoding="utf-8")
     migration = migrate_text(source, name)
     out = migration.text
     assert torch_references(out) == [], out
     assert ".backward(" not in out and "zero_grad" not in out and ".step()" not in out.replace("scheduler.step()", "")
+    assert "DataLoader(" not in out and "(Dataset)" not in out
     assert "mindspore.value_and_grad(forward_fn, None, optimizer.parameters" in out
     assert not [d for d in migration.result.diagnostics if d.code in ("TMS361", "TMS362", "TMS363")]
     assert any("training step as value_and_grad" in note for note in migration.notes)
-    ported = tmp_path / name
+    ported = tmp_path / "port" / name
+    ported.parent.mkdir()
     ported.write_text(out, encoding="utf-8")
-    expected = _run(DATA / name)
-    got = _run(ported)
+    expected = _run(DATA / name, tmp_path)
+    got = _run(ported, ported.parent)
     assert len(expected) == len(got) >= 4
     for a, b in zip(expected, got):
         assert abs(a - b) <= 2e-5 * max(1.0, abs(a)), (expected, got)
@@ -94,3 +96,27 @@ def test_loops_outside_the_rule_stay_with_the_finding_and_a_reason() -> None:
 def test_training_table_is_validated() -> None:
     with pytest.raises(MappingError, match="training.yaml"):
         parse_rules("backward: [torch.Tensor.backward]\n")
+
+
+def test_data_loaders_and_saved_state_become_mindspore(tmp_path: Path) -> None:
+    migration = migrate_text((DATA / "loader.py").read_text(encoding="utf-8"), "loader.py")
+    out = migration.text
+    assert "class Pairs:" in out
+    assert ('mindspore.dataset.GeneratorDataset(Pairs(18), column_names=["column_0", "column_1"], '
+            'shuffle=False).batch(4, drop_remainder=True)') in out
+    assert ("mindspore.dataset.GeneratorDataset(list(zip(mindspore.mint.ones((6, 3)).asnumpy(), "
+            "mindspore.mint.zeros((6, 1)).asnumpy())), column_names=[\"column_0\", \"column_1\"], "
+            "shuffle=False).batch(3, drop_remainder=False)") in out
+    assert 'mindspore.save_checkpoint(model, "linear.ckpt")' in out
+    ported = tmp_path / "loader.py"
+    ported.write_text(out, encoding="utf-8")
+    _run(ported, tmp_path)
+    assert (tmp_path / "linear.ckpt").is_file()
+    left = migrate_text(textwrap.dedent("""
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+        data = TensorDataset(torch.ones(4, 2))
+        loader = DataLoader(data, batch_size=2, collate_fn=list)
+        """), "left.py")
+    assert "DataLoader(data, batch_size=2, collate_fn=list)" in left.text
+    assert any("collate_fn has no rewrite" in note for note in left.notes), left.notes

@@ -25,7 +25,7 @@ from ..model import FileResult
 from ..resolve import resolve_module
 from ..source import SourceText
 from .. import scopes
-from . import imports, training, transform
+from . import data_loaders, imports, training, transform
 
 
 class MigrateError(Exception):
@@ -96,7 +96,12 @@ def migrate_text(text: str, path: str = "<string>", options: Options | None = No
         root = scopes.choose_root(tree)
         if cells is None:
             cells = {cls.name for cls in facts.classes if cls.is_module}
-        # 0. training loops: a forward function, value_and_grad and optimizer(grads) (data/training.yaml)
+        # 0. data loaders as mindspore.dataset pipelines, then training loops as a forward function,
+        # value_and_grad and optimizer(grads) (data/training.yaml)
+        text, loaders = _rewrite(text, data_loaders.DataLoaders(facts.calls, root))
+        if loaders.count:
+            tree = parse(text)
+            facts = resolve_module(tree, table, SourceText(text))
         text, steps = _rewrite(text, training.TrainingSteps(facts.calls, root, scopes.used_names(tree)))
         if steps.count:
             tree = parse(text)
@@ -124,9 +129,9 @@ def migrate_text(text: str, path: str = "<string>", options: Options | None = No
     except SyntaxError as exc:  # defensive: libcst writes valid code, the fix engine checks its own
         raise MigrateError(f"{path}: the migrated text does not parse ({exc.msg}); nothing written") from None
     after = scan_source(new, path, config, table)
-    rewritten = steps.count + sites.count + len(outcome.applied) + classes.count + len(localized)
+    rewritten = loaders.count + steps.count + sites.count + len(outcome.applied) + classes.count + len(localized)
     return Migration(path, original, new, len(before.diagnostics), rewritten, after, root, removed,
-                     steps.done + steps.left + sites.done + classes.done
+                     loaders.done + loaders.left + steps.done + steps.left + sites.done + classes.done
                      + [f"moved into the functions using it: {n}" for n in localized])
 
 

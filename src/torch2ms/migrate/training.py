@@ -47,6 +47,20 @@ class ClipRule:
 
 
 @dataclass(frozen=True)
+class LoaderRule:
+    params: tuple[str, ...]
+    defaults: dict[str, str]
+    ignored: frozenset[str]
+    form: str
+
+
+@dataclass(frozen=True)
+class ArrayDatasetRule:
+    each: str
+    source: str
+
+
+@dataclass(frozen=True)
 class TrainingRules:
     """The facts of ``data/training.yaml``."""
 
@@ -57,6 +71,10 @@ class TrainingRules:
     optimizer_parameters: str
     accumulate: str
     clip: dict[str, ClipRule]
+    loaders: dict[str, LoaderRule] = field(default_factory=dict)
+    array_datasets: dict[str, ArrayDatasetRule] = field(default_factory=dict)
+    dataset_bases: frozenset[str] = frozenset()
+    save_state: tuple[str, str, str] = ("", "", "")  # (torch save, torch state, MindSpore form)
 
     def role(self, api: str) -> str | None:
         for name, apis in (("backward", self.backward), ("step", self.optimizer_step),
@@ -74,7 +92,13 @@ def parse_rules(text: str, file_name: str = TRAINING_FILE) -> TrainingRules:
         optimizer_parameters=str(doc["optimizer_parameters"]), accumulate=str(doc["accumulate"]),
         clip={api: ClipRule(tuple(rule["params"]), str(rule["form"]),
                             {k: tuple(str(x) for x in v) for k, v in (rule.get("require") or {}).items()})
-              for api, rule in doc["clip"].items()})
+              for api, rule in doc["clip"].items()},
+        loaders={api: LoaderRule(tuple(rule["params"]), dict(rule["defaults"]), frozenset(rule["ignored"]),
+                                 str(rule["form"])) for api, rule in doc["loaders"].items()},
+        array_datasets={api: ArrayDatasetRule(str(rule["each"]), str(rule["source"]))
+                        for api, rule in doc["array_datasets"].items()},
+        dataset_bases=frozenset(doc["dataset_bases"]),
+        save_state=(str(doc["save_state"]["save"]), str(doc["save_state"]["state"]), str(doc["save_state"]["form"])))
 
 
 @functools.lru_cache(maxsize=1)
