@@ -152,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--only", default=",".join(PHASES), help=f"comma-separated phases of: {', '.join(PHASES)}")
     parser.add_argument("--torch-files", type=int, default=20, help="installed torch files to sample (default 20)")
-    parser.add_argument("--timeout", type=float, default=20.0, help="seconds per input before it counts as a hang")
+    parser.add_argument("--timeout", type=float, default=20.0, help="CPU seconds per input before it counts as a hang")
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "failures"),
                         help="folder for failing inputs (default fuzz/failures)")
     parser.add_argument("--replay", nargs="+", metavar="FILE", help="re-check saved inputs and exit")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import os
 import tempfile
+import time
 import traceback
 import warnings
 from pathlib import Path
@@ -206,4 +207,12 @@ def check_bytes(data: bytes, name: str = "fuzz_input.py") -> list[str]:
     return problems
 
 
-CHECKS = {"scan": check_scan, "fix": check_fix, "bytes": check_bytes}
+def check_never_answers(how: str) -> list[str]:
+    """Never returns: a hang of the kind `how` names ("cpu": a busy loop, "blocked": asleep), for the
+    runner's own test that it tells each from a slow answer."""
+    while True:
+        if how == "blocked":
+            time.sleep(3600)
+
+
+CHECKS = {"scan": check_scan, "fix": check_fix, "bytes": check_bytes, "never_answers": check_never_answers}

@@ -1,10 +1,13 @@
 """Run oracle checks in a child process with a time limit per input.
 
 A Python-level alarm cannot interrupt a long call inside C (the parser, a regex), so
-the bound is enforced from outside: the parent waits at most `timeout` seconds for
-the child's answer, then kills it and starts a new one. A hang, a crash of the
-interpreter and a memory blow-up (the child's address space is capped) each become
-a problem of that one input; the run goes on.
+the bound is enforced from outside: the parent lets the child spend at most `timeout`
+seconds of CPU time on one input, then kills it and starts a new one. CPU time, not
+the time on the clock, so that a loaded machine (other processes taking turns on the
+cores) does not turn a slow answer into a hang; a child that stops using the CPU
+without answering (blocked) is caught by the clock, after `WALL_FACTOR` times as long.
+A hang, a crash of the interpreter and a memory blow-up (the child's address space is
+capped) each become a problem of that one input; the run goes on.
 """
 
 from __future__ import annotations
@@ -21,6 +24,18 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 START_TIMEOUT_S = 120.0  # importing torch2ms and loading the table on a busy machine
+WALL_FACTOR = 20  # a child blocked without using the CPU: given up after this many times the CPU limit
+POLL_S = 0.25
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """CPU time (user and system) process `pid` has used so far; None where /proc cannot tell."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rpartition(b")")[2].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime (fields 14, 15)
 
 
 @dataclass
@@ -108,11 +123,14 @@ class Runner:
             raise RuntimeError(f"the fuzz worker did not start within {START_TIMEOUT_S:g} s ({greeting!r})")
         self.started += 1
 
-    def _receive(self, timeout: float) -> Any:
-        """One frame from the child; None on timeout; EOFError when it died."""
+    def _receive(self, timeout: float, cpu_timeout: float | None = None) -> Any:
+        """One frame from the child; None after `timeout` seconds on the clock or `cpu_timeout`
+        seconds of the child's CPU time; EOFError when it died."""
         assert self._proc is not None and self._proc.stdout is not None
         fd = self._proc.stdout.fileno()
         deadline = time.monotonic() + timeout
+        spent = cpu_seconds(self._proc.pid)
+        cpu_deadline = None if cpu_timeout is None or spent is None else spent + cpu_timeout
         while True:
             if len(self._buffer) >= 8:
                 size = struct.unpack("<Q", self._buffer[:8])[0]
@@ -122,6 +140,11 @@ class Runner:
             left = deadline - time.monotonic()
             if left <= 0:
                 return None
+            if cpu_deadline is not None:
+                spent = cpu_seconds(self._proc.pid)
+                if spent is not None and spent >= cpu_deadline:
+                    return None
+                left = min(left, POLL_S)
             ready, _, _ = select.select([fd], [], [], left)
             if ready:
                 chunk = os.read(fd, 1 << 20)
@@ -148,14 +171,16 @@ class Runner:
         try:
             _write_frame(self._proc.stdin, (kind, payload, options))
             limit = self.timeout if timeout is None else timeout
-            problems = self._receive(limit)
+            measured = cpu_seconds(self._proc.pid) is not None
+            problems = self._receive(limit * WALL_FACTOR, limit) if measured else self._receive(limit)
         except (EOFError, OSError):
             code = self._proc.poll()
             self._stop()
             return Outcome([f"the checking process died (exit code {code})"], time.monotonic() - start, died=True)
         if problems is None:
             self._stop()
-            return Outcome([f"hang: no answer within {limit:g} s"], time.monotonic() - start, hung=True)
+            within = f"{limit:g} s of CPU time or {limit * WALL_FACTOR:g} s" if measured else f"{limit:g} s"
+            return Outcome([f"hang: no answer within {within}"], time.monotonic() - start, hung=True)
         return Outcome(list(problems), time.monotonic() - start)
 
     def close(self) -> None:

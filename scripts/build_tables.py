@@ -203,7 +203,7 @@ def _worker(jobs_path: str, out_path: str) -> None:
     check_numpy(np.__version__)
     mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
 
-    def make(spec: dict[str, Any], seed: int) -> np.ndarray:
+    def make(spec: dict[str, Any], seed: int) -> Any:  # a NumPy array
         if "value" in spec:
             return np.array(spec["value"], dtype=spec.get("dtype", "float32"))
         rng = np.random.RandomState(seed)
@@ -230,7 +230,7 @@ def _worker(jobs_path: str, out_path: str) -> None:
             return value
         if isinstance(value, (bool, int, float, complex)):
             return np.array(value)
-        if isinstance(value, (list, tuple)) and not isinstance(value, str):
+        if isinstance(value, (list, tuple)):
             return [to_np(v, depth + 1) for v in value]
         return ("obj",)
 
@@ -387,7 +387,10 @@ def _wait_or_kill_stalled(proc: subprocess.Popen[bytes], out_file: Path) -> None
 def run_jobs(jobs: list[dict[str, Any]], workers: int, cache: Path | None) -> dict[str, dict[str, Any]]:
     """Run example jobs in worker processes, surviving crashes; results by job id."""
     done: dict[str, dict[str, Any]] = {}
-    key = lambda job: json.dumps(job["candidates"], sort_keys=True)  # noqa: E731
+
+    def key(job: dict[str, Any]) -> str:
+        return json.dumps(job["candidates"], sort_keys=True)
+
     cached: dict[str, dict[str, Any]] = {}
     if cache and cache.exists():
         for line in cache.read_text(encoding="utf-8").splitlines():
@@ -680,7 +683,7 @@ def param_facts(api: str, torch_obj: Any, target: str, ms_obj: Any,
         positions = torch_positions(torch_obj, last)
         for overload in tparams:
             for name, _default in overload:
-                if name in GENERAL_PARAMS or name in mnames or name in declared or name.startswith("_"):
+                if name in GENERAL_PARAMS or name in (mnames or ()) or name in declared or name.startswith("_"):
                     continue
                 negated, best = min(((-_alike(name, m), m) for m in free), default=(0.0, None))
                 match = best if negated < 0 else None  # the most alike name, the first in order on a tie
@@ -875,10 +878,10 @@ def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: s
         kind = example_kind(api, obj)
         discovered = ms_candidates(api)
         order: list[str] = []
-        for name in [official_new.get(api)] + [n for n, era in discovered if era in ("new", "any")] + \
+        for candidate in [official_new.get(api)] + [n for n, era in discovered if era in ("new", "any")] + \
                 [official_old.get(api)] + [n for n, _ in discovered]:
-            if name and name not in order and resolve(name) is not None:
-                order.append(name)
+            if candidate and candidate not in order and resolve(candidate) is not None:
+                order.append(candidate)
         if kind == "inplace" and api.endswith("_") and not order:
             order = [f"mindspore.Tensor.{api.rpartition('.')[2][:-1]}"] if resolve(
                 f"mindspore.Tensor.{api.rpartition('.')[2][:-1]}") is not None else []
@@ -944,7 +947,7 @@ def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: s
         res = results.get(api)
         man = manual.get(api)
         torch_obj = resolve(api)
-        entry: dict[str, Any] = {"api": api}
+        entry = {"api": api}
         if man is not None and (man.get("category") == "missing" or "examples" in man or man.get("ms")):
             entry = dict(man.items())
             if man.get("category") == "missing":
@@ -1030,7 +1033,7 @@ def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: s
             if res.get("returns") == "other":
                 entry["returns"] = "other"
         elif official_new.get(api) or official_old.get(api):
-            target = official_new.get(api) or official_old.get(api)
+            target = official_new.get(api) or official_old[api]
             log.append(f"UNCONFIRMED-OFFICIAL {api} -> {target}: {(res or {}).get('errors')}")
             facts = param_facts(api, torch_obj, target, resolve(target), diffs.get((api, target), []))
             official_cat = official_category.get(api, "consistent")
@@ -1593,6 +1596,7 @@ def inplace_forms(entries: dict[str, dict[str, Any]], record: Any = None, device
                   and not f.count("agreed")} if run is not None else set()
         forms = [t for t in forms if t["api"] not in failed]
         if forms:
+            assert base is not None  # forms come from the base's targets
             # deep copies: the facts get the in-place method's positions, not the base's (add_positions)
             entry["ms"] = [{**{k: copy.deepcopy(v) for k, v in t.items() if k != "verified"}, "written_as": "copy"}
                            for t in forms]

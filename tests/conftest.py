@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import importlib.util
+import io
 import os
 import subprocess
 import sys
@@ -22,12 +24,100 @@ GOLDEN = Path(__file__).resolve().parent / "golden"
 UPDATE_GOLDEN = os.environ.get("TORCH2MS_UPDATE_GOLDEN") == "1"
 
 
-def run_cli(*args: str, cwd: Path | None = None, input: str | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the real `torch2ms` command line in a subprocess."""
+# The heavy extras a marker stands for: a marked test runs only where the module is installed.
+EXTRA_OF_MARKER = {"needs_torch": ("torch", "verify"), "needs_mindspore": ("mindspore", "verify"),
+                   "needs_numpy": ("numpy", "verify")}
+
+
+def _missing(marker: str) -> str | None:
+    """Why a test with `marker` cannot run here (None: it can)."""
+    module, extra = EXTRA_OF_MARKER[marker]
+    return None if importlib.util.find_spec(module) is not None else f"needs {module} (the {extra} extra), not installed"
+
+
+def _module_markers(path: Path) -> set[str]:
+    """The needs_* markers of a test module's `pytestmark`, read without importing the module (its
+    imports may be the very library that is missing)."""
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError):
+        return set()
+    found: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets):
+            found |= {n.attr for n in ast.walk(node.value) if isinstance(n, ast.Attribute) and n.attr in EXTRA_OF_MARKER}
+    return found
+
+
+class _ModuleNeedingExtra(pytest.Module):
+    """A test module marked as needing a library that is not installed: skipped as a whole, not imported."""
+
+    reason = ""
+
+    def _getobj(self) -> Any:
+        raise pytest.skip.Exception(self.reason, allow_module_level=True)
+
+
+def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> pytest.Module | None:
+    reasons = sorted(filter(None, map(_missing, _module_markers(module_path))))
+    if not reasons:
+        return None
+    module = _ModuleNeedingExtra.from_parent(parent, path=module_path)
+    module.reason = "; ".join(reasons)
+    return module
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test marked needs_torch, needs_mindspore or needs_numpy is skipped, with the extra named, where that
+    library is not installed at all (a fast-lane environment: core and dev extras only). Where it
+    is installed but broken, the test runs and fails."""
+    for marker in EXTRA_OF_MARKER:
+        reason = _missing(marker)
+        if reason is None:
+            continue
+        skip = pytest.mark.skip(reason=reason)
+        for item in items:
+            if item.get_closest_marker(marker) is not None:
+                item.add_marker(skip)
+
+
+def run_cli_process(*args: str, cwd: Path | None = None, input: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the real `torch2ms` command line in a subprocess: for what only a process shows (exit
+    on a signal, a terminal, the environment, what the process imports)."""
     return subprocess.run(
         [sys.executable, "-m", "torch2ms", *args],
         cwd=cwd, input=input, capture_output=True, text=True, timeout=300,
     )
+
+
+def _universal(data: bytes) -> str:
+    """What `subprocess.run(text=True)` makes of a stream: UTF-8, universal newlines."""
+    return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def run_cli(*args: str, cwd: Path | None = None, input: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the `torch2ms` command line in this process (its `main`, as the console script does), with
+    its own standard streams and working directory; the result reads as a subprocess's would."""
+    from torch2ms.cli import main
+
+    out, err = io.BytesIO(), io.BytesIO()
+    streams = (io.TextIOWrapper(out, encoding="utf-8", write_through=True),
+               io.TextIOWrapper(err, encoding="utf-8", write_through=True))
+    stdin = io.TextIOWrapper(io.BytesIO((input or "").encode("utf-8")), encoding="utf-8")
+    saved, here = (sys.stdin, sys.stdout, sys.stderr), os.getcwd()
+    try:
+        sys.stdin, (sys.stdout, sys.stderr) = stdin, streams
+        if cwd is not None:
+            os.chdir(cwd)
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse's usage errors and --help
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    finally:
+        os.chdir(here)
+        sys.stdin, sys.stdout, sys.stderr = saved
+    return subprocess.CompletedProcess(["torch2ms", *args], code, _universal(out.getvalue()),
+                                       _universal(err.getvalue()))
 
 
 def load_script(path: Path, name: str) -> Any:

@@ -24,6 +24,8 @@ def _facts(build: Any, api: str, target: str) -> set[tuple[str, str | None, str 
     return {(f["kind"], f.get("torch"), f.get("ms")) for f in facts}
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_optional_parameters_that_only_share_a_position_are_not_renamed(build: Any) -> None:
     # torch.distributions.Normal(loc, scale, validate_args) against Normal(mean, sd, seed, dtype, name):
     # validate_args sits where seed sits, but it is not seed.
@@ -31,17 +33,23 @@ def test_optional_parameters_that_only_share_a_position_are_not_renamed(build: A
     assert facts == {("renamed", "loc", "mean"), ("renamed", "scale", "sd"), ("dropped", "validate_args", None)}
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_a_cell_that_keeps_cells_constructor_takes_no_torch_argument(build: Any) -> None:
     # mint.nn.Mish inherits Cell.__init__(auto_prefix, flags): torch's inplace is dropped, not renamed.
     assert _facts(build, "torch.nn.Mish", "mindspore.mint.nn.Mish") == {("dropped", "inplace", None)}
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_a_tensor_method_mapped_to_a_function_skips_the_tensor_parameter(build: Any) -> None:
     # Tensor.std(dim, *, correction, keepdim) against ops.std(input, axis, ddof, keepdims).
     facts = _facts(build, "torch.Tensor.std", "mindspore.ops.std")
     assert facts == {("renamed", "dim", "axis"), ("renamed", "correction", "ddof"), ("renamed", "keepdim", "keepdims")}
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_synonyms_win_over_names_that_merely_look_alike(build: Any) -> None:
     facts = _facts(build, "torch.nn.Embedding", "mindspore.nn.Embedding")
     assert ("renamed", "num_embeddings", "vocab_size") in facts
@@ -49,6 +57,8 @@ def test_synonyms_win_over_names_that_merely_look_alike(build: Any) -> None:
     assert not any(kind == "renamed" and ms == "embedding_table" for kind, _, ms in facts)
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_required_operands_are_matched_by_position(build: Any) -> None:
     assert ("renamed", "data", "input_data") in _facts(build, "torch.tensor", "mindspore.tensor")
     assert _facts(build, "torch.dot", "mindspore.ops.dot") == {("renamed", "tensor", "other")}
@@ -70,6 +80,8 @@ def test_same_named_older_functions_that_compute_something_else_are_no_target() 
         assert wrong not in [t.api for t in entry.targets], api
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_every_documented_overload_is_read_and_printed_output_is_not(build: Any) -> None:
     import torch
 
@@ -108,6 +120,8 @@ def _record(api: str, *forms: Any) -> Any:
     return Record("2.13.0", "2.10.0", ("cpu",), "d", {api: {"cpu": EntryRecord(forms[0].status, "", tuple(forms))}})
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_devices_and_verified_come_from_the_documentation_and_the_record(build: Any) -> None:
     entry = {"api": "torch.nn.Conv2d", "category": "equivalent",
              "ms": [{"api": "mindspore.mint.nn.Conv2d", "since": "2.3"}, {"api": "mindspore.nn.Conv2d", "until": "2.3"}]}

@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 import pytest
-import torch
 
 from torch2ms.api import scan_paths
 from torch2ms.codes import CODES
@@ -181,8 +180,12 @@ def test_disabled_by_select_and_noqa() -> None:
     assert not any(d.code.startswith("TMS2") for d in scan_source(source, "x.py", Config(ignore=("TMS2",))).diagnostics)
 
 
+@pytest.mark.needs_torch
+@pytest.mark.slow
 def test_scan_examples_and_torch_sources_without_internal_errors() -> None:
     """The analysis survives real code: the examples project and all of torch's own sources."""
+    import torch
+
     targets = [str(ROOT / "examples"), os.path.dirname(torch.__file__)]
     start = time.perf_counter()
     results = scan_paths(targets, ONLY_DYNAMIC, jobs=2)

@@ -476,6 +476,7 @@ def test_round_trip_examples_project():
     assert changed >= 1
 
 
+@pytest.mark.needs_torch
 def test_round_trip_torch_sources():
     import torch
 

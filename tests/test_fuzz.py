@@ -31,6 +31,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from fuzz import mutate, oracle, strategies  # noqa: E402
+from fuzz import runner as runner_module  # noqa: E402
 from fuzz.runner import Runner  # noqa: E402
 from torch2ms.api import scan_paths  # noqa: E402
 from torch2ms.cache import Cache  # noqa: E402
@@ -41,7 +42,8 @@ from torch2ms.mappings import MappingError, build_table, load_table, parse_table
 # Hypothesis keeps caches (unicode tables) in .hypothesis/ of the working directory: not in the checkout.
 set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "torch2ms-hypothesis")
 
-# Generous: CI machines are small and busy; a real hang never answers at all.
+# CPU seconds the checking process may spend on one input (fuzz.runner): a loaded machine slows the
+# clock, not the CPU time an input needs; a real hang never answers at all.
 TIME_BOUND_S = 30.0
 CI = settings(max_examples=25, deadline=None, derandomize=True, database=None, print_blob=True,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
@@ -96,6 +98,7 @@ def test_truncation_at_every_token_boundary_of_an_example(runner: Runner) -> Non
     assert tried > 300
 
 
+@pytest.mark.needs_torch
 def test_truncation_of_installed_torch_sources(runner: Runner) -> None:
     rng = random.Random(9)
     files = mutate.torch_files(3, rng)
@@ -151,6 +154,19 @@ def test_old_mac_line_endings_give_the_same_findings() -> None:
 def test_deep_nesting(runner: Runner, kind: str) -> None:
     for depth in (60, 1500):
         ok(runner, "scan", mutate.deep_nesting(kind, depth if kind not in ("blocks", "defs", "classes") else 120))
+
+
+def test_a_hang_is_told_by_cpu_time_and_a_blocked_child_by_the_clock() -> None:
+    """The bound counts the checking process's CPU time, so a busy machine does not make a hang of a
+    slow answer; a child that waits without using the CPU is given up after the clock's longer bound."""
+    with Runner(timeout=0.2) as r:
+        spinning = r.check("never_answers", "cpu")
+        assert spinning.hung and spinning.problems == ["hang: no answer within 0.2 s of CPU time or 4 s"]
+        blocked = r.check("never_answers", "blocked")
+        assert blocked.hung and blocked.seconds >= 0.2 * runner_module.WALL_FACTOR
+        assert r.started == 2  # each hang replaced the child
+        assert r.check("scan", "import torch\n", timeout=TIME_BOUND_S).problems == []
+        assert r.started == 3
 
 
 def test_long_lines_and_huge_files(runner: Runner) -> None:
@@ -343,6 +359,8 @@ def test_mutated_mapping_files_never_raise_anything_else(seed: int) -> None:
         assert exc.line is None or 1 <= exc.line <= text.count("\n") + 2, str(exc)
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_mappings_check_names_file_and_line_of_a_target_that_does_not_resolve(tmp_path: Path) -> None:
     from torch2ms import mapping_tools
 

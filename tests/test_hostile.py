@@ -32,7 +32,8 @@ from torch2ms.engine import scan_source
 from torch2ms.mappings import load_table
 from torch2ms.model import FileResult
 
-from conftest import as_tuples, run_cli
+from conftest import as_tuples
+from conftest import run_cli_process as run_cli  # hostile input: each run in its own process, under a time limit
 
 GOOD = "import torch\nx = torch.zeros(3)\n"
 FIXABLE = "import torch\n\n\ndef f(x):\n    return torch.nn.functional.softmax(x, dim=0) + torch.abs(x)\n"
@@ -445,6 +446,7 @@ def _one_line(calls: int) -> str:
     return "import torch\nx = torch.zeros(3)\ny = [" + ", ".join(["torch.nn.functional.softmax(x, dim=0)"] * calls) + "]\n"
 
 
+@pytest.mark.slow
 def test_report_size_is_linear_in_the_findings_of_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from torch2ms.report import html, sarif, text
     from torch2ms.report import json as json_report

@@ -10,8 +10,12 @@ import tomllib
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT
 from test_precommit import copy_package
+
+pytestmark = [pytest.mark.e2e]  # builds and installs the wheel
 
 
 def test_a_wheel_built_from_the_clone_installs_and_runs(tmp_path: Path) -> None:

@@ -223,6 +223,8 @@ def _library_table() -> object:
     return build_table([("torchvision.yaml", VISION)], _data("meta.yaml"), _data("inventory.json"))
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_check_counts_an_absent_library_as_not_checked(monkeypatch: pytest.MonkeyPatch) -> None:
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torchvision" else real(name, *a))
@@ -236,6 +238,8 @@ def test_check_counts_an_absent_library_as_not_checked(monkeypatch: pytest.Monke
     assert result.warnings == []  # no example can run without the library: not a warning
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_check_counts_a_broken_library_as_not_checked(monkeypatch: pytest.MonkeyPatch) -> None:
     real_spec, real_import = importlib.util.find_spec, importlib.import_module
 
@@ -252,6 +256,8 @@ def test_check_counts_a_broken_library_as_not_checked(monkeypatch: pytest.Monkey
     assert result.not_checked_reason["torchvision"] == "torchvision cannot be imported (RuntimeError)"
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_check_of_the_shipped_library_files_in_this_environment() -> None:
     files = [(f"{lib}.yaml", _data(f"{lib}.yaml")) for lib in LIBRARIES]
     table = build_table(files, _data("meta.yaml"), _data("inventory.json"))
@@ -266,6 +272,8 @@ def test_check_of_the_shipped_library_files_in_this_environment() -> None:
             assert result.not_checked.get(lib, 0) in (0, count)
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_run_check_prints_not_checked(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torchvision" else real(name, *a))

@@ -26,6 +26,8 @@ from torch2ms.engine import scan_source
 from torch2ms.mappings import load_table
 from torch2ms.verify.record import load_record
 
+pytestmark = [pytest.mark.e2e]  # the language server as a process, through a client
+
 SERVER = [sys.executable, "-m", "torch2ms", "lsp"]
 PROFILES = ["visual-studio-code", "neovim@v0.7.0"]
 OPTIONS = {"select": [], "ignore": [], "targetVersion": "2.10", "debounce": 20}

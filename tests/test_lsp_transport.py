@@ -20,6 +20,8 @@ pytest.importorskip("pygls")
 from fuzz.lsp_client import RawClient  # noqa: E402
 from torch2ms.lsp.transport import MAX_FRAME, BadFrame, FrameError, Frames  # noqa: E402
 
+pytestmark = [pytest.mark.e2e]  # the language server as a process, over stdio and TCP
+
 SERVER = [sys.executable, "-m", "torch2ms", "lsp"]
 
 

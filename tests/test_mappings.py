@@ -14,6 +14,8 @@ from torch2ms.mapping_tools import compute_stats, drift, split_params
 from torch2ms.mappings import MappingError, build_table, load_table, parse_table_file
 from torch2ms.model import ParamFact, Target
 
+from conftest import run_cli
+
 GOOD = """namespace: torch
 entries:
   - api: torch.abs
@@ -145,6 +147,7 @@ def test_shipped_tables_load_and_are_large() -> None:
             assert entry.note, entry.api
 
 
+@pytest.mark.needs_torch
 def test_stats_reports_at_least_90_percent() -> None:
     from torch2ms.mapping_tools import run_stats
 
@@ -161,12 +164,14 @@ def test_stats_reports_at_least_90_percent() -> None:
 
 
 def test_stats_text_output() -> None:
-    result = subprocess.run([sys.executable, "-m", "torch2ms", "mappings", "stats"], capture_output=True,
-                            text=True, timeout=300)
+    result = run_cli("mappings", "stats")
     assert result.returncode == 0, result.stderr
     assert "torch.nn.functional" in result.stdout and "total" in result.stdout
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
+@pytest.mark.slow
 def test_mappings_check_passes() -> None:
     result = subprocess.run([sys.executable, "-m", "torch2ms", "mappings", "check"], capture_output=True,
                             text=True, timeout=600)
@@ -174,6 +179,8 @@ def test_mappings_check_passes() -> None:
     assert "0 problem(s)" in result.stdout
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_mappings_check_fails_on_a_bad_target(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from torch2ms.mapping_tools import check_table
 
@@ -212,3 +219,17 @@ def test_the_form_for_a_device() -> None:
     plain = MappingEntry(api="torch.abs", category=Category.EQUIVALENT,
                          targets=(Target(api="mindspore.mint.abs", since=(2, 3)), older))
     assert plain.target_for((2, 10), "gpu").api == "mindspore.mint.abs"  # type: ignore[union-attr]
+
+
+def test_mappings_check_without_the_verify_extra_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where torch and MindSpore are not installed, the check says which extra it needs (exit code 2),
+    before it prints anything, instead of an internal error."""
+    from torch2ms import extras
+
+    installed = extras.importlib.util.find_spec
+    monkeypatch.setattr(extras.importlib.util, "find_spec",
+                        lambda name, *rest: None if name in ("torch", "mindspore") else installed(name, *rest))
+    result = run_cli("mappings", "check")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == ("torch2ms: error: torch2ms mappings check needs torch and mindspore, not installed here "
+                             "(install the verify extra: pip install 'torch2ms[verify]')\n")

@@ -299,12 +299,13 @@ REAL = [
 ]
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
+@pytest.mark.slow
 @pytest.mark.parametrize("package, module, factory, kwargs, inputs", REAL, ids=[f"{r[0]}/{r[1]}" for r in REAL])
 def test_real_model_file_runs_in_mindspore_like_torch(tmp_path: Path, package: str, module: str, factory: str,
                                                       kwargs: dict[str, object],
                                                       inputs: tuple[tuple[int, ...], ...]) -> None:
-    pytest.importorskip("torch")
-    pytest.importorskip("mindspore")
     original = tmp_path / "original"
     shutil.copytree(DATA, original)
     ported = tmp_path / "ported"
@@ -422,11 +423,12 @@ print(json.dumps(sorted(".".join([*p.name.split(".")[:-1], renames.get(p.name.sp
 '''
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
+@pytest.mark.slow
 def test_parameter_names_of_a_filled_module_list_keep_their_prefix(tmp_path: Path) -> None:
     """MindSpore names the parameters of Cells appended to an empty CellList without the list's attribute
     (`1.norm.gamma`); built from a list, they are named as torch's state_dict keys (`layers.1.norm.weight`)."""
-    pytest.importorskip("torch")
-    pytest.importorskip("mindspore")
     source = textwrap.dedent("""
         import torch.nn as nn
 

@@ -19,6 +19,8 @@ import pytest
 
 from torch2ms.engine import scan_source
 
+pytestmark = [pytest.mark.e2e]  # a real Neovim client
+
 LUA = Path(__file__).resolve().parent / "nvim" / "lsp_client.lua"
 NVIM = shutil.which("nvim")
 

@@ -18,6 +18,8 @@ import pytest
 
 from conftest import ROOT
 
+pytestmark = [pytest.mark.e2e]  # git and pre-commit run the hooks
+
 PACKAGE_PARTS = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "src")
 TORCH_CODE = "import torch\n\n\ndef join(a, b):\n    return torch.cat([a, b], dim=0)\n"
 # torch.cat is an info finding (equivalent API), torch.histogram an error (missing in MindSpore)

@@ -181,6 +181,8 @@ def test_container_fixes_golden_and_valid() -> None:
     assert "self.pair = mindspore.nn.CellList(list((nn.Linear(width, width), nn.Tanh())))" in fixed
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_container_fix_runs_in_mindspore() -> None:
     """The wrapped containers are what MindSpore needs: the layers' parameters become the Cell's."""
     import numpy as np
@@ -216,6 +218,7 @@ def test_unparenthesized_tuple_gets_no_fix() -> None:
     assert diag.code == "TMS321" and diag.fix is None
 
 
+@pytest.mark.needs_mindspore
 def test_named_mindspore_apis_exist() -> None:
     """Every MindSpore API a readiness finding names is real in the installed MindSpore."""
     import importlib
@@ -288,6 +291,7 @@ def test_example_project(example_project: Path) -> None:
     assert {"TMS341", "TMS365"} <= set(found)
 
 
+@pytest.mark.needs_torch
 def test_torch_sources_have_no_internal_errors() -> None:
     import torch
 

@@ -23,6 +23,8 @@ from torch2ms.report import html as html_report
 from chromium_cdp import Browser, find_chromium
 from report_project import large, make_project, scan
 
+pytestmark = [pytest.mark.e2e]  # the report in a real Chromium
+
 
 def test_chromium_is_installed():
     # The project's setup installs Debian's chromium; CI must have it (no skip that hides a missing browser).

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -14,6 +12,7 @@ from torch2ms.report import html as html_report
 from torch2ms.report.highlight import CLASSES, highlight
 from torch2ms.report.json import document
 
+from conftest import run_cli
 from report_project import EVIL, large, make_project, scan, synthetic
 
 DATE = "2026-01-02"
@@ -221,19 +220,18 @@ def test_same_input_same_bytes(tmp_path, monkeypatch):
 def test_cli_writes_the_report_and_compares_with_an_earlier_one(tmp_path, monkeypatch):
     make_project(tmp_path / "proj")
     monkeypatch.chdir(tmp_path)
-    base = [sys.executable, "-m", "torch2ms", "scan", "proj", "-j", "1", "--no-cache"]
-    earlier = subprocess.run(base + ["--output-format", "json", "-o", "old.json", "--date", "2026-01-01"],
-                             capture_output=True, text=True, timeout=120)
+    base = ["scan", "proj", "-j", "1", "--no-cache"]
+    earlier = run_cli(*base, "--output-format", "json", "-o", "old.json", "--date", "2026-01-01")
     assert earlier.returncode == 1, earlier.stderr
     net = tmp_path / "proj" / "models" / "net.py"
     text = net.read_text(encoding="utf-8")  # one finding ported away, one new one
     net.write_text(text.replace("idx = torch.nonzero(y)", "idx = y").replace("return self.fc(", "z = torch.histogram(x)\n        return self.fc("),
                    encoding="utf-8")
-    cmd = base + ["--html", "report.html", "--date", DATE, "--exit-zero", "--compare", "old.json"]
-    first = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    cmd = [*base, "--html", "report.html", "--date", DATE, "--exit-zero", "--compare", "old.json"]
+    first = run_cli(*cmd)
     assert first.returncode == 0, first.stderr
     one = (tmp_path / "report.html").read_bytes()
-    assert subprocess.run(cmd, capture_output=True, text=True, timeout=120).returncode == 0
+    assert run_cli(*cmd).returncode == 0
     assert (tmp_path / "report.html").read_bytes() == one
     page = Page(one.decode("utf-8"))
     old = json.loads((tmp_path / "old.json").read_text(encoding="utf-8"))["summary"]
@@ -246,9 +244,8 @@ def test_cli_writes_the_report_and_compares_with_an_earlier_one(tmp_path, monkey
     blocker = page.text("progress-blocker").split()
     assert blocker[-1] == "+1"  # torch.histogram has no workaround
     # --compare needs the HTML report, and a readable JSON report
-    assert subprocess.run(base + ["--compare", "old.json"], capture_output=True, text=True, timeout=120).returncode == 2
-    bad = subprocess.run(base + ["--html", "r.html", "--compare", "missing.json"], capture_output=True, text=True,
-                         timeout=120)
+    assert run_cli(*base, "--compare", "old.json").returncode == 2
+    bad = run_cli(*base, "--html", "r.html", "--compare", "missing.json")
     assert bad.returncode == 2 and "missing.json" in bad.stderr
 
 

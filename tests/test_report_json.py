@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import jsonschema
@@ -14,6 +12,7 @@ from torch2ms.model import ScanSummary
 from torch2ms.report import json as json_report
 from torch2ms.verify.record import load_record
 
+from conftest import run_cli
 from report_project import make_project, scan, synthetic
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "docs" / "json-schema.json"
@@ -94,8 +93,7 @@ def test_synthetic_results_readiness_and_rewrite(validator):
 def test_cli_json_format(tmp_path, monkeypatch, validator):
     make_project(tmp_path / "proj")
     monkeypatch.chdir(tmp_path)
-    run = subprocess.run([sys.executable, "-m", "torch2ms", "scan", "proj", "--format", "json", "-j", "1"],
-                         capture_output=True, text=True, timeout=120)
+    run = run_cli("scan", "proj", "--format", "json", "-j", "1")
     assert run.returncode == 1, run.stderr  # there are findings
     doc = json.loads(run.stdout)
     assert _errors(validator, doc) == []
@@ -141,9 +139,9 @@ def test_streamed_document_is_the_whole_document_dumped(tmp_path, monkeypatch):
 def test_cli_json_to_a_file_matches_stdout(tmp_path, monkeypatch):
     make_project(tmp_path / "proj")
     monkeypatch.chdir(tmp_path)
-    base = [sys.executable, "-m", "torch2ms", "scan", "proj", "--format", "json", "--no-cache", "--date", "d"]
-    to_stdout = subprocess.run(base, capture_output=True, text=True, timeout=120)
-    to_file = subprocess.run(base + ["-o", "out.json"], capture_output=True, text=True, timeout=120)
+    base = ["scan", "proj", "--format", "json", "--no-cache", "--date", "d"]
+    to_stdout = run_cli(*base)
+    to_file = run_cli(*base, "-o", "out.json")
     assert to_file.returncode == to_stdout.returncode == 1
     assert (tmp_path / "out.json").read_text(encoding="utf-8") == to_stdout.stdout
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith("out.json")] == ["out.json"]

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import jsonschema
@@ -13,6 +11,7 @@ import pytest
 from torch2ms.codes import CODES
 from torch2ms.report import sarif
 
+from conftest import run_cli
 from report_project import make_project, scan, synthetic
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "data" / "sarif-schema-2.1.0.json"
@@ -85,8 +84,7 @@ def test_cli_sarif_format(tmp_path, monkeypatch, validator):
     make_project(tmp_path / "proj")
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "out.sarif"
-    run = subprocess.run([sys.executable, "-m", "torch2ms", "scan", "proj", "--format", "sarif", "-o", str(out),
-                          "-j", "1"], capture_output=True, text=True, timeout=120)
+    run = run_cli("scan", "proj", "--format", "sarif", "-o", str(out), "-j", "1")
     assert run.returncode == 1, run.stderr
     doc = json.loads(out.read_text(encoding="utf-8"))
     assert _errors(validator, doc) == []

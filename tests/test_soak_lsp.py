@@ -25,6 +25,8 @@ from fuzz.lsp_client import RawClient, utf16_position  # noqa: E402
 from fuzz.soak_lsp import run_soak  # noqa: E402
 from torch2ms.engine import scan_source  # noqa: E402
 
+pytestmark = [pytest.mark.e2e]  # the language server as a process, for a long session
+
 SOAK_EDITS = 1500
 RSS_GROWTH_LIMIT_MIB = 20.0
 

@@ -66,7 +66,6 @@ def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def traced(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, object]]:
-    pytest.importorskip("torch")
     folder = tmp_path_factory.mktemp("traced")
     (folder / "train.py").write_text(SCRIPT, encoding="utf-8")
     done = _run("trace", "-o", "trace.json", "--", "python", "train.py", cwd=folder)
@@ -80,6 +79,8 @@ def _calls(doc: dict[str, object], line: int) -> dict[str, dict[str, object]]:
     return {c["api"]: c for c in calls if c["line"] == line}
 
 
+@pytest.mark.needs_torch
+@pytest.mark.e2e
 def test_trace_records_the_calls_user_code_makes(traced: tuple[Path, dict[str, object]]) -> None:
     folder, doc = traced
     assert doc["format"] == trace.FORMAT and doc["exit_status"] == 0
@@ -101,6 +102,8 @@ def test_trace_records_the_calls_user_code_makes(traced: tuple[Path, dict[str, o
     assert all(Path(c["file"]).name == "train.py" for c in doc["calls"])  # type: ignore[attr-defined,index]
 
 
+@pytest.mark.needs_torch
+@pytest.mark.e2e
 def test_scan_joins_the_trace(traced: tuple[Path, dict[str, object]]) -> None:
     folder, _ = traced
     done = _run("scan", "train.py", "--trace", "trace.json", "--format", "json", "--no-cache", cwd=folder)
@@ -124,6 +127,8 @@ def test_scan_joins_the_trace(traced: tuple[Path, dict[str, object]]) -> None:
         (f["span"]["start_line"], f["torch_api"]) for f in json.loads(plain.stdout)["files"][0]["diagnostics"]}
 
 
+@pytest.mark.needs_torch
+@pytest.mark.e2e
 def test_html_report_shows_what_ran(traced: tuple[Path, dict[str, object]]) -> None:
     folder, _ = traced
     done = _run("scan", "train.py", "--trace", "trace.json", "--html", "report.html", "--no-cache",
@@ -137,8 +142,9 @@ def test_html_report_shows_what_ran(traced: tuple[Path, dict[str, object]]) -> N
     assert 'id="card-runtime"' not in (folder / "plain.html").read_text(encoding="utf-8")
 
 
+@pytest.mark.needs_torch
+@pytest.mark.e2e
 def test_trace_keeps_the_trace_of_a_failing_script(tmp_path: Path) -> None:
-    pytest.importorskip("torch")
     (tmp_path / "fails.py").write_text("import torch\ntorch.zeros(2)\nraise SystemExit(3)\n", encoding="utf-8")
     done = _run("trace", "-o", "t.json", "--", "python", "fails.py", cwd=tmp_path)
     assert done.returncode == 3
@@ -146,13 +152,14 @@ def test_trace_keeps_the_trace_of_a_failing_script(tmp_path: Path) -> None:
     assert doc["exit_status"] == 3 and [c["api"] for c in doc["calls"]] == ["torch.zeros"]
 
 
+@pytest.mark.needs_torch
+@pytest.mark.e2e
 @pytest.mark.parametrize("argv, message", [
     (["--", "python"], "nothing to run"),
     (["--", "python", "missing.py"], "missing.py: no such script"),
     (["--", "python", "-c", "print(1)"], "unsupported interpreter option '-c'"),
 ])
 def test_trace_usage_errors(tmp_path: Path, argv: list[str], message: str) -> None:
-    pytest.importorskip("torch")
     done = _run("trace", *argv, cwd=tmp_path)
     assert done.returncode == 2 and message in done.stderr
 

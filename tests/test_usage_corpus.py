@@ -18,6 +18,8 @@ from torch2ms.verify.corpus import (
     split_programs,
 )
 
+pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_mindspore, pytest.mark.slow]  # programs run in both
+
 CORPUS = Path(__file__).resolve().parent / "data" / "usage_corpus"
 SAMPLE = 30
 

@@ -48,6 +48,8 @@ def _rows(result: dict[str, Any], mode: str) -> list[dict[str, Any]]:
     return result["modes"][mode]["outputs"]
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_convnet_with_batchnorm_agrees_in_pynative_and_graph_with_a_training_step(pools, tmp_path: Path) -> None:
     record = tmp_path / "record.json"
     code, result = _verify(pools, _m("convnet_torch.py") + ":small_resnet(num_classes=7)",
@@ -73,6 +75,8 @@ def test_convnet_with_batchnorm_agrees_in_pynative_and_graph_with_a_training_ste
     assert 'id="models"' in page and "convnet_ms.py:small_resnet(num_classes=7)" in page and "PASSED" in page
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_recurrent_network_and_a_wrong_weight_in_the_map(pools, tmp_path: Path) -> None:
     code, result = _verify(pools, _m("rnn_torch.py") + ":TextRNN", _m("rnn_ms.py") + ":TextRNN", "3,7:int64:0:50",
                            train_step=True, loss="sum", write_map=str(tmp_path / "rnn.map.json"))
@@ -91,6 +95,8 @@ def test_recurrent_network_and_a_wrong_weight_in_the_map(pools, tmp_path: Path) 
     assert any(p.startswith("pynative: output[0]: values differ") for p in result["problems"]), result["problems"]
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_transformer_with_tied_embeddings_and_its_buffer(pools) -> None:
     code, result = _verify(pools, _m("transformer_torch.py") + ":TinyLM(layers=2)",
                            _m("transformer_ms.py") + ":TinyLM(layers=2)", "2,10:int64:0:40", train_step=True)
@@ -109,6 +115,8 @@ def _port(tmp_path: Path, name: str, old: str, new: str) -> str:
     return str(path)
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_a_missing_layer_and_a_shape_mismatch_fail_with_the_reason(pools, tmp_path: Path) -> None:
     renamed = _port(tmp_path, "rnn_ms.py", "self.fc = nn.Dense(hidden, classes)", "self.out = nn.Dense(hidden, classes)")
     Path(renamed).write_text(Path(renamed).read_text(encoding="utf-8").replace("self.fc(", "self.out("),
@@ -126,6 +134,8 @@ def test_a_missing_layer_and_a_shape_mismatch_fail_with_the_reason(pools, tmp_pa
     assert "norm.weight [12] -> norm.gamma [10]: shape mismatch" in result["problems"], result["problems"]
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_a_port_whose_parameters_no_checkpoint_can_address_fails(pools, tmp_path: Path) -> None:
     # Cells appended to a CellList after it is assigned get names without the list's prefix in MindSpore
     # ("0.weight" for extra.0.weight): the outputs agree, but no converted checkpoint can fill them.
@@ -140,6 +150,8 @@ def test_a_port_whose_parameters_no_checkpoint_can_address_fails(pools, tmp_path
     assert any(p.startswith("MindSpore names the parameter at extra.0.weight '0.weight'") for p in result["problems"])
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_the_mindspore_side_runs_without_torch(pools, tmp_path: Path) -> None:
     leaky = _port(tmp_path, "rnn_ms.py", "from mindspore import nn", "from mindspore import nn\nimport torch")
     code, result = _verify(pools, _m("rnn_torch.py") + ":TextRNN", leaky + ":TextRNN", "3,7:int64:0:50")
@@ -161,6 +173,8 @@ def test_usage_errors_exit_2_before_anything_runs(tmp_path: Path) -> None:
     assert main(["verify-model", str(tmp_path / "gone.py") + ":Net", ms_target, "--input", "2,3"]) == 2
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_a_factory_that_torch_cannot_build_exits_2(pools) -> None:
     code, result = _verify(pools, _m("rnn_torch.py") + ":TextRNN(no_such_argument=1)", _m("rnn_ms.py") + ":TextRNN",
                            "3,7:int64:0:50")
@@ -186,6 +200,8 @@ def _ms_checkpoint(path: Path) -> dict[str, Any]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_convert_weights_round_trip_pth_and_safetensors(pools, tmp_path: Path) -> None:
     import torch
     from safetensors.torch import save_file
@@ -244,6 +260,8 @@ def test_convert_weights_round_trip_pth_and_safetensors(pools, tmp_path: Path) -
         assert "pos" not in saved and len(saved) == 27
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_convert_weights_reports_unplaced_keys_and_bad_files(pools, tmp_path: Path) -> None:
     import torch
 
@@ -283,6 +301,8 @@ def test_convert_weights_reports_unplaced_keys_and_bad_files(pools, tmp_path: Pa
                     str(tmp_path / "gone" / "x.ckpt"))[0] == 2
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_a_network_split_over_the_files_of_a_package(pools, tmp_path: Path) -> None:
     from test_weight_map import PORTED_PACKAGE, TORCH_PACKAGE, _package
 
@@ -294,6 +314,8 @@ def test_a_network_split_over_the_files_of_a_package(pools, tmp_path: Path) -> N
     assert result["weights"]["copied"] == 16 and not result["weights"]["unplaced"]
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_the_three_commands_of_a_port_migrate_convert_weights_verify_model(pools, tmp_path: Path,
                                                                           capsys: pytest.CaptureFixture[str]) -> None:
     """What the README shows: `migrate` writes the port and, beside it, the parameter-name map of its cells;
@@ -335,3 +357,68 @@ def test_the_three_commands_of_a_port_migrate_convert_weights_verify_model(pools
     # --diff writes nothing, no map either (nor does --in-place: the map is of a parallel tree, both files kept)
     assert main(["migrate", str(tmp_path / "rnn_torch.py"), "--diff", "--isolated"]) == 0
     assert not (tmp_path / "rnn_torch.weights.json").exists()
+
+
+def test_convert_weights_refuses_a_partial_checkpoint_and_narrows_float64(pools, tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """A checkpoint holding part of the network, or the weights of a wider one, writes nothing and exits 1
+    (--allow-partial writes what it can); float64 weights are written as float32, which the cell loads."""
+    import torch
+
+    sys.path.insert(0, str(MODELS))
+    try:
+        import convnet_torch
+        import rnn_torch
+    finally:
+        sys.path.remove(str(MODELS))
+    write_map(_m("rnn_torch.py"), _m("rnn_ms.py"), str(tmp_path / "map.json"))
+    full = rnn_torch.TextRNN().state_dict()
+    torch.save({k: v for k, v in full.items() if k.startswith("fc.")}, tmp_path / "part.pth")  # 2 of 25
+    args = ["--map", str(tmp_path / "map.json"), "--out", str(tmp_path / "out.ckpt")]
+    code, report = _convert(pools, str(tmp_path / "part.pth"), *args)
+    assert code == 1 and not report["written"] and not (tmp_path / "out.ckpt").exists()
+    assert not report["unplaced"]
+    assert {name.partition(".")[0] for name in report["uncovered"]} == {"embed", "lstm", "gru", "norm"}
+    assert len(report["uncovered"]) == 19 and report["uncovered"]["lstm.weight_ih_l{l}"] == "lstm.weight_ih_l{l}"
+    assert report["uncovered"]["embed.embedding_table"] == "embed.weight"
+    code, report = _convert(pools, str(tmp_path / "part.pth"), *args, "--allow-partial")
+    assert code == 0 and report["written"] and len(_ms_checkpoint(tmp_path / "out.ckpt")) == 2
+
+    # float64 weights: written as float32, and MindSpore's cell loads them
+    torch.save(rnn_torch.TextRNN().double().state_dict(), tmp_path / "double.pth")
+    code, report = _convert(pools, str(tmp_path / "double.pth"), *args)
+    assert code == 0 and report["written"], report
+    assert any("25 float64 tensor(s) written as float32" in n for n in report["notes"])
+    load = ("import sys, mindspore\nsys.path.insert(0, sys.argv[2])\nimport rnn_ms\n"
+            "net = rnn_ms.TextRNN()\n"
+            "missing, _ = mindspore.load_param_into_net(net, mindspore.load_checkpoint(sys.argv[1]), strict_load=True)\n"
+            "print(len(missing), str(net.embed.embedding_table.dtype))\n")
+    done = subprocess.run([sys.executable, "-c", load, str(tmp_path / "out.ckpt"), str(MODELS)], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.split()[-2:] == ["0", "Float32"], done.stderr[-2000:]
+
+    # a resolved map states shapes and dtypes: a wider network's weights and an integer tensor are refused
+    resolved = {"format": "torch2ms-weight-map", "version": 1, "torch_source": "", "ported_source": "",
+                "roots": {"Net": {"entries": [
+                    {"torch": "fc.weight", "ms": "fc.weight", "shape": [5, 12], "dtype": "float32"},
+                    {"torch": "fc.bias", "ms": "fc.bias", "shape": [5], "dtype": "float32"}], "rules": []}}}
+    (tmp_path / "resolved.json").write_text(json.dumps(resolved), encoding="utf-8")
+    torch.save({"fc.weight": torch.zeros(5, 16), "fc.bias": torch.zeros(5, dtype=torch.int64)}, tmp_path / "wide.pth")
+    code, report = _convert(pools, str(tmp_path / "wide.pth"), "--map", str(tmp_path / "resolved.json"), "--out",
+                            str(tmp_path / "wide.ckpt"))
+    assert code == 1 and not (tmp_path / "wide.ckpt").exists()
+    assert report["unplaced"]["fc.weight"].startswith("shape mismatch: the checkpoint's fc.weight is [5, 16]")
+    assert report["unplaced"]["fc.bias"] == ("dtype mismatch: the checkpoint's fc.bias is int64, the map expects "
+                                             "float32 for fc.bias")
+    assert report["uncovered"] == {"fc.weight": "fc.weight", "fc.bias": "fc.bias"}
+
+    # the text output groups one reason given for many tensors into one line
+    torch.save(convnet_torch.small_resnet(num_classes=7).state_dict(), tmp_path / "convnet.pth")
+    write_map(_m("convnet_torch.py"), _m("convnet_ms.py"), str(tmp_path / "convnet.map.json"))
+    argv = [str(tmp_path / "convnet.pth"), "--map", str(tmp_path / "convnet.map.json"), "--out",
+            str(tmp_path / "convnet.ckpt")]
+    out = io.StringIO()
+    assert convert.run(_parser(convert.add_arguments).parse_args(argv), out, pools) == 0
+    dropped = [line for line in out.getvalue().splitlines() if line.startswith("dropped")]
+    assert dropped == ["dropped 10 tensors (*.num_batches_tracked): MindSpore's BatchNorm counts no batches "
+                       "(it uses momentum only)"]

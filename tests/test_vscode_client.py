@@ -23,9 +23,9 @@ ROOT = Path(__file__).resolve().parents[1]
 CLIENT = ROOT / "vscode-client"
 NPM = shutil.which("npm")
 
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.e2e, pytest.mark.skipif(
     NPM is None or shutil.which("node") is None, reason="Node.js and npm are needed for the VS Code client"
-)
+)]
 
 EXPECTED_SETTINGS = {
     "torch2ms.interpreter",

@@ -47,6 +47,7 @@ def test_numbered_names_sub_layers_and_transforms() -> None:
     assert FACTS.ms_only("torch.nn.Linear", "mindspore.nn.Dense", "weight") is None
 
 
+@pytest.mark.needs_numpy
 def test_patterns_and_transforms_on_arrays() -> None:
     import numpy as np
 
@@ -117,6 +118,8 @@ def _set(spec: dict[str, Any], layer: str, torch_name: str, **fact: Any) -> dict
     return spec
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_layer_examples_copy_by_the_facts_and_a_wrong_fact_fails(pool: Pool) -> None:
     right = [_spec("torch.nn.BatchNorm2d", "mindspore.nn.BatchNorm2d"),
              _spec("torch.nn.LSTM", "mindspore.nn.LSTM"),
@@ -150,6 +153,8 @@ def test_layer_examples_copy_by_the_facts_and_a_wrong_fact_fails(pool: Pool) -> 
     assert "torch running_mean: no weight fact of torch.nn.BatchNorm2d -> mindspore.nn.BatchNorm2d" in reasons[5]
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_the_cases_the_fix_writes_copy_by_the_facts_too(pool: Pool) -> None:
     """`torch2ms verify` runs an example's cases as the fix writes them for a device: each layer case copies
     torch's weights by the facts and compares inference mode too, so a wrong fact fails the form."""

@@ -53,6 +53,7 @@ def test_structure_follows_helpers_loops_and_class_arguments() -> None:
     assert ported["extra"] == Container("mindspore.nn.CellList", (), Layer("mindspore.nn.Conv1d"))
 
 
+@pytest.mark.needs_torch
 def test_the_map_of_nested_sequential_and_modulelist_places_every_real_key() -> None:
     weight_map = build_map(_source("convnet_torch.py"), _source("convnet_ms.py"), FACTS,
                            factories=["small_resnet(num_classes=10)"])
@@ -74,6 +75,7 @@ def test_the_map_of_nested_sequential_and_modulelist_places_every_real_key() -> 
     assert not place(weight_map.roots["SmallResNet"], state.keys()).unplaced
 
 
+@pytest.mark.needs_torch
 def test_ties_buffers_and_ordered_dicts_of_the_transformer() -> None:
     weight_map = build_map(_source("transformer_torch.py"), _source("transformer_ms.py"), FACTS)
     state = _torch_model("transformer_torch", "TinyLM").state_dict()

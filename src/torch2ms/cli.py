@@ -20,11 +20,12 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from . import __version__, writing
 from .api import default_jobs, scan_outcomes
 from .baseline import BaselineError
 from .cache import CACHE_DIR_NAME, Cache, CacheError, Scanned
 from .config import Config, ConfigError, find_pyproject, load_config
+from .extras import MissingExtra
 from .mappings import MappingError, load_table
 from .model import Diagnostic, ScanSummary
 from .options import FAIL_ON, Parser, add_rule_arguments, add_scan_arguments
@@ -33,6 +34,7 @@ from .report import safe_text
 from .report.output import OutputError, emit
 from .trace import TraceError
 from .verify.model_record import ModelRecordError
+from .writing import WriteError
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -55,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
                                        "(file, line, API, count, shapes) into a trace file for scan --trace.")
     trace.add_argument("-o", "--output", default="torch2ms-trace.json", metavar="FILE",
                        help="where to write the trace (default: torch2ms-trace.json)")
+    writing.add_arguments(trace)
     trace.add_argument("--include", action="append", default=[], metavar="PATH",
                        help="record only call sites in files under PATH (repeatable; default: every file "
                             "outside torch and the standard library)")
@@ -343,6 +346,7 @@ def run_scan(args: argparse.Namespace) -> int:
     hidden = None
     if args.baseline:
         outcomes, hidden = _without_baseline(args.baseline, outcomes)
+    writing.add_inputs(o.path for o in outcomes)  # no report replaces a file it reports on
     summary = emit(outcomes, config, args, baseline_hidden=hidden)
     return _exit_code(args, summary)
 
@@ -380,22 +384,71 @@ def run_rule(args: argparse.Namespace) -> int:
     return EXIT_CLEAN
 
 
+TRACE_CHILD_ENV = "TORCH2MS_TRACE_CHILD"  # set for the process that runs the traced script
+
+
 def run_trace(args: argparse.Namespace) -> int:
+    """`torch2ms trace`: the script runs in a child process (this command, with TRACE_CHILD_ENV set), which
+    writes the trace when the script ends; this process watches it, so that a script that ends the
+    process itself (``os._exit``, a signal) is reported as such instead of leaving no trace silently."""
+    from .trace import program
+
     command = list(args.program)
     if command[:1] == ["--"]:
         command = command[1:]
+    try:
+        program(command)
+    except ValueError as exc:
+        print(f"torch2ms trace: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    if os.environ.get(TRACE_CHILD_ENV) != "1":
+        return _watch_trace(args, command)
     try:
         from . import tracer  # imports torch: only this command does
     except ImportError as exc:
         print(f"torch2ms: error: torch2ms trace needs torch installed: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    try:
-        status = tracer.run(command, args.output, args.include)
-    except tracer.TraceUsageError as exc:
-        print(f"torch2ms trace: error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
-    print(f"torch2ms trace: wrote {args.output}", file=sys.stderr)
+    status = tracer.run(command, args.output, args.include)
+    if status:
+        print(f"torch2ms trace: the script ended with exit code {status}; wrote {args.output} (the calls made "
+              "until then)", file=sys.stderr)
+    else:
+        print(f"torch2ms trace: wrote {args.output}", file=sys.stderr)
     return status
+
+
+def _identity(path: str) -> tuple[int, int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino, info.st_mtime_ns
+
+
+def _watch_trace(args: argparse.Namespace, command: list[str]) -> int:
+    import signal
+    import subprocess
+
+    writing.check_target(args.output)  # refused now rather than after the whole run
+    before = _identity(args.output)
+    child = [sys.executable, "-m", "torch2ms", "trace", "-o", args.output]
+    for path in args.include:
+        child += ["--include", path]
+    if args.write_through_links:
+        child.append("--write-through-links")
+    if getattr(args, "verbose", False):
+        child.append("--verbose")
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the script, which then writes
+    try:
+        status = subprocess.call([*child, "--", *command], env={**os.environ, TRACE_CHILD_ENV: "1"})
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if _identity(args.output) != before and os.path.isfile(args.output):
+        return status
+    how = f"killed by signal {-status}" if status < 0 else f"exit code {status}"
+    print(f"torch2ms trace: error: no trace written: the run ended ({how}) before torch2ms could write the "
+          "trace: the script ended the process itself (os._exit, a signal), or see the error above", file=sys.stderr)
+    return status if status > 0 else EXIT_ERROR
 
 
 def run_mappings(args: argparse.Namespace) -> int:
@@ -452,9 +505,31 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_ERROR
     configure_process()
     try:
+        writing.begin_run(_inputs(args), getattr(args, "write_through_links", False))
         return int(handler(args))
     except BaseException as exc:  # noqa: BLE001 - the one place that turns any failure into exit code 2
         return fail(exc, verbose=getattr(args, "verbose", False))
+
+
+def _inputs(args: argparse.Namespace) -> list[str]:
+    """The files a command reads, which none of its outputs may replace."""
+    found: list[str] = []
+    for name in ("paths", "model_record"):
+        found.extend(getattr(args, name, None) or [])
+    for name in ("checkpoint", "map", "baseline", "compare", "config", "weights"):
+        value = getattr(args, name, None)
+        if isinstance(value, str):
+            found.append(value)
+    if args.command == "scan" and isinstance(args.trace, str):
+        found.append(args.trace)
+    for name in ("original", "ported"):  # verify-model's FILE.py:FACTORY
+        value = getattr(args, name, None)
+        if isinstance(value, str):
+            found.append(value.rpartition(":")[0] or value)
+    program = [p for p in getattr(args, "program", None) or [] if p != "--"]
+    if program:
+        found.append(program[0])
+    return found
 
 
 def fail(exc: BaseException, verbose: bool = False) -> int:
@@ -472,7 +547,7 @@ def fail(exc: BaseException, verbose: bool = False) -> int:
     if isinstance(exc, KeyboardInterrupt):
         message = "interrupted"
     elif isinstance(exc, (ConfigError, MappingError, BaselineError, OutputError, CacheError, TraceError,
-                          ModelRecordError)):
+                          ModelRecordError, WriteError, MissingExtra)):
         message = f"error: {exc}"
     elif isinstance(exc, OSError) and exc.filename is not None:
         message = f"error: {os.fsdecode(exc.filename)}: {exc.strerror or exc}"

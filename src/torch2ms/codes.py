@@ -5,6 +5,7 @@ Codes never change meaning once released. The scheme:
 - TMS1xx  API mapping status of a torch API use
 - TMS2xx  dynamic-shape risks (network code); TMS25x the same in data processing
 - TMS3xx  migration-readiness checks beyond the API table
+- TMS4xx  the port check: the code read as MindSpore code (torch2ms/portcheck/, docs/port-check.md)
 - TMS9xx  the file could not be analysed
 """
 
@@ -28,6 +29,9 @@ AMP_URL = _MS_DOCS + "api_python/mindspore.amp.html"
 DATASET_URL = _MS_DOCS + "migration_guide/model_development/dataset.html"
 TRAINING_URL = _MS_DOCS + "migration_guide/model_development/training_and_evaluation.html"
 LR_URL = _MS_DOCS + "migration_guide/model_development/learning_rate_and_optimizer.html"
+MS_API_URL = _MS_DOCS + "api_python/mindspore.html"
+TENSOR_URL = _MS_DOCS + "api_python/mindspore/mindspore.Tensor.html"
+GRAPH_SYNTAX_URL = "https://www.mindspore.cn/tutorials/en/r2.5.0/compile/static_graph.html"
 
 
 # The kinds of readiness codes (TMS3xx), in report order; the tens digit of a code is its kind.
@@ -126,6 +130,21 @@ _ROWS = (
      "A learning-rate scheduler stepped by hand: MindSpore passes the schedule to the optimizer.", LR_URL, TRAINING),
     ("TMS365", "random-seed", Severity.INFO, Category.READINESS,
      "torch.manual_seed: use mindspore.set_seed; distributed training needs the same seed everywhere.", TRAINING_URL, TRAINING),
+    # TMS4xx: the port check (the code read as MindSpore code, torch2ms/portcheck/)
+    ("TMS401", "unknown-mindspore-api", Severity.ERROR, Category.PORT_CHECK,
+     "A MindSpore name (module attribute, import, class member) that the target MindSpore version does not have.", MS_API_URL),
+    ("TMS402", "arguments-do-not-bind", Severity.ERROR, Category.PORT_CHECK,
+     "A MindSpore call whose arguments do not bind to the API's signature (unknown keyword, too many positional arguments, a required one missing, one given twice).", MS_API_URL),
+    ("TMS403", "missing-tensor-member", Severity.ERROR, Category.PORT_CHECK,
+     "A method or attribute used on a MindSpore tensor or Cell that MindSpore's Tensor or Cell does not have.", TENSOR_URL),
+    ("TMS404", "same-name-differs", Severity.WARNING, Category.PORT_CHECK,
+     "A MindSpore Tensor method with torch's name that differs from torch's where this call relies on the difference.", TENSOR_URL),
+    ("TMS405", "torch-positional-order", Severity.WARNING, Category.PORT_CHECK,
+     "A positional argument where MindSpore's parameter at that position is not torch's.", MS_API_URL),
+    ("TMS406", "no-kernel-on-device", Severity.ERROR, Category.PORT_CHECK,
+     "The MindSpore form (or this argument value of it) has no kernel or raises on the chosen device.", MS_API_URL),
+    ("TMS441", "graph-mode-unsupported", Severity.WARNING, Category.PORT_CHECK,
+     "A construct that MindSpore's static graph compiler (GRAPH mode) rejects, in construct or what it calls.", GRAPH_SYNTAX_URL),
     ("TMS901", "syntax-error", Severity.ERROR, Category.FILE_ERROR,
      "The file is not valid Python 3 and could not be analysed.", MIGRATION_GUIDE_URL),
     ("TMS902", "decode-error", Severity.ERROR, Category.FILE_ERROR,

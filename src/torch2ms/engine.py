@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import replace
 
-from . import checks, dynamic_shape, readiness
+from . import checks, dynamic_shape, portcheck, readiness
 from .codes import CODES
 from .config import Config
 from .mappings import MappingTable, load_table, prefilter_words
@@ -175,8 +175,11 @@ def _with_dataflow(scope: ScopeFacts | None, module: ModuleFacts, text: str) -> 
 def _analyse(text: str, path: str, config: Config, table: MappingTable | None, fixes: bool = True) -> FileResult:
     lines_count = count_lines(text)
     table = table or load_table()
-    # Nothing can refer to torch (or torchvision, ...: the tables' roots) without naming it.
-    if not any(word in text for word in prefilter_words(table.roots)):
+    # Nothing can refer to torch (or torchvision, ...: the tables' roots) without naming it; the port check
+    # (TMS4xx) reads what names MindSpore.
+    has_torch = any(word in text for word in prefilter_words(table.roots))
+    port_check = portcheck.wanted(text, config.enabled)
+    if not has_torch and not port_check:
         return FileResult(path=path, lines=lines_count)
     if "\x00" in text:
         return file_error(path, "TMS903", "binary file: it contains NUL bytes", lines=lines_count)
@@ -194,12 +197,17 @@ def _analyse(text: str, path: str, config: Config, table: MappingTable | None, f
                           lines=lines_count)
     try:
         positions = SourceText(text)
+        diagnostics = portcheck.port_diagnostics(tree, positions, table, config.version, config.device,
+                                                 config.enabled) if port_check else []
+        if not has_torch:
+            diagnostics.sort(key=Diagnostic.sort_key)
+            return FileResult(path=path, diagnostics=tuple(diagnostics), lines=lines_count)
         module = resolve_module(tree, table, positions)
         calls, shape_events = module.calls, module.events
         classes = dynamic_shape.class_facts(module.classes)
         network = dynamic_shape.network_contexts(calls, shape_events, classes)  # forward and what it calls
         fixer = Fixer(text, tree, table, config.version, config.device) if fixes else None
-        diagnostics = diagnose(calls, table, config, shape_events, network, fixer)
+        diagnostics.extend(diagnose(calls, table, config, shape_events, network, fixer))
         scope = dynamic_shape.scope_facts(calls, shape_events, classes, module.imports, network, table,
                                           config.version, config.device)  # for the network scope across files
         scope = _with_dataflow(scope, module, text)  # for the data flow across files

@@ -16,7 +16,7 @@ import tokenize
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from . import fix, process
+from . import fix, process, writing
 from .config import Config
 from .files import MAX_SOURCE_BYTES, UnreadableFile, read_regular
 from .fix import FixError, unified_diff
@@ -77,7 +77,8 @@ def write_atomic(path: str, text: str, expected_original: str, encoding: str = "
     # The temporary file is removed on any failure, and also when this is a worker whose parent
     # process died meanwhile: then nothing is written at all (process.replace_if_parent_alive).
     try:
-        with process.temporary_file(folder, f".{os.path.basename(real)}.", ".torch2ms-tmp") as (fd, tmp):
+        with process.temporary_file(folder, f".{os.path.basename(real)}.{os.getpid()}.",
+                                     writing.TEMP_TAG) as (fd, tmp):
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
                 handle.flush()

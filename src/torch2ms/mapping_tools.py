@@ -16,6 +16,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from .extras import require
 from .mappings import MappingError, MappingTable, load_table
 from .model import Category, Target
 
@@ -433,6 +434,7 @@ def library_stats(table: MappingTable) -> dict[str, dict[str, int]]:
 
 # ------------------------------------------------------------------------------- CLI glue
 def run_check(out: TextIO = sys.stdout, directory: str | None = None) -> int:
+    require("torch2ms mappings check", "verify", "torch", "mindspore")  # it resolves every name in both
     try:
         table = load_table(directory)
     except MappingError as exc:

@@ -40,6 +40,7 @@ class Category(str, Enum):
     UNMAPPED = "unmapped"
     UNCERTAIN = "uncertain"  # a method call that may not be torch at all (TMS105)
     READINESS = "readiness"
+    PORT_CHECK = "port_check"  # the output read as MindSpore code (TMS4xx)
     FILE_ERROR = "file_error"
 
 

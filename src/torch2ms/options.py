@@ -14,6 +14,7 @@ from typing import Any
 from .codes import SelectorError, check_selector
 from .mappings import check_target_version
 from .model import DEVICES
+from .writing import add_arguments as add_write_arguments
 
 OUTPUT_FORMATS = ("concise", "full", "grouped", "json", "sarif", "github", "html")
 FORMAT_ALIASES = {"text": "concise"}  # the name of the concise format before 0.2
@@ -83,6 +84,7 @@ def add_scan_arguments(scan: argparse.ArgumentParser) -> None:
                      help=f"{' | '.join(OUTPUT_FORMATS)} (default: concise; --format is the same option)")
     out.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
     out.add_argument("--html", metavar="FILE", help="also write the project HTML report to FILE")
+    add_write_arguments(out)
     out.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                      help="colour the terminal formats (default auto: on a terminal, unless NO_COLOR is set; "
                           "FORCE_COLOR forces it)")

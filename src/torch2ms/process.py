@@ -192,6 +192,15 @@ def temporary_file(folder: str, prefix: str, suffix: str) -> Iterator[tuple[int,
                     os.unlink(path)
 
 
+def track_temp_file(path: str) -> None:
+    """Remove `path` if this process is told to end before `untrack_temp_file(path)`."""
+    _temp_files.add(path)
+
+
+def untrack_temp_file(path: str) -> None:
+    _temp_files.discard(path)
+
+
 def replace_if_parent_alive(source: str, target: str) -> bool:
     """`os.replace(source, target)` unless the parent is gone (then this process ends instead)."""
     with signals_held():

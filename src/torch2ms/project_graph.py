@@ -187,6 +187,13 @@ class _Project:
             return None
         return found
 
+    def _base(self, index: int, base: str, any_file: bool) -> Node | None:
+        """`_class`, or with `any_file` also a class of a file the project has no facts of."""
+        found = self._class(index, base)
+        if found is None and any_file:
+            found = self.resolve(index, base) if base[:1] == "@" else (index, base)
+        return found
+
     def defining(self, index: int, cls: str, method: str) -> Node | None:
         """Where `cls.method` is defined: the class or its bases, depth-first, across files."""
         todo, seen = [(index, cls)], set()
@@ -203,18 +210,24 @@ class _Project:
             todo[:0] = [b for b in (self._class(node[0], base) for base in fact[1]) if b is not None]
         return None
 
-    def module_base(self, index: int, cls: str) -> Node | None:
-        """A class that makes `cls` an nn.Module subclass (itself when its own file knows), or None."""
+    def module_base(self, index: int, cls: str, known: dict[int, set[str]] | None = None) -> Node | None:
+        """A class that makes `cls` an nn.Module subclass (itself when its own file knows), or None.
+        `known`: per file, classes that count as such roots too (those already deriving from a Cell)."""
         todo, seen = [(index, cls)], set()
         while todo:
             node = todo.pop()
             if node in seen:
                 continue
             seen.add(node)
-            fact = self.files[node[0]].classes[node[1]]
+            if known is not None and node[1] in known.get(node[0], ()):
+                return node
+            file = self.files.get(node[0])
+            fact = file.classes.get(node[1]) if file is not None else None
+            if fact is None:  # a file without torch (no facts): only `known` tells
+                continue
             if fact[3]:
                 return node
-            todo.extend(b for b in (self._class(node[0], base) for base in fact[1]) if b is not None)
+            todo.extend(b for b in (self._base(node[0], base, known is not None) for base in fact[1]) if b is not None)
         return None
 
     def subclasses(self, node: tuple[int, str]) -> list[tuple[int, str]]:
@@ -329,11 +342,13 @@ def regrades(items: Sequence[tuple[str, ScopeFacts | None]], roots: Sequence[str
     return out
 
 
-def module_classes(items: Sequence[tuple[str, ScopeFacts | None]], roots: Sequence[str]) -> dict[int, set[str]]:
+def module_classes(items: Sequence[tuple[str, ScopeFacts | None]], roots: Sequence[str],
+                   known: dict[int, set[str]] | None = None) -> dict[int, set[str]]:
     """For each file (by index in `items`): its classes that are nn.Module subclasses, directly or through
-    bases in any file of `items` (what `torch2ms migrate` turns into Cells)."""
+    bases in any file of `items` (what `torch2ms migrate` turns into Cells); `known`: per file, classes that
+    are Cells already (a resumed migration), which count as such bases."""
     project = _Project(items, roots)
-    return {index: {name for name in file.classes if project.module_base(index, name) is not None}
+    return {index: {name for name in file.classes if project.module_base(index, name, known) is not None}
             for index, file in project.files.items()}
 
 

@@ -43,6 +43,25 @@ SHAPE_VARIED = "shape_varied"
 _CONDITIONAL_SHAPE_CODES = frozenset({"TMS202", "TMS204", "TMS252", "TMS254"})
 
 
+def program(command: Sequence[str]) -> tuple[str | None, list[str]]:
+    """(module or None, argv) of what ``torch2ms trace -- COMMAND`` runs (``python SCRIPT.py ARGS``,
+    ``SCRIPT.py ARGS`` or ``python -m MODULE ARGS``); ValueError saying what is wrong with it."""
+    argv = list(command)
+    if argv and os.path.basename(argv[0]).startswith("python"):
+        argv = argv[1:]
+    if not argv:
+        raise ValueError("nothing to run: give the script, e.g. torch2ms trace -- python train.py")
+    if argv[0] == "-m":
+        if len(argv) < 2:
+            raise ValueError("-m needs a module name")
+        return argv[1], argv[1:]
+    if argv[0].startswith("-"):
+        raise ValueError(f"unsupported interpreter option {argv[0]!r}: run a script or -m MODULE")
+    if not os.path.isfile(argv[0]):
+        raise ValueError(f"{argv[0]}: no such script")
+    return None, argv
+
+
 class TraceError(Exception):
     """A trace file that cannot be used; the message names the file and the reason."""
 

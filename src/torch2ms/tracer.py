@@ -30,11 +30,13 @@ import site
 import sys
 import sysconfig
 import threading
+import traceback
 import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .trace import FORMAT, VERSION
+from .trace import FORMAT, VERSION, program
+from .writing import atomic
 
 _MAX_SHAPES = 8  # distinct (input shapes, output shapes) pairs kept per call site
 _CALL_OPS = frozenset(dis.opmap[name] for name in ("CALL", "PRECALL", "CALL_FUNCTION_EX", "CALL_FUNCTION",
@@ -404,20 +406,10 @@ def run(command: Sequence[str], output: str, include: Sequence[str] = ()) -> int
     """Run `command` (``python SCRIPT.py ARGS``, ``SCRIPT.py ARGS`` or ``python -m MODULE ARGS``) in this
     interpreter with torch calls recorded; write the trace to `output` (also when the script fails).
     Returns the script's exit status."""
-    argv = list(command)
-    if argv and os.path.basename(argv[0]).startswith("python"):
-        argv = argv[1:]
-    if not argv:
-        raise TraceUsageError("nothing to run: give the script, e.g. torch2ms trace -- python train.py")
-    module = None
-    if argv[0] == "-m":
-        if len(argv) < 2:
-            raise TraceUsageError("-m needs a module name")
-        module, argv = argv[1], argv[1:]
-    elif argv[0].startswith("-"):
-        raise TraceUsageError(f"unsupported interpreter option {argv[0]!r}: run a script or -m MODULE")
-    elif not os.path.isfile(argv[0]):
-        raise TraceUsageError(f"{argv[0]}: no such script")
+    try:
+        module, argv = program(command)
+    except ValueError as exc:
+        raise TraceUsageError(str(exc)) from None
     recorder = Recorder(include)
     recorder.index_names()
     hooks = _Hooks(recorder)
@@ -437,10 +429,12 @@ def run(command: Sequence[str], output: str, include: Sequence[str] = ()) -> int
                 runpy.run_module(module, run_name="__main__", alter_sys=True)
     except SystemExit as exc:
         code = exc.code
+        if not isinstance(code, int) and code is not None:
+            print(code, file=sys.stderr)  # as Python prints sys.exit("message")
         status = code if isinstance(code, int) else (0 if code is None else 1)
-    except BaseException:
-        status = 1
-        raise
+    except BaseException as exc:  # the script's own error: its traceback as Python shows it, then the trace
+        status = 130 if isinstance(exc, KeyboardInterrupt) else 1
+        _print_script_error(exc)
     finally:
         hooks.remove()
         sys.argv, sys.path[:] = saved_argv, saved_path
@@ -448,16 +442,21 @@ def run(command: Sequence[str], output: str, include: Sequence[str] = ()) -> int
     return status
 
 
+def _print_script_error(exc: BaseException) -> None:
+    """The traceback of an exception the traced script raised, without the frames of torch2ms and runpy."""
+    own = {os.path.abspath(__file__), os.path.abspath(runpy.__file__), "<frozen runpy>"}
+    tb = exc.__traceback__
+    while tb is not None and (tb.tb_frame.f_code.co_filename in own
+                              or os.path.abspath(tb.tb_frame.f_code.co_filename) in own):
+        tb = tb.tb_next
+    sys.stderr.write("".join(traceback.format_exception(type(exc), exc, tb)))
+    sys.stderr.flush()
+
+
 def write(document: dict[str, Any], output: str) -> None:
-    tmp = f"{output}.tmp{os.getpid()}"
-    try:
-        with open(tmp, "w", encoding="utf-8") as handle:
-            json.dump(document, handle, indent=None, separators=(",", ":"))
-            handle.write("\n")
-        os.replace(tmp, output)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    with atomic(output) as handle:
+        json.dump(document, handle, indent=None, separators=(",", ":"))
+        handle.write("\n")
 
 
 class TraceUsageError(Exception):

@@ -15,6 +15,7 @@ from pathlib import Path
 from ..config import find_pyproject, load_config
 from ..mappings import parse_version
 from ..model import DEVICES
+from ..writing import add_arguments as add_write_arguments
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -39,12 +40,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target-version", type=_version, metavar="X.Y", help="MindSpore version to target (default 2.10)")
     parser.add_argument("--config", metavar="PYPROJECT", help="read [tool.torch2ms] from this file")
     parser.add_argument("--isolated", action="store_true", help="ignore configuration files")
+    add_write_arguments(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="print only the summary lines")
 
 
 def run(args: argparse.Namespace) -> int:
     from ..report.text import render_file
-    from .files import migrate_paths
+    from .files import CollisionError, migrate_paths
     from .pipeline import Options  # libcst is loaded here, not when the CLI's parser is built
 
     if args.isolated:
@@ -59,7 +61,11 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_ERROR
     options = Options(config=config)
-    outcomes = migrate_paths(args.paths, options, out=args.out, write=not args.diff)
+    try:
+        outcomes = migrate_paths(args.paths, options, out=args.out, write=not args.diff)
+    except CollisionError as exc:
+        print(f"torch2ms migrate: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
     errors = findings = 0
     for outcome in outcomes:
         if outcome.error is not None:

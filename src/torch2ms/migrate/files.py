@@ -12,20 +12,21 @@ whole tree is written, so that classes imported from the project's other files a
 
 from __future__ import annotations
 
+import ast
 import os
 import stat
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .. import writing
 from ..api import iter_sources
 from ..engine import scan_source
 from ..fix import FixError, unified_diff
 from ..fix_files import _encode, _read, write_atomic
 from ..mappings import load_table
 from ..project_graph import module_classes
-from .pipeline import MigrateError, Migration, Options, migrate_text
+from .pipeline import MigrateError, Migration, Options, existing_cells, migrate_text
 
 
 @dataclass
@@ -45,52 +46,68 @@ class FileOutcome:
         return unified_diff(self.source, m.original, m.text) if m is not None and m.changed else ""
 
 
+class CollisionError(Exception):
+    """Two sources of one run would be written to the same file: nothing is written."""
+
+
 def _targets(paths: Sequence[str], out: str | None) -> list[tuple[str, str | None]]:
-    """(source file, destination) for every Python file under `paths`; errors as (path, None) pairs."""
+    """(source file, destination) for every Python file under `paths`; errors as (path, None) pairs.
+
+    With one folder, its files keep their paths under `out`; with several paths, each folder's tree goes
+    under ``out/<folder name>/`` (each root keeps its own tree) and each file to ``out/<file name>``.
+    Raises CollisionError when two sources would still land on the same destination."""
     table_config = Options().config
     pairs: list[tuple[str, str | None]] = []
     out_real = os.path.realpath(out) if out else None
+    several = len(paths) > 1
     for raw in paths:
         folder = os.path.isdir(raw)
+        base = os.path.join(out, os.path.basename(os.path.normpath(os.path.abspath(raw)))) \
+            if out is not None and folder and several else out
         for source in iter_sources([raw], table_config):
             if source.error is not None:
                 pairs.append((source.path, None))
                 continue
             real = os.path.realpath(source.path)
-            if out_real is not None and (real + os.sep).startswith(out_real + os.sep):
-                continue  # an earlier output inside the tree being migrated
-            if out is None:
+            if folder and out_real is not None and (real + os.sep).startswith(out_real + os.sep):
+                continue  # an earlier output inside the tree being migrated (a named file is never skipped)
+            if out is None or base is None:
                 pairs.append((source.path, source.path))
             elif folder:
-                pairs.append((source.path, os.path.join(out, os.path.relpath(source.path, raw))))
+                pairs.append((source.path, os.path.join(base, os.path.relpath(source.path, raw))))
             else:
-                pairs.append((source.path, os.path.join(out, os.path.basename(source.path))))
+                pairs.append((source.path, os.path.join(base, os.path.basename(source.path))))
+    if out is not None:
+        seen: dict[str, str] = {}
+        clashes = []
+        for origin, target in pairs:
+            if target is None:
+                continue
+            key = os.path.normcase(os.path.abspath(target))
+            if key in seen and os.path.realpath(seen[key]) != os.path.realpath(origin):
+                clashes.append(f"{seen[key]} and {origin} would both be written to {target}")
+            seen.setdefault(key, origin)
+        if clashes:
+            raise CollisionError("; ".join(clashes[:3]) + (f" (and {len(clashes) - 3} more)" if len(clashes) > 3
+                                                           else "") + "; nothing written")
     return pairs
 
 
 def write_new(path: str, text: str, encoding: str = "utf-8", bom: bool = False, mode: int = 0o644) -> None:
-    """Write `path` (creating its folder) through a temporary file renamed into place."""
+    """Write `path` (creating its folder) through the atomic writer (`torch2ms.writing`)."""
     folder = os.path.dirname(path) or "."
     try:
         os.makedirs(folder, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".torch2ms-tmp")
     except OSError as exc:
         raise FixError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    data = _encode(text, encoding, bom, path)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(_encode(text, encoding, bom, path))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
-            raise FixError(f"{path}: cannot write: {exc.strerror or exc}") from None
-        raise
+        with writing.atomic(path, binary=True, mode=mode) as handle:
+            handle.write(data)
+    except writing.WriteError as exc:
+        raise FixError(str(exc)) from None
+    except OSError as exc:
+        raise FixError(f"{path}: cannot write: {exc.strerror or exc}") from None
 
 
 def migrate_paths(paths: Sequence[str], options: Options, out: str | None = None, write: bool = True
@@ -98,6 +115,7 @@ def migrate_paths(paths: Sequence[str], options: Options, out: str | None = None
     """Migrate every Python file under `paths` into `out` (None: in place); `write=False` only computes."""
     table = load_table()
     pairs = _targets(paths, out)
+    writing.add_inputs(source for source, _ in pairs)
     outcomes: list[FileOutcome] = []
     texts: dict[int, tuple[str, str, bool]] = {}
     for index, (source, target) in enumerate(pairs):
@@ -115,7 +133,8 @@ def migrate_paths(paths: Sequence[str], options: Options, out: str | None = None
         texts[index] = (read.text, read.encoding, read.bom)
     items = [(outcomes[i].source, scan_source(texts[i][0], outcomes[i].source, options.config, table).scope)
              for i in sorted(texts)]
-    cells_of = module_classes(items, list(paths))
+    known = {position: _existing_cells(texts[i][0], table) for position, i in enumerate(sorted(texts))}
+    cells_of = module_classes(items, list(paths), known)
     for position, index in enumerate(sorted(texts)):
         outcome = outcomes[index]
         text, encoding, bom = texts[index]
@@ -140,6 +159,13 @@ def migrate_paths(paths: Sequence[str], options: Options, out: str | None = None
     if out is not None and write:
         _write_maps([o for o in outcomes if o.written], table)
     return outcomes
+
+
+def _existing_cells(text: str, table: Any) -> set[str]:
+    try:
+        return existing_cells(ast.parse(text), table)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
 
 
 def _write_maps(outcomes: Sequence[FileOutcome], table: Any) -> None:

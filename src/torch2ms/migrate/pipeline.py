@@ -78,6 +78,37 @@ def _rewrite(text: str, rewriter: _R) -> tuple[str, _R]:
     return module.code, rewriter
 
 
+def existing_cells(tree: ast.Module, table: MappingTable) -> set[str]:
+    """The classes of `tree` that already derive from the Cell class the tables map nn.Module to (a file
+    migrated earlier, or by hand): a resumed or repeated migration treats them as Cells, so that their own
+    ``forward`` and their subclasses' become ``construct`` exactly as in one uninterrupted run."""
+    entry = table.lookup("torch.nn.Module")
+    if entry is None or not entry.targets:
+        return set()
+    cells = {target.api for target in entry.targets}
+    aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname \
+                    else alias.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            for alias in node.names:
+                aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            for base in node.bases:
+                parts: list[str] = []
+                while isinstance(base, ast.Attribute):
+                    parts.append(base.attr)
+                    base = base.value
+                if isinstance(base, ast.Name) and base.id in aliases:
+                    if ".".join([aliases[base.id], *reversed(parts)]) in cells:
+                        found.add(node.name)
+    return found
+
+
 def migrate_text(text: str, path: str = "<string>", options: Options | None = None,
                  cells: set[str] | None = None, table: MappingTable | None = None) -> Migration:
     """Migrate one file's text. `cells`: its classes that become Cells (from the whole tree, see
@@ -95,7 +126,7 @@ def migrate_text(text: str, path: str = "<string>", options: Options | None = No
         facts = resolve_module(tree, table, SourceText(text))
         root = scopes.choose_root(tree)
         if cells is None:
-            cells = {cls.name for cls in facts.classes if cls.is_module}
+            cells = {cls.name for cls in facts.classes if cls.is_module} | existing_cells(tree, table)
         # 0. data loaders as mindspore.dataset pipelines, then training loops as a forward function,
         # value_and_grad and optimizer(grads) (data/training.yaml)
         text, loaders = _rewrite(text, data_loaders.DataLoaders(facts.calls, root))

@@ -62,6 +62,7 @@ CATEGORY_LABELS = {
     "diff_params": "Different parameters",
     "equivalent": "Equivalent",
     "readiness": "Readiness check",
+    "port_check": "MindSpore check",
     "file_error": "File error",
 }
 SHORT_LABELS = {
@@ -72,6 +73,7 @@ SHORT_LABELS = {
     "diff_params": "Diff. params",
     "equivalent": "Equivalent",
     "readiness": "Readiness",
+    "port_check": "MS check",
     "file_error": "Errors",
 }
 CATEGORY_COLORS = {
@@ -82,6 +84,7 @@ CATEGORY_COLORS = {
     "diff_params": "#e0a02a",
     "equivalent": "#2f9e62",
     "readiness": "#2a93b0",
+    "port_check": "#c2571a",
     "file_error": "#7a1f1f",
 }
 EFFORT_COLORS = {"remove": "#5b8def", "automatic": "#2f9e62", "manual": "#e0a02a", "blocker": "#d64545",

@@ -39,7 +39,7 @@ SCHEMA_VERSION = 6
 API_CATEGORIES = ("missing", "dynamic_shape", "unmapped", "diff_params", "equivalent", "uncertain")
 READINESS_CATEGORIES = API_CATEGORIES[:-1]
 # Every category a finding can have, in display order.
-ALL_CATEGORIES = API_CATEGORIES + ("readiness", "file_error")
+ALL_CATEGORIES = API_CATEGORIES + ("readiness", "port_check", "file_error")
 
 # How much each category of API use counts towards migration readiness.
 READINESS_WEIGHTS = {"equivalent": 1.0, "diff_params": 0.5}

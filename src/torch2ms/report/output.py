@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from typing import IO
 
@@ -15,6 +13,7 @@ from ..cache import Scanned
 from ..config import Config
 from ..model import FileResult, ScanSummary
 from ..options import TERMINAL_FORMATS
+from ..writing import WriteError, atomic
 from . import text as text_report
 
 
@@ -41,28 +40,11 @@ def destination(path: str | None) -> Iterator[IO[str]]:
     if path is None:
         yield sys.stdout
         return
-    try:  # a fresh name beside FILE (never a link someone put there), renamed into place when complete
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", prefix=f".{os.path.basename(path)}.",
-                                   suffix=".tmp")
-    except OSError as exc:
-        raise OutputError(f"{path}: cannot write the report: {exc.strerror or exc}") from None
-    try:
-        with open(fd, "w", encoding="utf-8", newline="\n") as handle:
+    try:  # the atomic writer: a temporary file beside FILE, renamed into place when complete
+        with atomic(path) as handle:
             yield handle
-        try:
-            os.chmod(tmp, 0o666 & ~_umask())
-            os.replace(tmp, path)
-        except OSError as exc:
-            raise OutputError(f"{path}: cannot write the report: {exc.strerror or exc}") from None
-    finally:
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+    except WriteError as exc:
+        raise OutputError(f"{path}: cannot write the report: {exc.system}" if exc.system else str(exc)) from None
 
 
 def _describer(config: Config) -> Callable[[str], str]:

@@ -20,12 +20,12 @@ import json
 import os
 import re
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from typing import Any, TextIO
 
 from .model_record import RECORD_FORMAT, write_model_record
+from ..writing import add_arguments as add_write_arguments, temporary_folder
 from .pool import Pool, VerifyError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -138,6 +138,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the result as one JSON document")
     parser.add_argument("--record", metavar="FILE",
                         help="write the result to FILE (JSON), for `torch2ms scan --html ... --model-record FILE`")
+    add_write_arguments(parser)
     parser.add_argument("--write-map", metavar="FILE",
                         help="write the map as applied (every key of the checkpoint, with its MindSpore name and "
                              "shape) for `torch2ms convert-weights`")
@@ -209,7 +210,7 @@ def verify(args: argparse.Namespace, original: Target, ported: Target, inputs: l
         "train_step": args.loss if args.train_step else None, "status": "failed", "problems": [],
     }
     problems: list[str] = result["problems"]
-    with tempfile.TemporaryDirectory(prefix="torch2ms-model-") as tmp:
+    with temporary_folder("model") as tmp:
         t_npz, m_npz = os.path.join(tmp, "torch.npz"), os.path.join(tmp, "mindspore.npz")
         job = {"op": "run", "seed": args.seed, "inputs": inputs, "timeout": args.timeout,
                "train": args.loss if args.train_step else None}
@@ -251,7 +252,8 @@ def verify(args: argparse.Namespace, original: Target, ported: Target, inputs: l
                         f"checkpoint cannot fill {path} (a cell was added to a CellList or SequentialCell after it "
                         "was assigned: build it with its cells)" for path, name in m_res.get("renamed", {}).items())
         if args.write_map:
-            _write_resolved(args.write_map, original, ported, root, placement, m_res["params"])
+            _write_resolved(args.write_map, original, ported, root, placement, m_res["params"],
+                            m_res.get("param_dtypes", {}))
         a, b = load_arrays(t_npz), load_arrays(m_npz)
         result["modes"] = {}
         for mode in modes:
@@ -272,12 +274,12 @@ def verify(args: argparse.Namespace, original: Target, ported: Target, inputs: l
 
 
 def _write_resolved(path: str, original: Target, ported: Target, root: str, placement: Any,
-                    ms_shapes: dict[str, list[int]]) -> None:
+                    ms_shapes: dict[str, list[int]], ms_dtypes: dict[str, str]) -> None:
     from ..weights.mapping import WeightMap, save_map
     from ..weights.place import resolved_node
 
     shapes = {name: tuple(shape) for name, shape in ms_shapes.items()}
-    save_map(WeightMap(original.path, ported.path, {root: resolved_node(placement, root, shapes)}), path)
+    save_map(WeightMap(original.path, ported.path, {root: resolved_node(placement, root, shapes, ms_dtypes)}), path)
 
 
 def _weights_report(placement: Any, t_res: dict[str, Any], m_res: dict[str, Any]) -> dict[str, Any]:

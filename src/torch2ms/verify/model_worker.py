@@ -32,6 +32,7 @@ import traceback
 import zlib
 from typing import Any
 
+from ..writing import temp_path
 from .worker import Handler, Timeout, serve
 
 BLOCKED = ("torch",)  # what the MindSpore side refuses to import
@@ -333,19 +334,31 @@ class MindSporeSide(_Side):
             tensor = ms.Tensor(self.np.ascontiguousarray(value))
             if dtypes is not None and step["ms"] in dtypes:
                 tensor = tensor.astype(dtypes[step["ms"]])
+            elif step.get("ms_dtype"):
+                tensor = tensor.astype(getattr(ms, str(step["ms_dtype"])))
             elif step.get("dtype") == "bfloat16":
                 tensor = tensor.astype(ms.bfloat16)
             items.append({"name": step["ms"], "data": tensor})
-        tmp = f"{out}.tmp{os.getpid()}.ckpt"
-        _stage("write", ms.save_checkpoint, items, tmp)
-        os.replace(tmp, out)
+        tmp = temp_path(out, ".ckpt")  # swept by the next write there if this worker is killed
+        try:
+            _stage("write", ms.save_checkpoint, items, tmp)
+            os.replace(tmp, out)
+        finally:
+            if os.path.lexists(tmp):
+                os.unlink(tmp)
         return len(items)
 
+    @staticmethod
+    def dtype_name(dtype: Any) -> str:
+        """A MindSpore dtype as numpy and torch name it: Float32 -> float32."""
+        name = str(dtype).lower()
+        return {"float": "float32", "double": "float64", "half": "float16"}.get(name, name)
+
     def array(self, tensor: Any) -> tuple[Any, str]:
-        dtype = str(tensor.dtype).lower()
+        dtype = self.dtype_name(tensor.dtype)
         if dtype == "bfloat16":
             tensor = tensor.astype(self.ms.float32)
-        return tensor.asnumpy(), {"float": "float32", "double": "float64", "half": "float16"}.get(dtype, dtype)
+        return tensor.asnumpy(), dtype
 
     def load(self, net: Any, plan: list[dict[str, Any]], arrays: dict[str, Any], ckpt: str) -> list[str]:
         """Copy torch's tensors into the cell by the plan, the way a user would: parameters through a
@@ -388,6 +401,7 @@ class MindSporeSide(_Side):
         if not isinstance(net, ms.nn.Cell):
             raise StageError("build", TypeError(f"the factory returned a {type(net).__name__}, not a mindspore.nn.Cell"))
         params = {name: list(p.shape) for name, p in net.parameters_and_names()}
+        param_dtypes = {name: self.dtype_name(p.dtype) for name, p in net.parameters_and_names()}
         renamed = {name: p.name for name, p in net.parameters_and_names() if p.name != name}
         buffers = {name: list(b.shape) for name, b in net.named_buffers()} if hasattr(net, "named_buffers") else {}
         torch_arrays = load_arrays(str(job["npz"]))
@@ -397,6 +411,7 @@ class MindSporeSide(_Side):
         inputs = [ms.Tensor(torch_arrays[f"input/{k}"]) for k in range(len(job["inputs"]))]
         arrays: dict[str, Any] = {}
         result: dict[str, Any] = {"status": "ok", "class": type(net).__name__, "params": params, "buffers": buffers,
+                                  "param_dtypes": param_dtypes,
                                   "renamed": renamed,
                                   "trainable": [p.name for p in net.trainable_params()], "skipped": skipped,
                                   "modes": {}}

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, IO
 
 from ..process import PARENT_ENV
+from ..writing import temporary_folder
 
 GRACE_S = 5.0  # beyond the job's own limit before the worker is killed
 MAX_CRASHES = 4  # cases of one job that may crash a worker before the job itself is a crash
@@ -295,5 +296,5 @@ def _empty_dir() -> str:
     """An empty folder owned by this process, removed at exit, to start workers in."""
     global _EMPTY_DIR
     if _EMPTY_DIR is None:
-        _EMPTY_DIR = tempfile.TemporaryDirectory(prefix="torch2ms-verify-")
+        _EMPTY_DIR = temporary_folder("verify")
     return _EMPTY_DIR.name

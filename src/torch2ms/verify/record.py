@@ -286,11 +286,10 @@ def merged(old: Record | None, torch_version: str, mindspore_version: str, devic
 
 
 def write_record(record: Record, path: str | Path, command: str = "") -> None:
-    target = Path(path)
-    tmp = target.with_name(f"{target.name}.tmp{os.getpid()}")
+    from ..writing import write_text
+
     doc = record.to_dict(command)
     entries = doc.pop("entries")
     head = json.dumps(doc, indent=1)[:-2]  # without the closing brace: one entry per line follows
     body = ",\n".join(f"  {json.dumps(api)}: {json.dumps(value)}" for api, value in entries.items())
-    tmp.write_text(f'{head},\n "entries": {{\n{body}\n }}\n}}\n', encoding="utf-8")
-    os.replace(tmp, target)
+    write_text(str(path), f'{head},\n "entries": {{\n{body}\n }}\n}}\n')

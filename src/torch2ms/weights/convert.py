@@ -5,8 +5,16 @@ The checkpoint is read in a torch worker process (``torch.load(..., weights_only
 the MindSpore checkpoint is written by a MindSpore worker process (which never imports torch),
 atomically. Every name that finds no place is reported with the reason.
 
-Exit codes: 0 every tensor placed and the checkpoint written; 1 some tensor unplaced (nothing is
-written unless --allow-unplaced); 2 a usage error, an unreadable file or map, no backend.
+Before anything is written the placement is checked against the map: a tensor of another shape or
+kind of dtype than the map states is unplaced, and a parameter the map names that no tensor of the
+checkpoint fills is "uncovered" (a checkpoint of part of the network would leave it at its initial
+value). float64 tensors are written as float32 (MindSpore's layers hold float32 and
+`load_param_into_net` refuses a float64 value for them) unless the map states float64 or
+--keep-float64.
+
+Exit codes: 0 every tensor placed, every parameter of the map covered, the checkpoint written; 1 some
+tensor unplaced or some parameter uncovered (nothing is written unless --allow-partial); 2 a usage
+error, an unreadable file or map, no backend.
 """
 
 from __future__ import annotations
@@ -15,8 +23,10 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 from typing import TYPE_CHECKING, Any, TextIO
+
+from .. import writing
+from ..writing import add_arguments as add_write_arguments
 
 if TYPE_CHECKING:  # the command line registers this command without loading the map code
     from .mapping import Node, WeightMap
@@ -39,12 +49,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                        "default: the one that names every tensor")
     parser.add_argument("--strip-prefix", default="", metavar="PREFIX",
                         help="remove PREFIX from every checkpoint name first (e.g. module. of DataParallel)")
-    parser.add_argument("--allow-unplaced", action="store_true",
-                        help="write the checkpoint even when some tensors find no place (still listed; exit 0)")
+    parser.add_argument("--allow-partial", "--allow-unplaced", dest="allow_partial", action="store_true",
+                        help="write the checkpoint even when some tensors find no place or some parameters of the "
+                             "map get no tensor (both still listed; exit 0)")
+    parser.add_argument("--keep-float64", action="store_true",
+                        help="write float64 tensors as float64 (default: as float32, unless the map states float64)")
     parser.add_argument("--timeout", type=float, default=600.0, metavar="S", help="seconds for each step (default 600)")
     parser.add_argument("--memory-mb", type=int, default=16384, metavar="MB",
                         help="address space each worker may add after its imports (default 16384)")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON document")
+    add_write_arguments(parser)
 
 
 def choose_root(weight_map: WeightMap, keys: list[str], wanted: str | None) -> tuple[str, Node, Result, str]:
@@ -76,18 +90,16 @@ def convert(args: argparse.Namespace, pools: dict[str, Any] | None = None) -> di
     from ..verify.model import pool_for
     from ..verify.model_worker import load_arrays
     from .mapping import read_map
-    from .place import place
+    from .place import place, uncovered
 
     if not os.path.isfile(args.checkpoint):
         raise ConvertError(f"{args.checkpoint}: no such file")
     if not os.access(args.checkpoint, os.R_OK):
         raise ConvertError(f"{args.checkpoint}: not readable")
     weight_map = read_map(args.map)
-    out_dir = os.path.dirname(os.path.abspath(args.out))
-    if not os.path.isdir(out_dir):
-        raise ConvertError(f"{args.out}: the folder {out_dir} does not exist")
+    writing.check_target(args.out)  # a device, a link, the checkpoint itself: refused before any work
     report: dict[str, Any] = {"checkpoint": args.checkpoint, "map": args.map, "out": args.out, "written": False}
-    with tempfile.TemporaryDirectory(prefix="torch2ms-convert-") as tmp:
+    with writing.temporary_folder("convert") as tmp:
         npz = os.path.join(tmp, "state.npz")
         with pool_for("torch", args, pools) as pool:
             read = pool.run([{"op": "read", "path": os.path.abspath(args.checkpoint), "out": npz,
@@ -111,34 +123,74 @@ def convert(args: argparse.Namespace, pools: dict[str, Any] | None = None) -> di
             result.unplaced[key] = (f"tied to {result.placed[key].tied_to} by the map, but the checkpoint holds "
                                     "other values for it")
             del result.placed[key]
+        for key, p in list(result.placed.items()):
+            have = keys[by_name[key]]["dtype"]
+            if p.dtype is not None and p.ms is not None and _is_float(have) != _is_float(p.dtype):
+                result.unplaced[key] = f"dtype mismatch: the checkpoint's {key} is {have}, the map expects " \
+                                       f"{p.dtype} for {p.ms}"
+                del result.placed[key]
         # A tied name whose tensor the checkpoint holds under that name only (safetensors keeps one name of
         # a shared tensor) carries the values.
         written = {k: p for k, p in sorted(result.placed.items()) if p.ms is not None and (
             p.kind == "parameter" or (p.kind == "tie" and p.tied_to not in by_name))}
-        plan = [{"torch": by_name[k], "ms": p.ms, "dtype": keys[by_name[k]]["dtype"],
-                 "transform": {a: list(b) if isinstance(b, tuple) else b for a, b in p.transform}}
-                for k, p in written.items()]
+        plan = []
+        narrowed = []
+        for key, p in written.items():
+            step = {"torch": by_name[key], "ms": p.ms, "dtype": keys[by_name[key]]["dtype"],
+                    "transform": {a: list(b) if isinstance(b, tuple) else b for a, b in p.transform}}
+            if p.dtype is not None and p.dtype != step["dtype"]:
+                step["ms_dtype"] = p.dtype
+            elif p.dtype is None and step["dtype"] == "float64" and not args.keep_float64:
+                step["ms_dtype"] = "float32"
+                narrowed.append(key)
+            plan.append(step)
+        if narrowed:
+            report["notes"].append(f"{len(narrowed)} float64 tensor(s) written as float32: MindSpore's layers hold "
+                                   "float32 and refuse a float64 value (--keep-float64 keeps them)")
         report.update(
             placed=[{"torch": k, "ms": p.ms, "transform": dict(p.transform) or None} for k, p in written.items()],
             dropped=[{"torch": k, "note": p.note} for k, p in sorted(result.placed.items()) if p.ms is None],
             tied=[{"torch": k, "tied_to": p.tied_to} for k, p in sorted(result.placed.items()) if p.kind == "tie"],
             buffers=[{"torch": k, "ms": p.ms} for k, p in sorted(result.placed.items()) if p.kind == "buffer"],
-            unplaced=dict(sorted(result.unplaced.items())))
-        if result.unplaced and not args.allow_unplaced:
+            unplaced=dict(sorted(result.unplaced.items())),
+            uncovered=dict(sorted(uncovered(node, result).items())))
+        if (result.unplaced or report["uncovered"]) and not args.allow_partial:
             return report
         if not plan:
             raise ConvertError(f"{args.checkpoint}: no tensor of the checkpoint has a place in the map")
-        with pool_for("mindspore", args, pools) as pool:
-            write = pool.run([{"op": "write", "npz": npz, "plan": plan, "out": os.path.abspath(args.out),
+        # the atomic writer's temporary file beside --out, filled by the MindSpore worker, renamed when complete
+        with writing.reserve(args.out, suffix=".ckpt") as partial, pool_for("mindspore", args, pools) as pool:
+            write = pool.run([{"op": "write", "npz": npz, "plan": plan, "out": os.path.abspath(partial),
                                "timeout": args.timeout}])[0]
-        if write.get("status") != "ok":
-            raise ConvertError(f"{args.out}: cannot write the MindSpore checkpoint: {write.get('reason')}")
+            if write.get("status") != "ok":
+                raise ConvertError(f"{args.out}: cannot write the MindSpore checkpoint: {write.get('reason')}")
         report["written"] = True
     return report
 
 
+def _is_float(dtype: str) -> bool:
+    return dtype.startswith(("float", "bfloat", "complex"))
+
+
 def _same(a: Any, b: Any) -> bool:
     return bool(a.shape == b.shape and (a == b).all())
+
+
+def grouped(items: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(name, reason) pairs with one line per reason: a reason shared by several names is given once, with
+    the count and the names' common ending (57 `num_batches_tracked` of BatchNorm layers become one line)."""
+    by_reason: dict[str, list[str]] = {}
+    for name, reason in items:
+        by_reason.setdefault(reason, []).append(name)
+    out = []
+    for reason, names in by_reason.items():
+        if len(names) == 1:
+            out.append((names[0], reason))
+            continue
+        tails = {n.rpartition(".")[2] for n in names}
+        what = f"*.{tails.pop()}" if len(tails) == 1 else f"{names[0]}, ..."
+        out.append((f"{len(names)} tensors ({what})", reason))
+    return out
 
 
 def print_text(report: dict[str, Any], out: TextIO) -> None:
@@ -149,16 +201,19 @@ def print_text(report: dict[str, Any], out: TextIO) -> None:
         out.write(f"chose {decision}\n")
     out.write(f"{len(report['placed'])} of {report['tensors']} tensors placed, {len(report['dropped'])} dropped by "
               f"the tables' facts, {len(report['tied'])} tied, {len(report['buffers'])} buffers not written "
-              f"(MindSpore checkpoints hold parameters only), {len(report['unplaced'])} unplaced\n")
-    for item in report["dropped"]:
-        out.write(f"dropped {item['torch']}: {item['note']}\n")
-    for key, why in report["unplaced"].items():
-        out.write(f"unplaced {key}: {why}\n")
+              f"(MindSpore checkpoints hold parameters only), {len(report['unplaced'])} unplaced; "
+              f"{len(report['uncovered'])} parameter(s) of the map get no tensor\n")
+    for name, note in grouped([(item["torch"], item["note"]) for item in report["dropped"]]):
+        out.write(f"dropped {name}: {note}\n")
+    for name, why in grouped(list(report["unplaced"].items())):
+        out.write(f"unplaced {name}: {why}\n")
+    for ms_name, torch_name in report["uncovered"].items():
+        out.write(f"uncovered {ms_name}: the checkpoint has no {torch_name} (it would keep its initial value)\n")
     if report["written"]:
         out.write(f"wrote {report['out']}\n")
     else:
-        out.write(f"no checkpoint written: {len(report['unplaced'])} tensor(s) unplaced (--allow-unplaced writes "
-                  "the others)\n")
+        out.write(f"no checkpoint written: {len(report['unplaced'])} tensor(s) unplaced, {len(report['uncovered'])} "
+                  "parameter(s) uncovered (--allow-partial writes the others)\n")
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None, pools: dict[str, Any] | None = None) -> int:
@@ -169,11 +224,12 @@ def run(args: argparse.Namespace, out: TextIO | None = None, pools: dict[str, An
     out = out or sys.stdout
     try:
         report = convert(args, pools)
-    except (ConvertError, MapError, VerifyError) as exc:
+    except (ConvertError, MapError, VerifyError, writing.WriteError) as exc:
         print(f"torch2ms convert-weights: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.json:
         out.write(json.dumps(report, indent=1, default=str) + "\n")
     else:
         print_text(report, out)
-    return EXIT_UNPLACED if report["unplaced"] and not args.allow_unplaced else EXIT_OK
+    partial = bool(report["unplaced"] or report["uncovered"])
+    return EXIT_UNPLACED if partial and not args.allow_partial else EXIT_OK

@@ -11,13 +11,15 @@ tensors found under it when the map is applied) or `unknown` / `no facts` / `mis
 
 from __future__ import annotations
 
-import json
+import math
 import os
+import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..jsonfile import write_json
+from ..files import MiB
+from ..jsonfile import Schema, read_json, write_json
 from .facts import Facts, Transform, describe_transform, fill
 from .structure import NONE, Choice, Container, Instance, Layer, Structure, Unknown, Value
 
@@ -47,6 +49,8 @@ class Entry:
     note: str = ""
     tied_to: str | None = None
     shape: tuple[int, ...] | None = None  # MindSpore's shape, where known (resolved maps)
+    dtype: str | None = None  # MindSpore's dtype, where known (resolved maps), e.g. "float32"
+    optional: bool = False  # the layer is built on a condition (torch may hold None there)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"torch": self.torch, "ms": self.ms, "kind": self.kind}
@@ -54,6 +58,10 @@ class Entry:
             out["transform"] = {k: list(v) if isinstance(v, tuple) else v for k, v in self.transform}
         if self.shape is not None:
             out["shape"] = list(self.shape)
+        if self.dtype is not None:
+            out["dtype"] = self.dtype
+        if self.optional:
+            out["optional"] = True
         if self.tied_to:
             out["tied_to"] = self.tied_to
         if self.source:
@@ -68,7 +76,9 @@ class Entry:
                    transform=tuple((k, tuple(v) if isinstance(v, list) else v)
                                    for k, v in (data.get("transform") or {}).items()),
                    source=str(data.get("from") or ""), note=str(data.get("note") or ""), tied_to=data.get("tied_to"),
-                   shape=tuple(data["shape"]) if isinstance(data.get("shape"), list) else None)
+                   shape=tuple(data["shape"]) if isinstance(data.get("shape"), list) else None,
+                   dtype=str(data["dtype"]) if isinstance(data.get("dtype"), str) else None,
+                   optional=data.get("optional") is True)
 
 
 @dataclass(frozen=True)
@@ -134,23 +144,73 @@ class WeightMap:
             raise MapError(f"{where}: not a torch2ms weight map (no \"format\": \"{FORMAT}\")")
         if data.get("version") != VERSION:
             raise MapError(f"{where}: weight map version {data.get('version')!r} is not supported (expected {VERSION})")
-        try:
-            roots = {str(name): Node.from_json(node) for name, node in dict(data["roots"]).items()}
-            return cls(torch_source=str(data.get("torch_source") or ""),
-                       ported_source=str(data.get("ported_source") or ""), roots=roots)
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise MapError(f"{where}: malformed weight map ({type(exc).__name__}: {exc})") from None
+        _check_map(data, Schema(where, MapError))
+        roots = {str(name): Node.from_json(node) for name, node in dict(data["roots"]).items()}
+        return cls(torch_source=str(data.get("torch_source") or ""),
+                   ported_source=str(data.get("ported_source") or ""), roots=roots)
+
+
+MAX_MAP_BYTES = 64 * MiB
+MAX_DIMS = 32  # NumPy's limit
+MAX_ELEMENTS = 1 << 34  # a map stating a larger tensor is refused: no checkpoint of one is converted
+ENTRY_KINDS = ("parameter", "buffer", "tie", "ms_only")
+_PLACEHOLDERS = re.compile(r"\{(\w+)\}")  # as the name patterns write them (weights.facts)
+
+
+def _check_map(data: dict[str, Any], schema: Schema) -> None:
+    """The map's structure, checked before any of it is used: each failure names the key."""
+    for key in ("torch_source", "ported_source"):
+        schema.string(data.get(key), key, optional=True)
+    roots = schema.object(data.get("roots"), "roots")
+    for where, node in schema.items(roots, "roots"):
+        _check_node(node, where, schema)
+
+
+def _check_node(node: Any, where: str, schema: Schema) -> None:
+    node = schema.object(node, where)
+    schema.string(node.get("label"), f"{where}.label", optional=True)
+    for at, entry in schema.items(node.get("entries") or [], f"{where}.entries"):
+        entry = schema.object(entry, at)
+        for key in ("torch", "ms", "tied_to"):
+            name = schema.string(entry.get(key), f"{at}.{key}", optional=True)
+            for placeholder in _PLACEHOLDERS.findall(name or ""):
+                if placeholder not in INDEX_NAMES:
+                    raise schema.fail(f"{at}.{key}", f"placeholder {{{placeholder}}} is not one of "
+                                      + ", ".join(f"{{{n}}}" for n in INDEX_NAMES))
+        kind = entry.get("kind", "parameter")
+        if kind not in ENTRY_KINDS:
+            raise schema.fail(f"{at}.kind", f"{kind!r} is not one of {', '.join(ENTRY_KINDS)}")
+        for key in ("from", "note"):
+            schema.string(entry.get(key), f"{at}.{key}", optional=True)
+        for step, value in schema.object(entry.get("transform") or {}, f"{at}.transform").items():
+            if step == "unsqueeze":
+                schema.integer(value, f"{at}.transform.unsqueeze", -MAX_DIMS, MAX_DIMS)
+            elif step == "transpose":
+                axes = [schema.integer(a, w, 0, MAX_DIMS - 1) for w, a in schema.items(value, f"{at}.transform.transpose")]
+                if sorted(axes) != list(range(len(axes))):
+                    raise schema.fail(f"{at}.transform.transpose", f"{axes} is not a permutation of the axes")
+            else:
+                raise schema.fail(f"{at}.transform.{step}", "unknown transform (unsqueeze or transpose)")
+        if entry.get("shape") is not None:
+            dims = [schema.integer(d, w, 0) for w, d in schema.items(entry["shape"], f"{at}.shape")]
+            if len(dims) > MAX_DIMS:
+                raise schema.fail(f"{at}.shape", f"{len(dims)} dimensions (at most {MAX_DIMS})")
+            if math.prod(dims) > MAX_ELEMENTS:
+                raise schema.fail(f"{at}.shape", f"a tensor of {math.prod(dims):,} elements is refused "
+                                  f"(at most {MAX_ELEMENTS:,})")
+    for at, rule in schema.items(node.get("rules") or [], f"{where}.rules"):
+        rule = schema.object(rule, at)
+        for key in ("torch", "rule", "reason"):
+            schema.string(rule.get(key), f"{at}.{key}")
+        schema.string(rule.get("ms"), f"{at}.ms", optional=True)
+        for option_at, option in schema.items(rule.get("options") or [], f"{at}.options"):
+            _check_node(option, option_at, schema)
 
 
 def read_map(path: str) -> WeightMap:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except OSError as exc:
-        raise MapError(f"{path}: cannot read the map: {exc.strerror or exc}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise MapError(f"{path}: not JSON: {exc}") from None
-    return WeightMap.from_json(data, path)
+    """The weight map in `path`, read as hostile input (`torch2ms.jsonfile`): MapError naming the file and,
+    for a map of the wrong structure, the key."""
+    return WeightMap.from_json(read_json(path, "map", MapError, limit=MAX_MAP_BYTES), path)
 
 
 def save_map(weight_map: WeightMap, out_path: str) -> None:
@@ -313,7 +373,8 @@ class _Pairing:
             if all((n.entries, n.rules) != (node.entries, node.rules) for n in nodes):
                 nodes.append(node)
         if len(nodes) == 1:  # one alternative besides None (or alternatives that name everything alike)
-            entries.extend(_shift(e, tp, mp) for e in nodes[0].entries)
+            maybe_none = isinstance(t, Choice) and any(o == NONE for o in t.options)
+            entries.extend(replace(_shift(e, tp, mp), optional=e.optional or maybe_none) for e in nodes[0].entries)
             rules.extend(_shift_rule(r, tp, mp) for r in nodes[0].rules)
         elif nodes:
             reason = t.reason if isinstance(t, Choice) else (m.reason if isinstance(m, Choice) else "")
@@ -338,7 +399,7 @@ def _partner(option: Value, candidates: list[Value], facts: Facts) -> Value | No
 def _shift(entry: Entry, tp: str, mp: str) -> Entry:
     return Entry(_join(tp, entry.torch) if entry.torch else None, _join(mp, entry.ms) if entry.ms else None,
                  entry.kind, entry.transform, entry.source, entry.note,
-                 _join(tp, entry.tied_to) if entry.tied_to else None, entry.shape)
+                 _join(tp, entry.tied_to) if entry.tied_to else None, entry.shape, entry.dtype, entry.optional)
 
 
 def _shift_rule(rule: Rule, tp: str, mp: str) -> Rule:
@@ -455,17 +516,16 @@ def _guarded(pairing: _Pairing, t_struct: Structure, m_struct: Structure, t_call
 
 def _map_of_files(torch_source_path: str, ported_source_path: str, factories: Iterable[str | tuple[str, str]],
                   table: Any) -> WeightMap:
+    from ..fix import FixError
+    from ..fix_files import _read
     from ..mappings import load_table
 
     texts = []
     for path in (torch_source_path, ported_source_path):
-        try:
-            with open(path, "rb") as handle:
-                texts.append(handle.read().decode("utf-8"))
-        except OSError as exc:
-            raise MapError(f"{path}: cannot read: {exc.strerror or exc}") from None
-        except UnicodeDecodeError as exc:
-            raise MapError(f"{path}: not UTF-8: {exc.reason}") from None
+        try:  # as Python reads a source: a BOM or a coding line chooses the encoding
+            texts.append(_read(path).text)
+        except FixError as exc:
+            raise MapError(str(exc)) from None
     facts = Facts.from_entries((table or load_table()).entries.values())
     return build_map(texts[0], texts[1], facts, torch_source_path, ported_source_path, factories, on_disk=True)
 
@@ -501,4 +561,5 @@ def write_map_beside(torch_source_path: str, ported_source_path: str, table: Any
 def fill_entry(entry: Entry, binding: dict[str, str]) -> Entry:
     return Entry(fill(entry.torch, binding) if entry.torch else None, fill(entry.ms, binding) if entry.ms else None,
                  entry.kind, entry.transform, entry.source, entry.note,
-                 fill(entry.tied_to, binding) if entry.tied_to else None, entry.shape)
+                 fill(entry.tied_to, binding) if entry.tied_to else None, entry.shape, entry.dtype,
+                 entry.optional)

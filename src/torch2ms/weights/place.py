@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from .facts import Transform, fill, match, transformed_shape
 from .mapping import Entry, Node, Rule
@@ -31,6 +32,8 @@ class Placement:
     note: str = ""
     tied_to: str | None = None
     shape: tuple[int, ...] | None = None
+    dtype: str | None = None
+    optional: bool = False
 
 
 @dataclass
@@ -57,7 +60,7 @@ def _prefixed(placement: Placement, t_head: str, m_head: str | None) -> Placemen
 
     return Placement(join(t_head, placement.torch) or placement.torch, join(m_head, placement.ms), placement.kind,
                      placement.transform, placement.source, placement.note, join(t_head, placement.tied_to),
-                     placement.shape)
+                     placement.shape, placement.dtype, placement.optional)
 
 
 def place(node: Node, keys: Iterable[str], shapes: Mapping[str, tuple[int, ...]] | None = None) -> Result:
@@ -94,7 +97,8 @@ def place(node: Node, keys: Iterable[str], shapes: Mapping[str, tuple[int, ...]]
 
 def _placement(entry: Entry, key: str, binding: dict[str, str]) -> Placement:
     return Placement(key, fill(entry.ms, binding) if entry.ms else None, entry.kind, entry.transform, entry.source,
-                     entry.note, fill(entry.tied_to, binding) if entry.tied_to else None, entry.shape)
+                     entry.note, fill(entry.tied_to, binding) if entry.tied_to else None, entry.shape, entry.dtype,
+                     entry.optional)
 
 
 def _apply_rule(rule: Rule, keys: list[str], result: Result) -> list[str]:
@@ -198,11 +202,40 @@ def check(result: Result, torch_shapes: Mapping[str, tuple[int, ...]],
     return problems
 
 
-def resolved_node(result: Result, label: str, ms_shapes: Mapping[str, tuple[int, ...]] | None = None) -> Node:
-    """The placement as a map node of concrete names (and MindSpore shapes, where given): a map that
-    `convert-weights` applies to the same checkpoint keys without any rule left to decide."""
+def resolved_node(result: Result, label: str, ms_shapes: Mapping[str, tuple[int, ...]] | None = None,
+                  ms_dtypes: Mapping[str, str] | None = None) -> Node:
+    """The placement as a map node of concrete names (and MindSpore shapes and dtypes, where given): a map
+    that `convert-weights` applies to the same checkpoint keys without any rule left to decide."""
+    def known(table: Mapping[str, Any] | None, name: str | None, default: Any) -> Any:
+        return table[name] if table and name is not None and name in table else default
+
     entries = [Entry(key, p.ms, p.kind, p.transform, p.source, p.note, p.tied_to,
-                     tuple(ms_shapes[p.ms]) if ms_shapes and p.ms is not None and p.ms in ms_shapes else p.shape)
+                     tuple(known(ms_shapes, p.ms, p.shape)) if known(ms_shapes, p.ms, p.shape) is not None else None,
+                     known(ms_dtypes, p.ms, p.dtype))
                for key, p in sorted(result.placed.items())]
     entries += [Entry(None, name, "ms_only", note=note) for name, note in result.ms_only]
     return Node(tuple(entries), (), label)
+
+
+def uncovered(node: Node, result: Result) -> dict[str, str]:
+    """The MindSpore parameters of the map's layers that the placed keys leave empty (a checkpoint of part
+    of the network): MindSpore name -> the torch name expected. A layer counts as present when any of its
+    tensors is placed (a Linear without bias holds no bias); a layer built on a condition (`optional`), a
+    parameter the map lets keep its initial value (`ms_only`, e.g. BatchNorm's gamma where torch has
+    affine=False) and layers at a container position (`{i}`, whose count the map does not know) are not
+    counted. A layer's tensors named by a pattern (an LSTM's `weight_ih_l{l}`) are reported by the pattern."""
+    filled = {p.ms for p in result.placed.values() if p.ms is not None}
+    placed_layers = {key.rpartition(".")[0] for key in result.placed}
+    placed_layers |= {str(e.torch).rpartition(".")[0] for e in node.entries  # a tie the checkpoint keeps once
+                      if e.kind == "tie" and e.torch and e.tied_to in result.placed}
+    excused = [pattern for pattern, _ in result.ms_only]
+    out: dict[str, str] = {}
+    for entry in node.entries:
+        if entry.kind != "parameter" or entry.ms is None or entry.torch is None or entry.optional \
+                or _PLACEHOLDER.search(entry.torch.rpartition(".")[0]):
+            continue
+        if entry.ms in filled or entry.torch.rpartition(".")[0] in placed_layers \
+                or any(match(pattern, entry.ms) is not None for pattern in excused):
+            continue
+        out[entry.ms] = entry.torch
+    return out

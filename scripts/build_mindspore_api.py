@@ -1,0 +1,231 @@
+"""Write src/torch2ms/data/mindspore_api.json: the public API of the installed MindSpore, introspected.
+
+Run:  python scripts/build_mindspore_api.py [--check] [--out FILE]
+
+The port check (torch2ms/portcheck/) reads MindSpore code against these facts; the scan never imports
+MindSpore. For each module of MODULES the file lists its public names: a function with its parameters
+(`inspect.signature`) and what its docstring says it returns, a class (its constructor's parameters,
+whether it is a Cell or a Tensor, its own members), a submodule, or another value. The members of
+mindspore.Tensor and mindspore.nn.Cell (and what mindspore.Parameter adds to a Tensor) are listed with their parameters where MindSpore gives them
+(`inspect.signature` cannot read the C++ methods: those bind any arguments) and whether each is an
+attribute or a method.
+
+A signature is written as Python writes one without its defaults: `x, kernel_size, stride=, *, axis=,
+**kwargs` (a parameter with `=` has a default; `/` ends the positional-only ones, a bare `*` starts the
+keyword-only ones). `--check` compares the file with what the installed MindSpore gives and exits 1 on a
+difference (CI runs it through tests/test_mindspore_api.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import inspect
+import json
+import re
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "src" / "torch2ms" / "data" / "mindspore_api.json"
+
+# The modules a port writes names from (the tables' targets and what hand-written MindSpore code imports).
+MODULES = (
+    "mindspore", "mindspore.ops", "mindspore.ops.functional", "mindspore.ops.operations", "mindspore.mint",
+    "mindspore.mint.nn", "mindspore.mint.nn.functional", "mindspore.mint.linalg", "mindspore.mint.special",
+    "mindspore.mint.optim", "mindspore.mint.distributed", "mindspore.nn", "mindspore.nn.probability",
+    "mindspore.nn.probability.distribution", "mindspore.common", "mindspore.common.initializer",
+    "mindspore.common.dtype", "mindspore.numpy", "mindspore.amp", "mindspore.train", "mindspore.communication",
+    "mindspore.experimental.optim", "mindspore.experimental.optim.lr_scheduler", "mindspore.dataset",
+    "mindspore.dataset.vision", "mindspore.dataset.transforms", "mindspore.context", "mindspore.hal",
+    "mindspore.runtime", "mindspore.device_context",
+)
+_RETURNS = re.compile(r"^Returns?:\s*\n\s*(.+)$", re.MULTILINE)
+_TENSOR_RETURN = re.compile(r"^(?:(?:A|An|The|Output|output)\s+)?(?:\w+\s+)?Tensor\b(?!s\b)")
+_TENSORS_RETURN = re.compile(r"^(?:A\s+)?(?:tuple|list)\b.*\bTensors?\b|^Tuple of Tensors?\b|^Tensors\b",
+                             re.IGNORECASE)
+
+
+def signature_text(obj: Any, skip_self: bool = False) -> str | None:
+    """`obj`'s parameters in the form described above; None where inspect cannot read them."""
+    try:
+        sig = inspect.signature(obj)
+    except (TypeError, ValueError):
+        return None
+    params = list(sig.parameters.values())
+    if skip_self and params and params[0].kind in (inspect.Parameter.POSITIONAL_ONLY,
+                                                   inspect.Parameter.POSITIONAL_OR_KEYWORD):
+        params = params[1:]
+    out: list[str] = []
+    star_done = False
+    for index, param in enumerate(params):
+        kind = param.kind
+        if kind is inspect.Parameter.VAR_POSITIONAL:
+            out.append("*" + param.name)
+            star_done = True
+        elif kind is inspect.Parameter.VAR_KEYWORD:
+            out.append("**" + param.name)
+        else:
+            if kind is inspect.Parameter.KEYWORD_ONLY and not star_done:
+                out.append("*")
+                star_done = True
+            out.append(param.name + ("=" if param.default is not inspect.Parameter.empty else ""))
+        following = params[index + 1] if index + 1 < len(params) else None
+        if kind is inspect.Parameter.POSITIONAL_ONLY and (
+                following is None or following.kind is not inspect.Parameter.POSITIONAL_ONLY):
+            out.append("/")
+    return ", ".join(out)
+
+
+def returns(obj: Any) -> str:
+    """What the docstring says `obj` returns: T (a tensor), TS (tensors in a tuple or list), X (something
+    else), ? (the docstring does not say)."""
+    try:
+        doc = inspect.getdoc(obj) or ""
+    except Exception:  # noqa: BLE001 - a broken __doc__ is "does not say"
+        return "?"
+    match = _RETURNS.search(doc)
+    if match is None:
+        return "?"
+    first = match.group(1).strip()
+    if _TENSORS_RETURN.search(first):
+        return "TS"
+    if _TENSOR_RETURN.search(first):
+        return "T"
+    return "X"
+
+
+def _public(names: list[str]) -> list[str]:
+    return sorted(n for n in names if not n.startswith("_"))
+
+
+def member_table(cls: type, skip: frozenset[str]) -> dict[str, Any]:
+    """The members of `cls` (those of `skip` left out): name -> {"a": 1} for an attribute, or
+    {"s": signature or None, "r": returns} for a method."""
+    out: dict[str, Any] = {}
+    for name in sorted(set(dir(cls)) - skip):
+        if name.startswith("__") or (name.startswith("_") and name not in ("_construct",)):
+            continue
+        try:
+            static = inspect.getattr_static(cls, name)
+        except AttributeError:
+            continue
+        if isinstance(static, (property, staticmethod, classmethod)) or callable(static) \
+                or inspect.ismethoddescriptor(static):
+            if isinstance(static, property) or inspect.isdatadescriptor(static) and not callable(static):
+                out[name] = {"a": 1}
+                continue
+            target = getattr(cls, name, None)
+            if target is None:
+                out[name] = {"a": 1}
+                continue
+            skip_self = not isinstance(static, staticmethod) and not isinstance(static, classmethod)
+            entry: dict[str, Any] = {"s": signature_text(target, skip_self=skip_self)}
+            ret = returns(target)
+            if ret != "?":
+                entry["r"] = ret
+            out[name] = entry
+        else:
+            out[name] = {"a": 1}
+    return out
+
+
+def build() -> dict[str, Any]:
+    warnings.simplefilter("ignore")
+    import mindspore
+
+    tensor_cls = mindspore.Tensor
+    cell_cls = mindspore.nn.Cell
+    tensor_bases = tuple(base for base in tensor_cls.__mro__ if base is not object)[-1:]
+    object_members = frozenset(dir(object))
+    cell_members = frozenset(dir(cell_cls))
+    classes: dict[str, Any] = {}
+    modules: dict[str, Any] = {}
+
+    def class_ref(cls: type) -> str:
+        key = f"{getattr(cls, '__module__', '?')}.{getattr(cls, '__qualname__', getattr(cls, '__name__', '?'))}"
+        if key in classes:
+            return key
+        classes[key] = {}  # (a placeholder against cycles)
+        info: dict[str, Any] = {"s": signature_text(cls)}
+        try:
+            is_cell = issubclass(cls, cell_cls)
+        except TypeError:  # a type-like object that issubclass does not accept
+            classes[key] = info
+            return key
+        if is_cell:
+            info["cell"] = 1
+        elif issubclass(cls, tensor_bases):  # (Parameter shares Tensor's C++ base, not Tensor itself)
+            info["tensor"] = 1
+        if is_cell and cls is not cell_cls:  # the methods a Cell subclass adds (its attributes are set per instance)
+            members = {name: entry for name, entry in member_table(cls, cell_members).items() if "a" not in entry}
+            if members:
+                info["m"] = members
+        classes[key] = info
+        return key
+
+    for module_name in MODULES:
+        try:
+            module = importlib.import_module(module_name)
+        except Exception:  # noqa: BLE001 - a module this version lacks is left out
+            continue
+        names: dict[str, Any] = {}
+        public = getattr(module, "__all__", None)
+        listed = set(public) if isinstance(public, (list, tuple)) else set()
+        for name in _public(sorted(set(dir(module)) | listed)):
+            try:
+                value = getattr(module, name)
+            except Exception:  # noqa: BLE001 - a lazy attribute that fails to load is not usable
+                continue
+            if inspect.ismodule(value):
+                names[name] = {"k": "mod", "to": value.__name__}
+            elif inspect.isclass(value):
+                names[name] = {"k": "cls", "c": class_ref(value)}
+            elif callable(value):
+                entry: dict[str, Any] = {"k": "fn", "s": signature_text(value)}
+                ret = returns(value)
+                if ret != "?":
+                    entry["r"] = ret
+                names[name] = entry
+            else:
+                names[name] = {"k": "val"}
+        modules[module_name] = names
+    return {
+        "mindspore_version": mindspore.__version__,
+        "modules": modules,
+        "classes": classes,
+        "tensor": member_table(tensor_cls, object_members),
+        "cell": member_table(cell_cls, object_members),
+        "parameter": member_table(mindspore.Parameter, frozenset(dir(tensor_cls))),
+    }
+
+
+def render(data: dict[str, Any]) -> str:
+    return json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="compare with the file instead of writing it")
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+    text = render(build())
+    if args.check:
+        current = args.out.read_text(encoding="utf-8") if args.out.exists() else ""
+        if current != text:
+            print(f"{args.out.name} differs from the installed MindSpore: rerun scripts/build_mindspore_api.py",
+                  file=sys.stderr)
+            return 1
+        print(f"{args.out.name} matches the installed MindSpore")
+        return 0
+    tmp = args.out.with_suffix(".json.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(args.out)
+    print(f"wrote {args.out.name}: {len(text):,} bytes")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

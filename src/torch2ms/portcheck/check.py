@@ -1,0 +1,575 @@
+"""The port check of one file: its MindSpore names, calls and tensor members against MindSpore's own API.
+
+One walk over the module, statement by statement, keeps what each local name holds (`Value`): a MindSpore
+tensor (made by a MindSpore function the data says returns one, a Tensor method that returns one, an
+operator on one), a Parameter, an instance of a MindSpore Cell, an instance of the file's own Cell
+subclass (`self` in its methods, its attributes set from MindSpore calls), or a parameter of
+`construct` (probably a tensor: only members torch's Tensor has are judged there). What the walk finds:
+
+- TMS401 a MindSpore name (module attribute, import, class member) MindSpore does not have;
+- TMS402 a call whose arguments do not bind to the API's signature;
+- TMS403 a member used on a MindSpore tensor or Cell that MindSpore's Tensor or Cell lacks;
+- TMS404 a Tensor method with torch's name that differs from torch's (the tables' facts of that method);
+- TMS405 a positional argument where torch and MindSpore order the parameters differently;
+- TMS406 a form with no kernel (or that raises) on the chosen device, from the tables' device facts;
+- TMS441 what MindSpore's GRAPH mode rejects in construct and what it calls (graph.py).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+
+from ..codes import CODES
+from ..mappings import MappingTable
+from ..model import Arg, ApiCall, CallKind, Diagnostic, Span, Target
+from ..source import SourceText
+from . import graph
+from . import names as ms_names
+from .api import ApiName, Member, MindSporeApi, Signature
+from .bind import bind_problems, position_of
+
+# What a local value holds: T a MindSpore tensor, P a Parameter, A a parameter of construct (probably a
+# tensor), CELL:key an instance of a MindSpore Cell class, SELF:Name an instance of the file's class Name.
+Value = str | None
+TENSOR, PARAMETER, ARGUMENT = "T", "P", "A"
+_TENSORISH = (TENSOR, PARAMETER, ARGUMENT)
+_TENSOR_ATTRS = frozenset({"T", "mT", "H", "mH", "real", "imag"})  # Tensor attributes that are tensors
+_DEVICE_WORDS = {"cpu": re.compile(r"\bCPU\b"), "gpu": re.compile(r"\bGPU\b"), "ascend": re.compile(r"\bAscend\b")}
+
+
+@dataclass
+class _Class:
+    name: str
+    cell: bool
+    methods: set[str] = field(default_factory=set)
+    attrs: dict[str, Value] = field(default_factory=dict)
+    bases: list[str] = field(default_factory=list)  # the file's own base classes
+
+
+@dataclass(frozen=True)
+class TableFacts:
+    """The tables' facts about MindSpore forms: their targets by MindSpore name."""
+
+    by_api: dict[str, list[tuple[str, Target]]]
+
+    @classmethod
+    def of(cls, table: MappingTable) -> TableFacts:
+        found = _TABLE_FACTS.get(table.digest)
+        if found is None:
+            by_api: dict[str, list[tuple[str, Target]]] = {}
+            for torch_api, entry in table.entries.items():
+                for target in entry.targets:
+                    by_api.setdefault(target.api, []).append((torch_api, target))
+            found = _TABLE_FACTS[table.digest] = cls(by_api)
+        return found
+
+
+_TABLE_FACTS: dict[str, TableFacts] = {}
+
+
+def _fact_devices(note: str) -> set[str] | None:
+    """The devices a fact's note names ("on the CPU"); None: the note names none (every device)."""
+    found = {device for device, pattern in _DEVICE_WORDS.items() if pattern.search(note)}
+    return found or None
+
+
+def _args(call: ast.Call, positions: SourceText) -> tuple[Arg, ...]:
+    out = []
+    for arg in call.args:
+        starred = isinstance(arg, ast.Starred)
+        const = isinstance(arg, ast.Constant)
+        out.append(Arg(None, positions.span(arg), is_const=const,
+                       value=arg.value if isinstance(arg, ast.Constant) else None, starred=starred))
+    for keyword in call.keywords:
+        const = isinstance(keyword.value, ast.Constant)
+        out.append(Arg(keyword.arg, positions.span(keyword.value), is_const=const,
+                       value=keyword.value.value if isinstance(keyword.value, ast.Constant) else None,
+                       starred=keyword.arg is None))
+    return tuple(out)
+
+
+def _expressions(node: ast.AST) -> Iterator[ast.AST]:
+    """The expression nodes of a statement's own fields (not of the statements it holds), depth first."""
+    for _, value in ast.iter_fields(node):
+        items = value if isinstance(value, list) else [value]
+        for item in items:
+            if isinstance(item, ast.stmt) or not isinstance(item, ast.AST):
+                continue
+            if isinstance(item, (ast.excepthandler, ast.match_case)):
+                continue
+            yield from ast.walk(item)
+
+
+class PortChecker:
+    def __init__(self, tree: ast.Module, positions: SourceText, api: MindSporeApi, table: MappingTable,
+                 version: tuple[int, ...], device: str | None, enabled: Callable[[str], bool]) -> None:
+        self.tree, self.positions, self.api, self.table = tree, positions, api, table
+        self.version, self.device, self.enabled = version, device, enabled
+        self.names = ms_names.bindings(tree)
+        self.facts = TableFacts.of(table)
+        self.torch_tensor_members = table.inventory.tensor_members
+        self.torch_module_members = table.inventory.module_members
+        self.classes: dict[str, _Class] = {}
+        self.out: list[Diagnostic] = []
+        self._seen: set[tuple[str, Span]] = set()
+        parameter = api.name("mindspore.Parameter")
+        self._parameter_cls = parameter.cls if parameter is not None else ""
+
+    # ---------------------------------------------------------------- reporting
+    def report(self, code: str, node: ast.AST, message: str, mindspore_api: str | None = None,
+               first_line: bool = False) -> None:
+        """`first_line`: the span ends with the node's first line (a statement spanning a block)."""
+        if not self.enabled(code) or not hasattr(node, "lineno"):
+            return
+        span = self.positions.span(node)  # type: ignore[arg-type]
+        if first_line and span.end_line != span.start_line:
+            span = Span(span.start_line, span.start_col, span.start_line,
+                        len(self.positions.line(span.start_line)))
+        if (code, span) in self._seen:
+            return
+        self._seen.add((code, span))
+        info = CODES[code]
+        self.out.append(Diagnostic(code=code, severity=info.severity, category=info.category, span=span,
+                                   message=message, mindspore_api=mindspore_api, doc_url=info.doc_url))
+
+    # ---------------------------------------------------------------- the walk
+    def run(self) -> list[Diagnostic]:
+        if not self.names:
+            return []
+        self._imports()
+        self._collect_classes()
+        self._block(self.tree.body, {}, None)
+        if self.enabled("TMS441"):
+            self._graph()
+        return self.out
+
+    def _graph(self) -> None:
+        cells = {name: info.bases for name, info in self.classes.items() if info.cell}
+        for code in graph.graph_code(self.tree, self.names, cells):
+            info = self.classes.get(code.cls)
+            parameters = {n for n, v in info.attrs.items() if v == PARAMETER} if info is not None else set()
+            where = f"in {code.name}" + (f", called from {code.via}" if code.via else "")
+            for node, rule in graph.violations(code, parameters):
+                self.report("TMS441", node, f"GRAPH mode: {rule.reason} ({where})", first_line=True)
+
+    def _guarded_imports(self) -> set[int]:
+        """The import statements in a `try` whose handlers catch a failed import (a fallback for other
+        MindSpore versions: `except ImportError: from mindspore import ms_function as jit`)."""
+        out: set[int] = set()
+        for node in ast.walk(self.tree):
+            if not isinstance(node, ast.Try):
+                continue
+            caught: set[str] = set()
+            for handler in node.handlers:
+                types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+                caught.update(t.id if isinstance(t, ast.Name) else "?" if t is not None else "Exception"
+                              for t in types)
+            if caught & {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}:
+                for part in (node.body, *(h.body for h in node.handlers)):
+                    for stmt in part:
+                        out.update(id(n) for n in ast.walk(stmt) if isinstance(n, (ast.Import, ast.ImportFrom)))
+        return out
+
+    def _imports(self) -> None:
+        guarded = self._guarded_imports()
+        for node, _, qual, alias in ms_names.imports(self.tree):
+            if id(node) in guarded:
+                continue
+            module, _, leaf = qual.rpartition(".")
+            if isinstance(node, ast.ImportFrom) and not leaf.startswith("_") and self.api.is_module(module) \
+                    and self.api.name(qual) is None:
+                self.report("TMS401", alias, f"{qual} does not exist in MindSpore {self.api.version}",
+                            mindspore_api=qual)
+            elif isinstance(node, ast.Import) and module and self.api.is_module(module) and \
+                    self.api.name(qual) is None and not leaf.startswith("_"):
+                self.report("TMS401", alias, f"module {qual} does not exist in MindSpore {self.api.version}",
+                            mindspore_api=qual)
+
+    def _is_cell_base(self, base: ast.expr) -> bool:
+        qual = ms_names.dotted(base, self.names)
+        if qual is not None:
+            found = self.api.name(qual)
+            return found is not None and found.kind == "cls" and found.cell
+        return isinstance(base, ast.Name) and base.id in self.classes and self.classes[base.id].cell
+
+    def _collect_classes(self) -> None:
+        for node in ast.walk(self.tree):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            info = _Class(node.name, any(self._is_cell_base(b) for b in node.bases),
+                          bases=[b.id for b in node.bases if isinstance(b, ast.Name)])
+            self.classes[node.name] = info
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    info.methods.add(item.name)
+                elif isinstance(item, ast.Assign):
+                    for target in item.targets:
+                        if isinstance(target, ast.Name):
+                            info.methods.add(target.id)
+                elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                    info.methods.add(item.target.id)
+        for info in self.classes.values():  # a base of the file declared after its subclass
+            if not info.cell and any(self.classes.get(b, _Class(b, False)).cell for b in info.bases):
+                info.cell = True
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.ClassDef):
+                self._collect_attrs(node, self.classes[node.name])
+
+    def _collect_attrs(self, node: ast.ClassDef, info: _Class) -> None:
+        conflicting: set[str] = set()
+        for method in node.body:
+            if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for stmt in ast.walk(method):
+                targets: list[ast.expr] = []
+                value: ast.expr | None = None
+                if isinstance(stmt, ast.Assign):
+                    targets, value = stmt.targets, stmt.value
+                elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
+                    targets, value = [stmt.target], stmt.value
+                for target in targets:
+                    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                            and target.value.id == "self":
+                        kind = self.value_of(value, {}) if value is not None and isinstance(stmt, ast.Assign) else None
+                        name = target.attr
+                        if name in info.attrs and info.attrs[name] != kind:
+                            conflicting.add(name)
+                        info.attrs[name] = kind
+        for name in conflicting:
+            info.attrs[name] = None
+
+    def _block(self, body: list[ast.stmt], env: dict[str, Value], cls: _Class | None) -> None:
+        for stmt in body:
+            self._statement(stmt, env, cls)
+
+    def _statement(self, stmt: ast.stmt, env: dict[str, Value], cls: _Class | None) -> None:
+        if isinstance(stmt, ast.ClassDef):
+            for expr in [*stmt.bases, *stmt.keywords, *stmt.decorator_list]:
+                self._check_tree(expr, env)
+            self._block(stmt.body, dict(env), self.classes.get(stmt.name))
+            return
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for expr in stmt.decorator_list:
+                self._check_tree(expr, env)
+            self._function(stmt, env, cls)
+            return
+        for node in _expressions(stmt):
+            self._check_node(node, env)
+        if isinstance(stmt, ast.Assign):
+            kind = self.value_of(stmt.value, env)
+            for target in stmt.targets:
+                self._bind(target, kind, env)
+        elif isinstance(stmt, ast.AnnAssign):
+            self._bind(stmt.target, self.value_of(stmt.value, env) if stmt.value is not None else
+                       self._annotation(stmt.annotation), env)
+        elif isinstance(stmt, ast.AugAssign):
+            if isinstance(stmt.target, ast.Name) and env.get(stmt.target.id) not in _TENSORISH:
+                env[stmt.target.id] = None
+        elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+            self._bind(stmt.target, None, env)
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            for item in stmt.items:
+                if item.optional_vars is not None:
+                    self._bind(item.optional_vars, None, env)
+        for _, value in ast.iter_fields(stmt):
+            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+                self._block(value, env, cls)
+            elif isinstance(value, list):
+                for item in value:
+                    if isinstance(item, ast.ExceptHandler):
+                        if item.type is not None:
+                            self._check_tree(item.type, env)
+                        if item.name:
+                            env[item.name] = None
+                        self._block(item.body, env, cls)
+                    elif isinstance(item, ast.match_case):
+                        self._block(item.body, env, cls)
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, outer: dict[str, Value],
+                  cls: _Class | None) -> None:
+        env = dict(outer)
+        args = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+        for extra in (node.args.vararg, node.args.kwarg):
+            if extra is not None:
+                env[extra.arg] = None
+        for default in [*node.args.defaults, *[d for d in node.args.kw_defaults if d is not None]]:
+            self._check_tree(default, outer)
+        method = cls is not None and not any(isinstance(d, ast.Name) and d.id == "staticmethod"
+                                             for d in node.decorator_list)
+        for index, arg in enumerate(args):
+            kind: Value = None
+            if index == 0 and method and cls is not None and cls.cell:
+                kind = "SELF:" + cls.name
+            elif arg.annotation is not None:
+                kind = self._annotation(arg.annotation)
+            elif method and cls is not None and cls.cell and node.name == "construct" and index > 0:
+                kind = ARGUMENT
+            env[arg.arg] = kind
+        self._block(node.body, env, cls)
+
+    def _annotation(self, node: ast.expr) -> Value:
+        qual = ms_names.dotted(node, self.names)
+        found = self.api.name(qual) if qual else None
+        if found is not None and found.kind == "cls" and found.tensor:
+            return PARAMETER if found.cls == self._parameter_cls else TENSOR
+        return None
+
+    def _bind(self, target: ast.expr, kind: Value, env: dict[str, Value]) -> None:
+        if isinstance(target, ast.Name):
+            env[target.id] = kind
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for item in target.elts:
+                self._bind(item.value if isinstance(item, ast.Starred) else item, None, env)
+
+    def _check_tree(self, node: ast.AST, env: dict[str, Value]) -> None:
+        for sub in ast.walk(node):
+            self._check_node(sub, env)
+
+    # ---------------------------------------------------------------- values
+    def value_of(self, node: ast.expr | None, env: dict[str, Value]) -> Value:
+        if node is None:
+            return None
+        if isinstance(node, ast.Name):
+            return env.get(node.id)
+        if isinstance(node, ast.Call):
+            return self._call_value(node, env)
+        if isinstance(node, ast.Attribute):
+            base = self.value_of(node.value, env)
+            if base in _TENSORISH and node.attr in _TENSOR_ATTRS:
+                return TENSOR
+            if base is not None and base.startswith("SELF:"):
+                info = self.classes.get(base[5:])
+                return info.attrs.get(node.attr) if info is not None else None
+            return None
+        if isinstance(node, ast.BinOp):
+            left, right = self.value_of(node.left, env), self.value_of(node.right, env)
+            if TENSOR in (left, right) or PARAMETER in (left, right):
+                return TENSOR
+            return ARGUMENT if ARGUMENT in (left, right) else None
+        if isinstance(node, ast.UnaryOp) and not isinstance(node.op, ast.Not):
+            inner = self.value_of(node.operand, env)
+            return TENSOR if inner in (TENSOR, PARAMETER) else inner if inner == ARGUMENT else None
+        if isinstance(node, ast.Subscript):
+            inner = self.value_of(node.value, env)
+            return TENSOR if inner in (TENSOR, PARAMETER) else None
+        return None
+
+    def _call_value(self, node: ast.Call, env: dict[str, Value]) -> Value:
+        qual = ms_names.dotted(node.func, self.names)
+        if qual is not None:
+            found = self.api.name(qual)
+            if found is None:
+                return None
+            if found.kind == "fn":
+                return TENSOR if found.returns == "T" else None
+            if found.kind == "cls":
+                if found.cell:
+                    return "CELL:" + found.cls
+                if found.tensor:
+                    return PARAMETER if found.cls == self._parameter_cls else TENSOR
+            return None
+        if isinstance(node.func, ast.Name) and node.func.id in self.classes and node.func.id not in env:
+            info = self.classes[node.func.id]
+            return "SELF:" + info.name if info.cell else None
+        if isinstance(node.func, ast.Attribute):
+            receiver = self.value_of(node.func.value, env)
+            if receiver in (TENSOR, PARAMETER):
+                member = self.api.tensor_member(node.func.attr, parameter=receiver == PARAMETER)
+                if member is not None and member.returns == "T":
+                    return TENSOR
+        return None
+
+    # ---------------------------------------------------------------- checks
+    def _check_node(self, node: ast.AST, env: dict[str, Value]) -> None:
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+            self._check_attribute(node, env)
+        elif isinstance(node, ast.Call):
+            self._check_call(node, env)
+
+    def _check_attribute(self, node: ast.Attribute, env: dict[str, Value]) -> None:
+        qual = ms_names.dotted(node, self.names)
+        if qual is not None:
+            self._check_name(node, qual)
+            return
+        receiver = self.value_of(node.value, env)
+        if receiver is None or node.attr.startswith("__"):
+            return
+        if receiver in _TENSORISH:
+            member = self.api.tensor_member(node.attr, parameter=receiver != TENSOR)
+            if member is not None or (receiver != TENSOR and node.attr not in self.torch_tensor_members):
+                return
+            if receiver == ARGUMENT and node.attr in self.api_cell_or_tuple_names():
+                return
+            self.report("TMS403", node, f".{node.attr}: MindSpore {self.api.version}'s Tensor has no member "
+                        f"'{node.attr}'{self._torch_note('torch.Tensor.' + node.attr)}",
+                        mindspore_api="mindspore.Tensor")
+        elif receiver.startswith(("CELL:", "SELF:")):
+            self._check_cell_member(node, receiver)
+
+    def api_cell_or_tuple_names(self) -> frozenset[str]:
+        """Members a construct argument may use without being a tensor: those of tuples and lists."""
+        return frozenset(name for name in dir(tuple) + dir(list) if not name.startswith("_"))
+
+    def _check_cell_member(self, node: ast.Attribute, receiver: str) -> None:
+        name = node.attr
+        if name not in self.torch_module_members or self.api.cell_member(name) is not None:
+            return
+        if receiver.startswith("CELL:"):
+            if self.api.class_member(receiver[5:], name) is not None:
+                return
+        else:
+            if self._defines(receiver[5:], name):
+                return
+        self.report("TMS403", node, f".{name}: MindSpore {self.api.version}'s Cell has no member '{name}'"
+                    f"{self._torch_note('torch.nn.Module.' + name)}", mindspore_api="mindspore.nn.Cell")
+
+    def _defines(self, cls: str, name: str, depth: int = 0) -> bool:
+        info = self.classes.get(cls)
+        if info is None or depth > 20:
+            return True  # a class outside the file may define it
+        if name in info.methods or name in info.attrs:
+            return True
+        return any(self._defines(base, name, depth + 1) for base in info.bases)
+
+    def _torch_note(self, torch_api: str) -> str:
+        entry = self.table.lookup(torch_api)
+        if entry is None:
+            return ""
+        target = entry.target_for(self.version, self.device)
+        if target is not None and target.api.rpartition(".")[0] not in ("mindspore.Tensor", "mindspore.nn.Cell"):
+            return f" (torch's {torch_api} is {target.api} in MindSpore)"
+        return f" (torch's {torch_api}: {entry.note})" if entry.note else ""
+
+    def _check_name(self, node: ast.Attribute, qual: str) -> None:
+        owner, _, leaf = qual.rpartition(".")
+        if leaf.startswith("_"):
+            return
+        found = self.api.name(owner)
+        if found is None:
+            return
+        missing = False
+        if found.kind == "mod":
+            missing = self.api.is_module(found.target) and self.api.name(f"{found.target}.{leaf}") is None
+        elif found.kind == "cls" and found.tensor:
+            missing = self.api.tensor_member(leaf, parameter=found.cls == self._parameter_cls) is None
+        elif found.kind == "cls" and found.cell:
+            missing = self.api.cell_member(leaf) is None and self.api.class_member(found.cls, leaf) is None
+        if missing:
+            self.report("TMS401", node, f"{qual} does not exist in MindSpore {self.api.version}", mindspore_api=qual)
+
+    def _check_call(self, node: ast.Call, env: dict[str, Value]) -> None:
+        qual = ms_names.dotted(node.func, self.names)
+        if qual is not None:
+            found = self.api.name(qual)
+            if found is not None:
+                self._check_api_call(node, found)
+            return
+        if not isinstance(node.func, ast.Attribute):
+            return
+        receiver = self.value_of(node.func.value, env)
+        if receiver in (TENSOR, PARAMETER):
+            member = self.api.tensor_member(node.func.attr, parameter=receiver == PARAMETER)
+            if member is None or member.attribute:
+                return
+            self._check_binding(node, member.signature, f"Tensor.{node.func.attr}", "mindspore.Tensor")
+            self._check_same_name(node, member)
+
+    def _check_binding(self, node: ast.Call, sig: Signature | None, what: str, api: str) -> None:
+        if sig is None:
+            return
+        problems = bind_problems(sig, node)
+        if problems:
+            self.report("TMS402", node, f"{what}{sig.text()} {'; '.join(problems)} (MindSpore raises TypeError)",
+                        mindspore_api=api)
+
+    def _check_api_call(self, node: ast.Call, found: ApiName) -> None:
+        if found.kind in ("fn", "cls"):
+            self._check_binding(node, found.signature, found.qualname, found.qualname)
+        targets = self.facts.by_api.get(found.qualname, [])
+        for torch_api, target in targets:
+            self._check_kernel(node, found, torch_api, target)
+            self._check_order(node, found, target)
+
+    def _check_kernel(self, node: ast.Call, found: ApiName, torch_api: str, target: Target) -> None:
+        device = self.device
+        if device is None:
+            return
+        where = "Ascend" if device == "ascend" else device.upper()
+        if device in target.no_kernel:
+            self.report("TMS406", node, f"{found.qualname} has no {where} kernel in MindSpore {self.api.version} "
+                        f"(measured by torch2ms verify; choose another form or device)", mindspore_api=found.qualname)
+            return
+        for fact in target.params:
+            if fact.kind != "unsupported_inputs" or not fact.values or fact.torch is None:
+                continue
+            devices = _fact_devices(fact.note)
+            if devices is not None and device not in devices:
+                continue
+            name = fact.ms or fact.torch
+            position = position_of(found.signature, name) if found.signature is not None else None
+            arg = self._argument(node, name, position)
+            if isinstance(arg, ast.Constant) and arg.value in fact.values:
+                self.report("TMS406", arg, f"{found.qualname} with {name}={arg.value!r}: {fact.note}",
+                            mindspore_api=found.qualname)
+
+    def _check_order(self, node: ast.Call, found: ApiName, target: Target) -> None:
+        if found.signature is None:
+            return
+        positional = found.signature.positional()
+        for fact in target.params:
+            if fact.kind != "renamed" or fact.torch != fact.ms or fact.position is None:
+                continue
+            index = fact.position
+            if index >= len(node.args) or index >= len(positional) or \
+                    any(isinstance(a, ast.Starred) for a in node.args[:index + 1]):
+                continue
+            ms_param = positional[index].name
+            if ms_param == fact.torch:
+                continue
+            self.report("TMS405", node.args[index],
+                        f"positional argument {index + 1} of {found.qualname} is MindSpore's '{ms_param}'; in torch "
+                        f"'{fact.torch}' sits there: pass both by keyword", mindspore_api=found.qualname)
+
+    @staticmethod
+    def _argument(node: ast.Call, name: str, position: int | None) -> ast.expr | None:
+        for keyword in node.keywords:
+            if keyword.arg == name:
+                return keyword.value
+        if position is not None and position < len(node.args) and \
+                not any(isinstance(a, ast.Starred) for a in node.args[:position + 1]):
+            return node.args[position]
+        return None
+
+    def _check_same_name(self, node: ast.Call, member: Member) -> None:
+        """TMS404: MindSpore's Tensor method of torch's name differs from torch's where this call relies on
+        the difference (the tables' facts of torch.Tensor.NAME)."""
+        from ..checks import relevant_params
+
+        assert isinstance(node.func, ast.Attribute)
+        name = node.func.attr
+        torch_api = "torch.Tensor." + name
+        entry = self.table.lookup(torch_api)
+        if entry is None:
+            return
+        target = entry.target_for(self.version, self.device)
+        if target is None:
+            if entry.note:
+                self.report("TMS404", node, f".{name}(): MindSpore's Tensor.{name} is not torch's: {entry.note}",
+                            mindspore_api="mindspore.Tensor." + name)
+            return
+        if target.api != "mindspore.Tensor." + name:
+            return
+        # the call's MindSpore keywords under torch's names (axis= -> dim=), as the facts name parameters
+        to_torch = {f.ms: f.torch for f in target.params if f.ms and f.torch and f.ms != f.torch}
+        args = tuple(replace(a, keyword=to_torch.get(a.keyword, a.keyword)) if a.keyword else a
+                     for a in _args(node, self.positions))
+        call = ApiCall(api=torch_api, span=self.positions.span(node), kind=CallKind.METHOD, args=args)
+        facts = [f for f in relevant_params(call, target)
+                 if (f.kind == "default_differs" or (f.kind in ("semantics_differ", "unsupported_inputs")
+                                                      and f.torch is not None)) and not f.only_degenerate_inputs]
+        if facts:
+            self.report("TMS404", node, f".{name}(): MindSpore's Tensor.{name} differs from torch's: "
+                        + "; ".join(f.describe() for f in facts), mindspore_api=target.api)

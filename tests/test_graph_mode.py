@@ -1,0 +1,114 @@
+"""TMS441: each rule of src/torch2ms/data/graph_mode.yaml is a construct that MindSpore's GRAPH mode really
+rejects (compiled here with the installed MindSpore), and the port check reports it in construct and in
+what construct calls."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from torch2ms.engine import scan_source
+from torch2ms.portcheck.graph import load_rules
+
+_MODULE = '''\
+import mindspore
+import numpy as np
+from mindspore import nn, ops
+
+
+class Net(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.p = mindspore.Parameter(ops.ones((2, 3)))
+
+    def construct(self, x):
+{body}
+'''
+_BODY_LINE = 12  # the first line of construct's body in _MODULE
+
+
+def _module(body: str) -> str:
+    return _MODULE.format(body=textwrap.indent(body, " " * 8))
+
+
+def _compile(path: Path, text: str) -> Any:
+    """Net()(x) in GRAPH mode, from a real file (the graph compiler reads construct's source)."""
+    import mindspore
+    import numpy as np
+
+    warnings.simplefilter("ignore")
+    path.write_text(text, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(f"graph_case_{path.stem}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # (the graph compiler looks the module up by name)
+    spec.loader.exec_module(module)
+    mindspore.set_context(mode=mindspore.GRAPH_MODE)
+    try:
+        return module.Net()(mindspore.Tensor(np.ones((2, 3), np.float32)))
+    finally:
+        mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
+        del sys.modules[spec.name]
+
+
+def _graph_findings(text: str) -> list[int]:
+    return [d.span.start_line for d in scan_source(text, "net.py").diagnostics if d.code == "TMS441"]
+
+
+RULES = load_rules()
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r.node or r.member for r in RULES])
+def test_each_rule_is_rejected_by_graph_mode_and_reported(rule: Any, tmp_path: Path) -> None:
+    text = _module(rule.example)
+    lines = _graph_findings(text)
+    assert lines and all(_BODY_LINE <= line < _BODY_LINE + rule.example.count("\n") for line in lines), lines
+    with pytest.raises(Exception, match=rule.raises):  # noqa: B017 - the compiler's own error types vary
+        _compile(tmp_path / f"case_{rule.node or rule.member}.py", text)
+
+
+def test_code_graph_mode_compiles_has_no_finding(tmp_path: Path) -> None:
+    body = "out = [x * i for i in range(3)]\nd = {'a': 1}\nassert x.shape[0] == 2\nreturn ops.stack(out) + d['a']\n"
+    text = _module(body)
+    assert _graph_findings(text) == []
+    assert _compile(tmp_path / "ok.py", text).shape == (3, 2, 3)
+
+
+def test_what_construct_calls_is_graph_code_and_other_methods_are_not() -> None:
+    text = textwrap.dedent('''\
+        import mindspore
+        from mindspore import nn
+
+
+        def helper(x):
+            try:
+                return x + 1
+            except ValueError:
+                return x
+
+
+        class Net(nn.Cell):
+            def prepare(self):
+                import math
+                return math.pi
+
+            def step(self, x):
+                return helper(x)
+
+            def construct(self, x):
+                return self.step(x)
+
+
+        class Child(Net):
+            def extra(self):
+                del self.p
+    ''')
+    found = {(d.span.start_line, d.message) for d in scan_source(text, "net.py").diagnostics if d.code == "TMS441"}
+    assert [line for line, _ in found] == [6]
+    assert "(in helper, called from Net.construct)" in next(iter(found))[1]

@@ -1,0 +1,71 @@
+"""src/torch2ms/data/mindspore_api.json: regenerated from the installed MindSpore it equals the shipped file, and
+the lookups over it answer as MindSpore itself does."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import pytest
+
+from conftest import ROOT, load_script
+from torch2ms.portcheck.api import Signature, load_api
+
+
+@pytest.fixture(scope="module")
+def script() -> Any:
+    return load_script(ROOT / "scripts" / "build_mindspore_api.py", "build_mindspore_api_under_test")
+
+
+def test_the_shipped_data_is_what_the_installed_mindspore_gives() -> None:
+    # in a fresh interpreter: what MindSpore's modules hold depends on what was imported and run before
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_mindspore_api.py"), "--check"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "matches the installed MindSpore" in done.stdout
+
+
+def test_a_signature_round_trips_through_its_text(script: Any) -> None:
+    def sample(a, b, /, c, d=1, *args, e, f=2, **kw):  # type: ignore[no-untyped-def]  # noqa: ANN001, ANN202
+        return None
+
+    text = script.signature_text(sample)
+    assert text == "a, b, /, c, d=, *args, e, f=, **kw"
+    params = Signature.parse(text).params
+    assert [(p.name, p.kind, p.required) for p in params] == [
+        ("a", "pos", True), ("b", "pos", True), ("c", "any", True), ("d", "any", False), ("args", "*", False),
+        ("e", "kw", True), ("f", "kw", False), ("kw", "**", False)]
+
+
+def test_lookups_answer_as_mindspore_does() -> None:
+    import mindspore
+
+    api = load_api()
+    assert api.version == mindspore.__version__
+    pool = api.name("mindspore.ops.max_pool2d")
+    assert pool is not None and pool.kind == "fn" and pool.signature is not None
+    assert [p.name for p in pool.signature.params] == list(inspect.signature(mindspore.ops.max_pool2d).parameters)
+    conv = api.name("mindspore.nn.Conv2d")
+    assert conv is not None and conv.kind == "cls" and conv.cell
+    assert api.name("mindspore.ops.no_such_function") is None
+    for member in ("cuda", "is_cuda", "polygamma"):
+        assert api.tensor_member(member) is None
+        assert not hasattr(mindspore.ops.ones(2), member)
+    assert api.tensor_member("aminmax") is not None and hasattr(mindspore.Tensor, "aminmax")
+    assert api.tensor_member("shape") is not None and api.tensor_member("shape").attribute  # type: ignore[union-attr]
+    assert api.tensor_member("requires_grad") is None and api.tensor_member("requires_grad", parameter=True)
+
+
+def test_check_fails_on_data_that_differs(tmp_path: Any) -> None:
+    import subprocess
+    import sys
+
+    stale = tmp_path / "mindspore_api.json"
+    stale.write_text((ROOT / "src" / "torch2ms" / "data" / "mindspore_api.json").read_text(encoding="utf-8")
+                     .replace('"max_pool2d":{', '"max_pool2d_old":{', 1), encoding="utf-8")
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_mindspore_api.py"), "--check", "--out",
+                           str(stale)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1 and "differs from the installed MindSpore" in done.stderr

@@ -1,0 +1,206 @@
+"""The port check (TMS4xx): the output of a fix, and MindSpore code written by hand, read as MindSpore code.
+Each case is also run in the installed MindSpore: what is flagged raises or computes other values there,
+what is not flagged runs."""
+
+from __future__ import annotations
+
+import textwrap
+import warnings
+from typing import Any
+
+import pytest
+
+from torch2ms.config import Config
+from torch2ms.engine import scan_source
+from torch2ms.fix import fix_text
+from torch2ms.model import Diagnostic
+
+
+def _scan(code: str, **config: Any) -> list[Diagnostic]:
+    return list(scan_source(textwrap.dedent(code), "port.py", Config(**config)).diagnostics)
+
+
+def _port(code: str, **config: Any) -> list[tuple[int, str]]:
+    return [(d.span.start_line, d.code) for d in _scan(code, **config) if d.code.startswith("TMS4")]
+
+
+def _run(code: str) -> dict[str, Any]:
+    warnings.simplefilter("ignore")
+    namespace: dict[str, Any] = {}
+    exec(compile(textwrap.dedent(code), "port.py", "exec"), namespace)  # noqa: S102 - the test's own snippet
+    return namespace
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _mindspore() -> None:
+    import mindspore
+
+    mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
+    mindspore.set_device("CPU")
+
+
+def test_a_device_move_left_after_the_fix_is_flagged_and_raises() -> None:
+    fixed = fix_text("import torch\nx = torch.randn(3).cuda()\n", "t.py").text
+    assert fixed.splitlines()[-1] == "x = mindspore.ops.randn(3).cuda()"
+    found = _scan(fixed)
+    assert [(d.span.start_line, d.code) for d in found] == [(2, "TMS403")]
+    assert "'cuda'" in found[0].message
+    with pytest.raises(AttributeError, match="cuda"):
+        _run(fixed)
+
+
+def test_polygamma_on_a_rewritten_tensor_is_flagged_and_raises() -> None:
+    code = """\
+        import mindspore
+        p = mindspore.ops.randn(3)
+        y = p.polygamma(1)
+    """
+    assert _port(code) == [(3, "TMS403")]
+    assert "mindspore.ops.polygamma" in _scan(code)[0].message
+    with pytest.raises(AttributeError, match="polygamma"):
+        _run(code)
+
+
+def test_aminmax_relying_on_torchs_default_is_flagged_and_differs() -> None:
+    import numpy as np
+    import torch
+
+    code = """\
+        import mindspore
+        p = mindspore.Tensor([[3.0, -1.0], [0.5, 7.0]])
+        lo, hi = p.aminmax()
+    """
+    assert _port(code) == [(3, "TMS404")]
+    assert "default of 'dim' differs" in _scan(code)[0].message
+    ms_lo = _run(code)["lo"].asnumpy()
+    torch_lo = torch.tensor([[3.0, -1.0], [0.5, 7.0]]).aminmax()[0].numpy()
+    assert ms_lo.shape != torch_lo.shape or not np.allclose(ms_lo, torch_lo)
+    assert _port(code.replace("p.aminmax()", "p.aminmax(axis=None)")) == []
+
+
+def test_a_value_given_twice_is_flagged_with_pythons_words() -> None:
+    code = """\
+        from mindspore import nn
+        conv = nn.Conv2d(3, 8, 3, 1, 'pad', 1, pad_mode='pad')
+    """
+    found = [d for d in _scan(code) if d.code == "TMS402"]
+    assert len(found) == 1 and "multiple values for argument 'pad_mode'" in found[0].message
+    with pytest.raises(TypeError, match="multiple values for argument 'pad_mode'"):
+        _run(code)
+
+
+def test_unknown_keywords_and_missing_arguments_are_flagged() -> None:
+    code = """\
+        from mindspore import nn
+        layer = nn.Dense(3, 4, bias=True, device="cpu")
+    """
+    found = [d for d in _scan(code) if d.code == "TMS402"]
+    assert len(found) == 1
+    assert "unexpected keyword argument 'bias'" in found[0].message
+    assert "unexpected keyword argument 'device'" in found[0].message
+    with pytest.raises(TypeError, match="unexpected keyword argument"):
+        _run(code)
+    assert _port("from mindspore import nn\nlayer = nn.Dense(3)\n") == [(2, "TMS402")]
+    with pytest.raises(TypeError, match="missing"):
+        _run("from mindspore import nn\nlayer = nn.Dense(3)\n")
+
+
+def test_max_pool2d_in_torchs_positional_order_is_flagged() -> None:
+    import numpy as np
+
+    code = """\
+        import mindspore
+        from mindspore import ops
+        x = ops.ones((1, 1, 5, 5), mindspore.float32)
+        out = ops.max_pool2d(x, 2, 2, 0, 1, True)
+    """
+    found = [d for d in _scan(code) if d.code == "TMS405"]
+    assert len(found) == 1 and "'return_indices'" in found[0].message and "'ceil_mode'" in found[0].message
+    out = _run(code)["out"]
+    assert isinstance(out, tuple)  # MindSpore took True as return_indices (torch: ceil_mode)
+    assert np.asarray(out[0].shape).tolist() == [1, 1, 2, 2]
+
+
+def test_bilinear_mint_interpolate_on_the_cpu_is_flagged_and_ops_interpolate_is_not() -> None:
+    code = """\
+        import mindspore
+        x = mindspore.ops.ones((1, 1, 4, 4), mindspore.float32)
+        y = mindspore.mint.nn.functional.interpolate(x, size=(8, 8), mode="bilinear").asnumpy()
+    """
+    assert _port(code) == [(3, "TMS406")]
+    with pytest.raises(RuntimeError):
+        _run(code)
+    assert _port(code, device="ascend") == []
+    working = code.replace("mint.nn.functional.interpolate", "ops.interpolate")
+    assert _port(working) == []
+    assert _run(working)["y"].shape == (1, 1, 8, 8)
+
+
+def test_unknown_names_are_flagged() -> None:
+    code = """\
+        import mindspore as ms
+        from mindspore.ops import no_such_op
+        y = ms.ops.also_missing(1)
+    """
+    assert _port(code) == [(2, "TMS401"), (3, "TMS401")]
+    with pytest.raises(ImportError):
+        _run(code)
+
+
+def test_members_torch_has_and_mindspore_lacks_on_cells_and_parameters() -> None:
+    code = """\
+        import mindspore
+        from mindspore import nn, ops
+
+
+        class Net(nn.Cell):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Dense(3, 4)
+                self.w = mindspore.Parameter(ops.zeros(4))
+
+            def construct(self, x):
+                if self.w.is_cuda:
+                    x = x.cuda()
+                return self.fc(x) + self.w
+
+
+        net = Net()
+        net.eval()
+    """
+    assert _port(code) == [(12, "TMS403"), (13, "TMS403"), (18, "TMS403")]
+
+
+def test_correct_mindspore_code_has_no_finding_and_runs() -> None:
+    code = """\
+        import mindspore
+        from mindspore import nn, ops, mint
+
+
+        class Block(nn.Cell):
+            def __init__(self, channels: int):
+                super().__init__()
+                self.conv = nn.Conv2d(channels, channels, 3, pad_mode="pad", padding=1, has_bias=True)
+                self.norm = nn.BatchNorm2d(channels)
+                self.act = nn.ReLU()
+                self.scale = mindspore.Parameter(ops.ones(channels), requires_grad=False)
+
+            def construct(self, x):
+                y = self.act(self.norm(self.conv(x)))
+                y = y * self.scale.reshape(1, -1, 1, 1)
+                return mint.flatten(y + x, 1).sum(axis=1) / y.shape[1]
+
+
+        net = Block(2)
+        net.set_train(False)
+        out = net(ops.ones((1, 2, 4, 4), mindspore.float32))
+        lo, hi = out.aminmax(axis=0)
+    """
+    assert _scan(code) == []
+    assert _run(code)["out"].shape == (1,)
+
+
+def test_a_mindspore_file_is_analysed_without_torch_and_noqa_applies() -> None:
+    code = "import mindspore\nx = mindspore.ops.ones(2).cuda()  # noqa: TMS403\ny = mindspore.ops.ones(2).cpu()\n"
+    assert _port(code) == [(3, "TMS403")]
+    assert _port(code, ignore=("TMS4",)) == []
