@@ -20,7 +20,7 @@ import pytest
 from torch2ms import writing
 from torch2ms.cli import main
 
-from conftest import run_cli
+from conftest import run_cli, run_cli_process
 
 SOURCE = "import torch\n\n\ndef f(x):\n    return torch.nn.functional.softmax(x, dim=0) + torch.abs(x)\n"
 
@@ -210,7 +210,7 @@ def test_trace_shows_the_scripts_traceback_and_exit_code(tmp_path: Path) -> None
     script = tmp_path / "fails.py"
     script.write_text("import torch\n\n\ndef step():\n    torch.zeros(2)\n    raise ValueError('boom in step')\n\n\n"
                       "step()\n")
-    proc = run_cli("trace", "-o", "t.json", "--", "python", "fails.py", cwd=tmp_path)
+    proc = run_cli_process("trace", "-o", "t.json", "--", "python", "fails.py", cwd=tmp_path)  # the child's stderr
     assert proc.returncode == 1, proc.stderr
     assert "internal error" not in proc.stderr and "please report" not in proc.stderr
     assert "Traceback (most recent call last):" in proc.stderr
@@ -225,7 +225,7 @@ def test_trace_shows_the_scripts_traceback_and_exit_code(tmp_path: Path) -> None
 def test_trace_says_when_no_trace_could_be_written(tmp_path: Path, ending: str, code: int) -> None:
     pytest.importorskip("torch")
     (tmp_path / "quits.py").write_text(f"import os\nimport signal\nimport torch\ntorch.ones(1)\n{ending}\n")
-    proc = run_cli("trace", "-o", "t.json", "--", "python", "quits.py", cwd=tmp_path)
+    proc = run_cli_process("trace", "-o", "t.json", "--", "python", "quits.py", cwd=tmp_path)
     assert proc.returncode == code
     assert "torch2ms trace: error: no trace written" in proc.stderr
     assert not (tmp_path / "t.json").exists() and leftovers(tmp_path) == []
