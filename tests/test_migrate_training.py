@@ -29,7 +29,7 @@ def _run(path: Path, cwd: Path) -> list[float]:
     return [float(x) for line in proc.stdout.splitlines() for x in NUMBER.findall(line)]
 
 
-@pytest.mark.parametrize("name", ["clip_steplr.py", "accumulate.py", "loader.py"])
+@pytest.mark.parametrize("name", ["clip_steplr.py", "accumulate.py", "loader.py", "step_function.py"])
 def test_training_loop_ported_trains_like_torch(name: str, tmp_path: Path) -> None:
     source = (DATA / name).read_text(encoding="utf-8")
     migration = migrate_text(source, name)
@@ -39,7 +39,7 @@ def test_training_loop_ported_trains_like_torch(name: str, tmp_path: Path) -> No
     assert "DataLoader(" not in out and "(Dataset)" not in out
     assert "mindspore.value_and_grad(forward_fn, None, optimizer.parameters" in out
     assert not [d for d in migration.result.diagnostics if d.code in ("TMS361", "TMS362", "TMS363")]
-    assert any("training step as value_and_grad" in note for note in migration.notes)
+    assert any("as value_and_grad + optimizer(grads)" in note for note in migration.notes)
     ported = tmp_path / "port" / name
     ported.parent.mkdir()
     ported.write_text(out, encoding="utf-8")
@@ -61,6 +61,10 @@ def test_aux_outputs_clipping_and_accumulation_forms() -> None:
     assert "accumulated_grads = None\nfor i in range(12):" in acc
     assert "optimizer(accumulated_grads)\n        accumulated_grads = None" in acc
     assert "total += loss.item()" in acc  # what the loop did around the step stays
+    step = migrate_text((DATA / "step_function.py").read_text(encoding="utf-8"), "s.py").text
+    # a function whose body is the step: the forward function and grad_fn are built inside it
+    assert "def train_step(x, y):\n    def forward_fn(x, y):" in step
+    assert "grads = tuple(mindspore.ops.clamp(g, -(0.5), 0.5) for g in grads)" in step
 
 
 LEFT = """

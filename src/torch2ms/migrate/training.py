@@ -15,6 +15,9 @@ body holds one ``loss.backward()`` statement and ``optimizer.step()`` statements
 - a step guarded by a condition with no unconditional ``zero_grad()`` in the loop is gradient
   accumulation: the gradients are summed after each forward and the sum reset after each step.
 
+A function whose own body is the step (``def train_step(x, y): ...``) gets the same rewrite, with the
+forward function and ``grad_fn`` built inside it, before the forward statements.
+
 Everything else in the loop (logging, metrics, schedulers, early exits) stays where it was. A loop the
 rule does not cover is left as it is, with a note saying why, for the scan's TMS361 finding.
 """
@@ -307,6 +310,7 @@ def spell(form: str, root: str) -> str:
 class _Plan:
     replace: dict[int, list[cst.BaseStatement]]  # id(statement) -> its replacement (empty: removed)
     prelude: list[cst.BaseStatement]
+    first: int  # id of the first statement of the forward region
 
 
 class TrainingSteps(cst.CSTTransformer):
@@ -348,11 +352,38 @@ class TrainingSteps(cst.CSTTransformer):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.scopes.append(node)
+        self._rewritten_inside.append(False)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef,
                           updated_node: cst.FunctionDef) -> cst.FunctionDef:
-        self.scopes.pop()
-        return updated_node
+        try:
+            return self._leave_function(original_node, updated_node)
+        finally:
+            self.scopes.pop()
+
+    def _leave_function(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        """A function whose own body is one training step (``def train_step(x, y): ... loss.backward() ...``)."""
+        inside = self._rewritten_inside.pop()
+        if inside or not isinstance(original.body, cst.IndentedBlock):
+            return updated
+        body = list(original.body.body)
+        found = [r for r in self._roles_in(body) if r[0] != "backward" or any(
+            _call_statement(stmt) is r[2] for stmt in body)]
+        if not any(r[0] == "backward" for r in found):
+            return updated
+        bound = set(names_of(body).writes) | {p.name.value for p in _all_params(original.params)}
+        try:
+            plan = self._plan_body(body, found, bound, "the function")
+        except Unsupported as exc:
+            self.left.append(f"{self._line(original)}: training step of {original.name.value}() left as it is: {exc}")
+            return updated
+        self.count += 1
+        self.done.append(f"{self._line(original)}: training step of {original.name.value}() as value_and_grad + "
+                         f"optimizer(grads)")
+        plan.replace[plan.first] = [*plan.prelude, *plan.replace[plan.first]]
+        new = original.visit(_Replace(plan.replace))
+        assert isinstance(new, cst.FunctionDef)
+        return new
 
     def visit_For(self, node: cst.For) -> None:
         self._rewritten_inside.append(False)
@@ -410,8 +441,11 @@ class TrainingSteps(cst.CSTTransformer):
         return cst.FlattenSentinel([*prelude, loop.with_changes(leading_lines=())])
 
     def _roles(self, loop: cst.For | cst.While) -> list[tuple[str, str, cst.Call]]:
+        return self._roles_in([loop.body])
+
+    def _roles_in(self, nodes: Sequence[cst.CSTNode]) -> list[tuple[str, str, cst.Call]]:
         out = []
-        for node in _walk_no_defs(loop.body):
+        for node in (n for top in nodes for n in _walk_no_defs(top)):
             if isinstance(node, cst.Call):
                 found = self._role_of(node)
                 if found is not None:
@@ -423,7 +457,17 @@ class TrainingSteps(cst.CSTTransformer):
         if not isinstance(loop.body, cst.IndentedBlock) or loop.orelse is not None:
             raise Unsupported("a one-line body or an else branch")
         body = list(loop.body.body)
-        found = self._roles(loop)
+        loop_bound = set(names_of(body).writes)
+        if isinstance(loop, cst.For):
+            target = _Names()
+            target._target(loop.target)
+            loop_bound.update(target.writes)
+        return self._plan_body(body, self._roles(loop), loop_bound, "the loop")
+
+    def _plan_body(self, body: list[cst.BaseStatement], found: list[tuple[str, str, cst.Call]],
+                   loop_bound: set[str], where: str) -> _Plan:
+        """The plan for a loop body (`where`: "the loop") or a function body ("the function"): `loop_bound`,
+        the names bound anew each iteration or call, become the forward function's parameters."""
         placed: dict[int, _Role] = {}
         for stmt, top in _simple_statements(body):
             call = _call_statement(stmt)
@@ -434,7 +478,7 @@ class TrainingSteps(cst.CSTTransformer):
                     placed[id(node)] = _Role(role, api, node, stmt, top)
         for _role, api, node in found:
             if id(node) not in placed:
-                raise Unsupported(f"{api} is not a statement of its own in the loop body or an `if` in it")
+                raise Unsupported(f"{api} is not a statement of its own in {where}'s body or an `if` in it")
         roles = list(placed.values())
         backward = [r for r in roles if r.role == "backward"]
         steps = [r for r in roles if r.role == "step"]
@@ -462,12 +506,7 @@ class TrainingSteps(cst.CSTTransformer):
             if r.role in ("step", "clip") and order[id(r.statement)] < order[id(back.statement)]:
                 raise Unsupported(f"{r.api} before backward()")
 
-        loop_bound = set(names_of(body).writes)
-        if isinstance(loop, cst.For):
-            target = _Names()
-            target._target(loop.target)
-            loop_bound.update(target.writes)
-        if optimizer.split(".")[0].split("[")[0] in loop_bound:
+        if where == "the loop" and optimizer.split(".")[0].split("[")[0] in loop_bound:
             raise Unsupported(f"the optimizer {optimizer} is bound inside the loop")
 
         # the forward region: walking back from backward(), the statements the loss depends on
@@ -560,7 +599,7 @@ class TrainingSteps(cst.CSTTransformer):
                 if accumulate:
                     new.append(_line_statement(f"{total} = None"))
                 replace[id(r.statement)] = new
-        return _Plan(replace, prelude)
+        return _Plan(replace, prelude, id(first))
 
     def _calls_model(self, stmt: cst.CSTNode, loop_bound: set[str]) -> bool:
         """Whether `stmt` calls a variable (not an import, a def or a builtin) on a name the loop binds."""
