@@ -124,3 +124,17 @@ def test_data_loaders_and_saved_state_become_mindspore(tmp_path: Path) -> None:
         """), "left.py")
     assert "DataLoader(data, batch_size=2, collate_fn=list)" in left.text
     assert any("collate_fn has no rewrite" in note for note in left.notes), left.notes
+
+
+def test_zero_grad_outside_a_training_loop_goes_away() -> None:
+    migration = migrate_text(textwrap.dedent("""
+        import torch
+        model = torch.nn.Linear(2, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        optimizer.zero_grad()
+        if model.training:
+            model.zero_grad(set_to_none=True)
+        """), "z.py")
+    assert "zero_grad" not in migration.text
+    assert "if model.training:\n    pass\n" in migration.text
+    assert not migration.result.diagnostics

@@ -38,8 +38,11 @@ def test_a_missing_scheduler_step_is_named(tmp_path: Path, capsys: pytest.Captur
     assert "diverged at step 3: learning rate of group 0: torch 0.1, MindSpore 0.2 " in out
 
 
-def test_a_wrong_optimizer_argument_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    ported = _port(tmp_path, "momentum=0.9", "momentum=0.5")
+@pytest.mark.parametrize("old, new", [("momentum=0.9", "momentum=0.5"),
+                                      ("clip_by_global_norm(grads, 0.5)", "clip_by_global_norm(grads, 5.0)")])
+def test_a_wrong_optimizer_argument_or_clip_is_named(old: str, new: str, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    ported = _port(tmp_path, old, new)
     assert main(["verify-train", str(ORIGINAL), str(ported), "--steps", "5"]) == 1
     out = capsys.readouterr().out
     assert "diverged at step 0: weight:" in out

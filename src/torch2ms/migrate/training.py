@@ -399,6 +399,25 @@ class TrainingSteps(cst.CSTTransformer):
                     updated_node: cst.While) -> cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement]:
         return self._leave_loop(original_node, updated_node)
 
+    def leave_SimpleStatementLine(
+            self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine,
+    ) -> cst.SimpleStatementLine | cst.RemovalSentinel:
+        """A ``zero_grad()`` statement anywhere (before an accumulation loop, after evaluation): MindSpore's
+        gradients are values returned by value_and_grad, there is nothing to reset."""
+        call = _call_statement(original_node)
+        found = self._role_of(call) if call is not None else None
+        if found is None or found[0] != "zero_grad":
+            return updated_node
+        self.count += 1
+        self.done.append(f"{self._line(original_node)}: {found[1]} removed")
+        return cst.RemoveFromParent()
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock,
+                            updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
+        if not updated_node.body:
+            return updated_node.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
+        return updated_node
+
     def _line(self, node: cst.CSTNode) -> int:
         return int(self.get_metadata(PositionProvider, node).start.line)
 
