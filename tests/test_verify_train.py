@@ -23,8 +23,9 @@ def _port(tmp_path: Path, old: str = "", new: str = "") -> Path:
     return path
 
 
-def test_the_migrated_program_trains_the_same(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["verify-train", str(ORIGINAL), "--steps", "5"]) == 0
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_the_migrated_program_trains_the_same(mode: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["verify-train", str(ORIGINAL), "--steps", "5", "--mode", mode]) == 0
     out = capsys.readouterr().out
     assert "agree: 5 steps" in out
     assert "torch against itself (1 and 2 threads)" in out

@@ -59,6 +59,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("ported", nargs="?",
                         help="its MindSpore port (default: the original as `torch2ms migrate` leaves it)")
     parser.add_argument("--steps", type=int, default=DEFAULT_STEPS, help="optimizer steps to compare (default 20)")
+    parser.add_argument("--mode", choices=("pynative", "graph"), default="pynative",
+                        help="MindSpore's execution mode for the port (default pynative)")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds per program run")
     parser.add_argument("--memory-mb", type=int, default=8192, help="memory limit of each worker")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -162,7 +164,8 @@ def verify(original: Path, ported_text: str, steps: int, args: argparse.Namespac
         if ref.get("status") != "ok":
             return {"status": "error", "side": "torch", "run": ref}
         with _pool("mindspore", args) as ms_pool:
-            port, = ms_pool.run([dict(job, id="mindspore", source=ported_text, initial=ref.get("initial"))])
+            port, = ms_pool.run([dict(job, id="mindspore", source=ported_text, initial=ref.get("initial"),
+                                      mode=getattr(args, "mode", "pynative"))])
         if port.get("status") != "ok":
             return {"status": "error", "side": "mindspore", "run": port}
         if again.get("status") != "ok":
@@ -175,6 +178,7 @@ def verify(original: Path, ported_text: str, steps: int, args: argparse.Namespac
     result["status"] = "diverged" if result["first_divergence"] else "agree"
     result["torch_steps"] = ref["steps"]
     result["mindspore_steps"] = port["steps"]
+    result["mode"] = getattr(args, "mode", "pynative")
     return result
 
 
