@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from torch2ms.cli import main
 from torch2ms.mappings import MappingError
 from torch2ms.migrate.pipeline import migrate_text, torch_references
 from torch2ms.migrate.training import parse_rules
@@ -95,6 +96,15 @@ def test_loops_outside_the_rule_stay_with_the_finding_and_a_reason() -> None:
     assert "backward() is called with arguments" in reasons[0]
     assert "norm_type=1" in reasons[1]
     assert [d.code for d in migration.result.diagnostics].count("TMS361") == 2
+    assert migration.left == reasons
+
+
+def test_migrate_prints_why_a_loop_was_left(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "left.py"
+    source.write_text(textwrap.dedent(LEFT), encoding="utf-8")
+    assert main(["migrate", str(source), "--out", str(tmp_path / "out"), "--isolated"]) == 1
+    out = capsys.readouterr().out
+    assert "left.py:8: training loop left as it is: backward() is called with arguments" in out
 
 
 def test_training_table_is_validated() -> None:
@@ -111,11 +121,13 @@ def test_data_loaders_and_saved_state_become_mindspore(tmp_path: Path) -> None:
     assert ("mindspore.dataset.GeneratorDataset(list(zip(mindspore.mint.ones((6, 3)).asnumpy(), "
             "mindspore.mint.zeros((6, 1)).asnumpy())), column_names=[\"column_0\", \"column_1\"], "
             "shuffle=False).batch(3, drop_remainder=False)") in out
-    assert 'mindspore.save_checkpoint(model, "linear.ckpt")' in out
+    assert 'mindspore.save_checkpoint(model, "linear.pt")' in out
+    # MindSpore's save writes linear.pt.ckpt and its load reads only .ckpt names
+    assert "mindspore.load_param_into_net(copy, mindspore.load_checkpoint('linear.pt.ckpt'))" in out
     ported = tmp_path / "loader.py"
     ported.write_text(out, encoding="utf-8")
     _run(ported, tmp_path)
-    assert (tmp_path / "linear.ckpt").is_file()
+    assert (tmp_path / "linear.pt.ckpt").is_file()
     left = migrate_text(textwrap.dedent("""
         import torch
         from torch.utils.data import DataLoader, TensorDataset

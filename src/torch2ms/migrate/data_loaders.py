@@ -10,6 +10,8 @@ by the scan's resolved names and the forms come from ``data/training.yaml`` (`lo
   only declared the protocol. The number of columns is the length of the tuples its ``__getitem__``
   returns (a class of the same file), or the number of tensors of a ``TensorDataset``, whose tensors
   become a list of NumPy sample tuples;
+- ``torch.save(m.state_dict(), path)`` becomes a checkpoint of the Cell, and
+  ``m.load_state_dict(torch.load(path))`` reads it back, from the name MindSpore's save wrote;
 - a loader with a sampler, a collate function or a dataset whose samples cannot be counted is left as
   it is (the scan's TMS351 / TMS102 findings), with a note saying why.
 """
@@ -35,7 +37,8 @@ class DataLoaders(cst.CSTTransformer):
         self.apis: dict[tuple[int, int, int, int], str] = {}
         for call in calls:
             if call.api in self.rules.loaders or call.api in self.rules.array_datasets \
-                    or call.api in self.rules.dataset_bases or call.api in self.rules.save_state[:2]:
+                    or call.api in self.rules.dataset_bases or call.api in self.rules.save_state[:2] \
+                    or call.api in self.rules.load_state[:2]:
                 s = call.span
                 self.apis[(s.start_line, s.start_col, s.end_line, s.end_col)] = call.api
         self.classes: dict[str, cst.ClassDef] = {}
@@ -76,6 +79,8 @@ class DataLoaders(cst.CSTTransformer):
         api = self._api(original_node)
         if api is not None and api == self.rules.save_state[0]:
             return self._save(original_node, updated_node)
+        if api is not None and api == self.rules.load_state[1]:
+            return self._load(original_node, updated_node)
         if api is None or api not in self.rules.loaders:
             return updated_node
         try:
@@ -100,6 +105,29 @@ class DataLoaders(cst.CSTTransformer):
         self.done.append(f"{self._line(original)}: a module's state saved as a MindSpore checkpoint")
         form = spell(self.rules.save_state[2], self.root)
         return cst.parse_expression(form.format(module=_code(state.func.value), path=_code(args[1].value)))
+
+    def _load(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        """m.load_state_dict(torch.load(path, ...)) -> the table's form on the name the save form wrote."""
+        load, _apply, suffix, form = self.rules.load_state
+        if len(original.args) != 1 or original.args[0].keyword is not None or original.args[0].star:
+            return updated
+        inner = original.args[0].value
+        func = original.func
+        if not (isinstance(inner, cst.Call) and self._api(inner) == load and inner.args
+                and inner.args[0].keyword is None and not inner.args[0].star and isinstance(func, cst.Attribute)):
+            return updated
+        path = inner.args[0].value
+        literal = path.evaluated_value if isinstance(path, cst.SimpleString) else None
+        if isinstance(literal, str):
+            named = _code(path) if literal.endswith(suffix) else repr(literal + suffix)
+        elif isinstance(path, (cst.Name, cst.Attribute)):
+            text = _code(path)
+            named = f"(str({text}) if str({text}).endswith({suffix!r}) else str({text}) + {suffix!r})"
+        else:
+            return updated
+        self.count += 1
+        self.done.append(f"{self._line(original)}: a module's state read from a MindSpore checkpoint")
+        return cst.parse_expression(spell(form, self.root).format(module=_code(func.value), path=named))
 
     def _loader(self, api: str, call: cst.Call) -> cst.BaseExpression:
         rule = self.rules.loaders[api]

@@ -54,6 +54,7 @@ class Migration:
     root: str = scopes.ROOT  # how the new text spells mindspore
     removed_imports: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # "line: what" for each structural rewrite
+    left: list[str] = field(default_factory=list)  # "line: what was left as it is: why" (training loops, loaders)
 
     @property
     def remaining(self) -> int:
@@ -163,7 +164,7 @@ def migrate_text(text: str, path: str = "<string>", options: Options | None = No
     rewritten = loaders.count + steps.count + sites.count + len(outcome.applied) + classes.count + len(localized)
     return Migration(path, original, new, len(before.diagnostics), rewritten, after, root, removed,
                      loaders.done + loaders.left + steps.done + steps.left + sites.done + classes.done
-                     + [f"moved into the functions using it: {n}" for n in localized])
+                     + [f"moved into the functions using it: {n}" for n in localized], loaders.left + steps.left)
 
 
 def torch_references(text: str, roots: Sequence[str] = ("torch",)) -> list[tuple[int, int, str]]:

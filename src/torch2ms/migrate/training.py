@@ -78,6 +78,7 @@ class TrainingRules:
     array_datasets: dict[str, ArrayDatasetRule] = field(default_factory=dict)
     dataset_bases: frozenset[str] = frozenset()
     save_state: tuple[str, str, str] = ("", "", "")  # (torch save, torch state, MindSpore form)
+    load_state: tuple[str, str, str, str] = ("", "", "", "")  # (torch load, torch apply, suffix, MindSpore form)
 
     def role(self, api: str) -> str | None:
         for name, apis in (("backward", self.backward), ("step", self.optimizer_step),
@@ -101,7 +102,9 @@ def parse_rules(text: str, file_name: str = TRAINING_FILE) -> TrainingRules:
         array_datasets={api: ArrayDatasetRule(str(rule["each"]), str(rule["source"]))
                         for api, rule in doc["array_datasets"].items()},
         dataset_bases=frozenset(doc["dataset_bases"]),
-        save_state=(str(doc["save_state"]["save"]), str(doc["save_state"]["state"]), str(doc["save_state"]["form"])))
+        save_state=(str(doc["save_state"]["save"]), str(doc["save_state"]["state"]), str(doc["save_state"]["form"])),
+        load_state=(str(doc["load_state"]["load"]), str(doc["load_state"]["apply"]), str(doc["load_state"]["suffix"]),
+                    str(doc["load_state"]["form"])))
 
 
 @functools.lru_cache(maxsize=1)

@@ -1,5 +1,5 @@
 """A user dataset of NumPy samples and a dataset of tensors, each read through a loader (batch size,
-drop_last), one SGD step per batch, and the model's state saved at the end."""
+drop_last), one SGD step per batch, and the model's state saved and read back into a new model."""
 
 import numpy as np
 import torch
@@ -33,4 +33,7 @@ for loader in (DataLoader(Pairs(18), batch_size=4, drop_last=True),
         loss.backward()
         optimizer.step()
         print(f"batch of {x.shape[0]} loss {loss.item():.6f}")
-torch.save(model.state_dict(), "linear.ckpt")
+torch.save(model.state_dict(), "linear.pt")
+copy = nn.Linear(3, 1)
+copy.load_state_dict(torch.load("linear.pt"))
+print(f"restored {copy.weight[0, 0].item():.6f}")
