@@ -4,14 +4,15 @@ Run:  python scripts/build_mindspore_api.py [--check] [--out FILE]
 
 The port check (torch2ms/portcheck/) reads MindSpore code against these facts; the scan never imports
 MindSpore. For each module of MODULES the file lists its public names: a function with its parameters
-(`inspect.signature`) and what its docstring says it returns, a class (its constructor's parameters,
+(`inspect.signature`) and what its docstring says it returns, a submodule (also one not imported yet), a class (its constructor's parameters,
 whether it is a Cell or a Tensor, its own members), a submodule, or another value. The members of
 mindspore.Tensor and mindspore.nn.Cell (and what mindspore.Parameter adds to a Tensor) are listed with their parameters where MindSpore gives them
 (`inspect.signature` cannot read the C++ methods: those bind any arguments) and whether each is an
 attribute or a method.
 
-A signature is written as Python writes one without its defaults: `x, kernel_size, stride=, *, axis=,
-**kwargs` (a parameter with `=` has a default; `/` ends the positional-only ones, a bare `*` starts the
+A signature is written as Python writes one, with only the defaults that are plain constants:
+`x, kernel_size, stride=None, *, axis=0, **kwargs` (a parameter with `=` has a default, shown where it is
+None, a bool, a number or a simple string; `/` ends the positional-only ones, a bare `*` starts the
 keyword-only ones). `--check` compares the file with what the installed MindSpore gives and exits 1 on a
 difference (CI runs it through tests/test_mindspore_api.py).
 """
@@ -22,6 +23,7 @@ import argparse
 import importlib
 import inspect
 import json
+import pkgutil
 import re
 import sys
 import warnings
@@ -71,12 +73,24 @@ def signature_text(obj: Any, skip_self: bool = False) -> str | None:
             if kind is inspect.Parameter.KEYWORD_ONLY and not star_done:
                 out.append("*")
                 star_done = True
-            out.append(param.name + ("=" if param.default is not inspect.Parameter.empty else ""))
+            out.append(param.name + _default_text(param.default))
         following = params[index + 1] if index + 1 < len(params) else None
         if kind is inspect.Parameter.POSITIONAL_ONLY and (
                 following is None or following.kind is not inspect.Parameter.POSITIONAL_ONLY):
             out.append("/")
     return ", ".join(out)
+
+
+def _default_text(default: Any) -> str:
+    """"" (required), "=" (a default), or "=" and the default's repr when it is a plain constant."""
+    if default is inspect.Parameter.empty:
+        return ""
+    if default is None or isinstance(default, (bool, int, float)) or (
+            isinstance(default, str) and not any(c in default for c in ",='\"\\") and default.isprintable()):
+        text = repr(default)
+        if "," not in text and text != "nan":
+            return "=" + text
+    return "="
 
 
 def returns(obj: Any) -> str:
@@ -161,6 +175,9 @@ def build() -> dict[str, Any]:
             info["tensor"] = 1
         if is_cell and cls is not cell_cls:  # the methods a Cell subclass adds (its attributes are set per instance)
             members = {name: entry for name, entry in member_table(cls, cell_members).items() if "a" not in entry}
+            construct = getattr(cls, "construct", None)
+            if construct is not getattr(cell_cls, "construct", None):  # what calling it takes
+                members["construct"] = {"s": signature_text(construct, skip_self=True)}
             if members:
                 info["m"] = members
         classes[key] = info
@@ -191,6 +208,9 @@ def build() -> dict[str, Any]:
                 names[name] = entry
             else:
                 names[name] = {"k": "val"}
+        for info in pkgutil.iter_modules(getattr(module, "__path__", None) or []):  # submodules not imported yet
+            if not info.name.startswith("_") and info.name not in names:
+                names[info.name] = {"k": "mod", "to": f"{module_name}.{info.name}"}
         modules[module_name] = names
     return {
         "mindspore_version": mindspore.__version__,

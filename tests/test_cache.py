@@ -99,7 +99,8 @@ def test_warm_text_report_is_served_without_loading_results(tmp_path: Path, monk
     project = make_project(tmp_path)
     monkeypatch.chdir(tmp_path)
     config = Config()
-    cold = scan_outcomes([str(project)], config, cache=Cache(tmp_path / "c", config, load_table()))
+    cold = scan_outcomes([str(project)], config,
+                         cache=Cache(tmp_path / "c", config, load_table(), render=text.render_file))
     expected_text = text.render([o.result for o in cold])
     expected_summary = ScanSummary.of([o.result for o in cold])
 
@@ -108,8 +109,9 @@ def test_warm_text_report_is_served_without_loading_results(tmp_path: Path, monk
 
     real_decode = cache_module.decode_result
     monkeypatch.setattr(cache_module, "decode_result", no_loading)
-    warm = scan_outcomes([str(project)], config, cache=Cache(tmp_path / "c", config, load_table()))
-    assert "".join(o.text for o in warm) == expected_text
+    warm = scan_outcomes([str(project)], config,
+                         cache=Cache(tmp_path / "c", config, load_table(), render=text.render_file))
+    assert "".join(o.chunk(no_loading) for o in warm) == expected_text  # the stored chunks, not re-rendered
     assert ScanSummary.combine(o.summary for o in warm) == expected_summary
     monkeypatch.setattr(cache_module, "decode_result", real_decode)
     assert as_tuples(o.result for o in warm) == as_tuples(o.result for o in cold)
@@ -180,7 +182,8 @@ def test_a_warm_rescan_decodes_no_scope_facts_when_nothing_changed(tmp_path: Pat
     (tmp_path / "pkg" / "net.py").write_text("import torch\nfrom .ops import pick\n\nclass Net(torch.nn.Module):\n"
                                              "    def forward(self, x):\n        return pick(x)\n")
     config = Config()
-    cold = scan_paths([str(tmp_path / "pkg")], config, cache=Cache(tmp_path / "c", config, load_table()))
+    cold = scan_paths([str(tmp_path / "pkg")], config,
+                      cache=Cache(tmp_path / "c", config, load_table(), render=text.render_file))
     assert any("network code" in d.message for r in cold for d in r.diagnostics)
 
     real = cache_module._scope_of_bytes
@@ -191,8 +194,9 @@ def test_a_warm_rescan_decodes_no_scope_facts_when_nothing_changed(tmp_path: Pat
         return real(data)
 
     monkeypatch.setattr(cache_module, "_scope_of_bytes", counted)
-    warm = scan_outcomes([str(tmp_path / "pkg")], config, cache=Cache(tmp_path / "c", config, load_table()))
-    assert "".join(o.text for o in warm) == text.render(cold)
+    warm = scan_outcomes([str(tmp_path / "pkg")], config,
+                         cache=Cache(tmp_path / "c", config, load_table(), render=text.render_file))
+    assert "".join(o.chunk(text.render_file) for o in warm) == text.render(cold)
     assert len(decoded) == 1  # only the file re-graded (ops.py needs its latent findings), not all three
     assert as_tuples(o.result for o in warm) == as_tuples(cold)
     helper.write_text("import torch\n\ndef pick(x):\n    return torch.zeros(1)\n")
@@ -233,3 +237,19 @@ def test_data_flow_facts_and_the_named_calls_survive_the_cache(tmp_path: Path) -
     assert {("torch.Tensor.view", "high"), ("torch.Tensor.sum", "high"), ("torch.Tensor.size", "high")} <= named
     warm = scan_paths([str(tmp_path / "pkg")], config, cache=Cache(tmp_path / "c", config, load_table()))
     assert as_tuples(warm) == as_tuples(cold)
+
+
+def test_a_cache_without_a_renderer_stores_results_only(tmp_path, monkeypatch):
+    """The cache stores what it is handed: without the text report's renderer it keeps no text chunk,
+    and a warm scan's report is rendered from the stored results, the same as with one."""
+    from torch2ms.api import scan_outcomes
+    from torch2ms.report import text
+
+    project = make_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    config = Config()
+    cold = scan_outcomes([str(project)], config, cache=Cache(tmp_path / "c", config, load_table()))
+    assert all(o.rendered is None for o in cold)
+    warm = scan_outcomes([str(project)], config, cache=Cache(tmp_path / "c", config, load_table()))
+    assert all(o.rendered is None for o in warm)  # nothing stored to serve
+    assert "".join(o.chunk(text.render_file) for o in warm) == text.render([o.result for o in cold])

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from conftest import run_cli
@@ -50,8 +53,11 @@ def test_exit_zero_when_clean_and_with_exit_zero(tmp_path: Path) -> None:
 
 
 def test_usage_error_exits_2(tmp_path: Path) -> None:
-    assert run_cli("scan", cwd=tmp_path).returncode == 2
-    assert run_cli("scan", ".", "--format", "xml", cwd=tmp_path).returncode == 2
+    bad = run_cli("scan", ".", "--format", "xml", cwd=tmp_path)
+    assert bad.returncode == 2
+    # one line, as ruff's: the error and where the usage is, not the usage block
+    assert bad.stderr.count("\n") == 1 and bad.stderr.startswith("torch2ms scan: error: argument --output-format")
+    assert bad.stderr.rstrip().endswith("(see torch2ms scan --help)")
     assert run_cli("scan", ".", "--target-version", "two", cwd=tmp_path).returncode == 2
     assert run_cli(cwd=tmp_path).returncode == 2
 
@@ -207,3 +213,22 @@ def test_device_chooses_the_form_that_runs_there_in_scan_and_fix(tmp_path: Path)
     write(tmp_path, "pyproject.toml", '[tool.torch2ms]\ndevice = "tpu"\n')
     bad = run_cli("scan", "m.py", cwd=tmp_path)
     assert bad.returncode == 2 and "pyproject.toml" in bad.stderr and "device" in bad.stderr
+
+
+def test_a_scan_starts_without_what_only_other_commands_need(tmp_path: Path) -> None:
+    """Start-up: a scan (text report, no results cache, one process) imports no YAML or schema library (the
+    table is read from its compiled copy), no libcst, no jinja2, no multiprocessing. In a fresh interpreter,
+    as a user starts it, once the compiled copy of the table exists."""
+    (tmp_path / "m.py").write_text("import torch\nimport mindspore\nx = torch.nonzero(y)\n", encoding="utf-8")
+    env = dict(os.environ, TORCH2MS_CACHE_DIR=str(tmp_path / "cache"))
+    first = subprocess.run([sys.executable, "-c", "from torch2ms.mappings import load_table; load_table()"],
+                           env=env, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr
+    heavy = ["yaml", "jsonschema", "libcst", "jinja2", "multiprocessing", "torch2ms.baseline", "torch2ms.trace",
+             "torch2ms.migrate.command", "torch2ms.verify.pool", "torch2ms.weights"]
+    program = ("import sys\nfrom torch2ms.cli import main\n"
+               "code = main(['scan', 'm.py', '--isolated', '--no-cache', '--jobs', '1'])\n"
+               f"print(code, [m for m in {heavy!r} if m in sys.modules], file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.stderr.splitlines()[-1] == "1 []", done.stderr

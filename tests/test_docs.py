@@ -59,7 +59,7 @@ def test_readme_sample_output_is_the_real_output(tmp_path) -> None:
 
 # ---------------------------------------------------------------- every snippet of the documentation
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "docs" / "editors").glob("*.md"))]
-KINDS = ("sh", "console", "toml", "yaml", "json", "python", "lua")
+KINDS = ("sh", "console", "toml", "yaml", "json", "python", "lua", "layers")  # layers: tests/test_layers.py
 
 
 def snippets(kind: str | None = None) -> list[tuple[str, str, str]]:

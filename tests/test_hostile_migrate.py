@@ -134,3 +134,37 @@ def test_a_link_in_the_output_tree_is_not_replaced(tmp_path: Path, capsys: pytes
     assert "is a symbolic link" in capsys.readouterr().err
     assert elsewhere.read_text() == "kept\n" and (out / "base.py").is_symlink()
     shutil.rmtree(out)
+
+
+def test_a_package_keeps_its_data_files_and_the_summary_adds_up(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    src = package(tmp_path / "src")
+    (src / "labels.txt").write_text("cat\ndog\n")
+    (src / "conf").mkdir()
+    (src / "conf" / "model.yaml").write_text("depth: 2\n")
+    (src / "__pycache__").mkdir()
+    (src / "__pycache__" / "base.cpython-311.pyc").write_bytes(b"\0")
+    out = tmp_path / "out"
+    assert main(["migrate", str(src), "--out", str(out), "--isolated", "--quiet"]) == 0
+    assert (out / "labels.txt").read_text() == "cat\ndog\n"
+    assert (out / "conf" / "model.yaml").read_text() == "depth: 2\n"
+    assert not (out / "__pycache__").exists()
+    printed = capsys.readouterr().out.splitlines()
+    rows = [line for line in printed if " finding(s) before, " in line and not line.startswith("torch2ms")]
+    before = sum(int(line.split(": ")[1].split()[0]) for line in rows)
+    after = sum(int(line.split("before, ")[1].split()[0]) for line in rows)
+    assert printed[-1] == (f"torch2ms migrate: 2 of 2 Python file(s) migrated, 2 other file(s) copied; "
+                           f"{before} finding(s) before, {after} after, "
+                           f"{sum(int(r.split('after, ')[1].split()[0]) for r in rows)} rewrite(s); 0 error(s)")
+
+
+def test_parallel_migration_writes_what_a_serial_one_writes(tmp_path: Path) -> None:
+    src = package(tmp_path / "src")
+    for n in range(5):
+        (src / f"helpers{n}.py").write_text(HELPER.format(n=n))
+    assert main(["migrate", str(src), "--out", str(tmp_path / "serial"), "--isolated", "-j", "1"]) == 0
+    assert main(["migrate", str(src), "--out", str(tmp_path / "parallel"), "--isolated", "-j", "2"]) == 0
+    serial, parallel = tree(tmp_path / "serial"), tree(tmp_path / "parallel")
+    assert sorted(serial) == sorted(parallel)  # the ports, and the weight maps and records of the files with cells
+    ports = {k: v for k, v in serial.items() if k.endswith(".py")}
+    assert len(ports) == 7 and ports == {k: v for k, v in parallel.items() if k.endswith(".py")}

@@ -106,8 +106,8 @@ def test_an_input_of_the_run_is_never_overwritten(tmp_path: Path, source: Path) 
     assert source.read_text() == SOURCE
 
 
+@pytest.mark.needs_torch
 def test_trace_output_onto_its_script_is_refused(tmp_path: Path) -> None:
-    pytest.importorskip("torch")
     script = tmp_path / "run.py"
     script.write_text("import torch\nprint(torch.zeros(2).sum().item())\n")
     proc = run_cli("trace", "-o", str(script), "--", str(script))
@@ -205,8 +205,8 @@ def test_a_killed_writer_leaves_a_file_the_next_write_sweeps(tmp_path: Path) -> 
 
 
 # ---------------------------------------------------------------- trace: the script's own ending
+@pytest.mark.needs_torch
 def test_trace_shows_the_scripts_traceback_and_exit_code(tmp_path: Path) -> None:
-    pytest.importorskip("torch")
     script = tmp_path / "fails.py"
     script.write_text("import torch\n\n\ndef step():\n    torch.zeros(2)\n    raise ValueError('boom in step')\n\n\n"
                       "step()\n")
@@ -220,10 +220,10 @@ def test_trace_shows_the_scripts_traceback_and_exit_code(tmp_path: Path) -> None
     assert [c["api"] for c in json.loads((tmp_path / "t.json").read_text())["calls"]] == ["torch.zeros"]
 
 
+@pytest.mark.needs_torch
 @pytest.mark.parametrize("ending, code", [("os._exit(0)", 2), ("os._exit(4)", 4),
                                           ("os.kill(os.getpid(), signal.SIGKILL)", 2)])
 def test_trace_says_when_no_trace_could_be_written(tmp_path: Path, ending: str, code: int) -> None:
-    pytest.importorskip("torch")
     (tmp_path / "quits.py").write_text(f"import os\nimport signal\nimport torch\ntorch.ones(1)\n{ending}\n")
     proc = run_cli_process("trace", "-o", "t.json", "--", "python", "quits.py", cwd=tmp_path)
     assert proc.returncode == code

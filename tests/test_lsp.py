@@ -208,6 +208,17 @@ async def test_diagnostics_published_like_the_cli(client: LanguageClient, tmp_pa
 
 
 @pytest.mark.asyncio
+async def test_a_mindspore_file_gets_the_port_check(vscode: LanguageClient, tmp_path: Path) -> None:
+    text = "import mindspore\n\nx = mindspore.ops.randn(3).cuda()\n"
+    await start(vscode, "", tmp_path)
+    uri = open_doc(vscode, tmp_path / "port.py", text)
+    diags = await wait_diags(vscode, uri, lambda d: len(d) > 0)
+    assert codes(diags) == ["TMS403"]
+    assert (diags[0].range.start.line, diags[0].range.start.character) == (2, 4)
+    assert diags[0].severity == lsp.DiagnosticSeverity.Error
+
+
+@pytest.mark.asyncio
 async def test_pull_diagnostics_can_be_turned_off(vscode: LanguageClient, tmp_path: Path) -> None:
     result = await start(vscode, "", tmp_path, options=dict(OPTIONS, pullDiagnostics=False))
     assert result.capabilities.diagnostic_provider is None  # push only, even for a pull-capable client

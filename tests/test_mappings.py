@@ -202,10 +202,10 @@ def test_the_form_for_a_device() -> None:
     assert entry.target_for((2, 10), "ascend") is mint
     cpu = entry.choose((2, 10), "cpu")
     assert cpu.target is older and cpu.verified and cpu.fallback
-    assert cpu.device_note() == "mindspore.mint.nn.Conv2d has no CPU kernel; this form is verified there"
+    assert cpu.device_note() == "mindspore.mint.nn.Conv2d has no CPU kernel; mindspore.nn.Conv2d is verified on CPU"
     gpu = entry.choose((2, 10), "gpu")
     assert gpu.target is older and not gpu.verified
-    assert gpu.device_note() == "mindspore.mint.nn.Conv2d is not documented for GPU; this form is documented for it"
+    assert gpu.device_note() == "mindspore.mint.nn.Conv2d is not documented for GPU; mindspore.nn.Conv2d is documented for GPU"
     assert entry.target_for((2, 10), None) is mint  # device-blind: the preferred form
     assert entry.target_for((2, 2), "ascend") is older  # mint does not exist before 2.3
     # nothing runs on the device: the preferred form, missing there when measured to have no kernel

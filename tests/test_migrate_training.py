@@ -30,6 +30,9 @@ def _run(path: Path, cwd: Path) -> list[float]:
     return [float(x) for line in proc.stdout.splitlines() for x in NUMBER.findall(line)]
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["clip_steplr.py", "accumulate.py", "loader.py", "step_function.py"])
 def test_training_loop_ported_trains_like_torch(name: str, tmp_path: Path) -> None:
     source = (DATA / name).read_text(encoding="utf-8")
@@ -112,6 +115,7 @@ def test_training_table_is_validated() -> None:
         parse_rules("backward: [torch.Tensor.backward]\n")
 
 
+@pytest.mark.needs_mindspore
 def test_data_loaders_and_saved_state_become_mindspore(tmp_path: Path) -> None:
     migration = migrate_text((DATA / "loader.py").read_text(encoding="utf-8"), "loader.py")
     out = migration.text

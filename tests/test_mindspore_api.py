@@ -17,6 +17,7 @@ def script() -> Any:
     return load_script(ROOT / "scripts" / "build_mindspore_api.py", "build_mindspore_api_under_test")
 
 
+@pytest.mark.needs_mindspore
 def test_the_shipped_data_is_what_the_installed_mindspore_gives() -> None:
     # in a fresh interpreter: what MindSpore's modules hold depends on what was imported and run before
     import subprocess
@@ -32,14 +33,22 @@ def test_a_signature_round_trips_through_its_text(script: Any) -> None:
     def sample(a, b, /, c, d=1, *args, e, f=2, **kw):  # type: ignore[no-untyped-def]  # noqa: ANN001, ANN202
         return None
 
+    def sample2(a=None, b="same", c=object(), d=2.5, e="a,b"):  # type: ignore[no-untyped-def]  # noqa: ANN001, ANN202, B008
+        return None
+
     text = script.signature_text(sample)
-    assert text == "a, b, /, c, d=, *args, e, f=, **kw"
+    assert text == "a, b, /, c, d=1, *args, e, f=2, **kw"
     params = Signature.parse(text).params
     assert [(p.name, p.kind, p.required) for p in params] == [
         ("a", "pos", True), ("b", "pos", True), ("c", "any", True), ("d", "any", False), ("args", "*", False),
         ("e", "kw", True), ("f", "kw", False), ("kw", "**", False)]
+    assert [p.default for p in params if not p.required and p.kind in ("any", "kw")] == [1, 2]
+    text = script.signature_text(sample2)
+    assert text == "a=None, b='same', c=, d=2.5, e="  # only plain constants are written
+    assert [repr(p.default) for p in Signature.parse(text).params] == ["None", "'same'", "...", "2.5", "..."]
 
 
+@pytest.mark.needs_mindspore
 def test_lookups_answer_as_mindspore_does() -> None:
     import mindspore
 
@@ -59,6 +68,7 @@ def test_lookups_answer_as_mindspore_does() -> None:
     assert api.tensor_member("requires_grad") is None and api.tensor_member("requires_grad", parameter=True)
 
 
+@pytest.mark.needs_mindspore
 def test_check_fails_on_data_that_differs(tmp_path: Any) -> None:
     import subprocess
     import sys

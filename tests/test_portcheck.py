@@ -31,12 +31,14 @@ def _run(code: str) -> dict[str, Any]:
     return namespace
 
 
+pytestmark = [pytest.mark.needs_mindspore]  # every test runs the code it checks in MindSpore (the fixture below)
+
+
 @pytest.fixture(scope="module", autouse=True)
 def _mindspore() -> None:
     import mindspore
 
-    mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
-    mindspore.set_device("CPU")
+    mindspore.set_context(mode=mindspore.PYNATIVE_MODE)  # (the CPU build runs on the CPU)
 
 
 def test_a_device_move_left_after_the_fix_is_flagged_and_raises() -> None:
@@ -61,6 +63,8 @@ def test_polygamma_on_a_rewritten_tensor_is_flagged_and_raises() -> None:
         _run(code)
 
 
+@pytest.mark.needs_numpy
+@pytest.mark.needs_torch
 def test_aminmax_relying_on_torchs_default_is_flagged_and_differs() -> None:
     import numpy as np
     import torch
@@ -105,6 +109,7 @@ def test_unknown_keywords_and_missing_arguments_are_flagged() -> None:
         _run("from mindspore import nn\nlayer = nn.Dense(3)\n")
 
 
+@pytest.mark.needs_numpy
 def test_max_pool2d_in_torchs_positional_order_is_flagged() -> None:
     import numpy as np
 
@@ -204,3 +209,124 @@ def test_a_mindspore_file_is_analysed_without_torch_and_noqa_applies() -> None:
     code = "import mindspore\nx = mindspore.ops.ones(2).cuda()  # noqa: TMS403\ny = mindspore.ops.ones(2).cpu()\n"
     assert _port(code) == [(3, "TMS403")]
     assert _port(code, ignore=("TMS4",)) == []
+
+
+def test_migrate_lists_the_port_check_in_what_remains(tmp_path: Any) -> None:
+    from conftest import run_cli
+
+    source = tmp_path / "mlp.py"
+    source.write_text(textwrap.dedent("""\
+        import torch.nn as nn
+
+
+        class Mlp(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.fc = nn.Linear(dim, dim)
+
+            def forward(self, x):
+                try:
+                    x = self.fc(x)
+                except RuntimeError:
+                    pass
+                return x
+    """), encoding="utf-8")
+    done = run_cli("migrate", str(source), "--out", str(tmp_path / "out"))
+    assert done.returncode == 1, done.stderr
+    assert "2 finding(s) before, 1 after" in done.stdout  # the one left is the port check's
+    assert "mlp.py:10:9: TMS441 warning: GRAPH mode: try/except/finally" in done.stdout
+
+
+def test_calling_a_tensor_attribute_is_flagged_and_raises() -> None:
+    code = """\
+        import mindspore
+        x = mindspore.ops.ones((2, 3))
+        n = x.size(0)
+    """
+    found = _scan(code)
+    assert [(d.span.start_line, d.code) for d in found] == [(3, "TMS403")]
+    assert "attribute, not a method" in found[0].message
+    with pytest.raises(TypeError, match="not callable"):
+        _run(code)
+
+
+@pytest.mark.parametrize(("code", "expected", "error"), [
+    # a Cell called with what its construct does not take
+    ("import mindspore\ncell = mindspore.nn.RNNCell(4, 3)\ny = cell(mindspore.ops.ones((2, 4)))\n",
+     [(3, "TMS402")], TypeError),
+    # a method MindSpore's optimizer Cell does not have
+    ("import mindspore\nm = mindspore.mint.nn.Linear(2, 2)\n"
+     "opt = mindspore.experimental.optim.SGD(m.trainable_params(), lr=0.1)\nopt.step()\n",
+     [(4, "TMS403")], AttributeError),
+    # a Tensor method without a CPU kernel (the tables' no_kernel), on a tensor of mindspore.tensor
+    ("import mindspore\nindex = mindspore.tensor([0, 1, 0, 2])\nvalues = mindspore.tensor([1.0, 2.0, 3.0, 4.0])\n"
+     "y = mindspore.mint.zeros(3).scatter_add(0, index, values).asnumpy()\n",
+     [(4, "TMS406")], RuntimeError),
+    # an argument MindSpore raises for unless it is torch's default (the tables' opt= fact)
+    ("import mindspore\ny = mindspore.mint.round(mindspore.tensor([1.25]), decimals=2).asnumpy()\n",
+     [(2, "TMS406")], RuntimeError),
+    # a tape method on a tensor made by mindspore.tensor (its type from the tables' data flow)
+    ("import mindspore\nw = mindspore.tensor([1.0, 2.0])\nloss = (w * w).sum()\nloss.backward()\n",
+     [(4, "TMS403")], AttributeError),
+])
+def test_what_the_usage_corpus_showed_silent(code: str, expected: list[tuple[int, str]], error: type) -> None:
+    assert _port(code) == expected
+    with pytest.raises(error):
+        _run(code)
+
+
+def test_an_in_place_method_the_fix_writes_as_a_copy_is_flagged() -> None:
+    code = "import mindspore\nx = mindspore.ops.ones((3, 4))\nx.index_fill_(1, mindspore.tensor([0, 2]), -1.0)\n"
+    found = _scan(code)
+    assert [(d.span.start_line, d.code) for d in found] == [(3, "TMS404")]
+    assert "copy" in found[0].message
+
+
+def test_an_argument_at_mindspores_default_is_not_flagged() -> None:
+    code = "import mindspore\nx = mindspore.ops.ones(3)\ny = mindspore.ops.elu(x, alpha=ALPHA).asnumpy()\n"
+    assert _port(code.replace("ALPHA", "1.0")) == []
+    _run(code.replace("ALPHA", "1.0"))
+    assert _port(code.replace("ALPHA", "2.0")) == [(3, "TMS406")]
+    with pytest.raises(ValueError, match="alpha"):
+        _run(code.replace("ALPHA", "2.0"))
+
+
+def test_int64_labels_where_mindspore_takes_int32_are_flagged() -> None:
+    code = """\
+        import mindspore
+        logits = mindspore.ops.ones((4, 5))
+        target = mindspore.tensor([3, 3, 0, 1])
+        criterion = mindspore.nn.CrossEntropyLoss()
+        loss = criterion(logits, target).asnumpy()
+    """
+    assert _port(code) == [(5, "TMS406")]
+    with pytest.raises(TypeError):
+        _run(code)
+    cast = code.replace("target = mindspore.tensor([3, 3, 0, 1])",
+                        "target = mindspore.tensor([3, 3, 0, 1]).astype(mindspore.int32)")
+    assert _port(cast) == []
+    _run(cast)
+
+
+def test_a_tensor_a_function_of_the_file_returns_is_typed() -> None:
+    code = """\
+        import mindspore
+
+
+        def make(n):
+            y = mindspore.ops.ones((n,))
+            return y * 2
+
+
+        def other(n):
+            if n:
+                return mindspore.ops.ones((n,))
+            return [n]
+
+
+        x = make(3).cuda()
+        z = other(3).append(1)
+    """
+    assert _port(code) == [(15, "TMS403")]
+    with pytest.raises(AttributeError, match="cuda"):
+        _run(code)

@@ -181,6 +181,7 @@ def test_container_fixes_golden_and_valid() -> None:
     assert "self.pair = mindspore.nn.CellList(list((nn.Linear(width, width), nn.Tanh())))" in fixed
 
 
+@pytest.mark.needs_numpy
 @pytest.mark.needs_torch
 @pytest.mark.needs_mindspore
 def test_container_fix_runs_in_mindspore() -> None:

@@ -37,7 +37,7 @@ def test_report_of_a_real_scan_is_valid_and_consistent(tmp_path, monkeypatch, va
     text = json_report.render(results, "2.10", paths=["proj"], date="2026-01-02")
     doc = json.loads(text)
     assert _errors(validator, doc) == []
-    assert doc["schema_version"] == json_report.SCHEMA_VERSION == 6
+    assert doc["schema_version"] == json_report.SCHEMA_VERSION == 7
     assert doc["project"] == {"name": "proj", "date": "2026-01-02"}
     summary = ScanSummary.of(results)
     assert doc["summary"]["files"] == summary.files == len(doc["files"])

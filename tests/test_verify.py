@@ -30,7 +30,7 @@ from torch2ms.verify.record import (
 )
 from torch2ms.verify.worker import check_numpy, writes_form
 
-pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_mindspore]  # the verify backend runs both, in workers
+pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_mindspore, pytest.mark.needs_numpy]  # the verify backend runs both
 
 TABLE = load_table()
 SAMPLE_SIZE = 50

@@ -23,6 +23,8 @@ def _port(tmp_path: Path, old: str = "", new: str = "") -> Path:
     return path
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 @pytest.mark.parametrize("mode", ["pynative", "graph"])
 def test_the_migrated_program_trains_the_same(mode: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["verify-train", str(ORIGINAL), "--steps", "5", "--mode", mode]) == 0
@@ -31,6 +33,8 @@ def test_the_migrated_program_trains_the_same(mode: str, capsys: pytest.CaptureF
     assert "torch against itself (1 and 2 threads)" in out
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_a_missing_scheduler_step_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ported = _port(tmp_path, "    scheduler.step()\n", "")
     assert main(["verify-train", str(ORIGINAL), str(ported), "--steps", "5"]) == 1
@@ -39,6 +43,8 @@ def test_a_missing_scheduler_step_is_named(tmp_path: Path, capsys: pytest.Captur
     assert "diverged at step 3: learning rate of group 0: torch 0.1, MindSpore 0.2 " in out
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 @pytest.mark.parametrize("old, new", [("momentum=0.9", "momentum=0.5"),
                                       ("clip_by_global_norm(grads, 0.5)", "clip_by_global_norm(grads, 5.0)")])
 def test_a_wrong_optimizer_argument_or_clip_is_named(old: str, new: str, tmp_path: Path,
@@ -49,6 +55,8 @@ def test_a_wrong_optimizer_argument_or_clip_is_named(old: str, new: str, tmp_pat
     assert "diverged at step 0: weight:" in out
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_a_port_that_does_not_run_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ported = _port(tmp_path, "optimizer(grads)", "optimizer(grads, grads)")
     assert main(["verify-train", str(ORIGINAL), str(ported), "--steps", "2"]) == 2

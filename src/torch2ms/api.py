@@ -12,7 +12,6 @@ import tokenize
 import fnmatch
 import re
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,9 +19,12 @@ from . import process, project_graph
 from .cache import Cache, Scanned, content_digest, graph_key
 from .config import Config
 from .engine import file_error, scan_source
+from .limits import CODE as LIMIT_CODE
+from .limits import LimitExceeded, Limits
 from .ignore import IgnoreRules
 from .files import MAX_SOURCE_BYTES, UnreadableFile, kind_problem, read_regular
 from .mappings import load_table
+from .source import count_lines
 from .model import FileResult
 
 
@@ -79,8 +81,10 @@ def scan_bytes(data: bytes, path: str, config: Config) -> tuple[str | None, File
     return text, scan_source(text, path, config, load_table())
 
 
-def scan_file(path: str, config: Config, known_digest: str | None = None) -> tuple[str | None, FileResult | None]:
-    """(content digest, result); the result is None when the digest equals `known_digest`."""
+def scan_file(path: str, config: Config, known_digest: str | None = None,
+              limits: Limits | None = None) -> tuple[str | None, FileResult | None]:
+    """(content digest, result); the result is None when the digest equals `known_digest`. With `limits`, a
+    file whose analysis passes one gets a TMS905 finding instead (`torch2ms.limits`)."""
     data, error = read_bytes(path)
     if data is None:
         return None, error
@@ -90,7 +94,19 @@ def scan_file(path: str, config: Config, known_digest: str | None = None) -> tup
     text, error = decode(data, path)
     if text is None:
         return digest, error
-    return digest, scan_source(text, path, config, load_table())
+    if limits is None:
+        return digest, scan_source(text, path, config, load_table())
+    table = load_table()
+    try:
+        with limits.applied():
+            return digest, scan_source(text, path, config, table)
+    except (LimitExceeded, MemoryError) as exc:
+        return digest, file_error(path, LIMIT_CODE, f"analysis {limits.describe(exc)}", lines=count_lines(text))
+
+
+def stopped_at_limit(result: FileResult) -> bool:
+    """A TMS905 result: it depends on the limits and the machine, so it is never cached."""
+    return any(d.code == LIMIT_CODE for d in result.diagnostics)
 
 
 def _exclusion(patterns: tuple[str, ...]) -> Callable[[str], bool]:
@@ -223,8 +239,9 @@ def _walk(root: Path, excluded: Callable[[str], bool], seen: set[tuple[int, int]
             yield Source(entry.path, file_error(entry.path, "TMS903", f"{_not_regular(entry.path)}: skipped"))
 
 
-def _scan_batch(batch: list[tuple[str, str | None]], config: Config) -> list[tuple[str | None, FileResult | None]]:
-    return [scan_file(path, config, known) for path, known in batch]
+def _scan_batch(batch: list[tuple[str, str | None]], config: Config,
+                limits: Limits | None = None) -> list[tuple[str | None, FileResult | None]]:
+    return [scan_file(path, config, known, limits) for path, known in batch]
 
 
 def scan_paths(paths: Iterable[str], config: Config | None = None, jobs: int = 1,
@@ -237,8 +254,9 @@ def scan_paths(paths: Iterable[str], config: Config | None = None, jobs: int = 1
 
 def scan_outcomes(paths: Iterable[str], config: Config | None = None, jobs: int = 1,
                   on_each: Callable[[Scanned], None] | None = None,
-                  cache: Cache | None = None) -> list[Scanned]:
-    """`scan_paths` for reports that can use a cache hit's summary and text without its objects."""
+                  cache: Cache | None = None, limits: Limits | None = None) -> list[Scanned]:
+    """`scan_paths` for reports that can use a cache hit's summary and text without its objects; `limits`:
+    the per-file limits (`torch2ms.limits`)."""
     config = config or Config()
     paths = list(paths)
     sources = list(iter_sources(paths, config))
@@ -270,7 +288,7 @@ def scan_outcomes(paths: Iterable[str], config: Config | None = None, jobs: int 
                 scanned = Scanned(path, result)
         else:
             scanned = Scanned(path, result)
-            if cache is not None and digest is not None:
+            if cache is not None and digest is not None and not stopped_at_limit(result):
                 cache.store(path, digest, scanned)
         outcomes[index] = scanned
         digests[index] = digest
@@ -282,13 +300,15 @@ def scan_outcomes(paths: Iterable[str], config: Config | None = None, jobs: int 
 
     if jobs <= 1 or len(todo) < 2 * jobs:
         for index in todo:
-            done(index, *scan_file(sources[index].path, config, known(index)))
+            done(index, *scan_file(sources[index].path, config, known(index), limits))
     else:
+        from concurrent.futures import ProcessPoolExecutor  # multiprocessing: only for a parallel scan
+
         size = max(1, min(64, len(todo) // (jobs * 8)))
         batches = [todo[i:i + size] for i in range(0, len(todo), size)]
         with ProcessPoolExecutor(max_workers=jobs, initializer=process.worker_start,
                                  initargs=(os.getpid(),)) as pool:
-            futures = [pool.submit(_scan_batch, [(sources[i].path, known(i)) for i in batch], config)
+            futures = [pool.submit(_scan_batch, [(sources[i].path, known(i)) for i in batch], config, limits)
                        for batch in batches]
             for batch, future in zip(batches, futures):
                 for index, (digest, result) in zip(batch, future.result()):

@@ -23,9 +23,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .jsonfile import read_json
+from .jsonfile import Schema, read_json
 from .model import FileResult
-from .report import display_path
+from .strings import display_path
 from .source import split_lines
 
 MIN_SCHEMA = 4  # the first JSON report schema with context and fingerprint
@@ -106,7 +106,31 @@ def read_report(path: str) -> dict[str, Any]:
     if not isinstance(version, int) or version < MIN_SCHEMA:
         raise BaselineError(f"{path}: a JSON report of schema {version} has no finding fingerprints; write it "
                             f"again with this torch2ms (--output-format json)")
+    _check_report(doc, Schema(path, BaselineError))
     return doc
+
+
+def _check_report(doc: dict[str, Any], schema: Schema) -> None:
+    """What --baseline and --compare read of a report, checked before use; a failure names the key."""
+    for at, file in schema.items(doc["files"], "files"):
+        file = schema.object(file, at)
+        schema.string(file.get("path"), f"{at}.path")
+        for where, diag in schema.items(file.get("diagnostics"), f"{at}.diagnostics"):
+            diag = schema.object(diag, where)
+            for key in ("code", "context", "fingerprint"):
+                schema.string(diag.get(key), f"{where}.{key}")
+            for key in ("torch_api", "category"):
+                schema.string(diag.get(key), f"{where}.{key}", optional=True)
+    summary = schema.object(doc.get("summary", {}), "summary")
+    effort = summary.get("by_effort")
+    if effort is not None:
+        for at, count in schema.items(schema.object(effort, "summary.by_effort"), "summary.by_effort"):
+            schema.integer(count, at, 0)
+    readiness = schema.object(summary.get("readiness", {}), "summary.readiness")
+    percent = readiness.get("percent")
+    if percent is not None and (not isinstance(percent, (int, float)) or isinstance(percent, bool)):
+        raise schema.fail("summary.readiness.percent", "expected a number")
+    schema.string(schema.object(doc.get("project", {}), "project").get("date"), "project.date", optional=True)
 
 
 @dataclass

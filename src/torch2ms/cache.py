@@ -51,8 +51,7 @@ from .files import MiB, UnreadableFile, read_regular, user_cache_dir
 from .mappings import MappingTable
 from .model import (ApiCall, Arg, CallKind, Category, Confidence, Diagnostic, Edit, FileResult, Fix, ScanSummary, ScopeFacts,
                     Severity, Span)
-from .report import StringTable
-from .report.text import render_file
+from .strings import StringTable
 
 CACHE_DIR_NAME = ".torch2ms_cache"
 MAGIC = b"torch2ms-cache\x05\n"
@@ -417,11 +416,16 @@ class Scanned:
             self._summary = ScanSummary.of_file(self.result)
         return self._summary
 
-    @property
-    def text(self) -> str:
-        """The file's lines in the text report, paths shown relative to the working directory."""
+    def chunk(self, render: Callable[[FileResult], str]) -> str:
+        """The file's part of the text report, made by `render` (paths shown relative to the working
+        directory) once; a cache hit serves the part the cache stored."""
         if self._text is None:
-            self._text = render_file(self.result)
+            self._text = render(self.result)
+        return self._text
+
+    @property
+    def rendered(self) -> str | None:
+        """The text-report part when it is made (or served by the cache), else None."""
         return self._text
 
     def encoded(self) -> bytes | memoryview:
@@ -446,17 +450,22 @@ class _Entry:
         self._scope: tuple[ScopeFacts | None] | None = None
 
     @property
-    def text(self) -> str:
-        """The file's text-report chunk (rendered in the working directory `cwd`)."""
+    def text(self) -> str | None:
+        """The file's text-report chunk (rendered in the working directory `cwd`), if it was made."""
         if self._text is None:
             assert self._scanned is not None
-            return self._scanned.text
+            return self._scanned.rendered
         return str(self._text, "utf-8", "surrogatepass")
 
-    def text_bytes(self) -> bytes | memoryview:
+    def text_bytes(self, render: Callable[[FileResult], str] | None) -> bytes | memoryview:
+        """The chunk as stored; made by `render` where the scan did not make it (empty without a renderer:
+        the entry's `cwd` is then empty too, so that no working directory is served it)."""
         if self._text is None:
             assert self._scanned is not None
-            self._text = memoryview(self._scanned.text.encode("utf-8", "surrogatepass"))
+            made = self._scanned.rendered
+            if made is None and render is not None:
+                made = self._scanned.chunk(render)
+            self._text = memoryview((made or "").encode("utf-8", "surrogatepass"))
         return self._text
 
     def encoded(self) -> bytes | memoryview:
@@ -574,8 +583,13 @@ def _counts_of_str(value: Any) -> dict[str, str]:
 
 
 class Cache:
-    def __init__(self, directory: Path, config: Config, table: MappingTable) -> None:
+    """The results of a scan by file, with each file's text-report chunk where `render` is given (the text
+    report's renderer, passed in by the command line: the cache stores what it is handed)."""
+
+    def __init__(self, directory: Path, config: Config, table: MappingTable,
+                 render: Callable[[FileResult], str] | None = None) -> None:
         self.directory = directory
+        self._render = render
         self.salt = f"{_FORMAT}|{__version__}|{code_digest()}|{table.digest}|{config.key()}"
         self.file = directory / f"results-{hashlib.blake2b(self.salt.encode(), digest_size=8).hexdigest()}.t2ms"
         self._key = signing_key()
@@ -688,7 +702,8 @@ class Cache:
         if not (self._fresh or self._graph_changed) or self._key is None:
             return
         for path, (size, mtime_ns, digest, scanned) in self._fresh.items():
-            self._entries[path] = _Entry(size, mtime_ns, digest, self._cwd, scanned.summary, scanned=scanned)
+            cwd = self._cwd if self._render is not None or scanned.rendered is not None else ""
+            self._entries[path] = _Entry(size, mtime_ns, digest, cwd, scanned.summary, scanned=scanned)
         self._fresh.clear()
         self._graph_changed = False
         try:
@@ -702,7 +717,7 @@ class Cache:
         records: list[bytes | memoryview] = []
         at = 0
         for path, entry in self._entries.items():
-            parts = (entry.text_bytes(), entry.encoded(), entry.facts())
+            parts = (entry.text_bytes(self._render), entry.encoded(), entry.facts())
             records += parts
             text_end = at + len(parts[0])
             result_end = text_end + len(parts[1])

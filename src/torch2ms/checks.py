@@ -9,7 +9,7 @@ from . import dynamic_shape
 from .codes import CODES
 from .mappings import MappingTable, doc_url
 from .model import (
-    DEFAULT_DEVICE, ApiCall, Category, Confidence, Diagnostic, MappingEntry, ParamFact, Target, TargetChoice, arg_for,
+    DEFAULT_DEVICE, ApiCall, CallKind, Category, Confidence, Diagnostic, MappingEntry, ParamFact, Target, TargetChoice, arg_for,
 )
 
 _CODE_BY_CATEGORY = {
@@ -94,6 +94,8 @@ def check_call(call: ApiCall, table: MappingTable, version: tuple[int, ...],
     """`network`: whether the call is in the network graph (default: the resolver's `in_network`);
     `device`: where the MindSpore program runs (the form for it is named, `MappingEntry.choose`);
     `fixer`: gives the finding its fix (`rewrite.Fixer`), built with the finding from the same call."""
+    if call.kind is CallKind.TYPE:
+        return _type_reference(call, table, version, device, fixer)
     diag = _finding(call, table, version, network, device)
     if fixer is None:
         return diag
@@ -104,6 +106,33 @@ def check_call(call: ApiCall, table: MappingTable, version: tuple[int, ...],
         fix = fixer(call, _finding(call, table, version, network, device, shapes=False)).fix
         return replace(diag, fix=fix) if fix is not None else diag
     return fixer(call, diag)
+
+
+def _type_reference(call: ApiCall, table: MappingTable, version: tuple[int, ...], device: str | None,
+                    fixer: Callable[[ApiCall, Diagnostic], Diagnostic] | None) -> Diagnostic:
+    """TMS106: a torch type named where nothing runs (`x: torch.Tensor`, `isinstance(m, nn.Conv2d)`,
+    `except torch.OutOfMemoryError`). The entry's facts are about calling the API, not about its name:
+    none is told; the fix renames the reference (the rename an attribute use of the API gets)."""
+    info = CODES["TMS106"]
+    entry = table.lookup(call.api)
+    target = entry.target_for(version, device) if entry is not None else None
+    if target is not None:
+        message = f"{call.api} names a type here (nothing runs): the MindSpore type is {target.api}"
+    elif entry is not None:
+        message = (f"{call.api} names a type here (nothing runs); MindSpore {_version_text(version)} has no "
+                   f"such type: the reference goes with the code that uses it")
+    else:
+        message = f"{call.api} names a type here (nothing runs); it is not in the mapping tables"
+    diag = Diagnostic(code=info.code, severity=info.severity, category=info.category, span=call.span,
+                      message=message, torch_api=call.api, mindspore_api=target.api if target else None,
+                      doc_url=doc_url(entry, target) or info.doc_url)
+    if fixer is None or target is None:
+        return diag
+    # the fixer rewrites an equivalent attribute use of the API: the same name written elsewhere
+    as_use = Diagnostic(code="TMS101", severity=info.severity, category=Category.EQUIVALENT, span=call.span,
+                        message=message, torch_api=call.api, mindspore_api=target.api)
+    fix = fixer(replace(call, kind=CallKind.ATTRIBUTE), as_use).fix
+    return replace(diag, fix=fix) if fix is not None else diag
 
 
 def _finding(call: ApiCall, table: MappingTable, version: tuple[int, ...], network: bool | None,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import os
 import sys
 import time
@@ -22,24 +23,26 @@ from typing import Any
 
 from . import __version__, writing
 from .api import default_jobs, scan_outcomes
-from .baseline import BaselineError
 from .cache import CACHE_DIR_NAME, Cache, CacheError, Scanned
 from .config import Config, ConfigError, find_pyproject, load_config
 from .extras import MissingExtra
 from .mappings import MappingError, load_table
 from .model import Diagnostic, ScanSummary
 from .options import FAIL_ON, Parser, add_rule_arguments, add_scan_arguments
+from .limits import Limits
 from .process import configure_process, freeze_long_lived
-from .report import safe_text
+from .strings import safe_text
 from .report.output import OutputError, emit
-from .trace import TraceError
-from .verify.model_record import ModelRecordError
+from .report.text import render_file
 from .writing import WriteError
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser. With `command`, the arguments of the commands that live in their own
+    packages (migrate, verify, ...) are added for that command only: a scan starts without importing them.
+    Every command is still listed."""
     parser = Parser(
         prog="torch2ms",
         description="Find every PyTorch API use and tell how it maps to MindSpore.",
@@ -86,28 +89,28 @@ def build_parser() -> argparse.ArgumentParser:
     lsp.add_argument("--allow-verify", action="store_true",
                      help="with --tcp: offer the verify action, which runs code (always on over stdio)")
     lsp.add_argument("--stdio", action="store_true", help="use stdio (the default; accepted for editors that pass it)")
+    completion = sub.add_parser("completion", help="print a shell completion script (bash or zsh)",
+                                description="Print a completion script: eval \"$(torch2ms completion bash)\" in "
+                                            "~/.bashrc, or the zsh one in ~/.zshrc.")
+    completion.add_argument("shell", choices=("bash", "zsh"), help="the shell to complete in")
 
-    from .migrate.command import add_arguments as add_migrate_arguments
-    from .verify.command import add_arguments as add_verify_arguments  # no torch/MindSpore import
-    from .verify.model import add_arguments as add_model_arguments
-    from .verify.train import add_arguments as add_train_arguments
-    from .weights.convert import add_arguments as add_convert_arguments
-
-    for name, add, about in (
-            ("migrate", add_migrate_arguments,
+    for name, module, about in (
+            ("migrate", "migrate.command",
              "turn PyTorch files into MindSpore files (a parallel tree, in place, or a diff)"),
-            ("verify", add_verify_arguments,
+            ("verify", "verify.command",  # no torch/MindSpore import in any of these modules
              "run mapping examples (or the torch call at FILE:LINE) in real torch and MindSpore"),
-            ("convert-weights", add_convert_arguments,
+            ("convert-weights", "verify.convert_weights",
              "convert a torch state_dict (.pth, .safetensors) into a MindSpore checkpoint by a map"),
-            ("verify-model", add_model_arguments,
+            ("verify-model", "verify.model",
              "run a torch network and its MindSpore port on the same weights and inputs, and compare"),
-            ("verify-train", add_train_arguments,
+            ("verify-train", "verify.train",
              "train with a torch program and its MindSpore port for N steps from the same weights, and compare")):
-        command = sub.add_parser(name, help=about)
-        add(command)
+        chosen = sub.add_parser(name, help=about)
+        if command is not None and command != name:
+            continue
+        importlib.import_module(f"{__package__}.{module}").add_arguments(chosen)
         if name != "verify":  # verify's own --verbose also lists the entries that passed
-            _add_verbose(command)
+            _add_verbose(chosen)
     return parser
 
 
@@ -122,6 +125,43 @@ def _host_port(text: str) -> str:
     if not sep or not port.isdigit() or not 0 <= int(port) < 65536:  # 0: a free port, announced on stderr
         raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {text!r}")
     return text
+
+
+def completion_script(parser: argparse.ArgumentParser, shell: str) -> str:
+    """A bash (or zsh, through bashcompinit) completion function for every command and its options, read
+    from the parser itself, so it never lists an option that does not exist."""
+    commands: dict[str, list[str]] = {}
+    for action in parser._actions:  # argparse keeps sub-commands in its sub-parsers action
+        if isinstance(action, argparse._SubParsersAction):
+            for name, command in action.choices.items():
+                commands[name] = sorted({flag for a in command._actions for flag in a.option_strings})
+    top = sorted({flag for a in parser._actions for flag in a.option_strings})
+    cases = "".join(f"    {name}) opts=\"{' '.join(flags)}\" ;;\n" for name, flags in commands.items())
+    script = (
+        "_torch2ms() {\n"
+        "  local cur=\"${COMP_WORDS[COMP_CWORD]}\" opts=\"\"\n"
+        "  if [ \"$COMP_CWORD\" -eq 1 ]; then\n"
+        f"    COMPREPLY=($(compgen -W \"{' '.join(commands)} {' '.join(top)}\" -- \"$cur\"))\n"
+        "    return\n"
+        "  fi\n"
+        "  case \"${COMP_WORDS[1]}\" in\n"
+        f"{cases}"
+        "  esac\n"
+        "  if [[ \"$cur\" == -* ]]; then\n"
+        "    COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))\n"
+        "  else\n"
+        "    COMPREPLY=($(compgen -f -- \"$cur\"))\n"
+        "  fi\n"
+        "}\n"
+        "complete -o filenames -F _torch2ms torch2ms\n")
+    if shell == "zsh":
+        script = "autoload -U +X bashcompinit && bashcompinit\n" + script
+    return script
+
+
+def run_completion(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    sys.stdout.write(completion_script(parser, args.shell))
+    return EXIT_CLEAN
 
 
 def run_lsp(args: argparse.Namespace) -> int:
@@ -226,19 +266,22 @@ def _run_add_noqa(args: argparse.Namespace, config: Config) -> int:
     """`scan --add-noqa`: a noqa comment for every finding, written in place."""
     from .fix import FixError
     from .fix_files import rewrite_file
-    from .noqa import add_noqa
+    from .noqa import add_noqa, unplaceable
 
     outcomes = scan_outcomes(args.paths, config, jobs=_jobs(args))
     lines = files = 0
     status = EXIT_CLEAN
+    left: list[str] = []
     for outcome in outcomes:
         diagnostics = outcome.result.diagnostics
         if not diagnostics or outcome.result.error is not None:
             continue
         added = [0]
 
-        def change(text: str, diagnostics: tuple[Diagnostic, ...] = diagnostics, added: list[int] = added) -> str:
+        def change(text: str, diagnostics: tuple[Diagnostic, ...] = diagnostics, added: list[int] = added,
+                   path: str = outcome.path) -> str:
             new, added[0] = add_noqa(text, diagnostics)
+            left.extend(f"{path}:{n}" for n in unplaceable(text, diagnostics))
             return new
 
         try:
@@ -250,6 +293,11 @@ def _run_add_noqa(args: argparse.Namespace, config: Config) -> int:
             status = EXIT_ERROR
     print(f"Added {lines} noqa comment{'s' if lines != 1 else ''} in {files} file{'s' if files != 1 else ''}.",
           file=sys.stderr)
+    for place in left:
+        print(f"{place}: cannot take a noqa comment (the line ends inside a multi-line string); "
+              "suppress it with per-file-ignores in [tool.torch2ms] or a file-level # torch2ms: noqa", file=sys.stderr)
+    if left and status == EXIT_CLEAN:
+        status = EXIT_FINDINGS
     return status
 
 
@@ -313,8 +361,7 @@ def _exit_code(args: argparse.Namespace, summary: ScanSummary | None, failed: bo
 def run_scan(args: argparse.Namespace) -> int:
     stdin = args.paths == ["-"] or (not args.paths and args.stdin_filename)
     if not args.paths and not stdin:
-        print("torch2ms scan: error: name the files or folders to scan (or - for standard input)", file=sys.stderr)
-        return EXIT_ERROR
+        args.paths = ["."]  # as ruff: no path scans the current folder
     if "-" in args.paths and not stdin:
         print("torch2ms scan: error: - (standard input) cannot be mixed with other paths", file=sys.stderr)
         return EXIT_ERROR
@@ -327,6 +374,10 @@ def run_scan(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_ERROR
     config = _config(args)
+    if args.show_settings:
+        return _show_settings(args, config)
+    if args.show_files:
+        return _show_files(args, config)
     args.models = _model_records(args)
     load_table()
     if stdin:
@@ -336,10 +387,13 @@ def run_scan(args: argparse.Namespace) -> int:
     freeze_long_lived()
     if args.fix or args.diff:
         return _run_fix(args, config)
-    progress = _Progress(not args.no_progress and sys.stderr.isatty())
-    cache = None if args.no_cache else Cache(_cache_dir(args, config), config, load_table())
-    outcomes = scan_outcomes(args.paths, config, jobs=_jobs(args), on_each=progress.update, cache=cache)
+    progress = _Progress(not args.no_progress and not args.quiet and sys.stderr.isatty())
+    cache = None if args.no_cache else Cache(_cache_dir(args, config), config, load_table(), render=render_file)
+    outcomes = scan_outcomes(args.paths, config, jobs=_jobs(args), on_each=progress.update, cache=cache,
+                             limits=Limits(args.file_timeout, args.file_memory_mb))
     progress.close()
+    if not outcomes and not args.quiet:
+        print(f"torch2ms: warning: no Python files found under {', '.join(args.paths)}", file=sys.stderr)
     outcomes.sort(key=lambda o: o.path)
     if args.trace:
         outcomes = _join_trace(outcomes, args.trace, config)
@@ -349,6 +403,47 @@ def run_scan(args: argparse.Namespace) -> int:
     writing.add_inputs(o.path for o in outcomes)  # no report replaces a file it reports on
     summary = emit(outcomes, config, args, baseline_hidden=hidden)
     return _exit_code(args, summary)
+
+
+def _show_settings(args: argparse.Namespace, config: Config) -> int:
+    """`scan --show-settings`: the settings the scan would use, one per line, and where they come from."""
+    def codes(values: tuple[str, ...]) -> str:
+        return ", ".join(values) if values else "(none)"
+
+    lines = [
+        f"settings file: {config.source or '(none: defaults)'}",
+        f"paths: {', '.join(args.paths)}",
+        f"select: {codes(config.selected) if config.selected else '(every code)'}",
+        f"ignore: {codes(config.ignore)}",
+        "per-file-ignores: " + ("; ".join(f"{glob} = {', '.join(c)}" for glob, c in config.per_file_ignores)
+                                or "(none)"),
+        f"target-version: {config.target_version}",
+        f"device: {config.device}",
+        f"exclude: {codes(config.excluded_names)}",
+        f"respect-gitignore: {'true' if config.respect_gitignore else 'false'}",
+        f"fail-on: {args.fail_on}",
+        f"output-format: {args.output_format}",
+    ]
+    sys.stdout.write("\n".join(lines) + "\n")
+    return EXIT_CLEAN
+
+
+def _show_files(args: argparse.Namespace, config: Config) -> int:
+    """`scan --show-files`: the files the scan would read, sorted; a bad path is named on stderr (exit 2)."""
+    from .api import iter_sources
+
+    status = EXIT_CLEAN
+    found = []
+    for source in iter_sources(args.paths, config):
+        if source.error is not None and source.error.error is not None:
+            print(f"{source.path}: {source.error.error.message}", file=sys.stderr)
+            status = EXIT_ERROR
+        else:
+            found.append(os.path.normpath(source.path))
+    sys.stdout.write("".join(f"{path}\n" for path in sorted(found)))
+    if not found and status == EXIT_CLEAN:
+        print(f"torch2ms: warning: no Python files found under {', '.join(args.paths)}", file=sys.stderr)
+    return status
 
 
 def _without_baseline(path: str, outcomes: list[Scanned],
@@ -475,7 +570,7 @@ def run_verify(args: argparse.Namespace) -> int:
 
 
 def run_convert_weights(args: argparse.Namespace) -> int:
-    from .weights.convert import run  # torch/MindSpore are imported only in its worker processes
+    from .verify.convert_weights import run  # torch/MindSpore are imported only in its worker processes
 
     return run(args)
 
@@ -493,12 +588,14 @@ def run_verify_model(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else argv
+    parser = build_parser(next((w for w in words if not w.startswith("-")), None))
     args = parser.parse_args(argv)
     handlers: dict[str, Any] = {"scan": run_scan, "rule": run_rule, "mappings": run_mappings, "lsp": run_lsp,
                                 "verify": run_verify, "migrate": run_migrate, "trace": run_trace,
                                 "convert-weights": run_convert_weights, "verify-model": run_verify_model,
-                                "verify-train": run_verify_train}
+                                "verify-train": run_verify_train,
+                                "completion": lambda args: run_completion(args, build_parser())}
     handler = handlers.get(args.command)
     if handler is None:
         parser.print_help(sys.stderr)
@@ -509,6 +606,17 @@ def main(argv: list[str] | None = None) -> int:
         return int(handler(args))
     except BaseException as exc:  # noqa: BLE001 - the one place that turns any failure into exit code 2
         return fail(exc, verbose=getattr(args, "verbose", False))
+
+
+# Expected errors of modules a command imports only when it needs them (a scan starts without them):
+# an exception can be one of these only where its module was imported.
+_LAZY_ERRORS = (("torch2ms.baseline", "BaselineError"), ("torch2ms.trace", "TraceError"),
+                ("torch2ms.verify.model_record", "ModelRecordError"))
+
+
+def _loaded_error(exc: BaseException) -> bool:
+    return any(isinstance(exc, getattr(sys.modules[module], name)) for module, name in _LAZY_ERRORS
+               if module in sys.modules)
 
 
 def _inputs(args: argparse.Namespace) -> list[str]:
@@ -546,8 +654,8 @@ def fail(exc: BaseException, verbose: bool = False) -> int:
         return EXIT_ERROR
     if isinstance(exc, KeyboardInterrupt):
         message = "interrupted"
-    elif isinstance(exc, (ConfigError, MappingError, BaselineError, OutputError, CacheError, TraceError,
-                          ModelRecordError, WriteError, MissingExtra)):
+    elif isinstance(exc, (ConfigError, MappingError, OutputError, CacheError, WriteError, MissingExtra)) \
+            or _loaded_error(exc):
         message = f"error: {exc}"
     elif isinstance(exc, OSError) and exc.filename is not None:
         message = f"error: {os.fsdecode(exc.filename)}: {exc.strerror or exc}"

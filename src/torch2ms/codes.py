@@ -67,6 +67,9 @@ _ROWS = (
      "The torch API is not in the mapping tables.", MAPPING_TABLE_URL),
     ("TMS105", "possible-tensor-method", Severity.INFO, Category.UNCERTAIN,
      "A method call whose receiver may be a tensor but is not proven one (low confidence).", MAPPING_TABLE_URL),
+    ("TMS106", "type-reference", Severity.INFO, Category.TYPE_REFERENCE,
+     "A torch type named where nothing runs (an annotation, an isinstance/issubclass target, an except clause): "
+     "the name changes, no call does; not counted as an API use.", MAPPING_TABLE_URL),
     ("TMS201", "dynamic-shape-op", Severity.WARNING, Category.DYNAMIC_SHAPE,
      "The op's output shape depends on tensor values.", DYNAMIC_SHAPE_URL),
     ("TMS202", "dynamic-shape-argument", Severity.WARNING, Category.DYNAMIC_SHAPE,
@@ -153,6 +156,8 @@ _ROWS = (
      "The file was not read: missing, unreadable, binary, too large, not a regular file (FIFO, socket, device), a symlink loop or a link out of the scanned folders.", MIGRATION_GUIDE_URL),
     ("TMS904", "analysis-error", Severity.ERROR, Category.FILE_ERROR,
      "The analysis failed on this file (an internal error; please report it).", MIGRATION_GUIDE_URL),
+    ("TMS905", "file-limit", Severity.ERROR, Category.FILE_ERROR,
+     "The work on this file was stopped at the per-file limit of CPU time or memory (--file-timeout, --file-memory-mb); the message says which.", MIGRATION_GUIDE_URL),
 )
 
 CODES: dict[str, CodeInfo] = {row[0]: CodeInfo(*row) for row in _ROWS}

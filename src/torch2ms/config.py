@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import fnmatch
 import os
 import sys
 from dataclasses import dataclass, replace
@@ -27,7 +28,7 @@ DEFAULT_EXCLUDE = (
 )
 DEFAULT_TARGET = "2.10"
 _KEYS = ("select", "extend-select", "ignore", "exclude", "extend-exclude", "respect-gitignore", "target-version",
-         "device")
+         "device", "per-file-ignores")
 
 
 class ConfigError(Exception):
@@ -45,6 +46,9 @@ class Config:
     source: str | None = None  # the pyproject.toml the settings came from
     extend_select: tuple[str, ...] = ()  # added to select (to every code when select is empty)
     respect_gitignore: bool = True  # skip what .gitignore files exclude when walking folders
+    # (glob, codes): codes turned off in the files the glob matches (as ruff's per-file-ignores): the glob is
+    # matched against the path relative to the pyproject.toml's folder, and against the file name
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @cached_property
     def version(self) -> tuple[int, ...]:
@@ -56,6 +60,25 @@ class Config:
         if not self.extend_select:
             return self.select
         return (self.select or ("TMS",)) + self.extend_select
+
+    def ignored_in(self, path: str) -> tuple[str, ...]:
+        """The codes `per-file-ignores` turns off in the file at `path`."""
+        if not self.per_file_ignores:
+            return ()
+        where = os.path.abspath(path)
+        root = os.path.dirname(os.path.abspath(self.source)) if self.source else os.getcwd()
+        relative = os.path.relpath(where, root).replace(os.sep, "/")
+        name = os.path.basename(where)
+        out: list[str] = []
+        for pattern, codes in self.per_file_ignores:
+            if fnmatch.fnmatchcase(relative, pattern) or fnmatch.fnmatchcase(name, pattern) \
+                    or fnmatch.fnmatchcase(relative, pattern.rstrip("/") + "/*"):
+                out.extend(codes)
+        return tuple(out)
+
+    def enabled_in(self, path: str, code: str) -> bool:
+        """`enabled`, and not turned off for the file by `per-file-ignores`."""
+        return self.enabled(code) and not any(code.startswith(c) for c in self.ignored_in(path))
 
     def enabled(self, code: str) -> bool:
         """The longest matching prefix of select/ignore decides; no match: on unless select is set."""
@@ -74,7 +97,8 @@ class Config:
 
     def key(self) -> str:
         """A stable text of everything that changes results (for caches)."""
-        return repr((sorted(self.selected), sorted(self.ignore), self.target_version, self.device))
+        return repr((sorted(self.selected), sorted(self.ignore), self.target_version, self.device,
+                     self.per_file_ignores, self.source if self.per_file_ignores else None))
 
     @property
     def dropped_defaults(self) -> tuple[str, ...]:
@@ -159,6 +183,13 @@ def load_config(pyproject: Path | None) -> Config:
     for key in ("exclude", "extend-exclude"):
         if key in section:
             values[key.replace("-", "_")] = _strings(section[key], file, key)
+    if "per-file-ignores" in section:
+        table = section["per-file-ignores"]
+        if not isinstance(table, dict):
+            raise ConfigError(f"{file}: [tool.torch2ms] per-file-ignores: expected a table of glob = [codes], "
+                              f"got {_toml_type(table)}")
+        values["per_file_ignores"] = tuple((str(glob), _codes(codes, file, f"per-file-ignores.{glob}"))
+                                           for glob, codes in table.items())
     if "respect-gitignore" in section:
         if not isinstance(section["respect-gitignore"], bool):
             raise ConfigError(f"{file}: [tool.torch2ms] respect-gitignore: expected true or false")

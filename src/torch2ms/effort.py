@@ -33,6 +33,7 @@ EFFORT_BY_CODE = {
     "TMS336": "manual", "TMS341": "remove", "TMS342": "manual", "TMS343": "manual", "TMS351": "manual",
     "TMS352": "manual", "TMS361": "manual", "TMS362": "manual", "TMS363": "manual", "TMS364": "manual",
     "TMS365": "automatic",
+    "TMS106": "automatic",  # a type reference: the fix renames it (a type MindSpore lacks goes with the code using it)
 }
 MAPPING_CODES = frozenset({"TMS101", "TMS102", "TMS103", "TMS104", "TMS105"})
 
@@ -71,3 +72,29 @@ def effort_of(code: str, category: str, api: str | None, table: MappingTable,
             return "automatic"
         return entry_effort(entry, version)
     return EFFORT_BY_CODE.get(code, "manual")
+
+
+def _where(device: str) -> str:
+    return "Ascend" if device == "ascend" else device.upper()
+
+
+def advice(entry: MappingEntry, version: tuple[int, ...], device: str | None) -> str:
+    """What to do about a use of `entry` (the reports' "what to do"): its note, else what its targets
+    say for the version and device: the form to write and its parameter differences, or, where the
+    forms have no kernel on the device, the devices they run on."""
+    if entry.note:
+        return entry.note
+    release = ".".join(str(v) for v in version)
+    target = entry.target_for(version, device)
+    if target is None:
+        return (f"MindSpore {release} has no counterpart: compose it from mindspore.mint / mindspore.ops ops "
+                f"or write a mindspore.ops.Custom op")
+    if device is not None and device in target.no_kernel:
+        where = _where(device)
+        others = [d for d in target.devices if d != device and d not in target.no_kernel]
+        elsewhere = (f"; it runs on {' and '.join(_where(d) for d in others)} (scan with --device "
+                     f"{others[0]} for the port there)") if others else ""
+        return (f"{target.api} has no {where} kernel in MindSpore {release}{elsewhere}; on {where}, compose it "
+                f"from other mindspore.mint / mindspore.ops ops or write a mindspore.ops.Custom op")
+    details = "; ".join(f.describe() for f in target.params)
+    return f"use {target.api}" + (f": {details}" if details else "")

@@ -20,9 +20,15 @@ from .mappings import MappingTable, load_table, prefilter_words
 from .model import ApiCall, Category, Confidence, Diagnostic, FileResult, ScopeFacts, Span
 from .resolve import ModuleFacts, resolve_module
 from .rewrite import Fixer
+from .limits import memory_limited
 from .source import SourceText, count_lines, split_lines
 
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z0-9]+(?:[,\s]+[A-Z0-9]+)*))?", re.IGNORECASE)
+_FILE_NOQA = re.compile(r"^[ \t]*#\s*torch2ms:\s*noqa(?::\s*(?P<codes>[A-Z0-9]+(?:[,\s]+[A-Z0-9]+)*))?[ \t]*$",
+                       re.IGNORECASE | re.MULTILINE)
+# findings about a class line (an nn.Module subclass, a custom autograd Function, a Dataset or Sampler)
+# that its base's TMS106 joins: one finding per class line
+_CLASS_CODES = frozenset({"TMS331", "TMS334", "TMS351"})
 _PY2_HINTS = ("Missing parentheses in call to", "leading zeros in decimal integer literals",
               "invalid token", "Did you mean print", "Did you mean exec")
 
@@ -62,18 +68,85 @@ def noqa_codes(line: str) -> frozenset[str] | None:
     return frozenset(c.upper() for c in re.split(r"[,\s]+", codes) if c)
 
 
-def suppressed(diag: Diagnostic, lines: list[str]) -> bool:
+def file_noqa_codes(text: str) -> frozenset[str] | None:
+    """A file-level `# torch2ms: noqa` (every code) or `# torch2ms: noqa: TMS104, TMS3` (those codes or
+    prefixes) on a line of its own, as ruff's `# ruff: noqa`: None when the file has none."""
+    if "torch2ms" not in text:
+        return None
+    found: set[str] | None = None
+    for match in _FILE_NOQA.finditer(text):
+        codes = match.group("codes")
+        if not codes:
+            return frozenset()
+        found = (found or set()) | {c.upper() for c in re.split(r"[,\s]+", codes) if c}
+    return None if found is None else frozenset(found)
+
+
+def continues(line: str) -> bool:
+    """The line ends in a backslash continuation (a comment cannot follow it)."""
+    return line.rstrip().endswith("\\") and "#" not in line
+
+
+def noqa_line(lines: Sequence[str], index: int) -> int:
+    """The line (0-based) whose `# noqa` covers a finding that starts on line `index`: the line itself, or,
+    where it ends in a backslash continuation, the last line of the continued statement (as ruff maps it)."""
+    while index + 1 < len(lines) and continues(lines[index]):
+        index += 1
+    return index
+
+
+def suppressed(diag: Diagnostic, lines: list[str], file_codes: frozenset[str] | None = None) -> bool:
+    """Whether a noqa comment turns the finding off: on its line (or the end of a backslash-continued
+    statement) or, `file_codes`, a file-level `# torch2ms: noqa`."""
     if diag.category is Category.FILE_ERROR:
         # A file that could not be analysed has no findings to vouch for: a noqa comment that
         # happens to sit on the line of a syntax error must not hide the whole file.
         return False
+    if file_codes is not None and covers(file_codes, diag.code):
+        return True
     index = diag.span.start_line - 1
     if not 0 <= index < len(lines):
         return False
     codes = noqa_codes(lines[index])
+    if codes is None and continues(lines[index]):
+        codes = noqa_codes(lines[noqa_line(lines, index)])
     if codes is None:
         return False
-    return not codes or any(diag.code.startswith(c) for c in codes)
+    return covers(codes, diag.code)
+
+
+def covers(codes: frozenset[str], code: str) -> bool:
+    """Whether a noqa comment's codes (empty: all) turn `code` off. A low-confidence guess (TMS105) is the
+    same use as the mapping or dynamic-shape finding that the project pass makes of it once another file
+    proves the receiver: a comment naming the one shown covers the guess, which the next scan of the
+    file alone makes again."""
+    if not codes or any(code.startswith(c) for c in codes):
+        return True
+    return code == "TMS105" and any(c.startswith(("TMS1", "TMS2")) for c in codes)
+
+
+def _use_keys(diag: Diagnostic) -> list[tuple[object, ...]]:
+    """The use a finding is about: its span and torch API, and for a class line (`_CLASS_CODES` and the
+    base's TMS106) the line and API: the findings `one_per_use` and `one_per_class_line` join."""
+    if not diag.torch_api:
+        return []
+    keys: list[tuple[object, ...]] = [(diag.span, diag.torch_api)]
+    if diag.code in _CLASS_CODES or diag.code == "TMS106":
+        keys.append((diag.span.start_line, diag.torch_api))
+    return keys
+
+
+def unsuppressed(diagnostics: Sequence[Diagnostic], lines: list[str],
+                 file_codes: frozenset[str] | None = None) -> list[Diagnostic]:
+    """The findings no noqa comment turns off. A comment that turns off one finding of a use turns off the
+    use: the findings joined with it into one (`one_per_use`) do not come back once it is suppressed,
+    so `--add-noqa`, which names the finding shown, converges in one pass."""
+    off = [suppressed(d, lines, file_codes) for d in diagnostics]
+    if not any(off):
+        return list(diagnostics)
+    hidden = {key for d, is_off in zip(diagnostics, off) if is_off for key in _use_keys(d)}
+    return [d for d, is_off in zip(diagnostics, off)
+            if not is_off and not any(key in hidden for key in _use_keys(d))]
 
 
 def diagnose(calls: Sequence[ApiCall], table: MappingTable, config: Config,
@@ -130,6 +203,32 @@ def one_per_use(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     return [out[i] for i in sorted(out)]
 
 
+def one_per_class_line(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """One finding per class line: a base class named in `class Net(nn.Module):` (TMS106) is said by the
+    line's class finding (TMS331 module-subclass, TMS334 custom autograd Function, TMS351 a Dataset),
+    which takes its fix and whose range reaches over the base."""
+    classes: dict[tuple[int, str | None], int] = {
+        (d.span.start_line, d.torch_api): i for i, d in enumerate(diagnostics)
+        if d.category is Category.READINESS and d.torch_api and d.code in _CLASS_CODES}
+    if not classes:
+        return diagnostics
+    out: dict[int, Diagnostic] = dict(enumerate(diagnostics))
+    for index, diag in enumerate(diagnostics):
+        owner = classes.get((diag.span.start_line, diag.torch_api)) if diag.code == "TMS106" else None
+        if owner is None:
+            continue
+        joined = out[owner]
+        if diag.fix is not None and joined.fix is None:
+            joined = replace(joined, fix=diag.fix)
+        if (diag.span.end_line, diag.span.end_col) > (joined.span.end_line, joined.span.end_col):
+            # the class finding's range reaches over the base it speaks for: `Net(nn.Module`
+            joined = replace(joined, span=Span(joined.span.start_line, joined.span.start_col,
+                                               diag.span.end_line, diag.span.end_col))
+        out[owner] = joined
+        del out[index]
+    return [out[i] for i in sorted(out)]
+
+
 def apply_config(result: FileResult, text: str, config: Config) -> FileResult:
     """Drop what select/ignore and `# noqa` comments turn off (also from the findings kept for the
     project-wide network scope, `FileResult.scope.latent`)."""
@@ -137,9 +236,17 @@ def apply_config(result: FileResult, text: str, config: Config) -> FileResult:
     if not result.diagnostics and (scope is None or not scope.latent):
         return result
     lines = split_lines(text) if "noqa" in text.lower() else []
-    kept = one_per_use([d for d in result.diagnostics if config.enabled(d.code) and not suppressed(d, lines)])
+    file_codes = file_noqa_codes(text) if lines else None
+    ignored = config.ignored_in(result.path) if config.per_file_ignores else ()
+
+    def enabled(code: str) -> bool:
+        return config.enabled(code) and not any(code.startswith(c) for c in ignored)
+
+    kept = one_per_use(one_per_class_line(
+        unsuppressed([d for d in result.diagnostics if enabled(d.code)], lines, file_codes)))
     if scope is not None and scope.latent:
-        scope = dynamic_shape.filter_latent(scope, lambda d: config.enabled(d.code) and not suppressed(d, lines))
+        scope = dynamic_shape.filter_latent(
+            scope, lambda d: enabled(d.code) and not suppressed(d, lines, file_codes))
     if len(kept) == len(result.diagnostics) and scope is result.scope:
         return result
     return FileResult(path=result.path, diagnostics=tuple(kept), lines=result.lines, scope=scope)
@@ -193,6 +300,8 @@ def _analyse(text: str, path: str, config: Config, table: MappingTable | None, f
                                           f"at recursion limit {sys.getrecursionlimit():,} (docs/security.md)",
                           lines=lines_count)
     except (MemoryError, ValueError) as exc:
+        if isinstance(exc, MemoryError) and memory_limited():
+            raise
         return file_error(path, "TMS901", f"cannot parse: {type(exc).__name__}: too deeply nested or too large",
                           lines=lines_count)
     try:
@@ -218,6 +327,8 @@ def _analyse(text: str, path: str, config: Config, table: MappingTable | None, f
         return file_error(path, "TMS904", "analysis error: expressions nested too deeply to analyse",
                           lines=lines_count)
     except Exception as exc:  # an internal error must not stop a project scan
+        if isinstance(exc, MemoryError) and memory_limited():
+            raise
         return file_error(path, "TMS904", f"analysis error: {type(exc).__name__}: {exc}", lines=lines_count)
     diagnostics.sort(key=Diagnostic.sort_key)
     return FileResult(path=path, diagnostics=tuple(diagnostics), lines=lines_count, scope=scope)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from .config import Config
 from .mappings import MappingTable, load_table
 from .model import Diagnostic, Edit, FileResult
-from .report import safe_text
+from .strings import safe_text
 from .rewrite import FixSource
 from .source import SourceText, split_lines_keepends
 

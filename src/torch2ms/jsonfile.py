@@ -57,13 +57,18 @@ def _constant(text: str) -> float:
     raise ValueError(f"{text} is not a JSON number")
 
 
-def parse_json(text: str, path: str, what: str, error: type[Exception], max_depth: int = MAX_DEPTH) -> Any:
-    """The JSON document `text` (read from `path`), bounded; `error` naming the file and the reason otherwise."""
+def loads_bounded(text: str, max_depth: int = MAX_DEPTH) -> Any:
+    """`json.loads` within the bounds above; json.JSONDecodeError, or ValueError saying which bound."""
     deepest = depth(text)
     if deepest > max_depth:
-        raise error(f"{path}: the {what} is nested {deepest} levels deep (at most {max_depth})")
+        raise ValueError(f"nested {deepest} levels deep (at most {max_depth})")
+    return json.loads(text, parse_int=_integer, parse_constant=_constant)
+
+
+def parse_json(text: str, path: str, what: str, error: type[Exception], max_depth: int = MAX_DEPTH) -> Any:
+    """The JSON document `text` (read from `path`), bounded; `error` naming the file and the reason otherwise."""
     try:
-        return json.loads(text, parse_int=_integer, parse_constant=_constant)
+        return loads_bounded(text, max_depth)
     except json.JSONDecodeError as exc:
         raise error(f"{path}: the {what} is not JSON: {exc}") from None
     except (ValueError, RecursionError) as exc:

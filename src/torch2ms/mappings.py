@@ -15,21 +15,22 @@ import os
 import pickle
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
-from typing import Any
-
-import jsonschema
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from .files import user_cache_dir
-from .model import Category, DynamicShape, Example, MappingEntry, ParamFact, Target, WeightForm
+from .model import Category, DynamicShape, Example, MappingEntry, ParamFact, Target, WeightForm, WeightParam
 from .model import __file__ as model_file
-from .weights.facts import param_from_json
 
-_BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+if TYPE_CHECKING:
+    import jsonschema
+    import yaml
+
+# yaml and jsonschema are imported only to build the table from its YAML (a compiled copy is loaded
+# otherwise, see load_table): a scan starts without them.
 READINESS_FILE = "readiness.yaml"  # the readiness checks' API lists, validated by readiness_schema.yaml
 
 
@@ -55,13 +56,23 @@ class _LineList(list):  # type: ignore[type-arg]
     item_lines: list[int]
 
 
-class _Loader(_BaseLoader):  # type: ignore[misc]
+def _base_loader() -> type:
+    import yaml
+
+    base: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return base
+
+
+@functools.cache
+def _loader_class() -> type:
     """A safe YAML loader that remembers lines and rejects duplicate keys."""
+    loader: type = type("_Loader", (_base_loader(),), {"file_name": "<yaml>"})
+    loader.add_constructor("tag:yaml.org,2002:map", _construct_map)  # type: ignore[attr-defined]
+    loader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)  # type: ignore[attr-defined]
+    return loader
 
-    file_name = "<yaml>"
 
-
-def _construct_map(loader: _Loader, node: yaml.MappingNode) -> Iterator[_LineDict]:
+def _construct_map(loader: Any, node: yaml.MappingNode) -> Iterator[_LineDict]:
     data = _LineDict()
     data.line = node.start_mark.line + 1
     data.key_lines = {}
@@ -81,7 +92,7 @@ def _construct_map(loader: _Loader, node: yaml.MappingNode) -> Iterator[_LineDic
         data[key] = loader.construct_object(value_node, deep=True)
 
 
-def _construct_seq(loader: _Loader, node: yaml.SequenceNode) -> Iterator[_LineList]:
+def _construct_seq(loader: Any, node: yaml.SequenceNode) -> Iterator[_LineList]:
     data = _LineList()
     data.line = node.start_mark.line + 1
     data.item_lines = [child.start_mark.line + 1 for child in node.value]
@@ -89,12 +100,10 @@ def _construct_seq(loader: _Loader, node: yaml.SequenceNode) -> Iterator[_LineLi
     data.extend(loader.construct_object(child, deep=True) for child in node.value)
 
 
-_Loader.add_constructor("tag:yaml.org,2002:map", _construct_map)
-_Loader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
-
-
 def load_yaml(text: str, file_name: str) -> Any:
-    loader = _Loader(text)
+    import yaml
+
+    loader = _loader_class()(text)
     loader.file_name = file_name
     try:
         return loader.get_single_data()
@@ -133,6 +142,8 @@ def _locate(doc: Any, path: Iterable[Any]) -> tuple[int | None, str]:
 
 def _schema_error(file_name: str, doc: Any, error: jsonschema.ValidationError) -> MappingError:
     # Report the most specific error of a oneOf/anyOf group.
+    import jsonschema
+
     best = jsonschema.exceptions.best_match([error])
     path = list(best.absolute_path)
     instance = best.instance
@@ -148,8 +159,11 @@ def _schema_error(file_name: str, doc: Any, error: jsonschema.ValidationError) -
 
 @functools.cache
 def _validator(name: str) -> jsonschema.protocols.Validator:
+    import jsonschema
+    import yaml
+
     text = resources.files("torch2ms.data").joinpath(name).read_text(encoding="utf-8")
-    schema = yaml.load(text, Loader=_BaseLoader)
+    schema = yaml.load(text, Loader=_base_loader())
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
     return cls(schema)
@@ -221,6 +235,14 @@ def _example(raw: dict[str, Any]) -> Example:
         inputs=dict(raw.get("inputs", {})),
         extra={k: v for k, v in raw.items() if k not in ("torch", "mindspore", "inputs")},
     )
+
+
+def param_from_json(data: Mapping[str, Any]) -> WeightParam:
+    """One weight fact of a table (a `weights` form's param, as JSON or YAML gives it)."""
+    return WeightParam(torch=data.get("torch"), ms=data.get("ms"),
+                       transform=tuple((k, tuple(v) if isinstance(v, list) else v)
+                                       for k, v in (data.get("transform") or {}).items()),
+                       layer=data.get("layer"), ms_layer=data.get("ms_layer"), note=str(data.get("note") or ""))
 
 
 def _weights(raw: list[dict[str, Any]] | None) -> tuple[WeightForm, ...]:

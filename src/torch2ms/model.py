@@ -39,6 +39,7 @@ class Category(str, Enum):
     DYNAMIC_SHAPE = "dynamic_shape"
     UNMAPPED = "unmapped"
     UNCERTAIN = "uncertain"  # a method call that may not be torch at all (TMS105)
+    TYPE_REFERENCE = "type_reference"  # a torch type named in an annotation, isinstance or base class (TMS106)
     READINESS = "readiness"
     PORT_CHECK = "port_check"  # the output read as MindSpore code (TMS4xx)
     FILE_ERROR = "file_error"
@@ -72,11 +73,13 @@ class ValueEnum(str, Enum):
 
 class CallKind(ValueEnum):
     """How a torch API is used: called, a method called on a receiver (Tensor or instance method), or
-    read as an attribute. The value is the serialized form (cache, JSON)."""
+    read as an attribute, or named as a type (nothing runs: `x: torch.Tensor`, `isinstance(m, nn.Conv2d)`,
+    `class Net(nn.Module)`). The value is the serialized form (cache, JSON)."""
 
     CALL = "call"
     METHOD = "method"
     ATTRIBUTE = "attribute"
+    TYPE = "type"  # a type reference: an annotation, an isinstance/issubclass target, a base class
 
 
 @_pickled_by_fields
@@ -288,7 +291,8 @@ class TargetChoice:
                 why = f"{self.preferred.api} is not documented for {where}"
             else:
                 why = f"{self.preferred.api} is not verified on {where}"
-            return f"{why}; this form is {'verified there' if self.verified else 'documented for it'}"
+            how = "verified on" if self.verified else "documented for"
+            return f"{why}; {self.target.api} is {how} {where}"
         if self.device in self.target.no_kernel:
             return f"no form of it has a {where} kernel in MindSpore"
         if self.target.runs_on(self.device) is False:
@@ -507,10 +511,20 @@ class FileResult:
         return None
 
 
+# What a "use" is, in every output (--statistics, the JSON and HTML reports, readiness): a finding about
+# torch code that runs, one per call site or read (`engine.one_per_use`): an equivalent, different-
+# parameters, missing, unmapped API or a dynamic-shape risk. Not uses: a torch type named where nothing
+# runs (TMS106, type_reference), a method call whose receiver is not proven a tensor (TMS105,
+# uncertain), the readiness checks (TMS3xx) and file errors.
+USE_CATEGORIES: tuple[str, ...] = ("missing", "dynamic_shape", "unmapped", "diff_params", "equivalent")
+
+
 @dataclass(frozen=True, slots=True)
 class ScanSummary:
-    """Counts over a scan. `by_api` counts uses (distinct call sites per torch API), not findings;
-    `fixable` the findings with a safe fix, `unsafe_fixable` those with only an unsafe one."""
+    """Counts over a scan. `by_api` counts uses (`USE_CATEGORIES`: distinct call sites per torch API), not
+    findings; `uses` all of them (with dynamic-shape findings that name no API: a boolean-mask index, a
+    branch on tensor values); `fixable` the findings with a safe fix, `unsafe_fixable` those with only an
+    unsafe one."""
 
     files: int
     files_failed: int
@@ -522,6 +536,10 @@ class ScanSummary:
     by_severity: dict[str, int] = field(default_factory=dict)
     fixable: int = 0
     unsafe_fixable: int = 0
+
+    @property
+    def uses(self) -> int:
+        return sum(self.by_category.get(c, 0) for c in USE_CATEGORIES)
 
     @classmethod
     def of(cls, results: Iterable[FileResult]) -> ScanSummary:
@@ -538,7 +556,7 @@ class ScanSummary:
             by_code[diag.code] = by_code.get(diag.code, 0) + 1
             by_category[diag.category.value] = by_category.get(diag.category.value, 0) + 1
             by_severity[diag.severity.value] = by_severity.get(diag.severity.value, 0) + 1
-            if diag.torch_api:
+            if diag.torch_api and diag.category.value in USE_CATEGORIES:
                 uses.add((diag.torch_api, diag.span.start_line, diag.span.start_col))
             if diag.fix is not None and diag.fix.edits:
                 if diag.fix.safe:

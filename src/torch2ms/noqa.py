@@ -1,8 +1,10 @@
 """Adding `# noqa: CODE` comments: `torch2ms scan --add-noqa` and the editor's suppress action.
 
 A code is appended to a line's existing `# noqa: A, B` list, else a `  # noqa: CODE`
-comment is added at the end of the line. A line that ends in a `\\` continuation or
-inside a multi-line string cannot take a comment and is left alone. Pure: no I/O.
+comment is added at the end of the line. A finding on a line that ends in a `\\`
+continuation takes its comment at the end of the continued statement (where the scanner
+reads it, `engine.noqa_line`). A line that ends inside a multi-line string cannot take a
+comment: `unplaceable` names those findings' lines, so the command can say so. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import token
 import tokenize
 from collections.abc import Iterable
 
-from .engine import noqa_codes
+from .engine import noqa_codes, noqa_line
 from .model import Category, Diagnostic
 from .source import split_lines, split_lines_keepends
 
@@ -57,14 +59,18 @@ def _lines_inside_strings(text: str) -> set[int]:
 def add_noqa(text: str, diagnostics: Iterable[Diagnostic]) -> tuple[str, int]:
     """`text` with a noqa comment for every finding (file errors excepted) on its first line, and
     the number of lines changed."""
+    pieces = split_lines_keepends(text)
+    lines = [piece.rstrip("\r\n") for piece in pieces]
     by_line: dict[int, list[str]] = {}
     for diag in diagnostics:
         if diag.category is not Category.FILE_ERROR:
-            by_line.setdefault(diag.span.start_line, []).append(diag.code)
+            number = diag.span.start_line
+            if 1 <= number <= len(lines):
+                number = noqa_line(lines, number - 1) + 1
+            by_line.setdefault(number, []).append(diag.code)
     if not by_line:
         return text, 0
     blocked = _lines_inside_strings(text)
-    pieces = split_lines_keepends(text)
     changed = 0
     for number, codes in by_line.items():
         if number in blocked or not 1 <= number <= len(pieces):
@@ -78,3 +84,15 @@ def add_noqa(text: str, diagnostics: Iterable[Diagnostic]) -> tuple[str, int]:
         pieces[number - 1] = body[:start] + new + body[end:] + full[len(body):]
         changed += 1
     return "".join(pieces), changed
+
+
+def unplaceable(text: str, diagnostics: Iterable[Diagnostic]) -> list[int]:
+    """The lines (1-based, sorted) of findings that no noqa comment can reach: the line ends inside a
+    multi-line string, where a `#` would be part of the string."""
+    numbers = {d.span.start_line for d in diagnostics if d.category is not Category.FILE_ERROR}
+    if not numbers:
+        return []
+    lines = split_lines(text)
+    targets = {n: noqa_line(lines, n - 1) + 1 if 1 <= n <= len(lines) else n for n in numbers}
+    blocked = _lines_inside_strings(text)
+    return sorted(n for n, target in targets.items() if target in blocked)

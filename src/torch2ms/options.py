@@ -9,11 +9,12 @@ excludes and `--extend-exclude` adds to them.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import Any, NoReturn
 
 from .codes import SelectorError, check_selector
 from .mappings import check_target_version
 from .model import DEVICES
+from .limits import add_arguments as add_limit_arguments
 from .writing import add_arguments as add_write_arguments
 
 OUTPUT_FORMATS = ("concise", "full", "grouped", "json", "sarif", "github", "html")
@@ -24,11 +25,15 @@ FAIL_ON = ("error", "warning", "info")
 
 class Parser(argparse.ArgumentParser):
     """An ArgumentParser that never accepts an abbreviated long option (`--statistic`); its
-    sub-command parsers are of the same class."""
+    sub-command parsers are of the same class. A usage error is one line naming the error and
+    where the usage is (as ruff's), not the whole usage block; exit code 2."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs["allow_abbrev"] = False
         super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def codes(text: str) -> tuple[str, ...]:
@@ -77,7 +82,8 @@ def output_format(text: str) -> str:
 
 def add_scan_arguments(scan: argparse.ArgumentParser) -> None:
     scan.add_argument("paths", nargs="*", metavar="PATH",
-                      help="files or folders to scan; - reads one file from standard input")
+                      help="files or folders to scan (default: the current folder); - reads one file from "
+                           "standard input")
     out = scan.add_argument_group("output")
     out.add_argument("--output-format", "--format", dest="output_format", type=output_format, default="concise",
                      metavar="FORMAT",
@@ -94,6 +100,11 @@ def add_scan_arguments(scan: argparse.ArgumentParser) -> None:
     out.add_argument("--model-record", action="append", default=[], metavar="FILE",
                      help="show this `verify-model --record` result in the HTML report (repeatable)")
     out.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    out.add_argument("-q", "--quiet", action="store_true",
+                     help="print the findings only: no closing summary, no progress bar, no notes")
+    out.add_argument("--show-settings", action="store_true",
+                     help="print the settings the scan would use (and where they come from), then exit")
+    out.add_argument("--show-files", action="store_true", help="print the files the scan would read, then exit")
 
     rules = scan.add_argument_group("rule selection")
     rules.add_argument("--select", type=codes, metavar="CODES",
@@ -145,6 +156,7 @@ def add_scan_arguments(scan: argparse.ArgumentParser) -> None:
     config.add_argument("--isolated", action="store_true", help="ignore configuration files")
     config.add_argument("-j", "--jobs", type=jobs, default=None, metavar="N",
                         help="worker processes, at least 1 (default: all cores)")
+    add_limit_arguments(config)
     config.add_argument("--no-cache", action="store_true", help="do not read or write the results cache")
     config.add_argument("--cache-dir", metavar="DIR",
                         help="where to keep the cache (default: .torch2ms_cache beside the pyproject.toml, "

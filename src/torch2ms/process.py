@@ -40,6 +40,9 @@ RECURSION_LIMIT = 20_000
 # objects are freed by reference counting before the count gets there).
 GC_FIRST_GENERATION = 100_000
 PARENT_ENV = "TORCH2MS_PARENT_PID"  # set by a torch2ms process for a torch2ms child that must not outlive it
+# Set (to "1") beside PARENT_ENV for a worker that runs the user's code and leads its own process group
+# (the verify and verify-model workers): it and every process it started end with the parent.
+GROUP_ENV = "TORCH2MS_END_GROUP"
 WATCHDOG_S = 0.25
 
 _PR_SET_PDEATHSIG = 1
@@ -53,8 +56,9 @@ def configure_process() -> None:
     if sys.getrecursionlimit() < RECURSION_LIMIT:
         sys.setrecursionlimit(RECURSION_LIMIT)
     parent = os.environ.pop(PARENT_ENV, "")
+    group = os.environ.pop(GROUP_ENV, "") == "1"
     if parent.isdigit():
-        die_with_parent(int(parent))
+        die_with_parent(int(parent), group=group)
 
 
 def freeze_long_lived() -> None:
@@ -99,21 +103,74 @@ def worker_start(parent: int) -> None:
 
 
 # ---------------------------------------------------------------- dying with the parent
-def die_with_parent(parent: int) -> None:
+def die_with_parent(parent: int, group: bool = False) -> None:
     """End this process (after removing its temporary files) as soon as process `parent` ends.
 
     On Linux the kernel sends SIGTERM when the parent dies (``prctl(PR_SET_PDEATHSIG)``; the
     parent is the thread that started this process, which for torch2ms's pools is the main
     thread); elsewhere, or when `parent` is not the direct parent, a thread checks every quarter
-    second that it is still there. Must be called from the main thread."""
+    second that it is still there. Must be called from the main thread.
+
+    `group` (a worker that runs the user's code and leads its own process group): the signal is
+    SIGKILL, which also ends code looping in native code (a SIGTERM handler would wait for it to
+    return to Python), and a watcher process (`_watch_group`) ends the whole group, including the
+    children that code forked, once this process or the parent is gone."""
     global _parent, _direct
     _parent = parent
     _direct = os.getppid() == parent
     signal.signal(signal.SIGTERM, _on_terminate)
+    if group and _leads_group():
+        _start_group_watcher(parent)
+        if _direct and _parent_death_signal(signal.SIGKILL):
+            return
     if not (_direct and _parent_death_signal(signal.SIGTERM)):
         threading.Thread(target=_watch, name="torch2ms-parent-watch", daemon=True).start()
     if not parent_alive():  # it died before the kernel was told to tell us
         _on_terminate(signal.SIGTERM, None)
+
+
+def _leads_group() -> bool:
+    try:
+        return os.getpgid(0) == os.getpid()
+    except (OSError, AttributeError):
+        return False
+
+
+def _start_group_watcher(parent: int) -> None:
+    """Fork a watcher (before any thread starts) that kills this process group with SIGKILL as soon as this
+    process ends or `parent` does; the watcher belongs to the group and so ends with it."""
+    worker = os.getpid()
+    try:
+        pid = os.fork()
+    except OSError:
+        return
+    if pid:
+        return
+    try:  # the watcher: only this loop, never the worker's code, and none of its files (its pipes see EOF)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.closerange(0, _max_fd())
+        while os.getppid() == worker and _exists(parent):
+            time.sleep(WATCHDOG_S)
+        os.killpg(worker, signal.SIGKILL)
+    finally:
+        os._exit(0)
+
+
+def _max_fd() -> int:
+    try:
+        return int(os.sysconf("SC_OPEN_MAX"))
+    except (ValueError, OSError):
+        return 1024
+
+
+def _exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def parent_alive() -> bool:
@@ -122,13 +179,7 @@ def parent_alive() -> bool:
         return True
     if _direct:  # a child whose parent ends is handed to another process at once
         return os.getppid() == _parent
-    try:
-        os.kill(_parent, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return _exists(_parent)
 
 
 def _parent_death_signal(signum: int) -> bool:

@@ -536,6 +536,11 @@ class _DataFacts:
         return ("F", str(file), context)
 
 
+# The message of a finding the project pass made for a call whose line's noqa comment turns it off: it is
+# not reported, and the file's own findings of the same use (its guess, a readiness check) go with it.
+SILENCED = "\x00noqa"
+
+
 def named_calls(items: Sequence[tuple[str, ScopeFacts | None]], roots: Sequence[str], table: MappingTable,
                 config: Config, shared: Callable[[], _Project] | None = None) -> dict[int, list[Diagnostic]]:
     """The findings of the calls whose API other files decide (`ScopeFacts.pending`), per file index:
@@ -556,9 +561,10 @@ def named_calls(items: Sequence[tuple[str, ScopeFacts | None]], roots: Sequence[
             if named is None or named.confidence is Confidence.LOW:
                 continue  # the file's scan reported the guess
             diag = checks.check_call(named, table, config.version, device=config.device)
-            if not config.enabled(diag.code) or (noqa is not None and (not noqa or any(
-                    diag.code.startswith(code) for code in noqa))):
+            if not config.enabled_in(file.path, diag.code):
                 continue
+            if noqa is not None and engine.covers(frozenset(noqa), diag.code):
+                diag = replace(diag, message=SILENCED, fix=None)  # the use is off: its other findings too
             out.setdefault(index, []).append(diag)
     return out
 
@@ -571,8 +577,12 @@ def with_findings(result: FileResult, added: Sequence[Diagnostic]) -> FileResult
     if not added:
         return result
     named = {d.span: d.torch_api for d in added if d.torch_api}
+    silenced = {d.span for d in added if d.message == SILENCED}
+    added = [d for d in added if d.message != SILENCED]
     kept = []
     for diag in result.diagnostics:
+        if diag.span in silenced:
+            continue  # a noqa comment turned off the use the project pass found here
         api = named.get(diag.span)
         if api is not None and diag.torch_api and diag.torch_api != api \
                 and diag.torch_api.rpartition(".")[2] == api.rpartition(".")[2]:

@@ -189,6 +189,7 @@ class Resolver:
         self._chained: dict[int, Val] = {}  # links of a long chain evaluated ahead of their parent (_ev_chain)
         # the last tuple or list evaluated and its items' values: `q, k = t[0], t[1]` binds each one's
         self._sequence: tuple[ast.expr | None, list[Val]] = (None, [])
+        self._type_ref = 0  # > 0 while a type reference is evaluated (annotation, isinstance target, base class)
 
     # ------------------------------------------------------------------ entry
     def run(self, tree: ast.Module) -> list[ApiCall]:
@@ -268,6 +269,8 @@ class Resolver:
     # ------------------------------------------------------------------ reporting
     def report(self, api: str, node: ast.expr, kind: CallKind, confidence: Confidence = Confidence.HIGH,
                call: ast.Call | None = None, args: tuple[Arg, ...] = ()) -> None:
+        if self._type_ref and kind is CallKind.ATTRIBUTE:
+            kind = CallKind.TYPE  # a name of a type: nothing of torch runs here
         span = self.pos.span(node)
         func_span = name_span = None
         if call is not None:
@@ -394,6 +397,14 @@ class Resolver:
         constant stack depth, so chains of tens of thousands of calls are analysed like short ones."""
         for link in reversed(links):
             self._chained[id(link)] = self._ev_node(link)
+
+    def ev_type(self, node: ast.expr) -> Val:
+        """Evaluate a type reference: the torch names it reads are reported as `CallKind.TYPE`."""
+        self._type_ref += 1
+        try:
+            return self.ev(node)
+        finally:
+            self._type_ref -= 1
 
     def ref(self, node: ast.expr) -> Val:
         """Resolve a name or attribute chain without reporting it."""
@@ -672,9 +683,11 @@ class Resolver:
     def _args(self, node: ast.Call) -> tuple[Arg, ...]:
         out = []
         vals = self._arg_vals = []
-        for arg in node.args:
+        func = node.func  # isinstance(x, nn.Conv2d): the second argument names types
+        type_arg = 1 if isinstance(func, ast.Name) and func.id in ("isinstance", "issubclass") else -1
+        for index, arg in enumerate(node.args):
             starred = isinstance(arg, ast.Starred)
-            val = self.ev(arg)
+            val = self.ev_type(arg) if index == type_arg else self.ev(arg)
             vals.append(val)
             out.append(Arg(None, self.pos.span(arg), None, val.kind == CONST, val.value if val.kind == CONST else None,
                            val.kind == TENSOR, starred, val.tag))
@@ -977,7 +990,7 @@ class Resolver:
             self.bind(target, val, value)
 
     def _st_annassign(self, node: ast.AnnAssign) -> None:
-        self.ev(node.annotation)
+        self.ev_type(node.annotation)
         val = self.ev(node.value) if node.value is not None else V_UNKNOWN
         tensor = self._is_tensor_annotation(node.annotation)
         unknown = val.kind in (UNKNOWN, OTHER) or (val.kind == CONST and val.value is None)
@@ -1069,7 +1082,7 @@ class Resolver:
         self.block(node.body)
         for handler in node.handlers:
             if handler.type is not None:
-                self.ev(handler.type)
+                self.ev_type(handler.type)
             if handler.name:
                 self.bind_name(handler.name, V_OTHER)
             self.block(handler.body)
@@ -1146,13 +1159,13 @@ class Resolver:
             self.ev(default)
         for arg in _all_args(args):
             if arg.annotation is not None:
-                self.ev(arg.annotation)
+                self.ev_type(arg.annotation)
         cls = None
         if self.scope.kind == "class":
             cls = self._class_stack[-1] if self._class_stack else None
         context = f"{cls.name}.{node.name}" if cls else (f"{self.context}.{node.name}" if self.context else node.name)
         if node.returns is not None:
-            self.ev(node.returns)
+            self.ev_type(node.returns)
             declared = self._annotation_descriptor(node.returns)
             if declared:
                 self.returns_declared[context] = declared
@@ -1216,7 +1229,7 @@ class Resolver:
             self.ev(decorator)
         cls = ClassInfo(node.name)
         for base in node.bases:
-            val = self.ev(base)
+            val = self.ev_type(base)
             if val.kind == SYMBOL and val.name.startswith("torch."):
                 cls.torch_base = cls.torch_base or val.name
                 if val.name == "torch.nn.Module" or (val.name.startswith("torch.nn.") and val.name[9:10].isupper()):

@@ -20,7 +20,9 @@ Positions are ast's: 1-based lines, UTF-8 byte columns.
 from __future__ import annotations
 
 import ast
+import bisect
 import re
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -39,12 +41,58 @@ class _Scope:
     declared_nonlocal: set[str] = field(default_factory=set)
     children: list[_Scope] = field(default_factory=list)
     parent: _Scope | None = None
+    _starts: list[tuple[int, int]] | None = None  # the children's starts, in order, once looked up
 
     def bind(self, name: str, kind: str) -> None:
         self.names.setdefault(name, set()).add(kind)
 
     def contains(self, pos: tuple[int, int]) -> bool:
         return self.start <= pos < self.end
+
+    def child_at(self, pos: tuple[int, int]) -> _Scope | None:
+        """The child scope that contains `pos`. Children are disjoint parts of the source (each is the
+        region of its own subtree), so the one that starts last at or before `pos` is the only candidate."""
+        if self._starts is None:
+            self.children.sort(key=lambda c: c.start)
+            self._starts = [c.start for c in self.children]
+        index = bisect.bisect_right(self._starts, pos) - 1
+        if index >= 0 and self.children[index].contains(pos):
+            return self.children[index]
+        return None
+
+
+# Fields that never hold a node that binds a name or holds one: identifiers, numbers and flags, and the
+# expression context and operator nodes (Load, Store, Add, ...), which are leaves.
+_LEAF_FIELDS = frozenset({"ctx", "op", "id", "arg", "attr", "name", "asname", "module", "level", "kind",
+                          "type_comment", "conversion", "is_async", "simple", "tag"})
+_NODE_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _node_fields(cls: type) -> tuple[str, ...]:
+    fields = _NODE_FIELDS[cls] = tuple(f for f in cls._fields if f not in _LEAF_FIELDS)  # type: ignore[attr-defined]
+    return fields
+
+
+def _children(node: ast.AST) -> Iterator[ast.AST]:
+    """The child nodes `ast.iter_child_nodes` gives, in its order, less the leaves of `_LEAF_FIELDS`."""
+    cls = type(node)
+    for name in _NODE_FIELDS.get(cls) or _node_fields(cls):
+        value = getattr(node, name, None)
+        if isinstance(value, list):
+            for item in value:
+                if isinstance(item, ast.AST):
+                    yield item
+        elif isinstance(value, ast.AST):
+            yield value
+
+
+def _walk(tree: ast.AST) -> Iterator[ast.AST]:
+    """`ast.walk`, in the same (breadth-first) order, less the leaves of `_LEAF_FIELDS`."""
+    todo = deque([tree])
+    while todo:
+        node = todo.popleft()
+        todo.extend(_children(node))
+        yield node
 
 
 def _dotted(node: ast.expr) -> bool:
@@ -63,6 +111,15 @@ def _region(node: ast.AST) -> tuple[tuple[int, int], tuple[int, int]]:
         return (body.lineno, body.col_offset), (body.end_lineno or body.lineno, body.end_col_offset or 0)
     assert isinstance(node, ast.expr)
     return (node.lineno, node.col_offset), (node.end_lineno or node.lineno, node.end_col_offset or 0)
+
+
+# The node types `Scopes._visit` treats specially (they bind names or open a scope); it only walks
+# through the children of any other node.
+_BINDING_NODES = frozenset({
+    ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+    ast.GeneratorExp, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.Assign, ast.AnnAssign,
+    ast.AugAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.ExceptHandler, ast.NamedExpr, ast.Delete,
+    ast.MatchAs, ast.MatchStar, ast.MatchMapping})
 
 
 class Scopes:
@@ -84,6 +141,10 @@ class Scopes:
             self._visit(stmt, scope)
 
     def _visit(self, node: ast.AST, scope: _Scope) -> None:
+        if type(node) not in _BINDING_NODES:  # most nodes: nothing but their children to visit
+            for child in _children(node):
+                self._visit(child, scope)
+            return
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self._outer_parts(node, scope)
             scope.bind(node.name, "def")
@@ -163,7 +224,7 @@ class Scopes:
             scope.bind(node.name, "assign")
         elif isinstance(node, ast.MatchMapping) and node.rest:
             scope.bind(node.rest, "assign")
-        for child in ast.iter_child_nodes(node):
+        for child in _children(node):
             self._visit(child, scope)
 
     def _outer_parts(self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: _Scope) -> None:
@@ -192,7 +253,7 @@ class Scopes:
     def _innermost(self, pos: tuple[int, int]) -> _Scope:
         scope = self.module
         while True:
-            inner = next((c for c in scope.children if c.contains(pos)), None)
+            inner = scope.child_at(pos)
             if inner is None:
                 return scope
             scope = inner
@@ -233,28 +294,39 @@ _WRITTEN_ROOT = re.compile(r"(?<![\w.])mindspore(?=\s*\.)")
 
 def _bindings(tree: ast.AST) -> Iterator[tuple[str, ast.AST]]:
     """(name, node) for every name the module binds, in any scope."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            yield node.id, node
-        elif isinstance(node, ast.arg):
-            yield node.arg, node
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            yield node.name, node
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                yield (alias.asname or alias.name.split(".")[0]), alias
-        elif isinstance(node, ast.ImportFrom):
-            for alias in node.names:
-                yield (alias.asname or alias.name), node
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            for name in node.names:
-                yield name, node
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            yield node.name, node
-        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
-            yield node.name, node
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            yield node.rest, node
+    for node in _walk(tree):
+        yield from _bindings_of(node)
+
+
+# The node types `_bindings_of` finds a name in.
+_NAMED_BINDERS = frozenset({ast.Name, ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import,
+                            ast.ImportFrom, ast.Global, ast.Nonlocal, ast.ExceptHandler, ast.MatchAs, ast.MatchStar,
+                            ast.MatchMapping})
+
+
+def _bindings_of(node: ast.AST) -> Iterator[tuple[str, ast.AST]]:
+    """(name, node) for each name `node` itself binds."""
+    if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+        yield node.id, node
+    elif isinstance(node, ast.arg):
+        yield node.arg, node
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        yield node.name, node
+    elif isinstance(node, ast.Import):
+        for alias in node.names:
+            yield (alias.asname or alias.name.split(".")[0]), alias
+    elif isinstance(node, ast.ImportFrom):
+        for alias in node.names:
+            yield (alias.asname or alias.name), node
+    elif isinstance(node, (ast.Global, ast.Nonlocal)):
+        for name in node.names:
+            yield name, node
+    elif isinstance(node, ast.ExceptHandler) and node.name:
+        yield node.name, node
+    elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+        yield node.name, node
+    elif isinstance(node, ast.MatchMapping) and node.rest:
+        yield node.rest, node
 
 
 def _is_library_import(node: ast.AST) -> bool:
@@ -265,13 +337,31 @@ def _is_library_import(node: ast.AST) -> bool:
 def used_names(tree: ast.AST) -> set[str]:
     """Every identifier the module binds or reads."""
     names = {name for name, _ in _bindings(tree)}
-    names.update(node.id for node in ast.walk(tree) if isinstance(node, ast.Name))
+    names.update(node.id for node in _walk(tree) if isinstance(node, ast.Name))
     return names
 
 
 def shadows_root(tree: ast.AST) -> bool:
     """Whether the file binds `mindspore` to something other than the library."""
-    return any(name == ROOT and not _is_library_import(node) for name, node in _bindings(tree))
+    # `_bindings` in one loop: this runs on every file with a fix, and most bind no `mindspore` at all.
+    todo: list[ast.AST] = [tree]
+    while todo:
+        node = todo.pop()
+        cls = type(node)
+        if cls is ast.Name:  # the commonest node, a leaf
+            if node.id == ROOT and isinstance(node.ctx, (ast.Store, ast.Del)):  # type: ignore[attr-defined]
+                return True
+            continue
+        if cls in _NAMED_BINDERS and any(name == ROOT and not _is_library_import(binder)
+                                         for name, binder in _bindings_of(node)):
+            return True
+        for field_name in _NODE_FIELDS.get(cls) or _node_fields(cls):
+            value = getattr(node, field_name, None)
+            if isinstance(value, list):
+                todo.extend(item for item in value if isinstance(item, ast.AST))
+            elif isinstance(value, ast.AST):
+                todo.append(value)
+    return False
 
 
 def choose_root(tree: ast.AST) -> str:

@@ -26,6 +26,7 @@ from . import checks
 from .config import Config
 from .engine import suppressed
 from .files import MiB, UnreadableFile, read_regular
+from .jsonfile import loads_bounded
 from .mappings import MappingTable
 from .model import ApiCall, CallKind, Category, Diagnostic, FileResult, Span
 from .source import SourceText
@@ -121,9 +122,11 @@ def _shape_list(value: object, where: str) -> tuple[tuple[int, ...], ...]:
 
 def parse(text: str, path: str) -> Trace:
     try:
-        doc = json.loads(text)
+        doc = loads_bounded(text)
     except json.JSONDecodeError as exc:
         raise TraceError(f"{path}: not a trace file: invalid JSON at line {exc.lineno}: {exc.msg}") from None
+    except (ValueError, RecursionError) as exc:
+        raise TraceError(f"{path}: not a trace file: {exc}") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise TraceError(f"{path}: not a trace file (no \"format\": \"{FORMAT}\"); make one with torch2ms trace")
     if doc.get("version") != VERSION:

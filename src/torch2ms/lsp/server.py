@@ -704,7 +704,7 @@ def create_server() -> Torch2msServer:
                     actions.append(lsp.CodeAction(
                         title=f"Suppress {diag.code} with # noqa on this line", kind=lsp.CodeActionKind.QuickFix,
                         diagnostics=[lsp_diag], edit=workspace_edit([edit])))
-        if wanted(VERIFY_KIND) and ls.allow_verify:
+        if wanted(VERIFY_KIND) and ls.allow_verify and verify_runs_here():
             actions.extend(_verify_actions(state, fixed, pairs, lambda d: _in_range(d, lines, params.range)))
         fixed = await ls.with_fixes(state) if wanted(convert.FIX_ALL_KIND) else None
         if fixed is not None and any(d.fix is not None and d.fix.safe for d in fixed.diagnostics):
@@ -740,6 +740,15 @@ def create_server() -> Torch2msServer:
         return await _verify_call(ls, args[0], args[1])
 
     return server
+
+
+@functools.lru_cache(maxsize=1)
+def verify_runs_here() -> bool:
+    """Whether `torch2ms verify` can run in this interpreter: torch and MindSpore are installed (the
+    verify extra). Found without importing either; the Verify action is offered only then."""
+    import importlib.util
+
+    return all(importlib.util.find_spec(name) is not None for name in ("torch", "mindspore"))
 
 
 def _verify_actions(state: DocState, fixed: FileResult, pairs: list[tuple[Diagnostic, Any]],

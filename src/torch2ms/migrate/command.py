@@ -9,12 +9,20 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TextIO
 
 from ..config import find_pyproject, load_config
-from ..mappings import parse_version
+from ..api import default_jobs
+from ..mappings import load_table, parse_version
+from ..options import jobs
+from ..process import freeze_long_lived
 from ..model import DEVICES
+from ..limits import Limits
+from ..limits import add_arguments as add_limit_arguments
 from ..writing import add_arguments as add_write_arguments
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -41,6 +49,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="PYPROJECT", help="read [tool.torch2ms] from this file")
     parser.add_argument("--isolated", action="store_true", help="ignore configuration files")
     add_write_arguments(parser)
+    add_limit_arguments(parser)
+    parser.add_argument("-j", "--jobs", type=jobs, default=None, metavar="N",
+                        help="worker processes, at least 1 (default: all cores; as scan --jobs)")
     parser.add_argument("-q", "--quiet", action="store_true", help="print only the summary lines")
 
 
@@ -60,13 +71,25 @@ def run(args: argparse.Namespace) -> int:
         print("torch2ms migrate: error: --out names a folder being migrated; use --in-place to rewrite it",
               file=sys.stderr)
         return EXIT_ERROR
-    options = Options(config=config)
+    options = Options(config=config, limits=Limits(args.file_timeout, args.file_memory_mb))
+    load_table()
+    freeze_long_lived()  # the tables out of the collector's passes, which a large file's rewrite would repeat
+    progress = _progress(sys.stderr) if sys.stderr.isatty() and not args.quiet else None
+    copied: list[tuple[str, str | None]] = []
     try:
-        outcomes = migrate_paths(args.paths, options, out=args.out, write=not args.diff)
+        outcomes = migrate_paths(args.paths, options, out=args.out, write=not args.diff, on_each=progress,
+                                 copied=copied, jobs=args.jobs or default_jobs())
     except CollisionError as exc:
         print(f"torch2ms migrate: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    errors = findings = 0
+    finally:
+        if progress is not None:
+            sys.stderr.write("\r\x1b[K")
+    errors = findings = before = rewrites = migrated = 0
+    for _, error in copied:
+        if error is not None:
+            errors += 1
+            print(f"torch2ms migrate: error: {error}", file=sys.stderr)
     for outcome in outcomes:
         if outcome.error is not None:
             errors += 1
@@ -78,8 +101,11 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write(outcome.diff)
         shown = outcome.target or outcome.source
         findings += migration.remaining
-        print(f"{shown}: {migration.findings} finding(s), {migration.rewritten} rewritten, "
-              f"{migration.remaining} remaining", file=sys.stderr if args.diff else sys.stdout)
+        before += migration.findings
+        rewrites += migration.rewritten
+        migrated += 1
+        print(f"{shown}: {migration.findings} finding(s) before, {migration.remaining} after, "
+              f"{migration.rewritten} rewrite(s)", file=sys.stderr if args.diff else sys.stdout)
         if outcome.map_error is not None:
             errors += 1
             print(f"torch2ms migrate: error: {outcome.map_error}", file=sys.stderr)
@@ -90,6 +116,22 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{shown}:{note}")
             result = migration.result
             sys.stdout.write(render_file(type(result)(shown, result.diagnostics, result.lines)))
+    copies = sum(1 for _, error in copied if error is None)
+    print(f"torch2ms migrate: {migrated} of {len(outcomes)} Python file(s) migrated"
+          + (f", {copies} other file(s) copied" if copied else "")
+          + f"; {before} finding(s) before, {findings} after, {rewrites} rewrite(s); {errors} error(s)",
+          file=sys.stderr if args.diff else sys.stdout)
     if errors:
         return EXIT_ERROR
     return EXIT_FINDINGS if findings else EXIT_CLEAN
+
+
+def _progress(stream: TextIO) -> Callable[[int, int, str], None]:
+    """A one-line progress display on a terminal: [done/total] the file being migrated."""
+    def show(done: int, total: int, path: str) -> None:
+        width = shutil.get_terminal_size((80, 20)).columns
+        line = f"[{done + 1}/{total}] {path}"
+        stream.write("\r\x1b[K" + (line if len(line) < width else "..." + line[-(width - 4):]))
+        stream.flush()
+
+    return show

@@ -7,26 +7,34 @@ place, so it is written whole or not at all. Each file's classes that become Cel
 the whole tree (`torch2ms.project_graph.module_classes`). With `--out`, beside each ported file that
 defines cell classes goes the parameter-name map of every one of them (NAME.weights.json, built from
 the two files and the tables' weight facts: `torch2ms.weights.mapping.write_map_beside`), once the
-whole tree is written, so that classes imported from the project's other files are followed.
+whole tree is written, so that classes imported from the project's other files are followed; and
+NAME.migrate.json beside each changed port that defines cell classes: which finding and mapping
+entry each changed line answers (`torch2ms.migrate.provenance`).
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from .. import writing
+from .. import process, writing
 from ..api import iter_sources
 from ..engine import scan_source
 from ..fix import FixError, unified_diff
+from ..files import UnreadableFile, read_regular
 from ..fix_files import _encode, _read, write_atomic
+from ..limits import CODE as LIMIT_CODE
+from ..limits import LimitExceeded
 from ..mappings import load_table
 from ..project_graph import module_classes
 from .pipeline import MigrateError, Migration, Options, existing_cells, migrate_text
+from .provenance import write_beside
 
 
 @dataclass
@@ -39,6 +47,7 @@ class FileOutcome:
     weight_map: str | None = None  # the parameter-name map written beside the target
     cells: int = 0  # the cell classes it maps
     map_error: str | None = None  # why no map could be written (the port itself is written)
+    provenance: str | None = None  # NAME.migrate.json: which finding each written line answers
 
     @property
     def diff(self) -> str:
@@ -50,11 +59,14 @@ class CollisionError(Exception):
     """Two sources of one run would be written to the same file: nothing is written."""
 
 
-def _targets(paths: Sequence[str], out: str | None) -> list[tuple[str, str | None]]:
+def _targets(paths: Sequence[str], out: str | None,
+             data: list[tuple[str, str]] | None = None) -> list[tuple[str, str | None]]:
     """(source file, destination) for every Python file under `paths`; errors as (path, None) pairs.
 
     With one folder, its files keep their paths under `out`; with several paths, each folder's tree goes
     under ``out/<folder name>/`` (each root keeps its own tree) and each file to ``out/<file name>``.
+    With `data`, the package's other files under each folder (data files, configuration: what a ported
+    package needs besides its code) are added to it as (source, destination) to copy.
     Raises CollisionError when two sources would still land on the same destination."""
     table_config = Options().config
     pairs: list[tuple[str, str | None]] = []
@@ -77,10 +89,13 @@ def _targets(paths: Sequence[str], out: str | None) -> list[tuple[str, str | Non
                 pairs.append((source.path, os.path.join(base, os.path.relpath(source.path, raw))))
             else:
                 pairs.append((source.path, os.path.join(base, os.path.basename(source.path))))
+        if folder and base is not None and data is not None:
+            data.extend((path, os.path.join(base, os.path.relpath(path, raw)))
+                        for path in _other_files(raw, table_config, out_real))
     if out is not None:
         seen: dict[str, str] = {}
         clashes = []
-        for origin, target in pairs:
+        for origin, target in [*pairs, *(data or [])]:
             if target is None:
                 continue
             key = os.path.normcase(os.path.abspath(target))
@@ -110,12 +125,61 @@ def write_new(path: str, text: str, encoding: str = "utf-8", bom: bool = False, 
         raise FixError(f"{path}: cannot write: {exc.strerror or exc}") from None
 
 
-def migrate_paths(paths: Sequence[str], options: Options, out: str | None = None, write: bool = True
-                  ) -> list[FileOutcome]:
-    """Migrate every Python file under `paths` into `out` (None: in place); `write=False` only computes."""
+def _other_files(root: str, config: Any, out_real: str | None) -> list[str]:
+    """The regular files under folder `root` that are not Python sources, outside the excluded folders (.git,
+    caches, ...) and outside `out_real`; symbolic links and special files are left out."""
+    excluded = set(config.excluded_names)
+    found: list[str] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in excluded and not os.path.islink(os.path.join(folder, d))
+                         and (out_real is None or os.path.realpath(os.path.join(folder, d)) != out_real))
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            if name.endswith((".py", ".pyi", ".pyc")) or name in excluded or name.endswith(writing.TEMP_TAG):
+                continue
+            if stat.S_ISREG(os.lstat(path).st_mode):
+                found.append(path)
+    return found
+
+
+def copy_file(source: str, target: str) -> None:
+    """Copy one data file of a migrated package through the atomic writer, keeping its permissions."""
+    try:
+        os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+        data = read_regular(source, MAX_DATA_BYTES)
+        with writing.atomic(target, binary=True, mode=stat.S_IMODE(os.stat(source).st_mode)) as handle:
+            handle.write(data)
+    except UnreadableFile as exc:
+        raise FixError(f"{source}: not copied: {exc}") from None
+    except writing.WriteError as exc:
+        raise FixError(str(exc)) from None
+    except OSError as exc:
+        raise FixError(f"{target}: cannot write: {exc.strerror or exc}") from None
+
+
+MAX_DATA_BYTES = 1 << 30  # a data file of a package larger than this is not copied (it is named)
+
+
+def migrate_paths(paths: Sequence[str], options: Options, out: str | None = None, write: bool = True,
+                  on_each: Callable[[int, int, str], None] | None = None,
+                  copied: list[tuple[str, str | None]] | None = None, jobs: int = 1) -> list[FileOutcome]:
+    """Migrate every Python file under `paths` into `out` (None: in place); `write=False` only computes.
+    `on_each(done, total, path)`: called as each file's migration is taken up (progress); `copied`: receives
+    (destination, error or None) for each non-Python file copied with the tree (`out` only); `jobs`: worker
+    processes for the migrations."""
     table = load_table()
-    pairs = _targets(paths, out)
+    data: list[tuple[str, str]] = []
+    pairs = _targets(paths, out, data if out is not None and write else None)
     writing.add_inputs(source for source, _ in pairs)
+    writing.add_inputs(origin for origin, _ in data)
+    for origin, destination in data:
+        error: str | None = None
+        try:
+            copy_file(origin, destination)
+        except FixError as exc:
+            error = str(exc)
+        if copied is not None:
+            copied.append((destination, error))
     outcomes: list[FileOutcome] = []
     texts: dict[int, tuple[str, str, bool]] = {}
     for index, (source, target) in enumerate(pairs):
@@ -135,30 +199,62 @@ def migrate_paths(paths: Sequence[str], options: Options, out: str | None = None
              for i in sorted(texts)]
     known = {position: _existing_cells(texts[i][0], table) for position, i in enumerate(sorted(texts))}
     cells_of = module_classes(items, list(paths), known)
-    for position, index in enumerate(sorted(texts)):
+    order = sorted(texts)
+    work = [(texts[index][0], outcomes[index].source, options, cells_of.get(position, set()))
+            for position, index in enumerate(order)]
+    for position, (index, (migration, error)) in enumerate(zip(order, _migrated(work, jobs))):
         outcome = outcomes[index]
         text, encoding, bom = texts[index]
-        try:
-            outcome.migration = migrate_text(text, outcome.source, options, cells_of.get(position, set()), table)
-        except MigrateError as exc:
-            outcome.error = str(exc)
+        if on_each is not None:
+            on_each(position, len(texts), outcome.source)
+        outcome.migration, outcome.error = migration, error
+        if migration is None:
             continue
         if not write or outcome.target is None:
             continue
         try:
             if out is None:
-                if outcome.migration.changed:
-                    write_atomic(outcome.source, outcome.migration.text, text, encoding, bom)
+                if migration.changed:
+                    write_atomic(outcome.source, migration.text, text, encoding, bom)
                     outcome.written = True
             else:
                 mode = stat.S_IMODE(os.stat(outcome.source).st_mode)
-                write_new(outcome.target, outcome.migration.text, encoding, bom, mode)
+                write_new(outcome.target, migration.text, encoding, bom, mode)
                 outcome.written = True
-        except (FixError, OSError) as exc:
+                if migration.changed and cells_of.get(position):  # a file of networks
+                    outcome.provenance = write_beside(outcome.source, outcome.target, migration.original,
+                                                      migration.text, migration.source_findings)
+        except (FixError, OSError, writing.WriteError) as exc:
             outcome.error = str(exc)
     if out is not None and write:
         _write_maps([o for o in outcomes if o.written], table)
     return outcomes
+
+
+Work = tuple[str, str, Options, set[str]]  # (text, path, options, the file's classes that become Cells)
+
+
+def _migrate_one(item: Work) -> tuple[Migration | None, str | None]:
+    """One file's migration within the per-file limits: (migration, None) or (None, the error naming the file)."""
+    text, path, options, cells = item
+    try:
+        with options.limits.applied() if options.limits is not None else contextlib.nullcontext():
+            return migrate_text(text, path, options, cells, load_table()), None
+    except MigrateError as exc:
+        return None, str(exc)
+    except (LimitExceeded, MemoryError) as exc:
+        assert options.limits is not None
+        return None, f"{path}: {LIMIT_CODE} migration {options.limits.describe(exc)}; nothing written"
+
+
+def _migrated(work: list[Work], jobs: int) -> Iterator[tuple[Migration | None, str | None]]:
+    """The migrations of `work`, in order: in this process, or in `jobs` worker processes (as `scan --jobs`:
+    when there are at least two files per worker). Writing stays in this process."""
+    if jobs <= 1 or len(work) < 2 * jobs:
+        yield from map(_migrate_one, work)
+        return
+    with ProcessPoolExecutor(max_workers=jobs, initializer=process.worker_start, initargs=(os.getpid(),)) as pool:
+        yield from pool.map(_migrate_one, work)
 
 
 def _existing_cells(text: str, table: Any) -> set[str]:

@@ -8,6 +8,7 @@ comment mentions it: a docstring saying ``torch.Tensor`` keeps no import alive.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterable, Mapping
 
 import libcst as cst
@@ -80,9 +81,12 @@ class _Remove(cst.CSTTransformer):
         return updated_node
 
 
-def remove_unused(module: cst.Module, roots: frozenset[str]) -> tuple[cst.Module, list[str]]:
-    """`module` without the imports of `roots` (torch, torchvision, ...) that no code refers to."""
-    wrapper = MetadataWrapper(module)
+def remove_unused(module: cst.Module, roots: frozenset[str], text: str | None = None) -> tuple[cst.Module, list[str]]:
+    """`module` without the imports of `roots` (torch, torchvision, ...) that no code refers to. `text`: the
+    module's code, when the caller has it (a text importing none of `roots` needs no scope analysis)."""
+    if text is not None and not imports_any(text, roots):
+        return module, []
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     scopes = wrapper.resolve(ScopeProvider)
     referenced: dict[tuple[int, str], bool] = {}
     for scope in {s for s in scopes.values() if s is not None}:
@@ -102,6 +106,21 @@ def remove_unused(module: cst.Module, roots: frozenset[str]) -> tuple[cst.Module
         return wrapper.module, []
     remover = _Remove(gone)
     return wrapper.module.visit(remover), remover.removed
+
+
+def imports_any(text: str, roots: frozenset[str]) -> bool:
+    """Whether any import statement of `text` (at any depth) names a module of `roots`, by Python's own parser:
+    far cheaper than the scope analysis `remove_unused` needs otherwise. True for a text ast cannot parse."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return True
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] in roots for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0] in roots):
+            return True
+    return False
 
 
 def _imports(module: cst.Module) -> list[cst.Import | cst.ImportFrom]:
@@ -195,7 +214,11 @@ def localize(module: cst.Module, roots: frozenset[str]) -> tuple[cst.Module, lis
     What stays torch after a migration is mostly code around the network (loading a torch
     checkpoint from a URL); moved into the functions that run it, the module imports without torch
     and the rest of it runs. The uses keep their findings."""
-    wrapper = MetadataWrapper(module)
+    if not any(_is_import(s) and isinstance(s, cst.SimpleStatementLine)
+               and all(_all_rooted(i, roots) for i in s.body if isinstance(i, (cst.Import, cst.ImportFrom)))
+               for s in module.body):
+        return module, []  # no module-level import of `roots` left to move
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     scopes = wrapper.resolve(ScopeProvider)
     module = wrapper.module
     moves: dict[int, list[cst.SimpleStatementLine]] = {}  # function node id -> import statements

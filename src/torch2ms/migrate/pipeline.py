@@ -20,8 +20,9 @@ from libcst.metadata import MetadataWrapper
 from ..config import Config
 from ..engine import parse, scan_source
 from ..fix import fix_text
+from ..limits import Limits
 from ..mappings import MappingTable, load_table
-from ..model import FileResult
+from ..model import Diagnostic, FileResult
 from ..resolve import resolve_module
 from ..source import SourceText
 from .. import scopes
@@ -35,6 +36,7 @@ class MigrateError(Exception):
 @dataclass(frozen=True)
 class Options:
     config: Config = field(default_factory=Config)  # its `device`: where the output must run (the forms written)
+    limits: Limits | None = None  # per-file limits of `migrate_paths` (torch2ms.limits); None: none
 
     @property
     def device(self) -> str:
@@ -54,6 +56,7 @@ class Migration:
     root: str = scopes.ROOT  # how the new text spells mindspore
     removed_imports: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # "line: what" for each structural rewrite
+    source_findings: tuple[Diagnostic, ...] = ()  # the findings of the original text (what the rewrites answer)
     left: list[str] = field(default_factory=list)  # "line: what was left as it is: why" (training loops, loaders)
 
     @property
@@ -75,7 +78,7 @@ _R = TypeVar("_R", bound=cst.CSTTransformer)
 
 
 def _rewrite(text: str, rewriter: _R) -> tuple[str, _R]:
-    module = MetadataWrapper(cst.parse_module(text)).visit(rewriter)
+    module = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True).visit(rewriter)
     return module.code, rewriter
 
 
@@ -129,12 +132,17 @@ def migrate_text(text: str, path: str = "<string>", options: Options | None = No
         if cells is None:
             cells = {cls.name for cls in facts.classes if cls.is_module} | existing_cells(tree, table)
         # 0. data loaders as mindspore.dataset pipelines, then training loops as a forward function,
-        # value_and_grad and optimizer(grads) (data/training.yaml)
-        text, loaders = _rewrite(text, data_loaders.DataLoaders(facts.calls, root))
+        # value_and_grad and optimizer(grads) (data/training.yaml); each a whole-file rewrite, run only
+        # where a call has a role in it
+        loaders = data_loaders.DataLoaders(facts.calls, root)
+        if loaders.apis:
+            text, loaders = _rewrite(text, loaders)
         if loaders.count:
             tree = parse(text)
             facts = resolve_module(tree, table, SourceText(text))
-        text, steps = _rewrite(text, training.TrainingSteps(facts.calls, root, scopes.used_names(tree)))
+        steps = training.TrainingSteps(facts.calls, root, scopes.used_names(tree))
+        if steps.by_start:
+            text, steps = _rewrite(text, steps)
         if steps.count:
             tree = parse(text)
             facts = resolve_module(tree, table, SourceText(text))
@@ -148,7 +156,7 @@ def migrate_text(text: str, path: str = "<string>", options: Options | None = No
         # 3. forward -> construct in every class that becomes a Cell
         text3, classes = _rewrite(outcome.text, transform.Cells(cells, root))
         # 4. imports
-        module, removed = imports.remove_unused(cst.parse_module(text3), table.roots)
+        module, removed = imports.remove_unused(cst.parse_module(text3), table.roots, text3)
         module, localized = imports.localize(module, table.roots)
         module, _ = imports.ensure_root_import(module, root)
         for name in sorted(sites.imports):
@@ -164,7 +172,8 @@ def migrate_text(text: str, path: str = "<string>", options: Options | None = No
     rewritten = loaders.count + steps.count + sites.count + len(outcome.applied) + classes.count + len(localized)
     return Migration(path, original, new, len(before.diagnostics), rewritten, after, root, removed,
                      loaders.done + loaders.left + steps.done + steps.left + sites.done + classes.done
-                     + [f"moved into the functions using it: {n}" for n in localized], loaders.left + steps.left)
+                     + [f"moved into the functions using it: {n}" for n in localized], tuple(before.diagnostics),
+                     loaders.left + steps.left)
 
 
 def torch_references(text: str, roots: Sequence[str] = ("torch",)) -> list[tuple[int, int, str]]:

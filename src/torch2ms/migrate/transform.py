@@ -35,6 +35,7 @@ from ..rewrite import default_keyword
 from . import rules
 
 Key = tuple[int, int, int, int]
+_NAMED = (CallKind.ATTRIBUTE, CallKind.TYPE)  # a torch name read (a class as a value) or named as a type
 
 
 def _key(span: Span) -> Key:
@@ -161,7 +162,7 @@ class CallSites(_Rewriter):
         for old, new in pairs:
             old_value = old.value if isinstance(old, cst.BaseElement) else old
             for call in self._calls(old_value):
-                entry = self.table.lookup(call.api) if call.kind == CallKind.ATTRIBUTE else None
+                entry = self.table.lookup(call.api) if call.kind in _NAMED else None
                 target = entry.target_for(self.version, self.device) if entry is not None else None
                 if target is not None and target.api.startswith("mindspore.") \
                         and call.api.rpartition(".")[2][:1].isupper() and not _is_member(target.api):
@@ -380,7 +381,7 @@ class CallSites(_Rewriter):
         if id(original) in self.bases:
             return node
         for call in self._calls(original):
-            entry = self.table.lookup(call.api) if call.kind == CallKind.ATTRIBUTE else None
+            entry = self.table.lookup(call.api) if call.kind in _NAMED else None
             target = entry.target_for(self.version, self.device) if entry is not None else None
             if target is None or not call.api.rpartition(".")[2][:1].isupper() or _is_member(target.api) \
                     or not target.api.startswith("mindspore."):
@@ -413,7 +414,7 @@ class CallSites(_Rewriter):
         items = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
         renames: dict[str, str] | None = None
         for item in items:
-            calls = [c for c in self._calls(item) if c.kind == CallKind.ATTRIBUTE]
+            calls = [c for c in self._calls(item) if c.kind in _NAMED]
             entry = self.table.lookup(calls[0].api) if calls else None
             target = entry.target_for(self.version, self.device) if entry is not None else None
             names = rules.PARAMETER_NAMES.get(target.api, {}) if target is not None else None

@@ -6,6 +6,7 @@ Read once per process; nothing here imports MindSpore.
 
 from __future__ import annotations
 
+import ast
 import json
 from dataclasses import dataclass
 from functools import lru_cache
@@ -15,11 +16,15 @@ from typing import Any
 DATA_FILE = "mindspore_api.json"
 
 
+NO_DEFAULT: Any = type("NoDefault", (), {"__repr__": lambda self: "..."})()  # a default the data does not show
+
+
 @dataclass(frozen=True, slots=True)
 class Param:
     name: str
     kind: str  # "pos" (positional only), "any" (positional or keyword), "kw" (keyword only), "*", "**"
     required: bool
+    default: Any = NO_DEFAULT  # the default where it is a plain constant
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,9 +48,18 @@ class Signature:
                 out.append(Param(token[1:], "*", False))
                 keyword_only = True
             else:
-                name = token.rstrip("=")
-                out.append(Param(name, "kw" if keyword_only else "any", not token.endswith("=")))
+                name, equals, default = token.partition("=")
+                value = NO_DEFAULT
+                if default:
+                    try:
+                        value = ast.literal_eval(default)
+                    except (ValueError, SyntaxError):
+                        value = NO_DEFAULT
+                out.append(Param(name, "kw" if keyword_only else "any", not equals, value))
         return cls(tuple(out))
+
+    def param(self, name: str) -> Param | None:
+        return next((p for p in self.params if p.name == name), None)
 
     def positional(self) -> list[Param]:
         return [p for p in self.params if p.kind in ("pos", "any")]
@@ -60,7 +74,7 @@ class Signature:
         parts = []
         for p in self.params:
             prefix = "*" if p.kind == "*" else "**" if p.kind == "**" else ""
-            parts.append(prefix + p.name + ("" if p.required or prefix else "=..."))
+            parts.append(prefix + p.name + ("" if p.required or prefix else f"={p.default!r}"))
         return "(" + ", ".join(parts) + ")"
 
 

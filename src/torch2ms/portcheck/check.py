@@ -28,7 +28,7 @@ from ..model import Arg, ApiCall, CallKind, Diagnostic, Span, Target
 from ..source import SourceText
 from . import graph
 from . import names as ms_names
-from .api import ApiName, Member, MindSporeApi, Signature
+from .api import NO_DEFAULT, ApiName, Member, MindSporeApi, Signature
 from .bind import bind_problems, position_of
 
 # What a local value holds: T a MindSpore tensor, P a Parameter, A a parameter of construct (probably a
@@ -37,6 +37,9 @@ Value = str | None
 TENSOR, PARAMETER, ARGUMENT = "T", "P", "A"
 _TENSORISH = (TENSOR, PARAMETER, ARGUMENT)
 _TENSOR_ATTRS = frozenset({"T", "mT", "H", "mH", "real", "imag"})  # Tensor attributes that are tensors
+# Members a construct argument may use without being a tensor: those of tuples and lists.
+_INT64 = "#int64"  # env key suffix: the name holds an int64 tensor
+_SEQUENCE_MEMBERS = frozenset(name for name in dir(tuple) + dir(list) if not name.startswith("_"))
 _DEVICE_WORDS = {"cpu": re.compile(r"\bCPU\b"), "gpu": re.compile(r"\bGPU\b"), "ascend": re.compile(r"\bAscend\b")}
 
 
@@ -103,6 +106,21 @@ def _expressions(node: ast.AST) -> Iterator[ast.AST]:
             yield from ast.walk(item)
 
 
+def _returns(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Return]:
+    """The return statements of a function with a value (not those of functions or classes inside it)."""
+    out: list[ast.Return] = []
+    stack: list[ast.AST] = list(node.body)
+    while stack:
+        item = stack.pop()
+        if isinstance(item, ast.Return):
+            if item.value is None:
+                return []  # a bare return: not always a tensor
+            out.append(item)
+        elif not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(item))
+    return out
+
+
 class PortChecker:
     def __init__(self, tree: ast.Module, positions: SourceText, api: MindSporeApi, table: MappingTable,
                  version: tuple[int, ...], device: str | None, enabled: Callable[[str], bool]) -> None:
@@ -115,6 +133,8 @@ class PortChecker:
         self.classes: dict[str, _Class] = {}
         self.out: list[Diagnostic] = []
         self._seen: set[tuple[str, Span]] = set()
+        self._returns: dict[str, Value] = {}  # functions of the file that return a MindSpore tensor
+        self._cell_names: dict[str, str] = {}  # a Cell class's key -> the public name the file made it by
         parameter = api.name("mindspore.Parameter")
         self._parameter_cls = parameter.cls if parameter is not None else ""
 
@@ -260,8 +280,11 @@ class PortChecker:
             self._check_node(node, env)
         if isinstance(stmt, ast.Assign):
             kind = self.value_of(stmt.value, env)
+            int64 = self._int64(stmt.value, env)
             for target in stmt.targets:
                 self._bind(target, kind, env)
+                if isinstance(target, ast.Name) and int64:
+                    env[target.id + _INT64] = TENSOR
         elif isinstance(stmt, ast.AnnAssign):
             self._bind(stmt.target, self.value_of(stmt.value, env) if stmt.value is not None else
                        self._annotation(stmt.annotation), env)
@@ -309,6 +332,10 @@ class PortChecker:
                 kind = ARGUMENT
             env[arg.arg] = kind
         self._block(node.body, env, cls)
+        if cls is None:  # what a function of the file returns, for the calls after it
+            results = [self.value_of(r.value, env) for r in _returns(node)]
+            if results and all(r in (TENSOR, PARAMETER) for r in results):
+                self._returns[node.name] = TENSOR
 
     def _annotation(self, node: ast.expr) -> Value:
         qual = ms_names.dotted(node, self.names)
@@ -320,6 +347,7 @@ class PortChecker:
     def _bind(self, target: ast.expr, kind: Value, env: dict[str, Value]) -> None:
         if isinstance(target, ast.Name):
             env[target.id] = kind
+            env.pop(target.id + _INT64, None)
         elif isinstance(target, (ast.Tuple, ast.List)):
             for item in target.elts:
                 self._bind(item.value if isinstance(item, ast.Starred) else item, None, env)
@@ -364,13 +392,16 @@ class PortChecker:
             if found is None:
                 return None
             if found.kind == "fn":
-                return TENSOR if found.returns == "T" else None
+                return TENSOR if found.returns == "T" or (found.returns == "?" and self._table_tensor(qual)) else None
             if found.kind == "cls":
                 if found.cell:
+                    self._cell_names.setdefault(found.cls, qual)
                     return "CELL:" + found.cls
                 if found.tensor:
                     return PARAMETER if found.cls == self._parameter_cls else TENSOR
             return None
+        if isinstance(node.func, ast.Name) and node.func.id in self._returns and node.func.id not in env:
+            return self._returns[node.func.id]
         if isinstance(node.func, ast.Name) and node.func.id in self.classes and node.func.id not in env:
             info = self.classes[node.func.id]
             return "SELF:" + info.name if info.cell else None
@@ -381,6 +412,54 @@ class PortChecker:
                 if member is not None and member.returns == "T":
                     return TENSOR
         return None
+
+    def _int64(self, node: ast.expr, env: dict[str, Value]) -> bool:
+        """Whether `node` is a tensor MindSpore makes int64: a name bound to one, or a tensor built from a
+        literal list of Python ints with no dtype (MindSpore's `input_data`; torch labels and indices)."""
+        if isinstance(node, ast.Name):
+            return env.get(node.id + _INT64) is not None
+        if not isinstance(node, ast.Call) or not node.args or len(node.args) > 1 or \
+                any(k.arg == "dtype" for k in node.keywords):
+            return False
+        qual = ms_names.dotted(node.func, self.names)
+        found = self.api.name(qual) if qual else None
+        if found is None or not (found.kind == "cls" and found.tensor and found.cls != self._parameter_cls or (
+                found.kind == "fn" and found.signature is not None and found.signature.params
+                and found.signature.params[0].name == "input_data")):
+            return False
+        data = node.args[0]
+        items: list[ast.expr] = []
+        stack = [data]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, (ast.List, ast.Tuple)):
+                stack.extend(item.elts)
+            else:
+                items.append(item)
+        return isinstance(data, (ast.List, ast.Tuple)) and bool(items) and all(
+            isinstance(i, ast.Constant) and type(i.value) is int for i in items)
+
+    def _check_int64(self, node: ast.Call, qual: str, env: dict[str, Value]) -> None:
+        """TMS406 where an argument is an int64 tensor and the tables say the form raises for int64 input
+        (a fact for every input, "MindSpore raises for an int64 index/target/labels")."""
+        args = [*node.args, *(k.value for k in node.keywords)]
+        if not any(self._int64(a, env) for a in args):
+            return
+        for _, target in self.facts.by_api.get(qual, []):
+            for fact in target.params:
+                if fact.kind == "unsupported_inputs" and fact.torch is None and "all" in fact.covers \
+                        and "int64" in fact.note:
+                    self.report("TMS406", node, f"{qual} with an int64 tensor argument: {fact.note}",
+                                mindspore_api=qual)
+                    return
+
+    def _table_tensor(self, qual: str) -> bool:
+        """Whether the tables' data flow says the torch APIs written as `qual` return a tensor (for a function
+        whose docstring does not say what it returns, e.g. mindspore.tensor)."""
+        from ..dataflow import TENSOR as TORCH_TENSOR, result_of
+
+        sources = self.facts.by_api.get(qual, [])
+        return bool(sources) and all(result_of(self.table, torch_api) == TORCH_TENSOR for torch_api, _ in sources)
 
     # ---------------------------------------------------------------- checks
     def _check_node(self, node: ast.AST, env: dict[str, Value]) -> None:
@@ -401,17 +480,13 @@ class PortChecker:
             member = self.api.tensor_member(node.attr, parameter=receiver != TENSOR)
             if member is not None or (receiver != TENSOR and node.attr not in self.torch_tensor_members):
                 return
-            if receiver == ARGUMENT and node.attr in self.api_cell_or_tuple_names():
+            if receiver == ARGUMENT and node.attr in _SEQUENCE_MEMBERS:
                 return
             self.report("TMS403", node, f".{node.attr}: MindSpore {self.api.version}'s Tensor has no member "
                         f"'{node.attr}'{self._torch_note('torch.Tensor.' + node.attr)}",
                         mindspore_api="mindspore.Tensor")
         elif receiver.startswith(("CELL:", "SELF:")):
             self._check_cell_member(node, receiver)
-
-    def api_cell_or_tuple_names(self) -> frozenset[str]:
-        """Members a construct argument may use without being a tensor: those of tuples and lists."""
-        return frozenset(name for name in dir(tuple) + dir(list) if not name.startswith("_"))
 
     def _check_cell_member(self, node: ast.Attribute, receiver: str) -> None:
         name = node.attr
@@ -466,16 +541,51 @@ class PortChecker:
             found = self.api.name(qual)
             if found is not None:
                 self._check_api_call(node, found)
+                self._check_int64(node, found.qualname, env)
             return
+        callee = self.value_of(node.func, env)
+        if callee is not None and callee.startswith("CELL:"):
+            construct = self.api.class_member(callee[5:], "construct")
+            if construct is not None:
+                self._check_binding(node, construct.signature, f"{callee[5:].rpartition('.')[2]}.construct",
+                                    callee[5:])
+            public = self._cell_names.get(callee[5:])
+            if public is not None:
+                self._check_int64(node, public, env)
         if not isinstance(node.func, ast.Attribute):
             return
         receiver = self.value_of(node.func.value, env)
-        if receiver in (TENSOR, PARAMETER):
-            member = self.api.tensor_member(node.func.attr, parameter=receiver == PARAMETER)
-            if member is None or member.attribute:
+        if receiver is not None and receiver.startswith("CELL:"):
+            self._check_cell_method(node, node.func, receiver[5:])
+            return
+        if receiver in _TENSORISH:
+            member = self.api.tensor_member(node.func.attr, parameter=receiver != TENSOR)
+            if member is not None and member.attribute and (
+                    receiver != ARGUMENT or node.func.attr in self.torch_tensor_members):
+                self.report("TMS403", node, f".{node.func.attr}(): MindSpore's Tensor.{node.func.attr} is an "
+                            f"attribute, not a method: calling it raises TypeError"
+                            f"{self._torch_note('torch.Tensor.' + node.func.attr)}", mindspore_api="mindspore.Tensor")
+                return
+            if member is None or member.attribute or receiver == ARGUMENT:
                 return
             self._check_binding(node, member.signature, f"Tensor.{node.func.attr}", "mindspore.Tensor")
             self._check_same_name(node, member)
+            method = "mindspore.Tensor." + node.func.attr
+            signature = member.signature
+            found = ApiName(method, "fn", signature)
+            for torch_api, target in self.facts.by_api.get(method, []):
+                self._check_kernel(node, found, torch_api, target)
+            self._check_int64(node, method, env)
+
+    def _check_cell_method(self, node: ast.Call, func: ast.Attribute, cls: str) -> None:
+        """A method MindSpore's Cell class `cls` does not have (a Cell's attributes are set per instance, but
+        what is called on a Cell of MindSpore's own is one of its methods)."""
+        name = func.attr
+        if name.startswith("_") or self.api.cell_member(name) is not None or \
+                self.api.class_member(cls, name) is not None:
+            return
+        self.report("TMS403", func, f".{name}(): MindSpore {self.api.version}'s {cls.rpartition('.')[2]} has no "
+                    f"method '{name}'{self._torch_note('torch.nn.Module.' + name)}", mindspore_api=cls)
 
     def _check_binding(self, node: ast.Call, sig: Signature | None, what: str, api: str) -> None:
         if sig is None:
@@ -503,7 +613,19 @@ class PortChecker:
                         f"(measured by torch2ms verify; choose another form or device)", mindspore_api=found.qualname)
             return
         for fact in target.params:
-            if fact.kind != "unsupported_inputs" or not fact.values or fact.torch is None:
+            if fact.kind != "unsupported_inputs" or fact.torch is None:
+                continue
+            if not fact.values:  # raises for any value but torch's default ("opt=NAME": measured by verify)
+                if f"opt={fact.torch}" in fact.covers:
+                    name = fact.ms or fact.torch
+                    position = position_of(found.signature, name) if found.signature is not None else None
+                    passed = self._argument(node, name, position)
+                    param = found.signature.param(name) if found.signature is not None else None
+                    default = param.default if param is not None else NO_DEFAULT
+                    # a constant other than MindSpore's default (a variable may hold the default)
+                    if isinstance(passed, ast.Constant) and default is not NO_DEFAULT and passed.value != default:
+                        self.report("TMS406", passed, f"{found.qualname} with {name}=: {fact.note}",
+                                    mindspore_api=found.qualname)
                 continue
             devices = _fact_devices(fact.note)
             if devices is not None and device not in devices:
@@ -561,15 +683,19 @@ class PortChecker:
                             mindspore_api="mindspore.Tensor." + name)
             return
         if target.api != "mindspore.Tensor." + name:
+            if target.written_as == "copy" and entry.note:  # torch's in-place method is written as a copy
+                self.report("TMS404", node, f".{name}(): MindSpore's Tensor.{name} is not torch's: {entry.note}",
+                            mindspore_api=target.api)
             return
         # the call's MindSpore keywords under torch's names (axis= -> dim=), as the facts name parameters
         to_torch = {f.ms: f.torch for f in target.params if f.ms and f.torch and f.ms != f.torch}
         args = tuple(replace(a, keyword=to_torch.get(a.keyword, a.keyword)) if a.keyword else a
                      for a in _args(node, self.positions))
         call = ApiCall(api=torch_api, span=self.positions.span(node), kind=CallKind.METHOD, args=args)
+        # (not the facts of inputs MindSpore raises for: measured with torch's keywords, which TMS402 judges)
         facts = [f for f in relevant_params(call, target)
-                 if (f.kind == "default_differs" or (f.kind in ("semantics_differ", "unsupported_inputs")
-                                                      and f.torch is not None)) and not f.only_degenerate_inputs]
+                 if (f.kind == "default_differs" or (f.kind == "semantics_differ" and f.torch is not None))
+                 and not f.only_degenerate_inputs]
         if facts:
             self.report("TMS404", node, f".{name}(): MindSpore's Tensor.{name} differs from torch's: "
                         + "; ".join(f.describe() for f in facts), mindspore_api=target.api)

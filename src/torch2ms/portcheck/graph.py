@@ -12,8 +12,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-import yaml
-
 from . import names as ms_names
 
 DATA_FILE = "graph_mode.yaml"
@@ -32,6 +30,8 @@ class GraphRule:
 
 @lru_cache(maxsize=1)
 def load_rules() -> tuple[GraphRule, ...]:
+    import yaml  # only where a file is read as MindSpore code: a scan starts without yaml
+
     text = resources.files("torch2ms.data").joinpath(DATA_FILE).read_text(encoding="utf-8")
     data = yaml.safe_load(text)
     out = []

@@ -31,7 +31,7 @@ def check_devices(facts: Facts) -> Iterator[Diagnostic]:
     found: list[Diagnostic] = []
     for call in facts.calls:
         api = call.api
-        if call.kind == CallKind.ATTRIBUTE and api != "torch.autocast":
+        if call.kind is CallKind.TYPE or (call.kind == CallKind.ATTRIBUTE and api != "torch.autocast"):
             continue
         if api in facts.apis.parallel_apis:
             found.append(diag(

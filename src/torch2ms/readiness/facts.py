@@ -142,7 +142,7 @@ class Facts:
     def _note_class(self, node: ast.ClassDef) -> None:
         info = FileClass(node, node.name)
         for base in node.bases:
-            api = self.api_at(base, kinds=(CallKind.ATTRIBUTE, CallKind.CALL))
+            api = self.api_at(base, kinds=(CallKind.TYPE, CallKind.ATTRIBUTE, CallKind.CALL))
             if api is not None:
                 info.bases.append(api)
                 info.is_module |= api == "torch.nn.Module" or (api.startswith("torch.nn.") and api[9:10].isupper()
@@ -174,7 +174,7 @@ class Facts:
     def span(self, node: ast.expr | ast.stmt) -> Span:
         return self.pos.span(node)
 
-    def api_at(self, node: ast.expr, kinds: tuple[CallKind, ...] = (CallKind.CALL, CallKind.METHOD, CallKind.ATTRIBUTE),
+    def api_at(self, node: ast.expr, kinds: tuple[CallKind, ...] = (CallKind.CALL, CallKind.METHOD, CallKind.ATTRIBUTE, CallKind.TYPE),
                high_only: bool = False) -> str | None:
         """The torch API the resolver found at exactly this node, if any."""
         for call in self.by_span.get(self.span(node), ()):

@@ -43,7 +43,7 @@ from ..effort import EFFORTS, LABELS as EFFORT_LABELS
 from ..model import DEFAULT_DEVICE, FileResult
 from ..source import split_lines
 from ..verify.model_record import summary as model_summary
-from . import StringTable
+from ..strings import StringTable
 from . import json as json_report
 from .highlight import CLASSES, highlight
 
@@ -59,6 +59,7 @@ CATEGORY_LABELS = {
     "dynamic_shape": "Dynamic shape",
     "unmapped": "Unmapped",
     "uncertain": "Unconfirmed (maybe not torch)",
+    "type_reference": "Type reference (nothing runs)",
     "diff_params": "Different parameters",
     "equivalent": "Equivalent",
     "readiness": "Readiness check",
@@ -70,6 +71,7 @@ SHORT_LABELS = {
     "dynamic_shape": "Dyn. shape",
     "unmapped": "Unmapped",
     "uncertain": "Unconfirmed",
+    "type_reference": "Type ref.",
     "diff_params": "Diff. params",
     "equivalent": "Equivalent",
     "readiness": "Readiness",
@@ -81,6 +83,7 @@ CATEGORY_COLORS = {
     "dynamic_shape": "#8a56cc",
     "unmapped": "#7d8ca3",
     "uncertain": "#b4bccb",
+    "type_reference": "#cfd6e0",
     "diff_params": "#e0a02a",
     "equivalent": "#2f9e62",
     "readiness": "#2a93b0",
@@ -96,6 +99,19 @@ EFFORT_HELP = {
     "blocker": "MindSpore has nothing to port it to",
     "unknown": "not in the mapping tables: look it up",
 }
+
+
+def shown_root(root: str | None) -> str | None:
+    """The scanned folder as the page names it: relative to the working directory when inside it, else its
+    name; never the machine's absolute path (a report is shared)."""
+    if not root:
+        return None
+    relative = os.path.relpath(root)
+    if relative == ".":
+        return "the working directory"
+    if relative == ".." or relative.startswith(".." + os.sep) or os.path.isabs(relative):
+        return os.path.basename(os.path.normpath(root)) or None
+    return relative
 
 
 def scan_root(paths: Sequence[str] | None) -> str | None:
@@ -432,7 +448,7 @@ def build(results: list[FileResult], target_version: str, paths: Sequence[str] |
     context = {
         "doc": doc,
         "summary": summary,
-        "root": root,
+        "root": shown_root(root),
         "all_categories": cats,
         "api_categories": json_report.API_CATEGORIES,
         "efforts": EFFORTS,

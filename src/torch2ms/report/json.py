@@ -7,10 +7,12 @@ disagree: the HTML page is this document plus the scanned files' source text.
 Schema versions: 1 had tool, summary and files; 2 added project, rules, apis,
 directories, failures, per-file category counts, the readiness figure and a
 suggested rewrite per finding; 3 the verification status; 4 each finding's
-context and fingerprint (what `--baseline` matches); 5 (this one) the effort
+context and fingerprint (what `--baseline` matches); 5 the effort
 class of each finding and API (torch2ms.effort), `summary.by_effort`, and the
 category "uncertain" for TMS105 (it was "unmapped"), which the readiness figure
-leaves out.
+leaves out; 6 a finding's `runtime`; 7 (this one) the category "type_reference"
+(TMS106: a torch type named in an annotation, an isinstance target, a base class),
+which is no API use (with the category "port_check" of the TMS4xx checks).
 """
 
 from __future__ import annotations
@@ -25,21 +27,21 @@ from typing import IO, Any
 from .. import __version__
 from ..codes import CODES
 from ..mappings import load_table, parse_version
-from ..model import DEFAULT_DEVICE, Category, Diagnostic, FileResult, ScanSummary
+from ..model import DEFAULT_DEVICE, USE_CATEGORIES, Category, Diagnostic, FileResult, ScanSummary
 from ..source import split_lines
 from ..verify.record import load_record
 from ..baseline import finding_facts
-from ..effort import EFFORTS, finding_effort
-from . import display_path
+from ..effort import EFFORTS, advice, finding_effort
+from ..strings import display_path
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 # Categories of a torch API use, in the order the reports show them (worst first); "uncertain" uses
 # (TMS105: the receiver may not be a tensor) are listed but left out of the readiness figure.
-API_CATEGORIES = ("missing", "dynamic_shape", "unmapped", "diff_params", "equivalent", "uncertain")
-READINESS_CATEGORIES = API_CATEGORIES[:-1]
+API_CATEGORIES = USE_CATEGORIES + ("uncertain",)
+READINESS_CATEGORIES = USE_CATEGORIES  # the uses (torch2ms.model.USE_CATEGORIES): api_uses everywhere
 # Every category a finding can have, in display order.
-ALL_CATEGORIES = API_CATEGORIES + ("readiness", "port_check", "file_error")
+ALL_CATEGORIES = API_CATEGORIES + ("type_reference", "readiness", "port_check", "file_error")
 
 # How much each category of API use counts towards migration readiness.
 READINESS_WEIGHTS = {"equivalent": 1.0, "diff_params": 0.5}
@@ -47,8 +49,9 @@ READINESS_DEFINITION = (
     "Share of torch API uses that port without open questions: a use with an equivalent "
     "MindSpore API counts 1, a use whose MindSpore API differs in parameters counts 1/2 "
     "(a mechanical rewrite that needs review), and a missing, unmapped or dynamic-shape use "
-    "counts 0. Possible tensor methods whose receiver is not proven a tensor (TMS105) and files "
-    "that could not be analysed are not in the figure."
+    "counts 0. Only code that runs is a use: torch types named in annotations, isinstance targets "
+    "and base classes (TMS106), possible tensor methods whose receiver is not proven a tensor "
+    "(TMS105), readiness checks and files that could not be analysed are not in the figure."
 )
 
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
@@ -256,6 +259,27 @@ def _directory(path: str) -> str:
     return folder or "/"
 
 
+def api_classes(results: Sequence[FileResult], table: Any, version: tuple[int, ...]) -> dict[str, tuple[str, str]]:
+    """Each torch API's category and effort class, as every output shows them (the JSON and HTML API
+    table, `--statistics`): the worst category of its findings, and the most work among its uses'
+    findings (among all its findings when it has no use: a type reference, an unconfirmed method)."""
+    categories: dict[str, dict[str, int]] = {}
+    efforts: dict[str, list[int]] = {}  # [most work among uses, most work among all]
+    for result in results:
+        for diag in result.diagnostics:
+            if not diag.torch_api or diag.category is Category.FILE_ERROR:
+                continue
+            counts = categories.setdefault(diag.torch_api, {})
+            counts[diag.category.value] = counts.get(diag.category.value, 0) + 1
+            rank = EFFORTS.index(finding_effort(diag, table, version) or "unknown")
+            worst = efforts.setdefault(diag.torch_api, [-1, 0])
+            worst[1] = max(worst[1], rank)
+            if diag.category.value in USE_CATEGORIES:
+                worst[0] = max(worst[0], rank)
+    return {api: (_primary_category(counts), EFFORTS[efforts[api][0] if efforts[api][0] >= 0 else efforts[api][1]])
+            for api, counts in categories.items()}
+
+
 def readiness(by_category: dict[str, int]) -> dict[str, Any]:
     uses = sum(by_category.get(c, 0) for c in READINESS_CATEGORIES)
     ready = sum(by_category.get(c, 0) * w for c, w in READINESS_WEIGHTS.items())
@@ -328,9 +352,8 @@ def head(results: list[FileResult], target_version: str, root: str | None = None
                 by_effort[effort] = by_effort.get(effort, 0) + 1
             if diag.torch_api and diag.category is not Category.FILE_ERROR:
                 row = apis.setdefault(diag.torch_api, {"uses": 0, "by_category": {}, "files": set(),
-                                                        "locations": [], "mindspore_api": None, "effort": 0})
-                row["effort"] = max(row["effort"], EFFORTS.index(effort or "unknown"))
-                if category in API_CATEGORIES:
+                                                        "locations": [], "mindspore_api": None})
+                if category in USE_CATEGORIES:
                     row["uses"] += 1
                 row["by_category"][category] = row["by_category"].get(category, 0) + 1
                 row["files"].add(path)
@@ -343,6 +366,7 @@ def head(results: list[FileResult], target_version: str, root: str | None = None
             failures.append({"path": path, "code": error.code, "message": error.message,
                              "line": error.span.start_line})
 
+    classes = api_classes(results, table, version)
     api_rows = []
     for api, row in apis.items():
         entry = table.lookup(api)
@@ -352,13 +376,13 @@ def head(results: list[FileResult], target_version: str, root: str | None = None
             "api": api,
             "uses": row["uses"],
             "files": len(row["files"]),
-            "category": _primary_category(row["by_category"]),
+            "category": classes[api][0],
             "by_category": {c: row["by_category"][c] for c in ALL_CATEGORIES if c in row["by_category"]},
             "mapped": entry is not None,
-            "effort": EFFORTS[row["effort"]],
+            "effort": classes[api][1],
             "mindspore_api": target.api if target is not None else row["mindspore_api"],
             "parameter_differences": params,
-            "note": entry.note if entry is not None else "",
+            "note": advice(entry, version, device) if entry is not None else "",
             "verification": verification.get(api, ("none", "not verified"))[1],
             "verification_status": verification.get(api, ("none", "not verified"))[0],
             "locations": row["locations"],
@@ -366,7 +390,7 @@ def head(results: list[FileResult], target_version: str, root: str | None = None
     api_rows.sort(key=lambda r: (-int(r["uses"]), str(r["api"])))
 
     by_category = {c: summary.by_category[c] for c in ALL_CATEGORIES if c in summary.by_category}
-    api_uses = sum(r["uses"] for r in api_rows)
+    api_uses = summary.uses  # the readiness figure's uses: those of the API rows and unnamed dynamic-shape ones
     dir_rows = [{"path": d, "findings": sum(c.values()),
                  "by_category": {k: c[k] for k in ALL_CATEGORIES if k in c}}
                 for d, c in directories.items()]

@@ -47,18 +47,19 @@ def destination(path: str | None) -> Iterator[IO[str]]:
         raise OutputError(f"{path}: cannot write the report: {exc.system}" if exc.system else str(exc)) from None
 
 
-def _describer(config: Config) -> Callable[[str], str]:
-    """api -> "its category at the target, its effort class" for the statistics."""
-    from ..effort import entry_effort
+def _describer(config: Config, outcomes: list[Scanned]) -> Callable[[str], str]:
+    """api -> "its category, its effort class" for the statistics: those the JSON and HTML reports show."""
     from ..mappings import load_table
+    from .json import api_classes
 
     table = load_table()
+    classes = api_classes([o.result for o in outcomes], table, config.version)
 
     def describe(api: str) -> str:
-        entry = table.lookup(api)
-        if entry is None:
+        if table.lookup(api) is None:
             return "not in the tables"
-        return f"{entry.category_for(config.version).value.replace('_', ' ')}, {entry_effort(entry, config.version)}"
+        category, effort = classes.get(api, ("unmapped", "unknown"))
+        return f"{category.replace('_', ' ')}, {effort}"
 
     return describe
 
@@ -73,10 +74,11 @@ def emit(outcomes: list[Scanned], config: Config, args: argparse.Namespace,
         style = text_report.Style(text_report.use_color(args.color, out.isatty()))
         if fmt in TERMINAL_FORMATS:
             if args.statistics:
-                out.write(text_report.render_statistics(summary, _describer(config)))
+                out.write(text_report.render_statistics(summary, _describer(config, outcomes)))
             else:
-                _write_findings(out, fmt, outcomes, style, texts or {})
-            out.write(text_report.summary_line(summary, baseline_hidden, style=style))
+                _write_findings(out, fmt, outcomes, style, texts or {}, getattr(args, "quiet", False))
+            if not getattr(args, "quiet", False):
+                out.write(text_report.summary_line(summary, baseline_hidden, style=style))
         elif fmt == "github":
             for outcome in outcomes:
                 out.write(text_report.render_github(outcome.result))
@@ -91,18 +93,19 @@ def emit(outcomes: list[Scanned], config: Config, args: argparse.Namespace,
         with destination(args.html) as out:
             out.write(render("html", [o.result for o in outcomes], config, args))
     if args.statistics and fmt not in TERMINAL_FORMATS:
-        sys.stderr.write(text_report.render_statistics(summary, _describer(config)))
+        sys.stderr.write(text_report.render_statistics(summary, _describer(config, outcomes)))
     return summary
 
 
 def _write_findings(out: IO[str], fmt: str, outcomes: list[Scanned], style: text_report.Style,
-                    texts: dict[str, str | None]) -> None:
+                    texts: dict[str, str | None], quiet: bool = False) -> None:
     from ..api import read_source
     clipped = 0
     for outcome in outcomes:
         if fmt == "concise":
             # a cache hit serves its plain lines without loading its objects
-            chunk = outcome.text if not style.color else text_report.render_file(outcome.result, style=style)
+            chunk = outcome.chunk(text_report.render_file) if not style.color \
+                else text_report.render_file(outcome.result, style=style)
             clipped += chunk.count(" " + text_report.ELLIPSIS + "\n")
         elif fmt == "grouped":
             chunk = text_report.render_grouped(outcome.result, style=style)
@@ -113,5 +116,5 @@ def _write_findings(out: IO[str], fmt: str, outcomes: list[Scanned], style: text
             source = texts[outcome.path] if outcome.path in texts else read_source(outcome.path)[0]
             chunk = text_report.render_full(outcome.result, source, style=style)
         out.write(chunk)
-    if clipped:
+    if clipped and not quiet:
         out.write(text_report.clipped_note(clipped))

@@ -20,7 +20,7 @@ from .. import __version__
 from ..codes import CODES
 from ..mappings import load_table
 from ..model import Diagnostic, FileResult, Severity
-from . import shown_path
+from ..strings import shown_path
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from ..codes import CODES, CodeInfo
 from ..model import Diagnostic, FileResult, ScanSummary
 from ..source import split_lines
-from . import display_path
+from ..strings import display_path
 
 MESSAGE_WIDTH = 160  # characters of a message on a concise or grouped line
 WRAP_WIDTH = 100  # columns of the full format's wrapped messages and source excerpts
@@ -219,13 +219,17 @@ def render_statistics(summary: ScanSummary, describe: Callable[[str], str] | Non
         info = CODES.get(code)
         name = f"{info.name} ({info.severity.value})" if info else ""
         lines.append(f"  {count:>{width},}  {code}  {name}".rstrip())
-    lines.append("Uses by torch API (call sites; the entry's category and effort class):")
+    lines.append("Uses by torch API (code that runs, one per call site; the category and effort class of its "
+                 "findings, as in the reports):")
     width = max((len(f"{n:,}") for n in summary.by_api.values()), default=1)
     api_width = max((len(a) for a in summary.by_api), default=0)
     for api, count in summary.by_api.items():
         extra = f"  {describe(api)}" if describe is not None else ""
         lines.append(f"  {count:>{width},}  {api:<{api_width}}{extra}".rstrip())
-    uses = sum(summary.by_api.values())
+    uses = summary.uses
+    unnamed = uses - sum(summary.by_api.values())
+    if unnamed:
+        lines.append(f"  {unnamed:>{width},}  (dynamic-shape findings that name no API: indexing, branches on values)")
     lines.append(
         f"{_plural(summary.files, 'file')} ({summary.files_failed:,} failed), {_plural(summary.lines, 'line')}: "
         f"{_plural(uses, 'use')} of {_plural(len(summary.by_api), 'torch API')}, "

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, IO
 
-from ..process import PARENT_ENV
+from ..process import GROUP_ENV, PARENT_ENV
 from ..writing import temporary_folder
 
 GRACE_S = 5.0  # beyond the job's own limit before the worker is killed
@@ -75,7 +75,8 @@ def worker_env() -> dict[str, str]:
     env = dict(os.environ)
     env.update({"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
                 "GLOG_v": "3", "PYTHONWARNINGS": "ignore", "PYTHONUNBUFFERED": "1",
-                PARENT_ENV: str(os.getpid())})  # the worker ends when this process does
+                PARENT_ENV: str(os.getpid()),  # the worker ends when this process does,
+                GROUP_ENV: "1"})  # with every process it started (it leads its own session: Pool._spawn)
     return env
 
 

@@ -31,6 +31,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..files import UnreadableFile, read_regular
+from ..jsonfile import MAX_JSON_BYTES, loads_bounded
+
 RECORD_NAME = "verification.json"
 STATUSES = ("passed", "differs", "failed", "error", "skipped")
 COUNTS = ("cases", "agreed", "stated", "failed", "no_fix", "rejected", "uncompared")
@@ -196,13 +199,24 @@ def _form(raw: Any, where: str) -> FormRecord:
     devices = raw.get("for") or []
     if not isinstance(devices, list):
         raise RecordError(f"{where}: 'for' must be a list of devices")
-    counts = {key: int(raw.get(key) or 0) for key in COUNTS}
+    counts = {key: _count(raw.get(key), f"{where}: '{key}'") for key in COUNTS}
+    differences = raw.get("differences") or {}
+    if not isinstance(differences, dict):
+        raise RecordError(f"{where}: 'differences' must be an object")
     return FormRecord(form=raw["form"], status=raw["status"], devices=tuple(str(d) for d in devices),
                       version=str(raw.get("version") or ""), counts=counts,
                       max_abs_err=_number(raw.get("max_abs_err")), max_rel_err=_number(raw.get("max_rel_err")),
                       reason=str(raw.get("reason") or ""),
                       runs=raw.get("runs") if isinstance(raw.get("runs"), bool) else None,
-                      differences={str(k): str(v) for k, v in (raw.get("differences") or {}).items()})
+                      differences={str(k): str(v) for k, v in differences.items()})
+
+
+def _count(value: Any, where: str) -> int:
+    if value is None:
+        return 0
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise RecordError(f"{where} must be a count (a non-negative integer)")
+    return value
 
 
 def parse_record(doc: Any, where: str) -> Record:
@@ -231,14 +245,19 @@ def parse_record(doc: Any, where: str) -> Record:
 
 
 def read_record(path: str | Path) -> Record:
+    """The verification record in `path`, read as hostile input (`torch2ms.jsonfile`)."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise RecordError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        text = read_regular(str(path), MAX_JSON_BYTES).decode("utf-8")
+    except UnreadableFile as exc:
+        raise RecordError(f"{path}: cannot read: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise RecordError(f"{path}: not UTF-8: {exc.reason}") from None
     try:
-        doc = json.loads(text)
+        doc = loads_bounded(text)
     except json.JSONDecodeError as exc:
         raise RecordError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    except (ValueError, RecursionError) as exc:
+        raise RecordError(f"{path}: not a valid record: {exc}") from None
     return parse_record(doc, str(path))
 
 

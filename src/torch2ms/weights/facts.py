@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..mappings import param_from_json
 from ..model import MappingEntry, WeightParam
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
@@ -80,6 +81,21 @@ def apply_transform(array: Any, transform: Transform) -> Any:
             array = array.reshape(transformed_shape(array.shape, ((kind, value),)))
         elif kind == "transpose":
             array = array.transpose(tuple(int(axis) for axis in value))
+        else:
+            raise ValueError(f"unknown weight transform {kind!r}")
+    return array
+
+
+def undo_transform(array: Any, transform: Transform) -> Any:
+    """The torch array a transformed (MindSpore) array came from: the steps undone in reverse order."""
+    for kind, value in reversed(transform):
+        if kind == "unsqueeze":
+            shape = list(array.shape)
+            del shape[int(value)]
+            array = array.reshape(tuple(shape))
+        elif kind == "transpose":
+            axes = [int(axis) for axis in value]
+            array = array.transpose(tuple(axes.index(k) for k in range(len(axes))))
         else:
             raise ValueError(f"unknown weight transform {kind!r}")
     return array
@@ -185,10 +201,3 @@ def param_to_json(param: WeightParam) -> dict[str, Any]:
     if param.note:
         out["note"] = param.note
     return out
-
-
-def param_from_json(data: Mapping[str, Any]) -> WeightParam:
-    return WeightParam(torch=data.get("torch"), ms=data.get("ms"),
-                       transform=tuple((k, tuple(v) if isinstance(v, list) else v)
-                                       for k, v in (data.get("transform") or {}).items()),
-                       layer=data.get("layer"), ms_layer=data.get("ms_layer"), note=str(data.get("note") or ""))

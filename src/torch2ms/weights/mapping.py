@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..mappings import MappingTable
 from ..files import MiB
 from ..jsonfile import Schema, read_json, write_json
 from .facts import Facts, Transform, describe_transform, fill
@@ -174,9 +175,10 @@ def _check_node(node: Any, where: str, schema: Schema) -> None:
         for key in ("torch", "ms", "tied_to"):
             name = schema.string(entry.get(key), f"{at}.{key}", optional=True)
             for placeholder in _PLACEHOLDERS.findall(name or ""):
-                if placeholder not in INDEX_NAMES:
-                    raise schema.fail(f"{at}.{key}", f"placeholder {{{placeholder}}} is not one of "
-                                      + ", ".join(f"{{{n}}}" for n in INDEX_NAMES))
+                # container positions ({i}, {j}, ...) and the tables' own ({l}: a recurrent layer's number)
+                if not placeholder.isidentifier() or len(placeholder) > 16:
+                    raise schema.fail(f"{at}.{key}", f"placeholder {{{placeholder}}} is not a name (a placeholder "
+                                      "stands for a number: " + ", ".join(f"{{{n}}}" for n in INDEX_NAMES[:3]) + ")")
         kind = entry.get("kind", "parameter")
         if kind not in ENTRY_KINDS:
             raise schema.fail(f"{at}.kind", f"{kind!r} is not one of {', '.join(ENTRY_KINDS)}")
@@ -515,7 +517,7 @@ def _guarded(pairing: _Pairing, t_struct: Structure, m_struct: Structure, t_call
 
 
 def _map_of_files(torch_source_path: str, ported_source_path: str, factories: Iterable[str | tuple[str, str]],
-                  table: Any) -> WeightMap:
+                  table: MappingTable | None) -> WeightMap:
     from ..fix import FixError
     from ..fix_files import _read
     from ..mappings import load_table
@@ -531,7 +533,7 @@ def _map_of_files(torch_source_path: str, ported_source_path: str, factories: It
 
 
 def write_map(torch_source_path: str, ported_source_path: str, out_path: str,
-              factories: Iterable[str | tuple[str, str]] = (), table: Any = None) -> WeightMap:
+              factories: Iterable[str | tuple[str, str]] = (), table: MappingTable | None = None) -> WeightMap:
     """Build the map of a torch file and its port and write it as JSON to `out_path` (see docs/weights.md).
 
     `factories`: calls whose networks get a root of their own besides every cell class
@@ -547,7 +549,8 @@ def map_path(ported_source_path: str) -> str:
     return os.path.splitext(ported_source_path)[0] + ".weights.json"
 
 
-def write_map_beside(torch_source_path: str, ported_source_path: str, table: Any = None) -> tuple[str, WeightMap] | None:
+def write_map_beside(torch_source_path: str, ported_source_path: str,
+                     table: MappingTable | None = None) -> tuple[str, WeightMap] | None:
     """What `migrate` writes: the map of every cell class of the port, at `map_path(ported_source_path)`;
     None (nothing written) when the file defines no cell class. Raises MapError as `write_map` does."""
     weight_map = _map_of_files(torch_source_path, ported_source_path, (), table)
