@@ -1712,6 +1712,11 @@ def clip_words(text: str, width: int = 120) -> str:
     return (cut[:space] if space > width // 2 else cut).rstrip(" ,;:") + "…"
 
 
+def _dtype_explains(why: str) -> bool:
+    """Whether an integer dtype can explain a difference: a raise or a result dtype, not a value."""
+    return why.startswith(RAISED) or "dtype differs" in why
+
+
 def _tag_label(tag: str) -> str | None:
     if tag.startswith("dtype="):
         return f"{tag[6:]} input"
@@ -1747,13 +1752,15 @@ def derive_case_facts(entries: Iterable[dict[str, Any]], record: Any, device: st
             stated = {t for f in target.get("params", ()) for t in f.get("covers", ())}
             call_level = any(_tag_label(t) is None and t != "inplace" and t not in stated for t in form.differences)
             # a variant that is also another dtype (the integer "zeros" case is tagged zeros and dtype=int32)
-            # and fails for the same reason as that dtype is explained by the dtype: no fact of its own
+            # and fails for the same reason as that dtype is explained by the dtype: no fact of its own. Only
+            # a raise or a result dtype is explained so: the float "zeros" case shares the tag, and a value
+            # difference (NaN from zero vectors) may be its own, so that claim is kept.
             by_dtype = {why for t, why in form.differences.items() if t.startswith("dtype=")}
             for tag, why in sorted(form.differences.items()):
                 if call_level:
                     break
                 label = _tag_label(tag)
-                if label is None or tag in stated or (tag == "zeros" and why in by_dtype):
+                if label is None or tag in stated or (tag == "zeros" and why in by_dtype and _dtype_explains(why)):
                     continue
                 if why.startswith(RAISED):
                     loud[tag] = why[len(RAISED):]

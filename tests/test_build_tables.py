@@ -240,3 +240,19 @@ def test_a_broken_verification_record_stops_the_build(build: Any, tmp_path: Path
         build.read_verification()
     (tmp_path / "verification.json").unlink()
     assert build.read_verification() is None  # no record at all: the tables are built without one
+
+
+def test_a_zeros_difference_an_integer_dtype_explains_is_not_claimed_but_a_value_difference_is(build: Any) -> None:
+    """The zeros cases run as float and as int32 and share the tag "zeros": the same raise or result
+    dtype as int32's is int32's doing; the same NaN difference may be the float case's own."""
+    raised = "the MindSpore code raised TypeError: int32 is not supported"
+    tanh = {"api": "torch.tanh", "category": "equivalent", "ms": [{"api": "mindspore.ops.tanh"}]}
+    build.derive_case_facts([tanh], _record("torch.tanh", _form("mindspore.ops.tanh", "failed", True, {
+        "dtype=int32": raised, "zeros": raised})))
+    assert [f["covers"] for f in tanh["ms"][0]["params"]] == [["dtype=int32"]]
+    nan = "result: NaN positions differ (0 NaN in torch, 1 in MindSpore)"
+    loss = {"api": "torch.nn.CosineEmbeddingLoss", "category": "equivalent",
+            "ms": [{"api": "mindspore.nn.CosineEmbeddingLoss"}]}
+    build.derive_case_facts([loss], _record("torch.nn.CosineEmbeddingLoss", _form(
+        "mindspore.nn.CosineEmbeddingLoss", "failed", True, {"dtype=int32": nan, "zeros": nan})))
+    assert [f["covers"] for f in loss["ms"][0]["params"]] == [["dtype=int32", "zeros"]]

@@ -316,8 +316,8 @@ async def test_verify_action_only_where_verify_can_work(client: LanguageClient, 
         actions = await quick_fixes(client, uri, diag)
         return [a.title for a in actions or [] if isinstance(a, lsp.CodeAction) and a.kind == "quickfix.torch2ms.verify"]
 
-    module = next(d for d in diags if d.range.start.line == 4 and d.code == "TMS102")
-    assert scan_source(text, "net.py").diagnostics[1].fix is not None  # it has a fix, yet verify cannot run it
+    module = next(d for d in diags if d.range.start.line == 4 and d.code == "TMS331")  # the class line says the base
+    assert scan_source(text, "net.py").diagnostics[0].fix is not None  # it has a fix, yet verify cannot run it
     assert await verify_titles(module) == []
     clamp = next(d for d in diags if d.range.start.line == 6)
     assert await verify_titles(clamp) == ["Verify torch.clamp against its MindSpore rewrite (runs torch and MindSpore)"]
@@ -668,6 +668,6 @@ def test_client_settings_are_checked_like_the_cli() -> None:
 
     settings, problems = ClientSettings.parse({"select": ["tms1", "TMS999"], "ignore": ["FOO"], "targetVersion": "1.0"})
     assert settings.select == ("TMS1",) and settings.ignore == () and settings.target_version is None
-    assert any("'select'" in p and "did you mean TMS904" in p for p in problems)
+    assert any("'select'" in p and "did you mean TMS905" in p for p in problems)
     assert any("'ignore'" in p and "'FOO'" in p for p in problems)
     assert any("targetVersion" in p and "did you mean 2.10" in p for p in problems)

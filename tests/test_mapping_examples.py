@@ -42,6 +42,15 @@ def _outer_call(code: str, api: str) -> ast.Call | None:
     return None
 
 
+def _only_a_type_target(code: str, api: str) -> bool:
+    """The example names the API only as an isinstance/issubclass target (README: a type reference)."""
+    tree = ast.parse(code, mode="eval")
+    targets = [arg for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+               and node.func.id in ("isinstance", "issubclass") and len(node.args) == 2
+               for arg in (node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]])]
+    return bool(targets) and any(ast.unparse(t) == api for t in targets) and _outer_call(code, api) is None
+
+
 def _is_const(node: ast.expr) -> bool:
     if isinstance(node, ast.Constant):
         return True
@@ -90,6 +99,8 @@ def expected_code(entry: MappingEntry, number: int) -> str:
     """The code the entry's data promises for this example (independent of checks.py): its category,
     where an entry's parameter differences count only if the example's call touches one of them (or the
     entry's note tells of another difference); in network code a host sync (.item()) is TMS206."""
+    if _only_a_type_target(entry.examples[number].torch, entry.api):
+        return "TMS106"
     category = entry.category_for(VERSION, "cpu")
     target = entry.target_for(VERSION, "cpu")
     if target is not None and target.params and category in (Category.EQUIVALENT, Category.DIFF_PARAMS):
