@@ -209,7 +209,9 @@ def compare(original_tree: str, ported_tree: str, model: Model, workdir: str, ti
     if not result:
         return {"stage": "build", "exit": code, "error": (errors.getvalue().strip().splitlines() or ["?"])[-1][:200]}
     problems = list(result.get("problems") or [])
-    outcome: dict[str, Any] = {"exit": code, "weights": result.get("weights", {}).get("copied")}
+    weights = result.get("weights", {})
+    outcome: dict[str, Any] = {"exit": code, "weights": weights.get("copied"),
+                               "tensors": weights.get("torch_tensors"), "unplaced": weights.get("unplaced") or {}}
     if problems:
         outcome["error"] = problems[0][:200]
     modes = result.get("modes")
@@ -242,6 +244,7 @@ def main() -> int:
     counts = migrate(trees, ported, args.device, args.target_version)
     chosen = [m for m in MODELS if not args.only or m.name in args.only.split(",")]
     rows = []
+    outcomes: list[dict[str, Any]] = []
     from torch2ms.verify.model import side_pool
 
     with side_pool("torch", args.device) as t_pool, side_pool("mindspore", args.device) as m_pool:
@@ -249,6 +252,7 @@ def main() -> int:
             with tempfile.TemporaryDirectory() as work:
                 outcome = compare(trees, ported, model, work, device=args.device,
                                   pools={"torch": t_pool, "mindspore": m_pool})
+            outcomes.append(outcome)
             stats = counts.get(f"{model.package}/{model.module}.py", {})
             ok = outcome.get("exit") == 0 and outcome.get("stage") == "compared"
             rows.append((model.name, stats.get("findings", "-"), stats.get("rewritten", "-"),
@@ -265,6 +269,12 @@ def main() -> int:
         if error:
             print(f"    {error}")
     passed = sum(1 for row in rows if row[8])
+    tensors = sum(int(o.get("tensors") or 0) for o in outcomes)
+    unplaced = [(name, why) for o in outcomes for name, why in (o.get("unplaced") or {}).items()]
+    print(f"weight maps place {tensors - len(unplaced)} of {tensors} torch tensors"
+          + (f"; unplaced, with the reason: {len(unplaced)}" if unplaced else ""))
+    for name, why in unplaced[:20]:
+        print(f"    {name}: {why}")
     print(f"{passed} of {len(rows)} files run as migrate leaves them and agree with torch within {TOLERANCE:g} "
           f"(PyNative and GRAPH mode, device {args.device}"
           + (f", targets of MindSpore {args.target_version}" if args.target_version else "") + ")")

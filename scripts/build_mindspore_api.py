@@ -175,8 +175,9 @@ def build() -> dict[str, Any]:
             info["tensor"] = 1
         if is_cell and cls is not cell_cls:  # the methods a Cell subclass adds (its attributes are set per instance)
             members = {name: entry for name, entry in member_table(cls, cell_members).items() if "a" not in entry}
-            if getattr(cls, "construct", None) is not getattr(cell_cls, "construct", None):  # what calling it takes
-                members["construct"] = {"s": signature_text(cls.construct, skip_self=True)}
+            construct = getattr(cls, "construct", None)
+            if construct is not getattr(cell_cls, "construct", None):  # what calling it takes
+                members["construct"] = {"s": signature_text(construct, skip_self=True)}
             if members:
                 info["m"] = members
         classes[key] = info

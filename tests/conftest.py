@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import gc
 import importlib.util
 import io
 import os
@@ -104,7 +105,7 @@ def run_cli(*args: str, cwd: Path | None = None, input: str | None = None) -> su
     streams = (io.TextIOWrapper(out, encoding="utf-8", write_through=True),
                io.TextIOWrapper(err, encoding="utf-8", write_through=True))
     stdin = io.TextIOWrapper(io.BytesIO((input or "").encode("utf-8")), encoding="utf-8")
-    saved, here = (sys.stdin, sys.stdout, sys.stderr), os.getcwd()
+    saved, here, threshold = (sys.stdin, sys.stdout, sys.stderr), os.getcwd(), gc.get_threshold()
     try:
         sys.stdin, (sys.stdout, sys.stderr) = stdin, streams
         if cwd is not None:
@@ -116,6 +117,8 @@ def run_cli(*args: str, cwd: Path | None = None, input: str | None = None) -> su
     finally:
         os.chdir(here)
         sys.stdin, sys.stdout, sys.stderr = saved
+        gc.unfreeze()  # the scan froze what it had loaded (process.freeze_long_lived): this process goes on
+        gc.set_threshold(*threshold)
     return subprocess.CompletedProcess(["torch2ms", *args], code, _universal(out.getvalue()),
                                        _universal(err.getvalue()))
 

@@ -156,3 +156,15 @@ def test_a_package_keeps_its_data_files_and_the_summary_adds_up(tmp_path: Path,
     assert printed[-1] == (f"torch2ms migrate: 2 of 2 Python file(s) migrated, 2 other file(s) copied; "
                            f"{before} finding(s) before, {after} after, "
                            f"{sum(int(r.split('after, ')[1].split()[0]) for r in rows)} rewrite(s); 0 error(s)")
+
+
+def test_parallel_migration_writes_what_a_serial_one_writes(tmp_path: Path) -> None:
+    src = package(tmp_path / "src")
+    for n in range(5):
+        (src / f"helpers{n}.py").write_text(HELPER.format(n=n))
+    assert main(["migrate", str(src), "--out", str(tmp_path / "serial"), "--isolated", "-j", "1"]) == 0
+    assert main(["migrate", str(src), "--out", str(tmp_path / "parallel"), "--isolated", "-j", "2"]) == 0
+    serial, parallel = tree(tmp_path / "serial"), tree(tmp_path / "parallel")
+    assert sorted(serial) == sorted(parallel)  # the ports, and the weight maps and records of the files with cells
+    ports = {k: v for k, v in serial.items() if k.endswith(".py")}
+    assert len(ports) == 7 and ports == {k: v for k, v in parallel.items() if k.endswith(".py")}

@@ -4,6 +4,7 @@ Run for real (torch and MindSpore workers) on a small network ported by `migrate
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 from pathlib import Path
@@ -20,6 +21,8 @@ from torch2ms.weights.place import Placement
 import test_verify_model
 
 pools = test_verify_model.pools  # the warm torch and MindSpore workers (a fixture)
+pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_mindspore,
+              pytest.mark.needs_numpy]  # the workers, and verify.tolerance's arrays
 
 TORCH_NET = '''import torch
 import torch.nn as nn
@@ -150,3 +153,85 @@ def test_a_training_step_runs_dropout_at_zero_on_both_sides(pools, tmp_path: Pat
     code, result = _verify(pools, tmp_path / "t" / "net.py", tmp_path / "m" / "net.py", train_step=True)
     assert code == 0, result["problems"]
     assert result["modes"]["pynative"]["train"]["compared"] == 4
+
+
+RNN_TORCH = '''import torch.nn as nn
+
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(6, 5, batch_first=True)
+        self.fc = nn.Linear(5, 3)
+
+    def forward(self, x, hidden):
+        out, (h, c) = self.lstm(x, hidden)
+        return self.fc(out), (h, c)
+'''
+RNN_MS = '''from mindspore import nn, mint
+
+
+class Tagger(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(6, 5, batch_first=True)
+        self.fc = mint.nn.Linear(5, 3)
+
+    def construct(self, x, hidden):
+        out, (h, c) = self.lstm(x, hidden)
+        return self.fc(out), (h, c)
+'''
+INPUTS = '''import numpy as np
+
+
+def make(seed):
+    rng = np.random.default_rng(seed)
+    state = rng.standard_normal((1, 2, 5)).astype(np.float32)
+    return [rng.standard_normal((2, 4, 6)).astype(np.float32), (state, state * 0.5)]
+'''
+
+
+def test_a_recurrent_state_given_as_a_tuple_or_by_an_input_factory(pools, tmp_path: Path) -> None:
+    for side, text in (("t", RNN_TORCH), ("m", RNN_MS)):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "tagger.py").write_text(text, encoding="utf-8")
+    (tmp_path / "inputs.py").write_text(INPUTS, encoding="utf-8")
+    original, ported = f"{tmp_path / 't' / 'tagger.py'}:Tagger", f"{tmp_path / 'm' / 'tagger.py'}:Tagger"
+    code, result = verify_model.check(original, ported, ["2,4,6", "(1,2,5;1,2,5)"], pools, train_step=True)
+    assert code == 0, result["problems"]
+    assert [row["path"] for row in result["modes"]["graph"]["outputs"]] == ["[0]", "[1][0]", "[1][1]"]
+    assert result["inputs"][1] == {"tuple": [{"shape": [1, 2, 5], "dtype": "float32"}] * 2}
+    code, result = verify_model.check(original, ported, [], pools, inputs_from=f"{tmp_path / 'inputs.py'}:make",
+                                      modes="pynative")
+    assert code == 0, result["problems"]
+    # a broken state is located: the LSTM's own inputs differ from torch's
+    (tmp_path / "m" / "tagger.py").write_text(RNN_MS.replace("self.lstm(x, hidden)", "self.lstm(x * 2, hidden)"))
+    code, result = verify_model.check(original, ported, ["2,4,6", "(1,2,5;1,2,5)"], pools, modes="pynative")
+    assert code == 1 and result["locate"]["first"]["kind"] == "between"
+    assert result["locate"]["first"]["layer"] == "lstm"
+    with pytest.raises(verify_model.UsageError):
+        verify_model.parse_input("((1,2);3)")
+
+
+def test_a_spec_file_checks_every_network_of_a_tree_in_one_run(pools, port: tuple[Path, Path], tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    import argparse
+
+    broken = _broken(port, tmp_path, "mint.nn.ReLU()", "mint.nn.Sigmoid()")
+    spec = {"networks": [
+        {"name": "good", "original": f"{port[0]}:Net", "ported": f"{port[1]}:Net", "inputs": ["3,8"]},
+        {"name": "broken", "original": f"{port[0]}:Net", "ported": "net.py:Net", "inputs": ["3,8"],
+         "options": {"modes": "pynative"}}]}
+    (tmp_path / "spec.json").write_text(json.dumps(spec), encoding="utf-8")
+    parser = argparse.ArgumentParser()
+    verify_model.add_arguments(parser)
+    args = parser.parse_args(["--spec", str(tmp_path / "spec.json"), "--json"])
+    out = io.StringIO()
+    assert verify_model.run(args, out, pools) == 1
+    doc = json.loads(out.getvalue())
+    assert (doc["passed"], doc["total"]) == (1, 2)
+    assert [(r["name"], r["status"]) for r in doc["networks"]] == [("good", "passed"), ("broken", "failed")]
+    assert doc["networks"][1]["port"] == f"{broken}:{_line(broken, 'self.act =')}"  # relative to the spec
+    (tmp_path / "bad.json").write_text('{"networks": [{"original": 3}]}', encoding="utf-8")
+    assert verify_model.run(parser.parse_args(["--spec", str(tmp_path / "bad.json")]), out, pools) == 2
+    assert "networks[0]: needs" in capsys.readouterr().err

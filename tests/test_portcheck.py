@@ -306,3 +306,27 @@ def test_int64_labels_where_mindspore_takes_int32_are_flagged() -> None:
                         "target = mindspore.tensor([3, 3, 0, 1]).astype(mindspore.int32)")
     assert _port(cast) == []
     _run(cast)
+
+
+def test_a_tensor_a_function_of_the_file_returns_is_typed() -> None:
+    code = """\
+        import mindspore
+
+
+        def make(n):
+            y = mindspore.ops.ones((n,))
+            return y * 2
+
+
+        def other(n):
+            if n:
+                return mindspore.ops.ones((n,))
+            return [n]
+
+
+        x = make(3).cuda()
+        z = other(3).append(1)
+    """
+    assert _port(code) == [(15, "TMS403")]
+    with pytest.raises(AttributeError, match="cuda"):
+        _run(code)

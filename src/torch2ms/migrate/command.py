@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import TextIO
 
 from ..config import find_pyproject, load_config
+from ..api import default_jobs
 from ..mappings import load_table, parse_version
+from ..options import jobs
 from ..process import freeze_long_lived
 from ..model import DEVICES
 from ..limits import Limits
@@ -48,6 +50,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--isolated", action="store_true", help="ignore configuration files")
     add_write_arguments(parser)
     add_limit_arguments(parser)
+    parser.add_argument("-j", "--jobs", type=jobs, default=None, metavar="N",
+                        help="worker processes, at least 1 (default: all cores; as scan --jobs)")
     parser.add_argument("-q", "--quiet", action="store_true", help="print only the summary lines")
 
 
@@ -74,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     copied: list[tuple[str, str | None]] = []
     try:
         outcomes = migrate_paths(args.paths, options, out=args.out, write=not args.diff, on_each=progress,
-                                 copied=copied)
+                                 copied=copied, jobs=args.jobs or default_jobs())
     except CollisionError as exc:
         print(f"torch2ms migrate: error: {exc}", file=sys.stderr)
         return EXIT_ERROR

@@ -18,11 +18,12 @@ import ast
 import contextlib
 import os
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from .. import writing
+from .. import process, writing
 from ..api import iter_sources
 from ..engine import scan_source
 from ..fix import FixError, unified_diff
@@ -161,10 +162,11 @@ MAX_DATA_BYTES = 1 << 30  # a data file of a package larger than this is not cop
 
 def migrate_paths(paths: Sequence[str], options: Options, out: str | None = None, write: bool = True,
                   on_each: Callable[[int, int, str], None] | None = None,
-                  copied: list[tuple[str, str | None]] | None = None) -> list[FileOutcome]:
+                  copied: list[tuple[str, str | None]] | None = None, jobs: int = 1) -> list[FileOutcome]:
     """Migrate every Python file under `paths` into `out` (None: in place); `write=False` only computes.
-    `on_each(done, total, path)`: called before each file's migration (progress); `copied`: receives
-    (destination, error or None) for each non-Python file copied with the tree (`out` only)."""
+    `on_each(done, total, path)`: called as each file's migration is taken up (progress); `copied`: receives
+    (destination, error or None) for each non-Python file copied with the tree (`out` only); `jobs`: worker
+    processes for the migrations."""
     table = load_table()
     data: list[tuple[str, str]] = []
     pairs = _targets(paths, out, data if out is not None and write else None)
@@ -197,40 +199,62 @@ def migrate_paths(paths: Sequence[str], options: Options, out: str | None = None
              for i in sorted(texts)]
     known = {position: _existing_cells(texts[i][0], table) for position, i in enumerate(sorted(texts))}
     cells_of = module_classes(items, list(paths), known)
-    for position, index in enumerate(sorted(texts)):
+    order = sorted(texts)
+    work = [(texts[index][0], outcomes[index].source, options, cells_of.get(position, set()))
+            for position, index in enumerate(order)]
+    for position, (index, (migration, error)) in enumerate(zip(order, _migrated(work, jobs))):
         outcome = outcomes[index]
         text, encoding, bom = texts[index]
         if on_each is not None:
             on_each(position, len(texts), outcome.source)
-        try:
-            with options.limits.applied() if options.limits is not None else contextlib.nullcontext():
-                outcome.migration = migrate_text(text, outcome.source, options, cells_of.get(position, set()), table)
-        except MigrateError as exc:
-            outcome.error = str(exc)
-            continue
-        except (LimitExceeded, MemoryError) as exc:
-            assert options.limits is not None
-            outcome.error = f"{outcome.source}: {LIMIT_CODE} migration {options.limits.describe(exc)}; nothing written"
+        outcome.migration, outcome.error = migration, error
+        if migration is None:
             continue
         if not write or outcome.target is None:
             continue
         try:
             if out is None:
-                if outcome.migration.changed:
-                    write_atomic(outcome.source, outcome.migration.text, text, encoding, bom)
+                if migration.changed:
+                    write_atomic(outcome.source, migration.text, text, encoding, bom)
                     outcome.written = True
             else:
                 mode = stat.S_IMODE(os.stat(outcome.source).st_mode)
-                write_new(outcome.target, outcome.migration.text, encoding, bom, mode)
+                write_new(outcome.target, migration.text, encoding, bom, mode)
                 outcome.written = True
-                if outcome.migration.changed and cells_of.get(position):  # a file of networks
-                    outcome.provenance = write_beside(outcome.source, outcome.target, outcome.migration.original,
-                                                      outcome.migration.text, outcome.migration.source_findings)
+                if migration.changed and cells_of.get(position):  # a file of networks
+                    outcome.provenance = write_beside(outcome.source, outcome.target, migration.original,
+                                                      migration.text, migration.source_findings)
         except (FixError, OSError, writing.WriteError) as exc:
             outcome.error = str(exc)
     if out is not None and write:
         _write_maps([o for o in outcomes if o.written], table)
     return outcomes
+
+
+Work = tuple[str, str, Options, set[str]]  # (text, path, options, the file's classes that become Cells)
+
+
+def _migrate_one(item: Work) -> tuple[Migration | None, str | None]:
+    """One file's migration within the per-file limits: (migration, None) or (None, the error naming the file)."""
+    text, path, options, cells = item
+    try:
+        with options.limits.applied() if options.limits is not None else contextlib.nullcontext():
+            return migrate_text(text, path, options, cells, load_table()), None
+    except MigrateError as exc:
+        return None, str(exc)
+    except (LimitExceeded, MemoryError) as exc:
+        assert options.limits is not None
+        return None, f"{path}: {LIMIT_CODE} migration {options.limits.describe(exc)}; nothing written"
+
+
+def _migrated(work: list[Work], jobs: int) -> Iterator[tuple[Migration | None, str | None]]:
+    """The migrations of `work`, in order: in this process, or in `jobs` worker processes (as `scan --jobs`:
+    when there are at least two files per worker). Writing stays in this process."""
+    if jobs <= 1 or len(work) < 2 * jobs:
+        yield from map(_migrate_one, work)
+        return
+    with ProcessPoolExecutor(max_workers=jobs, initializer=process.worker_start, initargs=(os.getpid(),)) as pool:
+        yield from pool.map(_migrate_one, work)
 
 
 def _existing_cells(text: str, table: Any) -> set[str]:

@@ -106,6 +106,21 @@ def _expressions(node: ast.AST) -> Iterator[ast.AST]:
             yield from ast.walk(item)
 
 
+def _returns(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Return]:
+    """The return statements of a function with a value (not those of functions or classes inside it)."""
+    out: list[ast.Return] = []
+    stack: list[ast.AST] = list(node.body)
+    while stack:
+        item = stack.pop()
+        if isinstance(item, ast.Return):
+            if item.value is None:
+                return []  # a bare return: not always a tensor
+            out.append(item)
+        elif not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(item))
+    return out
+
+
 class PortChecker:
     def __init__(self, tree: ast.Module, positions: SourceText, api: MindSporeApi, table: MappingTable,
                  version: tuple[int, ...], device: str | None, enabled: Callable[[str], bool]) -> None:
@@ -118,6 +133,7 @@ class PortChecker:
         self.classes: dict[str, _Class] = {}
         self.out: list[Diagnostic] = []
         self._seen: set[tuple[str, Span]] = set()
+        self._returns: dict[str, Value] = {}  # functions of the file that return a MindSpore tensor
         self._cell_names: dict[str, str] = {}  # a Cell class's key -> the public name the file made it by
         parameter = api.name("mindspore.Parameter")
         self._parameter_cls = parameter.cls if parameter is not None else ""
@@ -316,6 +332,10 @@ class PortChecker:
                 kind = ARGUMENT
             env[arg.arg] = kind
         self._block(node.body, env, cls)
+        if cls is None:  # what a function of the file returns, for the calls after it
+            results = [self.value_of(r.value, env) for r in _returns(node)]
+            if results and all(r in (TENSOR, PARAMETER) for r in results):
+                self._returns[node.name] = TENSOR
 
     def _annotation(self, node: ast.expr) -> Value:
         qual = ms_names.dotted(node, self.names)
@@ -380,6 +400,8 @@ class PortChecker:
                 if found.tensor:
                     return PARAMETER if found.cls == self._parameter_cls else TENSOR
             return None
+        if isinstance(node.func, ast.Name) and node.func.id in self._returns and node.func.id not in env:
+            return self._returns[node.func.id]
         if isinstance(node.func, ast.Name) and node.func.id in self.classes and node.func.id not in env:
             info = self.classes[node.func.id]
             return "SELF:" + info.name if info.cell else None

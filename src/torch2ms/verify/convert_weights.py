@@ -26,6 +26,7 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import writing
+from ..extras import require
 from ..writing import add_arguments as add_write_arguments
 
 if TYPE_CHECKING:  # the command line registers this command without loading the map code
@@ -52,6 +53,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow-partial", "--allow-unplaced", dest="allow_partial", action="store_true",
                         help="write the checkpoint even when some tensors find no place or some parameters of the "
                              "map get no tensor (both still listed; exit 0)")
+    parser.add_argument("--reverse", action="store_true",
+                        help="the other way: CHECKPOINT is a MindSpore .ckpt, --out a torch state_dict (.pt/.pth, "
+                             "or .safetensors), each tensor under its torch name(s) by the map read backwards")
     parser.add_argument("--keep-float64", action="store_true",
                         help="write float64 tensors as float64 (default: as float32, unless the map states float64)")
     parser.add_argument("--timeout", type=float, default=600.0, metavar="S", help="seconds for each step (default 600)")
@@ -86,11 +90,65 @@ def choose_root(weight_map: WeightMap, keys: list[str], wanted: str | None) -> t
     return name, node, result, why
 
 
+def _read(args: argparse.Namespace, pools: dict[str, Any] | None, side: str, op: str, npz: str) -> dict[str, Any]:
+    """The checkpoint's tensors into `npz`, read by the side's worker; its names, shapes and dtypes."""
+    from .model import pool_for
+
+    with pool_for(side, args, pools) as pool:
+        read: dict[str, Any] = pool.run([{"op": op, "path": os.path.abspath(args.checkpoint), "out": npz,
+                                          "timeout": args.timeout}])[0]
+    if read.get("status") != "ok":
+        raise ConvertError(f"{args.checkpoint}: cannot read the checkpoint: {read.get('reason')}")
+    return read
+
+
+def reverse(args: argparse.Namespace, pools: dict[str, Any] | None = None) -> dict[str, Any]:
+    """`--reverse`: a MindSpore checkpoint as a torch state_dict, through the map read backwards."""
+    from .model import pool_for
+    from ..weights.mapping import read_map
+    from ..weights.place import place_reverse
+
+    if not os.path.isfile(args.checkpoint):
+        raise ConvertError(f"{args.checkpoint}: no such file")
+    weight_map = read_map(args.map)
+    writing.check_target(args.out)
+    if not weight_map.roots:
+        raise ConvertError("the map has no roots")
+    report: dict[str, Any] = {"checkpoint": args.checkpoint, "map": args.map, "out": args.out, "written": False,
+                              "reverse": True, "notes": []}
+    with writing.temporary_folder("convert") as tmp:
+        npz = os.path.join(tmp, "ms.npz")
+        keys: dict[str, dict[str, Any]] = _read(args, pools, "mindspore", "read_checkpoint", npz)["keys"]
+        names = list(weight_map.roots) if args.root is None else [args.root]
+        if args.root is not None and args.root not in weight_map.roots:
+            raise ConvertError(f"the map has no root {args.root!r} (it has: {', '.join(weight_map.roots)})")
+        tries = sorted(((name, *place_reverse(weight_map.roots[name], keys)) for name in names),
+                       key=lambda t: len(t[2]))
+        root, placed, unplaced = tries[0]
+        plan = [{"ms": key, "torch": p.torch, "dtype": keys[key]["dtype"],
+                 "transform": {a: list(b) if isinstance(b, tuple) else b for a, b in p.transform}}
+                for key, found in sorted(placed.items()) for p in found]
+        report.update(root=root, root_reason="asked for" if args.root else "it leaves the fewest tensors unplaced",
+                      tensors=len(keys), placed=[{"ms": s["ms"], "torch": s["torch"]} for s in plan],
+                      unplaced=dict(sorted(unplaced.items())), uncovered={}, dropped=[], tied=[], buffers=[],
+                      decisions=[])
+        if unplaced and not args.allow_partial:
+            return report
+        if not plan:
+            raise ConvertError(f"{args.checkpoint}: no tensor of the checkpoint has a place in the map")
+        with pool_for("torch", args, pools) as pool:
+            write = pool.run([{"op": "write_state", "npz": npz, "plan": plan, "out": os.path.abspath(args.out),
+                               "timeout": args.timeout}])[0]
+        if write.get("status") != "ok":
+            raise ConvertError(f"{args.out}: cannot write the torch state_dict: {write.get('reason')}")
+        report["written"] = True
+    return report
+
+
 def convert(args: argparse.Namespace, pools: dict[str, Any] | None = None) -> dict[str, Any]:
     from ..weights.mapping import read_map
     from ..weights.place import place, uncovered
     from .model import pool_for
-    from .model_worker import load_arrays
 
     if not os.path.isfile(args.checkpoint):
         raise ConvertError(f"{args.checkpoint}: no such file")
@@ -98,14 +156,14 @@ def convert(args: argparse.Namespace, pools: dict[str, Any] | None = None) -> di
         raise ConvertError(f"{args.checkpoint}: not readable")
     weight_map = read_map(args.map)
     writing.check_target(args.out)  # a device, a link, the checkpoint itself: refused before any work
+    # Bad input is named first; then the arrays need NumPy here (torch and MindSpore run in the workers).
+    require("torch2ms convert-weights", "verify", "numpy")
+    from .model_worker import load_arrays
+
     report: dict[str, Any] = {"checkpoint": args.checkpoint, "map": args.map, "out": args.out, "written": False}
     with writing.temporary_folder("convert") as tmp:
         npz = os.path.join(tmp, "state.npz")
-        with pool_for("torch", args, pools) as pool:
-            read = pool.run([{"op": "read", "path": os.path.abspath(args.checkpoint), "out": npz,
-                              "timeout": args.timeout}])[0]
-        if read.get("status") != "ok":
-            raise ConvertError(f"{args.checkpoint}: cannot read the checkpoint: {read.get('reason')}")
+        read = _read(args, pools, "torch", "read", npz)
         report["notes"] = list(read.get("notes", []))
         keys: dict[str, dict[str, Any]] = read["keys"]
         names = {k: k[len(args.strip_prefix):] if args.strip_prefix and k.startswith(args.strip_prefix) else k
@@ -223,7 +281,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, pools: dict[str, An
 
     out = out or sys.stdout
     try:
-        report = convert(args, pools)
+        report = reverse(args, pools) if getattr(args, "reverse", False) else convert(args, pools)
     except (ConvertError, MapError, VerifyError, writing.WriteError) as exc:
         print(f"torch2ms convert-weights: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -82,7 +82,14 @@ def parse_target(text: str) -> Target:
 
 
 def parse_input(text: str) -> dict[str, Any]:
-    """SHAPE[:DTYPE[:LOW:HIGH]], e.g. 2,3,32,32 or 4,16:int64:0:1000 (integers in [LOW, HIGH))."""
+    """SHAPE[:DTYPE[:LOW:HIGH]], e.g. 2,3,32,32 or 4,16:int64:0:1000 (integers in [LOW, HIGH)); a tuple of them
+    in parentheses, separated by semicolons, e.g. (2,4,12;2,4,12) for an LSTM's (h, c)."""
+    text = text.strip()
+    if text.startswith("(") and text.endswith(")"):
+        parts_of = [p for p in text[1:-1].split(";") if p.strip()]
+        if not parts_of or any(p.strip().startswith("(") for p in parts_of):
+            raise UsageError(f"bad --input {text!r}: a tuple holds one or more SHAPE[:DTYPE] separated by ';'")
+        return {"tuple": [parse_input(p) for p in parts_of]}
     parts = text.strip().split(":")
     try:
         shape = [int(d) for d in parts[0].split(",") if d.strip()]
@@ -108,13 +115,22 @@ def parse_input(text: str) -> dict[str, Any]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("original", metavar="ORIGINAL.py:FACTORY",
+    parser.add_argument("original", metavar="ORIGINAL.py:FACTORY", nargs="?",
                         help="the torch file and what builds the network: a class or function, with literal "
                              "keyword arguments, e.g. model.py:resnet18(num_classes=10)")
-    parser.add_argument("ported", metavar="PORTED.py:FACTORY", help="the MindSpore file and its factory")
+    parser.add_argument("ported", metavar="PORTED.py:FACTORY", nargs="?", help="the MindSpore file and its factory")
+    parser.add_argument("--spec", metavar="SPEC.json",
+                        help="check every network a spec file lists, in one run with warm workers: "
+                             '{"networks": [{"original": "a.py:F", "ported": "b.py:F", "inputs": ["2,3"], '
+                             '"options": {"train_step": true}}]}, relative paths from the spec\'s folder; prints a '
+                             "summary table (--json: one document); instead of ORIGINAL and PORTED")
     parser.add_argument("--input", dest="inputs", action="append", default=[], metavar="SHAPE[:DTYPE[:LOW:HIGH]]",
-                        help="one per positional input of forward, e.g. --input 2,3,32,32 or --input 4,16:int64:0:1000 "
+                        help="one per positional input of forward, e.g. --input 2,3,32,32 or --input 4,16:int64:0:1000, "
+                             "or a tuple such as --input '(2,4,12;2,4,12)' for an LSTM's state "
                              "(random values, seeded: floats in [-1, 1), integers in [0, 10) unless LOW:HIGH)")
+    parser.add_argument("--inputs-from", metavar="FILE.py:FUNCTION",
+                        help="make the inputs with FUNCTION(seed) of FILE.py, run in the torch worker: a list of "
+                             "arrays or tensors (a tuple of them for a recurrent state); instead of --input")
     parser.add_argument("--weights", metavar="CHECKPOINT",
                         help="load this torch state_dict (.pth/.pt/.safetensors) into the torch network first "
                              "(default: the network's own initial weights)")
@@ -220,7 +236,8 @@ def verify(args: argparse.Namespace, original: Target, ported: Target, inputs: l
     with temporary_folder("model") as tmp:
         t_npz, m_npz = os.path.join(tmp, "torch.npz"), os.path.join(tmp, "mindspore.npz")
         job = {"op": "run", "seed": args.seed, "inputs": inputs, "timeout": args.timeout,
-               "train": args.loss if args.train_step else None, "locate": getattr(args, "locate", None) is not False}
+               "train": args.loss if args.train_step else None, "locate": getattr(args, "locate", None) is not False,
+               "inputs_from": _inputs_from(getattr(args, "inputs_from", None))}
         weights = os.path.abspath(args.weights) if args.weights else None
         with pool_for("torch", args, pools) as pool:
             t_res = pool.run([dict(job, path=os.path.abspath(original.path), factory=original.factory(), out=t_npz,
@@ -229,6 +246,8 @@ def verify(args: argparse.Namespace, original: Target, ported: Target, inputs: l
         if t_res.get("status") != "ok":
             if t_res.get("stage") in ("build", "import"):
                 raise UsageError(f"{original.path}: cannot build {original.text}: {t_res.get('reason')}")
+            if t_res.get("stage") == "inputs":
+                raise UsageError(f"{args.inputs_from}: cannot make the inputs: {t_res.get('reason')}")
             if t_res.get("stage") == "weights":
                 raise UsageError(f"{args.weights}: cannot load into {original.text}: {t_res.get('reason')}")
             problems.append(f"torch: {t_res.get('reason')}")
@@ -241,7 +260,8 @@ def verify(args: argparse.Namespace, original: Target, ported: Target, inputs: l
                  "transform": {a: list(b) if isinstance(b, tuple) else b for a, b in p.transform}}
                 for k, p in placement.placed.items() if p.ms is not None and p.kind != "tie"]
         m_job = dict(job, path=os.path.abspath(ported.path), factory=ported.factory(), out=m_npz, npz=t_npz,
-                     plan=plan, modes=modes, loss_paths=(t_res.get("train") or {}).get("loss_paths"))
+                     plan=plan, modes=modes, loss_paths=(t_res.get("train") or {}).get("loss_paths"),
+                     input_structure=t_res.get("input_structure"), inputs_from=None)
         with pool_for("mindspore", args, pools) as pool:
             m_res = pool.run([m_job])[0]
             result["ran_on"]["mindspore"] = pool.info.get("mindspore_version")
@@ -284,10 +304,31 @@ def verify(args: argparse.Namespace, original: Target, ported: Target, inputs: l
     return result
 
 
+def _inputs_from(text: str | None) -> dict[str, str] | None:
+    """`--inputs-from FILE.py:FUNC` as the job gives it to the torch worker."""
+    if not text:
+        return None
+    path, sep, name = text.rpartition(":")
+    if not sep or not path.endswith(".py") or not name.isidentifier():
+        raise UsageError(f"--inputs-from {text!r}: expected FILE.py:FUNCTION, e.g. inputs.py:make_inputs")
+    if not os.path.isfile(path):
+        raise UsageError(f"{path}: no such file (--inputs-from)")
+    return {"path": os.path.abspath(path), "name": name}
+
+
+def _shape_text(spec: dict[str, Any]) -> str:
+    if "tuple" in spec:
+        return "(" + ", ".join(_shape_text(s) for s in spec["tuple"]) + ")"
+    return f"{spec['dtype']}{spec['shape']}"
+
+
 def _reduction(inputs: list[dict[str, Any]]) -> int:
     """How many terms a gradient of a weight may sum over: the elements of the first input."""
     size = 1
-    for dim in inputs[0]["shape"] if inputs else ():
+    first = inputs[0] if inputs else {}
+    while "tuple" in first and first["tuple"]:
+        first = first["tuple"][0]
+    for dim in first.get("shape", ()):
         size *= int(dim)
     return size
 
@@ -425,7 +466,7 @@ def print_text(result: dict[str, Any], out: TextIO) -> None:
     o, p = result["original"], result["ported"]
     out.write(f"torch:     {o['file']}:{o['factory']}" + (f" ({o['class']})" if o.get("class") else "") + "\n")
     out.write(f"MindSpore: {p['file']}:{p['factory']}" + (f" ({p['class']})" if p.get("class") else "") + "\n")
-    out.write("inputs:    " + ", ".join(f"{s['dtype']}{s['shape']}" for s in result["inputs"]) + "\n")
+    out.write("inputs:    " + (", ".join(_shape_text(s) for s in result["inputs"]) or "from --inputs-from") + "\n")
     weights = result.get("weights")
     if weights:
         out.write(f"weights:   {weights['copied']} of {weights['torch_tensors']} torch tensors copied, "
@@ -500,11 +541,18 @@ def run(args: argparse.Namespace, out: TextIO | None = None, pools: dict[str, Po
     from ..weights.mapping import MapError
 
     out = out or sys.stdout
+    if getattr(args, "spec", None):
+        return run_spec(args, out, pools)
     try:
+        if not args.original or not args.ported:
+            raise UsageError("give ORIGINAL.py:FACTORY and PORTED.py:FACTORY, or --spec SPEC.json")
         original, ported = parse_target(args.original), parse_target(args.ported)
         inputs = [parse_input(text) for text in args.inputs]
-        if not inputs:
-            raise UsageError("give the inputs of forward with --input SHAPE[:DTYPE], e.g. --input 2,3,32,32")
+        if not inputs and not getattr(args, "inputs_from", None):
+            raise UsageError("give the inputs of forward with --input SHAPE[:DTYPE], e.g. --input 2,3,32,32 "
+                             "(or --inputs-from FILE.py:FUNCTION)")
+        if inputs and getattr(args, "inputs_from", None):
+            raise UsageError("give the inputs with --input or with --inputs-from, not both")
         modes = [m.strip().lower() for m in str(args.modes).split(",") if m.strip()]
         if not modes or any(m not in MODES for m in modes):
             raise UsageError(f"--modes takes {', '.join(MODES)} (comma-separated), got {args.modes!r}")
@@ -529,6 +577,74 @@ def run(args: argparse.Namespace, out: TextIO | None = None, pools: dict[str, Po
                   file=sys.stderr)
             return EXIT_USAGE
     return EXIT_OK if result["status"] == "passed" else EXIT_FAILED
+
+
+def read_spec(path: str) -> list[dict[str, Any]]:
+    """The networks of a spec file, paths made absolute from its folder (UsageError naming what is wrong)."""
+    from ..jsonfile import read_json
+
+    data = read_json(path, "spec", UsageError)
+    networks = data.get("networks") if isinstance(data, dict) else None
+    if not isinstance(networks, list) or not networks:
+        raise UsageError(f"{path}: expected {{\"networks\": [...]}} with at least one network")
+    folder = os.path.dirname(os.path.abspath(path))
+    out = []
+    for k, item in enumerate(networks):
+        where = f"{path}: networks[{k}]"
+        if not isinstance(item, dict) or not all(isinstance(item.get(key), str) for key in ("original", "ported")):
+            raise UsageError(f"{where}: needs \"original\" and \"ported\" as FILE.py:FACTORY texts")
+        inputs = item.get("inputs", [])
+        options = item.get("options", {})
+        if not isinstance(inputs, list) or not all(isinstance(i, str) for i in inputs) or not isinstance(options, dict):
+            raise UsageError(f"{where}: \"inputs\" is a list of --input texts, \"options\" an object")
+        out.append({"original": os.path.join(folder, item["original"]), "ported": os.path.join(folder, item["ported"]),
+                    "inputs": inputs, "options": options, "name": str(item.get("name") or item["original"])})
+    return out
+
+
+def run_spec(args: argparse.Namespace, out: TextIO, pools: dict[str, Pool] | None = None) -> int:
+    """`verify-model --spec`: every network of the spec with the same warm workers; a summary table."""
+    try:
+        networks = read_spec(args.spec)
+    except UsageError as exc:
+        print(f"torch2ms verify-model: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    common = {k: getattr(args, k) for k in ("modes", "rtol", "atol", "seed", "device", "timeout", "memory_mb",
+                                            "train_step", "loss", "locate")}
+    rows: list[dict[str, Any]] = []
+    own = pools is None
+    warm = pools or {side: side_pool(side, args.device, args.memory_mb, args.timeout) for side in ("torch", "mindspore")}
+    try:
+        for network in networks:
+            stderr = io.StringIO()
+            with contextlib.redirect_stderr(stderr):
+                code, result = check(network["original"], network["ported"], network["inputs"], warm,
+                                     **{**common, **network["options"]})
+            first = ((result.get("locate") or {}).get("first") or {})
+            rows.append({"name": network["name"], "exit": code, "status": result.get("status", "error"),
+                         "problems": result.get("problems", []) or stderr.getvalue().strip().splitlines()[-1:],
+                         "located": first.get("message"), "port": first.get("port"), "seconds": result.get("seconds")})
+    except TypeError as exc:
+        print(f"torch2ms verify-model: error: {args.spec}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    finally:
+        if own:
+            for pool in warm.values():
+                pool.close()
+    passed = sum(1 for row in rows if row["exit"] == EXIT_OK)
+    if args.json:
+        out.write(json.dumps({"spec": args.spec, "networks": rows, "passed": passed, "total": len(rows)},
+                             indent=1, default=str) + "\n")
+    else:
+        for row in rows:
+            out.write(f"{row['name']:40} {row['status'].upper():7} {_err(row['seconds']):>6} s"
+                      + (f"  {row['problems'][0]}" if row["problems"] else "") + "\n")
+            if row["located"]:
+                out.write(f"{'':40} located: {row['located']} ({row['port']})\n")
+        out.write(f"{passed} of {len(rows)} networks agree\n")
+    if any(row["exit"] == EXIT_USAGE for row in rows):
+        return EXIT_USAGE
+    return EXIT_OK if passed == len(rows) else EXIT_FAILED
 
 
 def check(original: str, ported: str, inputs: list[str], pools: dict[str, Pool] | None = None,

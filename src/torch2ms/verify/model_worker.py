@@ -70,12 +70,16 @@ def load_arrays(path: str) -> dict[str, Any]:
         return {name: data[f"a{k}"] for k, name in enumerate(names)}
 
 
-def make_inputs(specs: list[dict[str, Any]], seed: int) -> list[Any]:
+def make_inputs(specs: list[dict[str, Any]], seed: int, prefix: str = "input") -> list[Any]:
+    """Seeded arrays for the input specs; a spec {"tuple": [...]} gives a tuple of arrays (a recurrent state)."""
     import numpy as np
 
-    out = []
+    out: list[Any] = []
     for index, spec in enumerate(specs):
-        rng = np.random.default_rng([seed, zlib.crc32(f"input{index}".encode())])
+        if "tuple" in spec:
+            out.append(tuple(make_inputs(list(spec["tuple"]), seed, f"{prefix}{index}.")))
+            continue
+        rng = np.random.default_rng([seed, zlib.crc32(f"{prefix}{index}".encode())])
         dtype = str(spec.get("dtype") or "float32")
         shape = tuple(int(d) for d in spec["shape"])
         kind = np.dtype(dtype).kind
@@ -88,6 +92,25 @@ def make_inputs(specs: list[dict[str, Any]], seed: int) -> list[Any]:
             low_f, high_f = float(spec.get("low", -1.0)), float(spec.get("high", 1.0))
             out.append(rng.uniform(low_f, high_f, size=shape).astype(dtype))
     return out
+
+
+def store_inputs(inputs: list[Any], arrays: dict[str, Any]) -> list[int | None]:
+    """The inputs under input/K (a tuple's items under input/K.J); the structure: None or a tuple's length."""
+    structure: list[int | None] = []
+    for k, value in enumerate(inputs):
+        if isinstance(value, tuple):
+            for j, item in enumerate(value):
+                arrays[f"input/{k}.{j}"] = item
+            structure.append(len(value))
+        else:
+            arrays[f"input/{k}"] = value
+            structure.append(None)
+    return structure
+
+
+def load_inputs(arrays: dict[str, Any], structure: list[int | None], convert: Any) -> list[Any]:
+    return [convert(arrays[f"input/{k}"]) if n is None else tuple(convert(arrays[f"input/{k}.{j}"]) for j in range(n))
+            for k, n in enumerate(structure)]
 
 
 def import_file(path: str, name: str) -> Any:
@@ -223,6 +246,18 @@ class Tracer:
         return handles
 
 
+def write_whole(out: str, suffix: str, save: Any, data: Any) -> None:
+    """`save(data, path)` to a temporary file beside `out` renamed into place (swept by the next write there if
+    this worker is killed): `out` is written whole or not at all."""
+    tmp = temp_path(out, suffix)
+    try:
+        _stage("write", save, data, tmp)
+        os.replace(tmp, out)
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+
+
 def _transform(step: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
     return tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in (step.get("transform") or {}).items())
 
@@ -254,7 +289,7 @@ class _Side:
 
 # ---------------------------------------------------------------------------------- torch side
 class TorchSide(_Side):
-    ops = ("read", "run")
+    ops = ("read", "run", "write_state")
 
     def __init__(self, device: str) -> None:
         import numpy as np
@@ -286,6 +321,29 @@ class TorchSide(_Side):
             keys[name] = {"shape": list(array.shape), "dtype": dtype}
         save_arrays(str(job["out"]), arrays)
         return {"status": "ok", "keys": keys, "notes": notes}
+
+    def write_state(self, job: dict[str, Any]) -> dict[str, Any]:
+        """A torch state_dict from an .npz and a plan (`convert-weights --reverse`): each MindSpore tensor under
+        its torch name(s), the transform undone; .safetensors by the suffix, else torch.save; atomically."""
+        from ..weights.facts import undo_transform
+
+        torch = self.torch
+        arrays = load_arrays(str(job["npz"]))
+        state = {}
+        for step in job["plan"]:
+            value = undo_transform(arrays[str(step["ms"])], _transform(step))
+            tensor = torch.from_numpy(self.np.array(value, copy=True, order="C"))  # a tie: two tensors
+            if step.get("dtype") == "bfloat16":
+                tensor = tensor.to(torch.bfloat16)
+            state[str(step["torch"])] = tensor
+        out = str(job["out"])
+        if out.endswith(".safetensors"):
+            from safetensors.torch import save_file
+
+            write_whole(out, ".pt", save_file, {k: v.contiguous() for k, v in state.items()})
+        else:
+            write_whole(out, ".pt", torch.save, state)
+        return {"status": "ok", "written": len(state)}
 
     def load_file(self, path: str) -> Any:
         """A checkpoint's contents: safetensors by its suffix, anything else with torch.load(weights_only=True)."""
@@ -334,23 +392,43 @@ class TorchSide(_Side):
             array, dtype = self.array(tensor)
             arrays[f"state/{name}"] = array
             state[name] = {"shape": list(array.shape), "dtype": dtype}
-        inputs = make_inputs(list(job["inputs"]), seed)
-        for k, array in enumerate(inputs):
-            arrays[f"input/{k}"] = array
+        if job.get("inputs_from"):
+            inputs = _stage("inputs", self.inputs_from, dict(job["inputs_from"]), seed)
+        else:
+            inputs = make_inputs(list(job["inputs"]), seed)
+        structure = store_inputs(inputs, arrays)
         model.eval()
         with torch.no_grad():
             torch.manual_seed(seed)
-            out = _stage("forward", lambda: model(*[torch.from_numpy(a.copy()) for a in inputs]))
+            out = _stage("forward", lambda: model(*self.tensors(inputs)))
         outputs = []
         for path, value in self.flatten(out):
             outputs.append(self.describe(path, value, arrays, "output"))
-        result: dict[str, Any] = {"status": "ok", "class": type(model).__name__, "state": state, "outputs": outputs}
+        result: dict[str, Any] = {"status": "ok", "class": type(model).__name__, "state": state, "outputs": outputs,
+                                  "input_structure": structure}
         if job.get("locate"):
             result["layers"] = self.trace(model, inputs, seed, tracer, arrays)
         if job.get("train"):
             result["train"] = self.train_step(model, inputs, str(job["train"]), seed, arrays)
         save_arrays(str(job["out"]), arrays)
         return result
+
+    def tensors(self, inputs: list[Any]) -> list[Any]:
+        torch = self.torch
+        return [tuple(torch.from_numpy(a.copy()) for a in x) if isinstance(x, tuple) else torch.from_numpy(x.copy())
+                for x in inputs]
+
+    def inputs_from(self, spec: dict[str, Any], seed: int) -> list[Any]:
+        """`--inputs-from FILE.py:FUNC`: FUNC(seed) returns the inputs (arrays or tensors; a tuple for a state)."""
+        module = import_file(str(spec["path"]), "torch2ms_inputs")
+        made = getattr(module, str(spec["name"]))(seed)
+        if not isinstance(made, (list, tuple)):
+            made = [made]
+
+        def array(value: Any) -> Any:
+            return self.array(value)[0] if isinstance(value, self.torch.Tensor) else self.np.asarray(value)
+
+        return [tuple(array(v) for v in x) if isinstance(x, (list, tuple)) else array(x) for x in made]
 
     def trace(self, model: Any, inputs: list[Any], seed: int, tracer: Tracer, arrays: dict[str, Any]) -> Any:
         """One more inference forward with a hook on every module: the calls in the order they finish."""
@@ -359,7 +437,7 @@ class TorchSide(_Side):
         try:
             with torch.no_grad():
                 torch.manual_seed(seed)
-                _stage("trace", lambda: model(*[torch.from_numpy(a.copy()) for a in inputs]))
+                _stage("trace", lambda: model(*self.tensors(inputs)))
         finally:
             for handle in handles:
                 handle.remove()
@@ -373,7 +451,7 @@ class TorchSide(_Side):
                 layer.eval()
         model.zero_grad(set_to_none=True)
         torch.manual_seed(seed)
-        out = _stage("train", lambda: model(*[torch.from_numpy(a.copy()) for a in inputs]))
+        out = _stage("train", lambda: model(*self.tensors(inputs)))
         floats = [(p, v) for p, v in self.flatten(out) if isinstance(v, torch.Tensor) and v.is_floating_point()]
         if not floats:
             raise StageError("train", ValueError("the network returns no float tensor to take a loss of"))
@@ -404,7 +482,7 @@ class TorchSide(_Side):
 
 # ---------------------------------------------------------------------------------- MindSpore side
 class MindSporeSide(_Side):
-    ops = ("run", "write")
+    ops = ("run", "write", "read_checkpoint")
 
     def __init__(self, device: str) -> None:
         sys.meta_path.insert(0, _Refuse())
@@ -421,6 +499,17 @@ class MindSporeSide(_Side):
         arrays = load_arrays(str(job["npz"]))
         written = self.save(list(job["plan"]), arrays, str(job["out"]), prefix="")
         return {"status": "ok", "written": written}
+
+    def read_checkpoint(self, job: dict[str, Any]) -> dict[str, Any]:
+        """A MindSpore checkpoint's parameters into an .npz (for `convert-weights --reverse`)."""
+        params = _stage("read", self.ms.load_checkpoint, str(job["path"]))
+        arrays, keys = {}, {}
+        for name, value in params.items():
+            array, dtype = self.array(value)
+            arrays[name] = array
+            keys[name] = {"shape": list(array.shape), "dtype": dtype}
+        save_arrays(str(job["out"]), arrays)
+        return {"status": "ok", "keys": keys}
 
     def save(self, plan: list[dict[str, Any]], arrays: dict[str, Any], out: str, prefix: str,
              dtypes: dict[str, Any] | None = None) -> int:
@@ -439,13 +528,7 @@ class MindSporeSide(_Side):
             elif step.get("dtype") == "bfloat16":
                 tensor = tensor.astype(ms.bfloat16)
             items.append({"name": step["ms"], "data": tensor})
-        tmp = temp_path(out, ".ckpt")  # swept by the next write there if this worker is killed
-        try:
-            _stage("write", ms.save_checkpoint, items, tmp)
-            os.replace(tmp, out)
-        finally:
-            if os.path.lexists(tmp):
-                os.unlink(tmp)
+        write_whole(out, ".ckpt", ms.save_checkpoint, items)
         return len(items)
 
     @staticmethod
@@ -510,7 +593,8 @@ class MindSporeSide(_Side):
         plan = list(job["plan"])
         ckpt = str(job["out"]) + ".ckpt"
         skipped = _stage("load", self.load, net, plan, torch_arrays, ckpt)
-        inputs = [ms.Tensor(torch_arrays[f"input/{k}"]) for k in range(len(job["inputs"]))]
+        structure = job.get("input_structure") or [None] * len(job["inputs"])
+        inputs = load_inputs(torch_arrays, structure, ms.Tensor)
         arrays: dict[str, Any] = {}
         result: dict[str, Any] = {"status": "ok", "class": type(net).__name__, "params": params, "buffers": buffers,
                                   "param_dtypes": param_dtypes,

@@ -86,6 +86,21 @@ def apply_transform(array: Any, transform: Transform) -> Any:
     return array
 
 
+def undo_transform(array: Any, transform: Transform) -> Any:
+    """The torch array a transformed (MindSpore) array came from: the steps undone in reverse order."""
+    for kind, value in reversed(transform):
+        if kind == "unsqueeze":
+            shape = list(array.shape)
+            del shape[int(value)]
+            array = array.reshape(tuple(shape))
+        elif kind == "transpose":
+            axes = [int(axis) for axis in value]
+            array = array.transpose(tuple(axes.index(k) for k in range(len(axes))))
+        else:
+            raise ValueError(f"unknown weight transform {kind!r}")
+    return array
+
+
 @dataclass(frozen=True)
 class Placed:
     """Where one torch tensor goes: a MindSpore name (None: MindSpore keeps no such tensor)."""

@@ -239,3 +239,43 @@ def uncovered(node: Node, result: Result) -> dict[str, str]:
             continue
         out[entry.ms] = entry.torch
     return out
+
+
+# ---------------------------------------------------------------------------------- the other way
+def _flat_entries(node: Node, t_head: str = "", m_head: str = "") -> list[Entry]:
+    """The node's entries with the entries of its `one of` alternatives, prefixed (for a reverse lookup)."""
+    def join(head: str, name: str | None) -> str | None:
+        return f"{head}.{name}" if head and name else (name or None)
+
+    out = [Entry(join(t_head, e.torch), join(m_head, e.ms), e.kind, e.transform, e.source, e.note,
+                 join(t_head, e.tied_to), e.shape, e.dtype, e.optional) for e in node.entries]
+    for rule in node.rules:
+        if rule.rule == "one of" and rule.ms is not None:
+            for option in rule.options:
+                out += _flat_entries(option, join(t_head, rule.torch) or "", join(m_head, rule.ms) or "")
+    return out
+
+
+def place_reverse(node: Node, ms_keys: Iterable[str]) -> tuple[dict[str, list[Placement]], dict[str, str]]:
+    """Each MindSpore checkpoint name -> the torch names it fills (a tied tensor fills several), through
+    the map read backwards; and the names that find none, with the reason."""
+    entries = sorted((e for e in _flat_entries(node) if e.ms and e.torch and e.kind in ("parameter", "tie")),
+                     key=lambda e: _specificity(str(e.ms)))
+    placed: dict[str, list[Placement]] = {}
+    unplaced: dict[str, str] = {}
+    for key in ms_keys:
+        for entry in entries:
+            binding = match(str(entry.ms), key)
+            if binding is None:
+                continue
+            torch_name = fill(str(entry.torch), binding)
+            if _PLACEHOLDER.search(torch_name):
+                continue
+            found = placed.setdefault(key, [])
+            if entry.kind == "parameter" and any(p.kind == "parameter" for p in found):
+                continue  # the most specific entry names it; a tie adds the other torch names
+            if all(p.torch != torch_name for p in found):
+                found.append(Placement(torch_name, key, entry.kind, entry.transform, entry.source, entry.note))
+        if key not in placed:
+            unplaced[key] = "the map names no torch tensor for it"
+    return placed, unplaced
