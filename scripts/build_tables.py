@@ -23,7 +23,9 @@ The script needs torch and mindspore installed (the `verify` extra). It
 5. applies the hand-written entries of scripts/mapping_overrides.yaml, which
    win over generated facts, and writes one YAML file per torch namespace;
 6. adds the weight facts of scripts/mapping_overrides_weights.yaml (`weights:` of the layer
-   entries). `--weights-only` does this step alone on the committed tables.
+   entries). `--weights-only` does this step alone on the committed tables;
+7. names the transforms of scripts/mapping_rewrites.yaml (`rewrite:` of an entry or of one of its
+   targets: what code rewrites, src/torch2ms/transforms/). `--rewrites-only` does this step alone.
 
 The generated YAML is committed; the product reads only the YAML.
 """
@@ -55,6 +57,8 @@ WEIGHT_FACTS = Path(__file__).resolve().parent / "mapping_overrides_weights.yaml
 # Hand-written entries: mapping_overrides.yaml plus any mapping_overrides_*.yaml beside it
 # (one file per topic; the weight facts apart); an API may be overridden in one file only.
 OVERRIDES = sorted(p for p in Path(__file__).resolve().parent.glob("mapping_overrides*.yaml") if p != WEIGHT_FACTS)
+# The transforms the fixes apply, by entry or by target (a `rewrites:` list).
+REWRITES = Path(__file__).resolve().parent / "mapping_rewrites.yaml"
 
 # The namespaces the tables classify (the issue's list), in file order.
 NAMESPACES = [
@@ -990,7 +994,8 @@ def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: s
             dtype_fact = None
             if res.get("verdict") == "dtype":
                 dtype_fact = {"kind": "semantics_differ",
-                              "note": f"result dtype differs (torch {res['dtypes'][0]}, MindSpore {res['dtypes'][1]})"}
+                              "note": f"result dtype differs (torch {res['dtypes'][0]}, MindSpore {res['dtypes'][1]})",
+                              "result_dtype": {"torch": res["dtypes"][0], "ms": res["dtypes"][1]}}
                 if cand["target"] == target:  # measured on this target itself
                     facts.append(dtype_fact)
             targets = version_targets(target, official_new.get(api), official_old.get(api), info["discovered"])
@@ -1085,6 +1090,7 @@ def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: s
     record = read_verification()
     inplace_forms(entries, record)
     add_weight_facts(entries)
+    add_rewrites(entries)
     add_positions(entries)
     annotate_devices(entries.values(), record)
     derive_case_facts(entries.values(), record)
@@ -1396,6 +1402,68 @@ def refresh_weight_facts() -> None:
         raise SystemExit(f"{WEIGHT_FACTS.name}: {api} is not an entry of the tables")
 
 
+# ---------------------------------------------------------------------------------- rewrites
+def rewrite_facts() -> list[dict[str, Any]]:
+    """The items of scripts/mapping_rewrites.yaml: {api, target (optional), rewrite}."""
+    import yaml
+
+    doc = yaml.safe_load(REWRITES.read_text(encoding="utf-8")) or {}
+    items: list[dict[str, Any]] = json.loads(json.dumps(doc.get("rewrites", [])))  # plain data (no YAML anchors)
+    seen: set[tuple[str, str | None]] = set()
+    for item in items:
+        key = (item["api"], item.get("target"))
+        if key in seen:
+            raise SystemExit(f"{REWRITES.name}: {key[0]} {key[1] or ''} is listed twice")
+        seen.add(key)
+    return items
+
+
+def add_rewrites(entries: dict[str, dict[str, Any]]) -> None:
+    """Give the entries and targets of scripts/mapping_rewrites.yaml their `rewrite:` (and no other one)."""
+    for entry in entries.values():
+        entry.pop("rewrite", None)
+        for target in entry.get("ms", ()):
+            target.pop("rewrite", None)
+    for item in rewrite_facts():
+        if item["api"] not in entries:
+            raise SystemExit(f"{REWRITES.name}: {item['api']} is not an entry of the tables")
+        entry = entries[item["api"]]
+        for example in item.get("examples", ()):  # the transform's own examples (once)
+            if all(e["torch"] != example["torch"] for e in entry.get("examples", ())):
+                entry.setdefault("examples", []).append(example)
+        if "target" not in item:
+            entry["rewrite"] = item["rewrite"]
+            continue
+        targets = [t for t in entry.get("ms", ()) if t["api"] == item["target"]]
+        if not targets:
+            raise SystemExit(f"{REWRITES.name}: {item['target']} is not a target of {item['api']}")
+        for target in targets:
+            target["rewrite"] = item["rewrite"]
+
+
+def refresh_rewrites() -> None:
+    """Rewrite only the `rewrite:` of the committed tables' entries and targets (nothing else is re-run)."""
+    import yaml
+
+    docs: dict[Path, tuple[list[str], list[dict[str, Any]]]] = {}
+    entries: dict[str, dict[str, Any]] = {}
+    for path in sorted(MAPPINGS.glob("torch*.yaml")):
+        text = path.read_text(encoding="utf-8")
+        head = text[:text.index("\nentries:\n") + len("\nentries:")].splitlines()
+        items = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["entries"]
+        docs[path] = (head, items)
+        entries.update((item["api"], item) for item in items)
+    add_rewrites(entries)
+    for path, (head, items) in docs.items():
+        lines = list(head)
+        for item in items:
+            lines.extend(_entry_lines(item))
+        text = "\n".join(lines) + "\n"
+        if text != path.read_text(encoding="utf-8"):
+            path.write_text(text, encoding="utf-8")
+            print(f"{path.name}: rewrites updated", file=sys.stderr)
+
+
 # ---------------------------------------------------------------------------------- writing
 def _flow(value: Any) -> str:
     """One value as a YAML flow (JSON) text. A float keeps a dot in its mantissa (1.0e-05, not JSON's
@@ -1576,7 +1644,7 @@ NOT_COPIED = {
 def inplace_forms(entries: dict[str, dict[str, Any]], record: Any = None, device: str = "cpu") -> None:
     """What an in-place API is written as. A Tensor method whose base (the name without the underscore)
     has an out-of-place form is written by the fix as a copy of that form's result into its receiver
-    (`x.abs_()` -> `x.copy_(x.abs())`, torch2ms.rewrite's `_inplace_fix`): MindSpore 2.10's in-place
+    (`x.abs_()` -> `x.copy_(x.abs())`, torch2ms.transforms.fixer's `_inplace_fix`): MindSpore 2.10's in-place
     methods leave the receiver unchanged on CPU, and an out-of-place rewrite alone would drop the update.
     Its targets become the base's out-of-place forms, marked `written_as: copy`, where `torch2ms verify`
     can run the copy (the entry has an example) and did not find it wrong on every case (`NOT_COPIED`,
@@ -1780,6 +1848,9 @@ def main() -> None:
         return
     if sys.argv[1:] == ["--weights-only"]:
         refresh_weight_facts()
+        return
+    if sys.argv[1:] == ["--rewrites-only"]:
+        refresh_rewrites()
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("reference", type=Path, help="folder with the reference CSV files")

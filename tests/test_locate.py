@@ -91,6 +91,8 @@ def test_a_correct_port_passes_and_every_layer_agrees(pools, port: tuple[Path, P
     rows = result["locate"]["layers"]
     assert [r["torch"] for r in rows] == ["fc1", "act", "fc2", ""]
     assert all(r["verdict"] == "ok" for r in rows) and "first" not in result["locate"]
+    output = result["modes"]["pynative"]["outputs"][0]  # msprobe's measures beside the verdict
+    assert output["cosine"] > 0.999999 and output["relative"] < 1e-5
 
 
 def test_a_wrong_layer_is_named_with_its_line_and_rewrite(pools, port: tuple[Path, Path], tmp_path: Path) -> None:

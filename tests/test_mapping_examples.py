@@ -90,8 +90,8 @@ def expected_code(entry: MappingEntry, number: int) -> str:
     """The code the entry's data promises for this example (independent of checks.py): its category,
     where an entry's parameter differences count only if the example's call touches one of them (or the
     entry's note tells of another difference); in network code a host sync (.item()) is TMS206."""
-    category = entry.category_for(VERSION)
-    target = entry.target_for(VERSION)
+    category = entry.category_for(VERSION, "cpu")
+    target = entry.target_for(VERSION, "cpu")
     if target is not None and target.params and category in (Category.EQUIVALENT, Category.DIFF_PARAMS):
         call = _outer_call(entry.examples[number].torch, entry.api)
         if any(_touches(f, call) for f in target.params):

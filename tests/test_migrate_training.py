@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from torch2ms.cli import main
 from torch2ms.mappings import MappingError
 from torch2ms.migrate.pipeline import migrate_text, torch_references
 from torch2ms.migrate.training import parse_rules
@@ -22,8 +23,8 @@ DATA = ROOT / "tests" / "data" / "train"
 NUMBER = re.compile(r"-?\d+\.\d+")
 
 
-def _run(path: Path) -> list[float]:
-    proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=600,
+def _run(path: Path, cwd: Path) -> list[float]:
+    proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=600, cwd=cwd,
                           env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
     assert proc.returncode == 0, proc.stderr[-2000:]
     return [float(x) for line in proc.stdout.splitlines() for x in NUMBER.findall(line)]
@@ -32,20 +33,22 @@ def _run(path: Path) -> list[float]:
 @pytest.mark.needs_torch
 @pytest.mark.needs_mindspore
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["clip_steplr.py", "accumulate.py"])
+@pytest.mark.parametrize("name", ["clip_steplr.py", "accumulate.py", "loader.py", "step_function.py"])
 def test_training_loop_ported_trains_like_torch(name: str, tmp_path: Path) -> None:
     source = (DATA / name).read_text(encoding="utf-8")
     migration = migrate_text(source, name)
     out = migration.text
     assert torch_references(out) == [], out
     assert ".backward(" not in out and "zero_grad" not in out and ".step()" not in out.replace("scheduler.step()", "")
+    assert "DataLoader(" not in out and "(Dataset)" not in out
     assert "mindspore.value_and_grad(forward_fn, None, optimizer.parameters" in out
     assert not [d for d in migration.result.diagnostics if d.code in ("TMS361", "TMS362", "TMS363")]
-    assert any("training step as value_and_grad" in note for note in migration.notes)
-    ported = tmp_path / name
+    assert any("as value_and_grad + optimizer(grads)" in note for note in migration.notes)
+    ported = tmp_path / "port" / name
+    ported.parent.mkdir()
     ported.write_text(out, encoding="utf-8")
-    expected = _run(DATA / name)
-    got = _run(ported)
+    expected = _run(DATA / name, tmp_path)
+    got = _run(ported, ported.parent)
     assert len(expected) == len(got) >= 4
     for a, b in zip(expected, got):
         assert abs(a - b) <= 2e-5 * max(1.0, abs(a)), (expected, got)
@@ -62,6 +65,10 @@ def test_aux_outputs_clipping_and_accumulation_forms() -> None:
     assert "accumulated_grads = None\nfor i in range(12):" in acc
     assert "optimizer(accumulated_grads)\n        accumulated_grads = None" in acc
     assert "total += loss.item()" in acc  # what the loop did around the step stays
+    step = migrate_text((DATA / "step_function.py").read_text(encoding="utf-8"), "s.py").text
+    # a function whose body is the step: the forward function and grad_fn are built inside it
+    assert "def train_step(x, y):\n    def forward_fn(x, y):" in step
+    assert "grads = tuple(mindspore.ops.clamp(g, -(0.5), 0.5) for g in grads)" in step
 
 
 LEFT = """
@@ -92,8 +99,58 @@ def test_loops_outside_the_rule_stay_with_the_finding_and_a_reason() -> None:
     assert "backward() is called with arguments" in reasons[0]
     assert "norm_type=1" in reasons[1]
     assert [d.code for d in migration.result.diagnostics].count("TMS361") == 2
+    assert migration.left == reasons
+
+
+def test_migrate_prints_why_a_loop_was_left(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "left.py"
+    source.write_text(textwrap.dedent(LEFT), encoding="utf-8")
+    assert main(["migrate", str(source), "--out", str(tmp_path / "out"), "--isolated"]) == 1
+    out = capsys.readouterr().out
+    assert "left.py:8: training loop left as it is: backward() is called with arguments" in out
 
 
 def test_training_table_is_validated() -> None:
     with pytest.raises(MappingError, match="training.yaml"):
         parse_rules("backward: [torch.Tensor.backward]\n")
+
+
+@pytest.mark.needs_mindspore
+def test_data_loaders_and_saved_state_become_mindspore(tmp_path: Path) -> None:
+    migration = migrate_text((DATA / "loader.py").read_text(encoding="utf-8"), "loader.py")
+    out = migration.text
+    assert "class Pairs:" in out
+    assert ('mindspore.dataset.GeneratorDataset(Pairs(18), column_names=["column_0", "column_1"], '
+            'shuffle=False).batch(4, drop_remainder=True)') in out
+    assert ("mindspore.dataset.GeneratorDataset(list(zip(mindspore.mint.ones((6, 3)).asnumpy(), "
+            "mindspore.mint.zeros((6, 1)).asnumpy())), column_names=[\"column_0\", \"column_1\"], "
+            "shuffle=False).batch(3, drop_remainder=False)") in out
+    assert 'mindspore.save_checkpoint(model, "linear.pt")' in out
+    # MindSpore's save writes linear.pt.ckpt and its load reads only .ckpt names
+    assert "mindspore.load_param_into_net(copy, mindspore.load_checkpoint('linear.pt.ckpt'))" in out
+    ported = tmp_path / "loader.py"
+    ported.write_text(out, encoding="utf-8")
+    _run(ported, tmp_path)
+    assert (tmp_path / "linear.pt.ckpt").is_file()
+    left = migrate_text(textwrap.dedent("""
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+        data = TensorDataset(torch.ones(4, 2))
+        loader = DataLoader(data, batch_size=2, collate_fn=list)
+        """), "left.py")
+    assert "DataLoader(data, batch_size=2, collate_fn=list)" in left.text
+    assert any("collate_fn has no rewrite" in note for note in left.notes), left.notes
+
+
+def test_zero_grad_outside_a_training_loop_goes_away() -> None:
+    migration = migrate_text(textwrap.dedent("""
+        import torch
+        model = torch.nn.Linear(2, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        optimizer.zero_grad()
+        if model.training:
+            model.zero_grad(set_to_none=True)
+        """), "z.py")
+    assert "zero_grad" not in migration.text
+    assert "if model.training:\n    pass\n" in migration.text
+    assert not migration.result.diagnostics

@@ -134,8 +134,8 @@ def test_sparse_says_whether_the_table_knows_an_equivalent() -> None:
             assert "sparse=True" in diag.message
             continue
         entry = table.lookup(diag.torch_api or "")
-        target = entry.target_for(version) if entry is not None else None
-        if target is not None and entry is not None and entry.category_for(version) is not Category.MISSING:
+        target = entry.target_for(version, "cpu") if entry is not None else None
+        if target is not None and entry is not None and entry.category_for(version, "cpu") is not Category.MISSING:
             assert target.api in diag.message and diag.mindspore_api == target.api
         else:
             assert "knows no MindSpore sparse equivalent" in diag.message and diag.mindspore_api is None
@@ -274,8 +274,8 @@ def test_checks_are_pure_functions_of_the_tree() -> None:
     tree = parse(text)
     table = load_table()
     calls = resolve(tree, table, SourceText(text))
-    first = readiness_diagnostics(tree, calls, text, table, Config().version)
-    again = readiness_diagnostics(tree, calls, text, table, Config().version)
+    first = readiness_diagnostics(tree, calls, text, table.view(Config().version, Config().device))
+    again = readiness_diagnostics(tree, calls, text, table.view(Config().version, Config().device))
     assert first == again and first
 
 
@@ -368,7 +368,7 @@ def test_the_checks_follow_the_data_file() -> None:
     codes = {}
     for name, table in (("default", default), ("edited", edited)):
         calls = resolve(tree, table, SourceText(source))
-        codes[name] = sorted(d.code for d in readiness_diagnostics(tree, calls, source, table, Config().version))
+        codes[name] = sorted(d.code for d in readiness_diagnostics(tree, calls, source, table.view(Config().version, Config().device)))
     assert codes == {"default": ["TMS362", "TMS365"], "edited": ["TMS362"]}
 
 

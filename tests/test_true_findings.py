@@ -140,7 +140,7 @@ def test_a_finding_the_fix_rewrites_safely_is_automatic(tmp_path: Path) -> None:
     from torch2ms.effort import entry_effort
 
     entry = TABLE.lookup("torch.tanh")
-    assert entry is not None and entry_effort(entry, (2, 10)) == "manual"
+    assert entry is not None and entry_effort(entry, (2, 10), "cpu") == "manual"
     (tmp_path / "m.py").write_text("import torch\ny = torch.tanh(torch.ones(2))\n", encoding="utf-8")
     doc = json.loads(run_cli("scan", "m.py", "--isolated", "--format", "json", cwd=tmp_path).stdout)
     tanh, = [d for d in doc["files"][0]["diagnostics"] if d["torch_api"] == "torch.tanh"]

@@ -19,7 +19,7 @@ import pytest
 
 from torch2ms.mappings import load_table
 from torch2ms.verify import command
-from torch2ms.model import Category, Example, MappingEntry, ParamFact, Target
+from torch2ms.model import Category, Example, FactKind, MappingEntry, ParamFact, Target
 from torch2ms.verify.cases import declared_dtypes, entry_verdict, example_specs, forms, sample, select
 from torch2ms.verify.compare import Arr, compare, compare_draws
 from torch2ms.verify.generate import Signature, generate
@@ -151,10 +151,10 @@ def test_entry_verdict_is_the_form_written_for_the_device() -> None:
     assert entry_verdict(MappingEntry(api="t.x", category=Category.EQUIVALENT), "cpu", [], []).reason == "no example"
 
 
-def _argmin_target(dtype_note: str | None) -> Target:
-    facts = [ParamFact(kind="renamed", torch="dim", ms="axis")]
-    if dtype_note is not None:
-        facts.append(ParamFact(kind="semantics_differ", note=dtype_note))
+def _argmin_target(result_dtype: tuple[str, str] | None, note: str = "") -> Target:
+    facts = [ParamFact(kind=FactKind.RENAMED, torch="dim", ms="axis")]
+    if result_dtype is not None or note:
+        facts.append(ParamFact(kind=FactKind.SEMANTICS_DIFFER, note=note, result_dtype=result_dtype))
     return Target(api="mindspore.ops.argmin", category=Category.DIFF_PARAMS, params=tuple(facts))
 
 
@@ -163,13 +163,16 @@ ARGMIN_EXAMPLE = Example(torch="torch.argmin(x)", mindspore="mindspore.ops.argmi
 
 
 def test_a_dtype_difference_counts_only_where_the_table_states_it() -> None:
-    stated = _argmin_target("result dtype differs (torch int64, MindSpore int32)")
+    stated = _argmin_target(("int64", "int32"))
     assert declared_dtypes(stated, ARGMIN_EXAMPLE) == {"int64": "int32"}
     # The example's `dtypes` alone declares nothing: without a fact, or with a fact naming other dtypes,
     # the difference is not passed on and the comparison still fails on it.
     assert declared_dtypes(_argmin_target(None), ARGMIN_EXAMPLE) == {}
-    assert declared_dtypes(_argmin_target("result dtype differs (torch int64, MindSpore float32)"), ARGMIN_EXAMPLE) == {}
-    assert declared_dtypes(_argmin_target("returns int32 indices"), ARGMIN_EXAMPLE) == {}  # not about the dtype pair
+    assert declared_dtypes(_argmin_target(("int64", "float32")), ARGMIN_EXAMPLE) == {}
+    assert declared_dtypes(_argmin_target(None, "returns int32 indices"), ARGMIN_EXAMPLE) == {}  # not about the dtype pair
+    # The fact is the structured field, not prose: a note alone states nothing.
+    assert declared_dtypes(_argmin_target(None, "result dtype differs (torch int64, MindSpore int32)"),
+                           ARGMIN_EXAMPLE) == {}
     # A declared pair accepts exactly that pair, one way round, and the values must still agree.
     declared = {"int64": "int32"}
     i64, i32 = Arr(np.array([1, 2]), "int64"), Arr(np.array([1, 2], np.int32), "int32")
@@ -476,8 +479,7 @@ def test_a_case_that_crashes_the_worker_is_one_disagreeing_case(pool: Pool) -> N
 
 def test_declared_dtype_difference_passes_and_undeclared_fails_for_real(pool: Pool) -> None:
     stated = _spec("torch.argmin(x)", "mindspore.ops.argmin(x)",
-                   dtypes=declared_dtypes(_argmin_target("result dtype differs (torch int64, MindSpore int32)"),
-                                          ARGMIN_EXAMPLE))
+                   dtypes=declared_dtypes(_argmin_target(("int64", "int32")), ARGMIN_EXAMPLE))
     unstated = _spec("torch.argmin(x)", "mindspore.ops.argmin(x)",
                      dtypes=declared_dtypes(_argmin_target(None), ARGMIN_EXAMPLE))
     res = pool.run([stated, unstated])

@@ -25,8 +25,9 @@ def _port(tmp_path: Path, old: str = "", new: str = "") -> Path:
 
 @pytest.mark.needs_torch
 @pytest.mark.needs_mindspore
-def test_the_migrated_program_trains_the_same(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["verify-train", str(ORIGINAL), "--steps", "5"]) == 0
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_the_migrated_program_trains_the_same(mode: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["verify-train", str(ORIGINAL), "--steps", "5", "--mode", mode]) == 0
     out = capsys.readouterr().out
     assert "agree: 5 steps" in out
     assert "torch against itself (1 and 2 threads)" in out
@@ -44,8 +45,11 @@ def test_a_missing_scheduler_step_is_named(tmp_path: Path, capsys: pytest.Captur
 
 @pytest.mark.needs_torch
 @pytest.mark.needs_mindspore
-def test_a_wrong_optimizer_argument_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    ported = _port(tmp_path, "momentum=0.9", "momentum=0.5")
+@pytest.mark.parametrize("old, new", [("momentum=0.9", "momentum=0.5"),
+                                      ("clip_by_global_norm(grads, 0.5)", "clip_by_global_norm(grads, 5.0)")])
+def test_a_wrong_optimizer_argument_or_clip_is_named(old: str, new: str, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    ported = _port(tmp_path, old, new)
     assert main(["verify-train", str(ORIGINAL), str(ported), "--steps", "5"]) == 1
     out = capsys.readouterr().out
     assert "diverged at step 0: weight:" in out

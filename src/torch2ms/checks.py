@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import assert_never
 
 from . import dynamic_shape
 from .codes import CODES
-from .mappings import MappingTable, doc_url
+from .mappings import TableView, doc_url
 from .model import (
-    DEFAULT_DEVICE, ApiCall, CallKind, Category, Confidence, Diagnostic, MappingEntry, ParamFact, Target, TargetChoice, arg_for,
+    ApiCall, CallKind, Category, Confidence, Diagnostic, FactKind, MappingEntry, ParamFact, Target, TargetChoice,
+    arg_for,
 )
 
 _CODE_BY_CATEGORY = {
@@ -25,38 +27,32 @@ def _version_text(version: tuple[int, ...]) -> str:
 
 def relevant_params(call: ApiCall, target: Target) -> list[ParamFact]:
     """The parameter facts that matter for this call: the ones it passes, and defaults it relies on."""
-    out = []
-    for fact in target.params:
-        if fact.kind == "translated":
-            if arg_for(call.args, fact.torch, fact.position) is not None:
-                out.append(fact)
-        elif fact.kind == "retyped":  # an int, or a value that may be one
-            arg = arg_for(call.args, fact.torch, fact.position)
-            if arg is not None and (not arg.is_const or isinstance(arg.value, int)):
-                out.append(fact)
-        elif fact.kind == "renamed":  # only a keyword argument is affected
-            if any(a.keyword == fact.torch for a in call.args if a.keyword):
-                out.append(fact)
-        elif fact.kind == "dropped":
-            if arg_for(call.args, fact.torch, fact.position) is not None:
-                out.append(fact)
-        elif fact.kind == "unsupported_values":
-            arg = arg_for(call.args, fact.torch, fact.position)
-            if arg is not None and (not arg.is_const or arg.value in fact.values):
-                out.append(fact)
-        elif fact.kind in ("semantics_differ", "unsupported_inputs") and fact.torch is not None:  # when passed
-            arg = arg_for(call.args, fact.torch, fact.position)  # (with `values`: one of those, or unknown)
-            if arg is not None and (not fact.values or not arg.is_const or arg.value in fact.values):
-                out.append(fact)
-        elif fact.kind == "default_differs":
+    return [fact for fact in target.params if _relevant(call, target, fact)]
+
+
+def _relevant(call: ApiCall, target: Target, fact: ParamFact) -> bool:
+    passed = arg_for(call.args, fact.torch, fact.position)
+    match fact.kind:
+        case FactKind.TRANSLATED | FactKind.DROPPED:
+            return passed is not None
+        case FactKind.RETYPED:  # an int, or a value that may be one
+            return passed is not None and (not passed.is_const or isinstance(passed.value, int))
+        case FactKind.RENAMED:  # only a keyword argument is affected
+            return any(a.keyword == fact.torch for a in call.args if a.keyword)
+        case FactKind.UNSUPPORTED_VALUES:
+            return passed is not None and (not passed.is_const or passed.value in fact.values)
+        case FactKind.SEMANTICS_DIFFER | FactKind.UNSUPPORTED_INPUTS if fact.torch is not None:  # when passed
+            # (with `values`: one of those, or unknown)
+            return passed is not None and (not fact.values or not passed.is_const or passed.value in fact.values)
+        case FactKind.DEFAULT_DIFFERS:
             # (not where another passed parameter sets the same MindSpore one: unbiased= for ddof)
-            if arg_for(call.args, fact.torch, fact.position) is None and not any(
-                    other.kind == "translated" and other.ms == fact.ms and other.ms is not None
-                    and arg_for(call.args, other.torch, other.position) is not None for other in target.params):
-                out.append(fact)
-        else:
-            out.append(fact)
-    return out
+            return passed is None and not any(
+                other.kind is FactKind.TRANSLATED and other.ms == fact.ms and other.ms is not None
+                and arg_for(call.args, other.torch, other.position) is not None for other in target.params)
+        case FactKind.SEMANTICS_DIFFER | FactKind.UNSUPPORTED_INPUTS | FactKind.ADDED_REQUIRED:
+            return True
+        case _:
+            assert_never(fact.kind)
 
 
 def _message(call: ApiCall, entry: MappingEntry, category: Category, choice: TargetChoice,
@@ -88,38 +84,37 @@ def _message(call: ApiCall, entry: MappingEntry, category: Category, choice: Tar
     return text
 
 
-def check_call(call: ApiCall, table: MappingTable, version: tuple[int, ...],
-               network: bool | None = None, device: str | None = DEFAULT_DEVICE,
+def check_call(call: ApiCall, view: TableView, network: bool | None = None,
                fixer: Callable[[ApiCall, Diagnostic], Diagnostic] | None = None) -> Diagnostic:
-    """`network`: whether the call is in the network graph (default: the resolver's `in_network`);
-    `device`: where the MindSpore program runs (the form for it is named, `MappingEntry.choose`);
-    `fixer`: gives the finding its fix (`rewrite.Fixer`), built with the finding from the same call."""
+    """`view`: the tables for the scan's MindSpore version and device (the form for the device is named,
+    `MappingEntry.choose`); `network`: whether the call is in the network graph (default: the resolver's
+    `in_network`); `fixer`: gives the finding its fix (`transforms.Fixer`), built with the finding from the same call."""
     if call.kind is CallKind.TYPE:
-        return _type_reference(call, table, version, device, fixer)
-    diag = _finding(call, table, version, network, device)
+        return _type_reference(call, view, fixer)
+    diag = _finding(call, view, network)
     if fixer is None:
         return diag
     if diag.category is Category.DYNAMIC_SHAPE:
         # The rewrite does not change what sets the output's shape: the finding keeps its dynamic-shape
         # code and carries the fix of the call's mapping finding (torch.nonzero -> mindspore.mint.nonzero).
         # (the fixer decides from that finding's code whether there is a rewrite at all)
-        fix = fixer(call, _finding(call, table, version, network, device, shapes=False)).fix
+        fix = fixer(call, _finding(call, view, network, shapes=False)).fix
         return replace(diag, fix=fix) if fix is not None else diag
     return fixer(call, diag)
 
 
-def _type_reference(call: ApiCall, table: MappingTable, version: tuple[int, ...], device: str | None,
+def _type_reference(call: ApiCall, view: TableView,
                     fixer: Callable[[ApiCall, Diagnostic], Diagnostic] | None) -> Diagnostic:
     """TMS106: a torch type named where nothing runs (`x: torch.Tensor`, `isinstance(m, nn.Conv2d)`,
     `except torch.OutOfMemoryError`). The entry's facts are about calling the API, not about its name:
     none is told; the fix renames the reference (the rename an attribute use of the API gets)."""
     info = CODES["TMS106"]
-    entry = table.lookup(call.api)
-    target = entry.target_for(version, device) if entry is not None else None
+    entry = view.lookup(call.api)
+    target = view.target(entry) if entry is not None else None
     if target is not None:
         message = f"{call.api} names a type here (nothing runs): the MindSpore type is {target.api}"
     elif entry is not None:
-        message = (f"{call.api} names a type here (nothing runs); MindSpore {_version_text(version)} has no "
+        message = (f"{call.api} names a type here (nothing runs); MindSpore {_version_text(view.version)} has no "
                    f"such type: the reference goes with the code that uses it")
     else:
         message = f"{call.api} names a type here (nothing runs); it is not in the mapping tables"
@@ -135,13 +130,12 @@ def _type_reference(call: ApiCall, table: MappingTable, version: tuple[int, ...]
     return replace(diag, fix=fix) if fix is not None else diag
 
 
-def _finding(call: ApiCall, table: MappingTable, version: tuple[int, ...], network: bool | None,
-             device: str | None, shapes: bool = True) -> Diagnostic:
-    entry = table.lookup(call.api)
+def _finding(call: ApiCall, view: TableView, network: bool | None, shapes: bool = True) -> Diagnostic:
+    entry = view.lookup(call.api)
     in_network = call.in_network if network is None else network
     if call.confidence is Confidence.LOW:
         info = CODES["TMS105"]
-        target = entry.target_for(version, device) if entry else None
+        target = view.target(entry) if entry else None
         suffix = f" -> {target.api}" if target else ""
         return Diagnostic(
             code=info.code, severity=info.severity, category=info.category, span=call.span,
@@ -160,8 +154,8 @@ def _finding(call: ApiCall, table: MappingTable, version: tuple[int, ...], netwo
             message=f"{call.api} is not in the mapping tables; check MindSpore's documentation by hand",
             torch_api=call.api, doc_url=info.doc_url,
         )
-    category = entry.category_for(version, device)
-    choice = entry.choose(version, device)
+    choice = view.choose(entry)
+    category = entry.category_of(choice)
     target = choice.target
     if category is not Category.MISSING and shapes:  # dynamic-shape rules: torch2ms/dynamic_shape.py
         dynamic = dynamic_shape.check_call(call, entry, target, in_network)
@@ -179,7 +173,7 @@ def _finding(call: ApiCall, table: MappingTable, version: tuple[int, ...], netwo
     info = CODES[code]
     return Diagnostic(
         code=code, severity=info.severity, category=category, span=call.span,
-        message=_message(call, entry, category, choice, version),
+        message=_message(call, entry, category, choice, view.version),
         torch_api=call.api, mindspore_api=target.api if target else None,
         doc_url=doc_url(entry, target) or info.doc_url,
     )

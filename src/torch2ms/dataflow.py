@@ -31,6 +31,7 @@ from collections.abc import Iterable, Sequence
 from typing import Protocol
 
 from .mappings import MappingTable
+from .model import Returns
 
 TENSOR, TENSORS, NONE, OTHER, UNKNOWN = "T", "TS", "N", "X", "?"
 
@@ -71,11 +72,11 @@ def result_of(table: MappingTable, api: str) -> str:
     """What calling the torch API `api` returns, as a descriptor: T, I:api, X or ? (outside the tables)."""
     entry = table.lookup(api)
     meta = table.meta
-    if api in meta.tensor_classes or (entry is not None and entry.returns == "tensor"):
+    if api in meta.tensor_classes or (entry is not None and entry.returns is Returns.TENSOR):
         return TENSOR
-    if api.rpartition(".")[2][:1].isupper() or (entry is not None and entry.returns == "instance"):
+    if api.rpartition(".")[2][:1].isupper() or (entry is not None and entry.returns is Returns.INSTANCE):
         return "I:" + api  # calling a class makes an instance whose methods are torch APIs too
-    if api in meta.non_tensor_functions or (entry is not None and entry.returns == "other"):
+    if api in meta.non_tensor_functions or (entry is not None and entry.returns is Returns.OTHER):
         return OTHER
     if entry is None and api.partition(".")[0] not in meta.modules:
         return UNKNOWN  # e.g. torchvision.models.resnet18(): outside the tables, nothing is known

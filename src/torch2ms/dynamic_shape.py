@@ -33,9 +33,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .codes import CODES
-from .mappings import MappingTable
+from .mappings import TableView
 from .model import (
-    DEFAULT_DEVICE, ApiCall, Arg, Category, Confidence, Diagnostic, MappingEntry, ScopeFacts, Span, Target, arg_for,
+    ApiCall, Arg, Category, Confidence, Diagnostic, MappingEntry, ScopeFacts, Span, Target, arg_for,
 )
 
 # Value tags set by the resolver (Val.tag, Arg.tag).
@@ -470,8 +470,7 @@ _DYN_NAMES = frozenset(_RULES) | DYN_OPS | frozenset(_ALWAYS_REMEDY)
 
 
 def scope_facts(calls: Sequence[ApiCall], events: Sequence[ShapeEvent], classes: tuple[ClassFact, ...],
-                imports: Sequence[tuple[str, str]], network: frozenset[str], table: MappingTable,
-                version: tuple[int, ...], device: str | None = DEFAULT_DEVICE) -> ScopeFacts | None:
+                imports: Sequence[tuple[str, str]], network: frozenset[str], view: TableView) -> ScopeFacts | None:
     """What the project pass (project_graph.py) needs to extend this file's network graph across files.
 
     Latent findings: per function outside this file's network graph, the findings it would have as
@@ -489,20 +488,20 @@ def scope_facts(calls: Sequence[ApiCall], events: Sequence[ShapeEvent], classes:
             short = _short_name(call.api)
             if short is None:
                 continue
-            entry = table.lookup(call.api)
+            entry = view.lookup(call.api)
             if short not in _DYN_NAMES and (entry is None or entry.dynamic_shape is None):
                 continue
             if entry is None:
                 diag = check_call(call, None, None, True)
-            elif entry.category_for(version) is not Category.MISSING:
-                diag = check_call(call, entry, entry.target_for(version, device), True)
+            elif view.category(entry) is not Category.MISSING:
+                diag = check_call(call, entry, view.target(entry), True)
             else:
                 continue  # judged by _extra_items
             if diag is not None:
                 found.setdefault(call.context, []).append(diag)
         for context, diag in _event_items(off, off_events, _ALWAYS):
             found.setdefault(context, []).append(diag)
-        for context, diag in _extra_items(off, table, version, _ALWAYS):
+        for context, diag in _extra_items(off, view, _ALWAYS):
             found.setdefault(context, []).append(diag)
     known: set[str] = {c.context for c in calls if c.context} | {e.context for e in events if e.context}
     local: dict[str, set[str]] = {}  # off-network context -> contexts of the file it may run
@@ -622,8 +621,7 @@ def _host_sync(span: Span, what: str, api: str | None, remedy: str = "") -> Diag
     return _diag("TMS206", True, span, message, api)
 
 
-def extra_call_diagnostics(calls: Iterable[ApiCall], table: MappingTable, version: tuple[int, ...],
-                           network: frozenset[str]) -> list[Diagnostic]:
+def extra_call_diagnostics(calls: Iterable[ApiCall], view: TableView, network: frozenset[str]) -> list[Diagnostic]:
     """Dynamic-shape findings that come in addition to a call's mapping finding.
 
     - APIs MindSpore lacks (kthvalue): they keep their TMS103. For a mapped API the dynamic-shape
@@ -632,11 +630,10 @@ def extra_call_diagnostics(calls: Iterable[ApiCall], table: MappingTable, versio
     - In network code, an always-dynamic method (``x.nonzero()``) on a receiver not proven a tensor
       (a helper's parameter): TMS201 with low confidence, beside the TMS105.
     """
-    return [diag for _, diag in _extra_items(calls, table, version,
-                                             lambda flag, context: in_network(flag, context, network))]
+    return [diag for _, diag in _extra_items(calls, view, lambda flag, context: in_network(flag, context, network))]
 
 
-def _extra_items(calls: Iterable[ApiCall], table: MappingTable, version: tuple[int, ...],
+def _extra_items(calls: Iterable[ApiCall], view: TableView,
                  is_network: Callable[[bool, str], bool]) -> Iterator[tuple[str, Diagnostic]]:
     """(context, finding) for `extra_call_diagnostics`; `is_network(flag, context)` decides the scope."""
     for call in calls:
@@ -647,8 +644,8 @@ def _extra_items(calls: Iterable[ApiCall], table: MappingTable, version: tuple[i
             if short in DYN_OPS and is_network(call.in_network, call.context):
                 yield call.context, _always(call, short, "", None, True, Confidence.LOW)
             continue
-        entry = table.lookup(call.api)
-        if entry is None or entry.category_for(version) is not Category.MISSING:
+        entry = view.lookup(call.api)
+        if entry is None or view.category(entry) is not Category.MISSING:
             continue
         found = check_call(call, entry, None, is_network(call.in_network, call.context))
         if found is not None:

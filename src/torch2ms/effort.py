@@ -17,12 +17,13 @@ Files that could not be analysed (TMS9xx) have none.
 from __future__ import annotations
 
 from .mappings import MappingTable
-from .model import Category, Diagnostic, MappingEntry
+from .model import Category, Diagnostic, FactKind, MappingEntry
 
 EFFORTS = ("remove", "automatic", "manual", "blocker", "unknown")
 LABELS = {"remove": "Remove", "automatic": "Automatic", "manual": "Manual (known workaround)",
           "blocker": "Blocker (no workaround)", "unknown": "Not in the tables"}
-MECHANICAL_FACTS = frozenset({"renamed", "dropped", "default_differs", "translated", "retyped"})
+MECHANICAL_FACTS = frozenset({FactKind.RENAMED, FactKind.DROPPED, FactKind.DEFAULT_DIFFERS, FactKind.TRANSLATED,
+                              FactKind.RETYPED})
 
 # Codes beyond the API table: one class each (TMS2xx: a shape that depends on data needs a redesign).
 EFFORT_BY_CODE = {
@@ -38,29 +39,29 @@ EFFORT_BY_CODE = {
 MAPPING_CODES = frozenset({"TMS101", "TMS102", "TMS103", "TMS104", "TMS105"})
 
 
-def entry_effort(entry: MappingEntry, version: tuple[int, ...]) -> str:
-    """The class of a use of `entry` at MindSpore `version`."""
-    category = entry.category_for(version)
+def entry_effort(entry: MappingEntry, version: tuple[int, ...], device: str | None) -> str:
+    """The class of a use of `entry` at MindSpore `version` on `device` (None: its preferred form)."""
+    category = entry.category_for(version, device)
     if category is Category.EQUIVALENT:
         return "automatic"
     if category is Category.DIFF_PARAMS:
-        target = entry.target_for(version)
+        target = entry.target_for(version, device)
         facts = target.params if target is not None else ()
         return "automatic" if all(f.kind in MECHANICAL_FACTS for f in facts) else "manual"
     return entry.effort or "blocker"
 
 
-def finding_effort(diag: Diagnostic, table: MappingTable, version: tuple[int, ...]) -> str | None:
+def finding_effort(diag: Diagnostic, table: MappingTable, version: tuple[int, ...], device: str | None) -> str | None:
     """The class of one finding; None for a file that could not be analysed. A mapping finding that
     `--fix` rewrites safely is ``automatic`` whatever facts its entry has: the facts did not stop the
     rewrite for this call."""
     if diag.code in MAPPING_CODES and diag.fix is not None and diag.fix.safe and diag.fix.edits:
         return "automatic"
-    return effort_of(diag.code, diag.category.value, diag.torch_api, table, version)
+    return effort_of(diag.code, diag.category.value, diag.torch_api, table, version, device)
 
 
-def effort_of(code: str, category: str, api: str | None, table: MappingTable,
-              version: tuple[int, ...]) -> str | None:
+def effort_of(code: str, category: str, api: str | None, table: MappingTable, version: tuple[int, ...],
+              device: str | None) -> str | None:
     """The class of a finding given as its code, category and torch API (also a JSON report's)."""
     if category == Category.FILE_ERROR.value:
         return None
@@ -70,7 +71,7 @@ def effort_of(code: str, category: str, api: str | None, table: MappingTable,
             return "unknown"
         if category == Category.EQUIVALENT.value:  # this call uses none of the entry's differences
             return "automatic"
-        return entry_effort(entry, version)
+        return entry_effort(entry, version, device)
     return EFFORT_BY_CODE.get(code, "manual")
 
 

@@ -16,10 +16,10 @@ from dataclasses import replace
 from . import checks, dynamic_shape, portcheck, readiness
 from .codes import CODES
 from .config import Config
-from .mappings import MappingTable, load_table, prefilter_words
+from .mappings import MappingTable, TableView, load_table, prefilter_words
 from .model import ApiCall, Category, Confidence, Diagnostic, FileResult, ScopeFacts, Span
 from .resolve import ModuleFacts, resolve_module
-from .rewrite import Fixer
+from .transforms import Fixer
 from .limits import memory_limited
 from .source import SourceText, count_lines, split_lines
 
@@ -149,19 +149,18 @@ def unsuppressed(diagnostics: Sequence[Diagnostic], lines: list[str],
             if not is_off and not any(key in hidden for key in _use_keys(d))]
 
 
-def diagnose(calls: Sequence[ApiCall], table: MappingTable, config: Config,
+def diagnose(calls: Sequence[ApiCall], view: TableView,
              events: Sequence[dynamic_shape.ShapeEvent] | None = None,
              network: frozenset[str] | None = None, fixer: Fixer | None = None) -> list[Diagnostic]:
     """The findings of one file's calls and events; `fixer` gives each call's finding its fix."""
-    version, device = config.version, config.device
     if events is None:
-        return [checks.check_call(call, table, version, device=device, fixer=fixer) for call in calls]
+        return [checks.check_call(call, view, fixer=fixer) for call in calls]
     if network is None:
         network = dynamic_shape.network_contexts(calls, events)  # forward and the functions it calls
-    out = [checks.check_call(call, table, version, dynamic_shape.in_network(call.in_network, call.context, network),
-                             device, fixer) for call in calls]
+    out = [checks.check_call(call, view, dynamic_shape.in_network(call.in_network, call.context, network), fixer)
+           for call in calls]
     out.extend(dynamic_shape.event_diagnostics(calls, events, network))
-    out.extend(dynamic_shape.extra_call_diagnostics(calls, table, version, network))
+    out.extend(dynamic_shape.extra_call_diagnostics(calls, view, network))
     return out
 
 
@@ -315,14 +314,14 @@ def _analyse(text: str, path: str, config: Config, table: MappingTable | None, f
         calls, shape_events = module.calls, module.events
         classes = dynamic_shape.class_facts(module.classes)
         network = dynamic_shape.network_contexts(calls, shape_events, classes)  # forward and what it calls
-        fixer = Fixer(text, tree, table, config.version, config.device) if fixes else None
-        diagnostics.extend(diagnose(calls, table, config, shape_events, network, fixer))
-        scope = dynamic_shape.scope_facts(calls, shape_events, classes, module.imports, network, table,
-                                          config.version, config.device)  # for the network scope across files
+        view = table.view(config.version, config.device)  # the target choice of this scan
+        fixer = Fixer(text, tree, view) if fixes else None
+        diagnostics.extend(diagnose(calls, view, shape_events, network, fixer))
+        scope = dynamic_shape.scope_facts(calls, shape_events, classes, module.imports, network,
+                                          view)  # for the network scope across files
         scope = _with_dataflow(scope, module, text)  # for the data flow across files
         if readiness.wanted(config.enabled):  # migration-readiness checks (TMS3xx) over the same facts
-            diagnostics.extend(readiness.readiness_diagnostics(tree, calls, text, table, config.version, positions,
-                                                               config.device))
+            diagnostics.extend(readiness.readiness_diagnostics(tree, calls, text, view, positions))
     except RecursionError:
         return file_error(path, "TMS904", "analysis error: expressions nested too deeply to analyse",
                           lines=lines_count)

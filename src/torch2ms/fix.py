@@ -23,7 +23,7 @@ from .config import Config
 from .mappings import MappingTable, load_table
 from .model import Diagnostic, Edit, FileResult
 from .strings import safe_text
-from .rewrite import FixSource
+from .transforms.edits import EditBuilder
 from .source import SourceText, split_lines_keepends
 
 MAX_ROUNDS = 4
@@ -291,7 +291,7 @@ def remove_unused_torch_imports(before: str, after: str) -> str:
     bindings = _torch_bindings(tree)
     if not bindings:
         return after
-    src = FixSource(after, tree)
+    src = EditBuilder(after, tree)
     statements = {id(stmt): stmt for stmt, _, _, _ in bindings}
     in_imports = _word_counts("\n".join(_segment(src, stmt) for stmt in statements.values()))
     count_before, count_after = _word_counts(before), _word_counts(after)

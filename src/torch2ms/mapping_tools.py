@@ -18,7 +18,7 @@ from typing import Any, TextIO
 
 from .extras import require
 from .mappings import MappingError, MappingTable, load_table
-from .model import Category, Target
+from .model import Category, FactKind, Target
 
 # The namespaces whose public callables the tables classify (see src/torch2ms/data/README.md).
 STATS_NAMESPACES = (
@@ -36,8 +36,7 @@ GENERAL_PARAMS = frozenset({
 })
 
 # Parameter-fact kinds that name a torch parameter and so declare it.
-_DECLARING = ("renamed", "dropped", "default_differs", "unsupported_values", "semantics_differ", "translated",
-              "retyped")
+_DECLARING = frozenset(FactKind) - {FactKind.ADDED_REQUIRED, FactKind.UNSUPPORTED_INPUTS}
 
 # Non-greedy: the parameter list ends at the first ")" followed by "->" or the end of the line,
 # not at the last ")" of a tuple return annotation such as "-> (Tensor, Tensor, Tensor)".

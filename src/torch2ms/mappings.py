@@ -22,7 +22,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .files import user_cache_dir
-from .model import Category, DynamicShape, Example, MappingEntry, ParamFact, Target, WeightForm, WeightParam
+from .model import (
+    Category, Device, DynamicShape, Effort, Example, FactKind, MappingEntry, ParamFact, Returns, Rewrite, Target,
+    TargetChoice, WeightForm, WeightParam, WrittenAs,
+)
 from .model import __file__ as model_file
 
 if TYPE_CHECKING:
@@ -212,7 +215,7 @@ def check_target_version(text: str) -> str:
 def _params(raw: list[dict[str, Any]] | None) -> tuple[ParamFact, ...]:
     return tuple(
         ParamFact(
-            kind=p["kind"],
+            kind=FactKind(p["kind"]),
             torch=p.get("torch"),
             ms=p.get("ms"),
             torch_default=p.get("torch_default"),
@@ -223,6 +226,7 @@ def _params(raw: list[dict[str, Any]] | None) -> tuple[ParamFact, ...]:
             default_from=p.get("default_from"),
             from_position=p.get("from_position"),
             covers=tuple(p.get("covers", ())),
+            result_dtype=(p["result_dtype"]["torch"], p["result_dtype"]["ms"]) if "result_dtype" in p else None,
         )
         for p in raw or ()
     )
@@ -257,6 +261,20 @@ def _weights(raw: list[dict[str, Any]] | None) -> tuple[WeightForm, ...]:
     )
 
 
+def _frozen(value: Any) -> Any:
+    if isinstance(value, dict):
+        return tuple((str(k), _frozen(v)) for k, v in value.items())
+    if isinstance(value, list):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
+def _rewrite(raw: dict[str, Any] | None) -> Rewrite | None:
+    if raw is None:
+        return None
+    return Rewrite(str(raw["transform"]), tuple(sorted((str(k), _frozen(v)) for k, v in raw.items() if k != "transform")))
+
+
 def _entry(raw: dict[str, Any], source: str) -> MappingEntry:
     targets = tuple(
         Target(
@@ -265,10 +283,11 @@ def _entry(raw: dict[str, Any], source: str) -> MappingEntry:
             until=parse_version(t["until"]) if "until" in t else None,
             category=Category(t["category"]) if "category" in t else None,
             params=_params(t.get("params")),
-            devices=tuple(t.get("devices", ())),
-            no_kernel=tuple(t.get("no_kernel", ())),
-            verified=tuple(t.get("verified", ())),
-            written_as=t.get("written_as"),
+            devices=tuple(Device(d) for d in t.get("devices", ())),
+            no_kernel=tuple(Device(d) for d in t.get("no_kernel", ())),
+            verified=tuple(Device(d) for d in t.get("verified", ())),
+            written_as=WrittenAs(t["written_as"]) if "written_as" in t else None,
+            rewrite=_rewrite(t.get("rewrite")),
         )
         for t in raw.get("ms", ())
     )
@@ -288,11 +307,12 @@ def _entry(raw: dict[str, Any], source: str) -> MappingEntry:
         examples=examples,
         dynamic_shape=dynamic,
         inplace_of=raw.get("inplace_of"),
-        returns=raw.get("returns"),
+        returns=Returns(raw["returns"]) if "returns" in raw else None,
         not_runnable=str(raw.get("not_runnable") or ""),
         source=source,
         weights=_weights(raw.get("weights")),
-        effort=raw.get("effort"),
+        effort=Effort(raw["effort"]) if "effort" in raw else None,
+        rewrite=_rewrite(raw.get("rewrite")),
     )
 
 
@@ -362,6 +382,41 @@ class MappingTable:
 
     def __len__(self) -> int:
         return len(self.entries)
+
+    def view(self, version: tuple[int, ...], device: str | None) -> TableView:
+        """The tables as one scan sees them: for MindSpore `version` on `device` (None: the preferred forms,
+        whatever runs where)."""
+        return TableView(self, version, Device(device) if device is not None else None)
+
+
+@dataclass(frozen=True)
+class TableView:
+    """The tables for one MindSpore version and device, chosen once per scan and passed to every part of
+    it: the target of an entry is chosen once (`MappingEntry.choose`) and shared by the finding, its fix and
+    the other checks, so no part can fall back to another device."""
+
+    table: MappingTable
+    version: tuple[int, ...]
+    device: Device | None
+    _choices: dict[str, TargetChoice] = field(default_factory=dict, compare=False, repr=False)
+
+    def lookup(self, api: str) -> MappingEntry | None:
+        return self.table.entries.get(api)
+
+    def choose(self, entry: MappingEntry) -> TargetChoice:
+        choice = self._choices.get(entry.api)
+        if choice is None or self.table.entries.get(entry.api) is not entry:
+            choice = entry.choose(self.version, self.device)
+            if self.table.entries.get(entry.api) is entry:
+                self._choices[entry.api] = choice
+        return choice
+
+    def target(self, entry: MappingEntry) -> Target | None:
+        return self.choose(entry).target
+
+    def category(self, entry: MappingEntry) -> Category:
+        """The entry's category here (`MappingEntry.category_for`)."""
+        return entry.category_of(self.choose(entry))
 
 
 def _resolve_inplace(entries: dict[str, MappingEntry]) -> dict[str, MappingEntry]:

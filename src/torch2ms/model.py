@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from enum import Enum
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, assert_never
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -69,6 +69,74 @@ class ValueEnum(str, Enum):
 
     def __format__(self, spec: str) -> str:
         return str.__format__(self, spec)
+
+
+class FactKind(ValueEnum):
+    """How one parameter differs between a torch API and its MindSpore target (schema: param.kind).
+
+    renamed, dropped, default_differs, unsupported_values, added_required, semantics_differ,
+    unsupported_inputs (inputs torch takes and MindSpore raises for: the program stops, nothing silent;
+    with a torch name: values of that parameter, reported where a call passes it), translated (another
+    MindSpore parameter with other values: `values` holds [torch value, MindSpore value] pairs, e.g.
+    unbiased=False -> ddof=0), retyped (MindSpore takes only another type where torch also takes an int:
+    `values` is ["tuple"], an int d written (d,), or ["float"], d written d.0)."""
+
+    RENAMED = "renamed"
+    DROPPED = "dropped"
+    DEFAULT_DIFFERS = "default_differs"
+    UNSUPPORTED_VALUES = "unsupported_values"
+    ADDED_REQUIRED = "added_required"
+    SEMANTICS_DIFFER = "semantics_differ"
+    UNSUPPORTED_INPUTS = "unsupported_inputs"
+    TRANSLATED = "translated"
+    RETYPED = "retyped"
+
+
+class Device(ValueEnum):
+    """A device MindSpore runs on (schema: device)."""
+
+    CPU = "cpu"
+    GPU = "gpu"
+    ASCEND = "ascend"
+
+
+class WrittenAs(ValueEnum):
+    """How a target's form is written for a torch method (schema: target.written_as). COPY: an in-place
+    torch method as a copy of this out-of-place form's result into the receiver (`x.abs_()` ->
+    `x.copy_(x.abs())`); LIKE: a method building a new tensor as this function with the receiver's dtype
+    (`x.new_full(s, v)` -> `mindspore.ops.full(s, v, dtype=x.dtype)`)."""
+
+    COPY = "copy"
+    LIKE = "like"
+
+
+class ExampleKind(ValueEnum):
+    """How an example's torch code uses the API (schema: example.kind)."""
+
+    FUNCTION = "function"
+    METHOD = "method"
+    LAYER = "layer"
+    LOSS = "loss"
+    OPTIMIZER = "optimizer"
+    SCHEDULER = "scheduler"
+    INPLACE = "inplace"
+
+
+class Returns(ValueEnum):
+    """What an API returns, for data flow (schema: entry.returns)."""
+
+    TENSOR = "tensor"
+    INSTANCE = "instance"
+    OTHER = "other"
+
+
+class Effort(ValueEnum):
+    """How much work a finding is as the table states it (schema: entry.effort; torch2ms.effort)."""
+
+    REMOVE = "remove"
+    AUTOMATIC = "automatic"
+    MANUAL = "manual"
+    BLOCKER = "blocker"
 
 
 class CallKind(ValueEnum):
@@ -151,13 +219,7 @@ def arg_for(args: Sequence[Arg], name: str | None, position: int | None) -> Arg 
 class ParamFact:
     """How one parameter differs between the torch API and its MindSpore target."""
 
-    # renamed, dropped, default_differs, unsupported_values, added_required, semantics_differ,
-    # unsupported_inputs (inputs torch takes and MindSpore raises for: the program stops, nothing silent;
-    # with a torch name: values of that parameter, reported where a call passes it),
-    # translated (another MindSpore parameter with other values: `values` holds [torch value, MindSpore
-    # value] pairs, e.g. unbiased=False -> ddof=0), retyped (MindSpore takes only another type where
-    # torch also takes an int: `values` is ["tuple"], an int d written (d,), or ["float"], d written d.0)
-    kind: str
+    kind: FactKind
     torch: str | None = None
     ms: str | None = None
     torch_default: Any = None
@@ -170,6 +232,9 @@ class ParamFact:
     # The generated verify cases this fact explains (their tags, e.g. "dtype=bool", "dim<0"):
     # a case with one of these tags may disagree without failing the entry (docs/verify.md).
     covers: tuple[str, ...] = ()
+    # (torch's result dtype, MindSpore's) where the result's dtype differs (a semantics_differ fact
+    # without a parameter): the fix casts the result back to torch's
+    result_dtype: tuple[str, str] | None = None
 
     @property
     def only_degenerate_inputs(self) -> bool:
@@ -179,44 +244,61 @@ class ParamFact:
         return bool(self.covers) and all(tag in DEGENERATE_INPUT_TAGS for tag in self.covers)
 
     def describe(self) -> str:
-        if self.kind == "renamed" and self.torch == self.ms:
-            return f"'{self.torch}' goes by keyword in MindSpore (another parameter has its position)"
-        if self.kind == "renamed":
-            return f"'{self.torch}' is '{self.ms}' in MindSpore"
-        if self.kind == "dropped":
-            return f"'{self.torch}' has no MindSpore counterpart"
-        if self.kind == "default_differs":
-            torch_default = f"'{self.default_from}'" if self.default_from else repr(self.torch_default)
-            return (
-                f"default of '{self.torch or self.ms}' differs "
-                f"(torch {torch_default}, MindSpore {self.ms_default!r})"
-            )
-        if self.kind == "unsupported_values":
-            vals = ", ".join(repr(v) for v in self.values)
-            return f"'{self.torch}' values not supported in MindSpore: {vals}"
-        if self.kind == "translated":
-            pairs = ", ".join(f"{t!r} -> {m!r}" for t, m in self.values)
-            return f"'{self.torch}' is '{self.ms}' in MindSpore, with other values ({pairs})"
-        if self.kind == "retyped":
-            if "tuple" in self.values:
+        match self.kind:
+            case FactKind.RENAMED if self.torch == self.ms:
+                return f"'{self.torch}' goes by keyword in MindSpore (another parameter has its position)"
+            case FactKind.RENAMED:
+                return f"'{self.torch}' is '{self.ms}' in MindSpore"
+            case FactKind.DROPPED:
+                return f"'{self.torch}' has no MindSpore counterpart"
+            case FactKind.DEFAULT_DIFFERS:
+                torch_default = f"'{self.default_from}'" if self.default_from else repr(self.torch_default)
+                return (
+                    f"default of '{self.torch or self.ms}' differs "
+                    f"(torch {torch_default}, MindSpore {self.ms_default!r})"
+                )
+            case FactKind.UNSUPPORTED_VALUES:
+                vals = ", ".join(repr(v) for v in self.values)
+                return f"'{self.torch}' values not supported in MindSpore: {vals}"
+            case FactKind.TRANSLATED:
+                pairs = ", ".join(f"{t!r} -> {m!r}" for t, m in self.values)
+                return f"'{self.torch}' is '{self.ms}' in MindSpore, with other values ({pairs})"
+            case FactKind.RETYPED if "tuple" in self.values:
                 return f"'{self.torch}' must be a tuple in MindSpore (the fix writes an int d as (d,))"
-            return f"'{self.torch}' must be a float in MindSpore (the fix writes an int n as n.0)"
-        if self.kind == "added_required":
-            return f"MindSpore requires '{self.ms}'"
-        if self.kind == "unsupported_inputs":
-            return self.note or "MindSpore raises for some inputs torch takes"
-        name = self.torch or self.ms
-        if name is None:
-            return self.note or "behaves differently"
-        return f"'{name}' behaves differently" + (f": {self.note}" if self.note else "")
+            case FactKind.RETYPED:
+                return f"'{self.torch}' must be a float in MindSpore (the fix writes an int n as n.0)"
+            case FactKind.ADDED_REQUIRED:
+                return f"MindSpore requires '{self.ms}'"
+            case FactKind.UNSUPPORTED_INPUTS:
+                return self.note or "MindSpore raises for some inputs torch takes"
+            case FactKind.SEMANTICS_DIFFER:
+                name = self.torch or self.ms
+                if name is None:
+                    return self.note or "behaves differently"
+                return f"'{name}' behaves differently" + (f": {self.note}" if self.note else "")
+            case _:
+                assert_never(self.kind)
 
 
 # Tags of the generated verify cases (torch2ms/verify/generate.py) that vary the inputs, not the call;
 # with "dtype=..." and "ints=...".
 DEGENERATE_INPUT_TAGS = frozenset({"0-d", "empty"})
 
-DEVICES = ("cpu", "gpu", "ascend")
-DEFAULT_DEVICE = "cpu"
+DEVICES = tuple(device.value for device in Device)  # plain strings, for option choices
+DEFAULT_DEVICE = Device.CPU
+
+
+@dataclass(frozen=True, slots=True)
+class Rewrite:
+    """A rewrite that code does (a transform of `torch2ms.transforms`), named by the tables: the schema's
+    ``rewrite: {transform: NAME, ...arguments}`` of an entry or of one of its targets. `args` are the
+    arguments as sorted (name, value) pairs, lists as tuples and mappings as pairs, so the value is hashable."""
+
+    transform: str
+    args: tuple[tuple[str, Any], ...] = ()
+
+    def arg(self, name: str, default: Any = None) -> Any:
+        return next((value for key, value in self.args if key == name), default)
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,13 +315,11 @@ class Target:
     until: tuple[int, ...] | None = None  # exclusive: the last version it is the preferred form
     category: Category | None = None  # overrides the entry's category for this target
     params: tuple[ParamFact, ...] = ()
-    devices: tuple[str, ...] = ()
-    no_kernel: tuple[str, ...] = ()
-    verified: tuple[str, ...] = ()
-    # "copy": an in-place torch method written as a copy of this out-of-place form's result into the
-    # receiver (`x.abs_()` -> `x.copy_(x.abs())`); "like": a method building a new tensor written as this
-    # function with the receiver's dtype (`x.new_full(s, v)` -> `mindspore.ops.full(s, v, dtype=x.dtype)`)
-    written_as: str | None = None
+    devices: tuple[Device, ...] = ()
+    no_kernel: tuple[Device, ...] = ()
+    verified: tuple[Device, ...] = ()
+    written_as: WrittenAs | None = None
+    rewrite: Rewrite | None = None  # a transform the fix applies for this form
 
     def applies_to(self, version: tuple[int, ...]) -> bool:
         if self.since is not None and version < self.since:
@@ -309,6 +389,11 @@ class Example:
     inputs: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)  # tolerances, seeds, notes
 
+    @property
+    def kind(self) -> ExampleKind:
+        """How the torch code uses the API (the schema's `kind`; a function call where none is stated)."""
+        return ExampleKind(self.extra.get("kind") or ExampleKind.FUNCTION)
+
 
 @dataclass(frozen=True, slots=True)
 class DynamicShape:
@@ -359,16 +444,17 @@ class MappingEntry:
     examples: tuple[Example, ...] = ()
     dynamic_shape: DynamicShape | None = None
     inplace_of: str | None = None
-    returns: str | None = None  # tensor, instance, other
+    returns: Returns | None = None
     not_runnable: str = ""  # why no example can run where verify runs (schema: not_runnable)
     source: str = ""  # "file.yaml:line" where the entry is defined
     weights: tuple[WeightForm, ...] = ()  # parameter-name facts per MindSpore class (layers only)
-    effort: str | None = None  # remove, automatic, manual or blocker when the table states it (torch2ms.effort)
+    rewrite: Rewrite | None = None  # a transform the fix applies to every use of the entry
+    effort: Effort | None = None  # remove, automatic, manual or blocker when the table states it (torch2ms.effort)
 
     def weight_form(self, ms_class: str) -> WeightForm | None:
         return next((form for form in self.weights if form.ms == ms_class), None)
 
-    def choose(self, version: tuple[int, ...], device: str | None = DEFAULT_DEVICE) -> TargetChoice:
+    def choose(self, version: tuple[int, ...], device: str | None) -> TargetChoice:
         """The target for this MindSpore version and device: THE choice the scanner, the fix,
         the reports and `torch2ms verify` share (documented in docs/verify.md).
 
@@ -390,16 +476,20 @@ class MappingEntry:
                 return TargetChoice(target, preferred, device)
         return TargetChoice(preferred, preferred, device)
 
-    def target_for(self, version: tuple[int, ...], device: str | None = DEFAULT_DEVICE) -> Target | None:
+    def target_for(self, version: tuple[int, ...], device: str | None) -> Target | None:
         return self.choose(version, device).target
 
-    def category_for(self, version: tuple[int, ...], device: str | None = DEFAULT_DEVICE) -> Category:
+    def category_for(self, version: tuple[int, ...], device: str | None) -> Category:
         """The entry's category for the version and device: missing where no target exists, or where
         the form for the device was measured to have no kernel there (nothing runnable to write)."""
+        return self.category_of(self.choose(version, device))
+
+    def category_of(self, choice: TargetChoice) -> Category:
+        """The entry's category where `choice` (this entry's) is the form written."""
         if self.category is Category.MISSING:
             return Category.MISSING
-        target = self.target_for(version, device)
-        if target is None or (device is not None and device in target.no_kernel):
+        target = choice.target
+        if target is None or (choice.device is not None and choice.device in target.no_kernel):
             return Category.MISSING
         return target.category or self.category
 

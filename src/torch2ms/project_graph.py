@@ -552,6 +552,7 @@ def named_calls(items: Sequence[tuple[str, ScopeFacts | None]], roots: Sequence[
         return {}
     project = shared() if shared is not None else _Project(items, roots)
     evaluator = df.Evaluator(_DataFacts(project), table)
+    view = table.view(config.version, config.device)  # the target choice of this scan
     out: dict[int, list[Diagnostic]] = {}
     for index, file in project.files.items():
         for receiver, member, low, noqa, call in file.scope.pending:
@@ -560,7 +561,7 @@ def named_calls(items: Sequence[tuple[str, ScopeFacts | None]], roots: Sequence[
                                        api if isinstance(api, str) else None, table.roots)
             if named is None or named.confidence is Confidence.LOW:
                 continue  # the file's scan reported the guess
-            diag = checks.check_call(named, table, config.version, device=config.device)
+            diag = checks.check_call(named, view)
             if not config.enabled_in(file.path, diag.code):
                 continue
             if noqa is not None and engine.covers(frozenset(noqa), diag.code):

@@ -27,7 +27,7 @@ from .config import Config
 from .engine import suppressed
 from .files import MiB, UnreadableFile, read_regular
 from .jsonfile import loads_bounded
-from .mappings import MappingTable
+from .mappings import MappingTable, TableView
 from .model import ApiCall, CallKind, Category, Diagnostic, FileResult, Span
 from .source import SourceText
 
@@ -204,11 +204,12 @@ def apply(results: Sequence[FileResult], trace: Trace, table: MappingTable, conf
             joined.results.append(result)
             continue
         joined.traced_files += 1
-        joined.results.append(_join_file(result, calls, table, config, read, joined))
+        joined.results.append(_join_file(result, calls, table.view(config.version, config.device), config, read,
+                                         joined))
     return joined
 
 
-def _join_file(result: FileResult, calls: list[TracedCall], table: MappingTable, config: Config,
+def _join_file(result: FileResult, calls: list[TracedCall], view: TableView, config: Config,
                read: Callable[[str], str | None], joined: Joined) -> FileResult:
     by_end: dict[int, list[TracedCall]] = {}
     for call in calls:
@@ -237,7 +238,7 @@ def _join_file(result: FileResult, calls: list[TracedCall], table: MappingTable,
                 continue
         if diag.code == "TMS105":  # the trace proves the receiver a tensor
             diag = checks.check_call(ApiCall(api=found.api if api not in found.names else api, span=diag.span,
-                                             kind=CallKind.METHOD), table, config.version, device=config.device)
+                                             kind=CallKind.METHOD), view)
         joined.confirmed += 1
         out.append(replace(diag, runtime=CONFIRMED))
     source: SourceText | None = None
@@ -250,9 +251,9 @@ def _join_file(result: FileResult, calls: list[TracedCall], table: MappingTable,
             source = SourceText(read(result.path) or "")
         span = Span(call.line, _char_col(source, call.line, call.col), call.end_line,
                     _char_col(source, call.end_line, call.end_col))
-        api = _preferred(call, table)
+        api = _preferred(call, view.table)
         diag = checks.check_call(ApiCall(api=api, span=span, kind=CallKind.METHOD if call.kind == "method" else CallKind.CALL),
-                                 table, config.version, device=config.device)
+                                 view)
         if not config.enabled(diag.code) or suppressed(diag, source.lines):
             continue
         out = [d for d in out if not _misnamed(d, call)]  # the scanner named another API for this call

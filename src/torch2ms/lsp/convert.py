@@ -15,7 +15,7 @@ from lsprotocol import types as lsp
 from torch2ms import noqa
 from torch2ms.source import Encoding, SourceText
 from torch2ms.mappings import MappingTable, doc_url
-from torch2ms.model import DEFAULT_DEVICE, Category, Diagnostic, Edit, Severity, Span
+from torch2ms.model import Category, Diagnostic, Edit, Severity, Span
 
 SOURCE = "torch2ms"
 FIX_ALL_KIND = "source.fixAll.torch2ms"
@@ -169,7 +169,7 @@ def noqa_edit(diag: Diagnostic, lines: Lines) -> lsp.TextEdit | None:
 
 # ---------------------------------------------------------------- hover
 def hover_markdown(diag: Diagnostic, table: MappingTable, version: tuple[int, ...],
-                   verification: dict[str, tuple[str, str]], device: str | None = DEFAULT_DEVICE) -> str:
+                   verification: dict[str, tuple[str, str]], device: str | None) -> str:
     """Markdown for a finding: its mapping entry (the form for the device), parameter facts, note,
     docs, and the verification record's line for that form and device."""
     api = diag.torch_api

@@ -112,6 +112,8 @@ def run(args: argparse.Namespace) -> int:
         if outcome.weight_map is not None:
             print(f"{shown}: parameter-name map of {outcome.cells} cell class(es): {outcome.weight_map}")
         if not args.quiet and not args.diff:
+            for note in migration.left:  # "LINE: ... left as it is: why", beside the findings that stay
+                print(f"{shown}:{note}")
             result = migration.result
             sys.stdout.write(render_file(type(result)(shown, result.diagnostics, result.lines)))
     copies = sum(1 for _, error in copied if error is None)

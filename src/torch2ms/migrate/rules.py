@@ -60,18 +60,14 @@ DTYPE_ALIASES: dict[str, str] = {
     "torch.cdouble": "torch.complex128",
 }
 
-# nn.Module methods whose Cell form is another method of the receiver: (method, then an attribute of its result).
-CELL_METHODS: dict[str, tuple[str, str | None]] = {
-    "torch.nn.Module.named_children": ("name_cells", "items"),  # an OrderedDict of the direct children
-    "torch.nn.Module.children": ("cells", None),
-    "torch.nn.Module.named_modules": ("cells_and_names", None),
-    "torch.nn.Module.named_parameters": ("parameters_and_names", None),
-    "torch.nn.Module.add_module": ("insert_child_to_cell", None),
-    "torch.nn.Module.register_module": ("insert_child_to_cell", None),
-    "torch.nn.Module.register_parameter": ("insert_param_to_cell", None),
-}
+# nn.Module methods whose Cell form is another method of the receiver (the tables' target names it), rewritten at
+# the call site. (named_children -> name_cells().items() is the fix engine's: transforms/result_method.py)
+CELL_METHODS = frozenset({
+    "torch.nn.Module.children", "torch.nn.Module.named_modules", "torch.nn.Module.named_parameters",
+    "torch.nn.Module.add_module", "torch.nn.Module.register_module", "torch.nn.Module.register_parameter",
+})
 # Methods that take no argument in MindSpore's form: a call passing any is left as it is.
-NO_ARGUMENT_METHODS = frozenset({"torch.nn.Module.named_children", "torch.nn.Module.children",
+NO_ARGUMENT_METHODS = frozenset({"torch.nn.Module.children",
                                  "torch.nn.Module.named_modules", "torch.nn.Module.named_parameters",
                                  "torch.nn.Module.modules"})
 MODULES = "torch.nn.Module.modules"  # every Cell, self first: [c for _, c in cell.cells_and_names()]
@@ -105,17 +101,6 @@ CELL_CONTAINERS: dict[str, tuple[str, bool]] = {
 }
 PARTIAL = ("functools", "partial")  # a layer class passed as a value, with the keywords its target needs
 
-# The parameters and buffers a MindSpore form names differently from torch's module (torch name -> MindSpore
-# name), checked against MindSpore 2.10's Cells: `m.weight` inside `if isinstance(m, nn.BatchNorm2d):` is
-# `m.gamma` once m is a mindspore.nn.BatchNorm2d. The mint forms keep torch's names.
-_NORM = {"weight": "gamma", "bias": "beta", "running_mean": "moving_mean", "running_var": "moving_variance"}
-PARAMETER_NAMES: dict[str, dict[str, str]] = {
-    "mindspore.nn.BatchNorm1d": _NORM,
-    "mindspore.nn.BatchNorm2d": _NORM,
-    "mindspore.nn.LayerNorm": {"weight": "gamma", "bias": "beta"},
-    "mindspore.nn.GroupNorm": {"weight": "gamma", "bias": "beta"},
-    "mindspore.nn.Embedding": {"weight": "embedding_table"},
-}
 
 # Tensor methods whose keyword form compiles, in GRAPH mode on the CPU, to a kernel the CPU lacks while the
 # positional form does not (MindSpore 2.10: `x.chunk(2, dim=-1)` is the Chunk kernel, `x.chunk(2, -1)` a

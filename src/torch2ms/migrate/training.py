@@ -15,6 +15,9 @@ body holds one ``loss.backward()`` statement and ``optimizer.step()`` statements
 - a step guarded by a condition with no unconditional ``zero_grad()`` in the loop is gradient
   accumulation: the gradients are summed after each forward and the sum reset after each step.
 
+A function whose own body is the step (``def train_step(x, y): ...``) gets the same rewrite, with the
+forward function and ``grad_fn`` built inside it, before the forward statements.
+
 Everything else in the loop (logging, metrics, schedulers, early exits) stays where it was. A loop the
 rule does not cover is left as it is, with a note saying why, for the scan's TMS361 finding.
 """
@@ -47,6 +50,20 @@ class ClipRule:
 
 
 @dataclass(frozen=True)
+class LoaderRule:
+    params: tuple[str, ...]
+    defaults: dict[str, str]
+    ignored: frozenset[str]
+    form: str
+
+
+@dataclass(frozen=True)
+class ArrayDatasetRule:
+    each: str
+    source: str
+
+
+@dataclass(frozen=True)
 class TrainingRules:
     """The facts of ``data/training.yaml``."""
 
@@ -57,6 +74,11 @@ class TrainingRules:
     optimizer_parameters: str
     accumulate: str
     clip: dict[str, ClipRule]
+    loaders: dict[str, LoaderRule] = field(default_factory=dict)
+    array_datasets: dict[str, ArrayDatasetRule] = field(default_factory=dict)
+    dataset_bases: frozenset[str] = frozenset()
+    save_state: tuple[str, str, str] = ("", "", "")  # (torch save, torch state, MindSpore form)
+    load_state: tuple[str, str, str, str] = ("", "", "", "")  # (torch load, torch apply, suffix, MindSpore form)
 
     def role(self, api: str) -> str | None:
         for name, apis in (("backward", self.backward), ("step", self.optimizer_step),
@@ -74,7 +96,15 @@ def parse_rules(text: str, file_name: str = TRAINING_FILE) -> TrainingRules:
         optimizer_parameters=str(doc["optimizer_parameters"]), accumulate=str(doc["accumulate"]),
         clip={api: ClipRule(tuple(rule["params"]), str(rule["form"]),
                             {k: tuple(str(x) for x in v) for k, v in (rule.get("require") or {}).items()})
-              for api, rule in doc["clip"].items()})
+              for api, rule in doc["clip"].items()},
+        loaders={api: LoaderRule(tuple(rule["params"]), dict(rule["defaults"]), frozenset(rule["ignored"]),
+                                 str(rule["form"])) for api, rule in doc["loaders"].items()},
+        array_datasets={api: ArrayDatasetRule(str(rule["each"]), str(rule["source"]))
+                        for api, rule in doc["array_datasets"].items()},
+        dataset_bases=frozenset(doc["dataset_bases"]),
+        save_state=(str(doc["save_state"]["save"]), str(doc["save_state"]["state"]), str(doc["save_state"]["form"])),
+        load_state=(str(doc["load_state"]["load"]), str(doc["load_state"]["apply"]), str(doc["load_state"]["suffix"]),
+                    str(doc["load_state"]["form"])))
 
 
 @functools.lru_cache(maxsize=1)
@@ -283,6 +313,7 @@ def spell(form: str, root: str) -> str:
 class _Plan:
     replace: dict[int, list[cst.BaseStatement]]  # id(statement) -> its replacement (empty: removed)
     prelude: list[cst.BaseStatement]
+    first: int  # id of the first statement of the forward region
 
 
 class TrainingSteps(cst.CSTTransformer):
@@ -324,11 +355,38 @@ class TrainingSteps(cst.CSTTransformer):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.scopes.append(node)
+        self._rewritten_inside.append(False)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef,
                           updated_node: cst.FunctionDef) -> cst.FunctionDef:
-        self.scopes.pop()
-        return updated_node
+        try:
+            return self._leave_function(original_node, updated_node)
+        finally:
+            self.scopes.pop()
+
+    def _leave_function(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        """A function whose own body is one training step (``def train_step(x, y): ... loss.backward() ...``)."""
+        inside = self._rewritten_inside.pop()
+        if inside or not isinstance(original.body, cst.IndentedBlock):
+            return updated
+        body = list(original.body.body)
+        found = [r for r in self._roles_in(body) if r[0] != "backward" or any(
+            _call_statement(stmt) is r[2] for stmt in body)]
+        if not any(r[0] == "backward" for r in found):
+            return updated
+        bound = set(names_of(body).writes) | {p.name.value for p in _all_params(original.params)}
+        try:
+            plan = self._plan_body(body, found, bound, "the function")
+        except Unsupported as exc:
+            self.left.append(f"{self._line(original)}: training step of {original.name.value}() left as it is: {exc}")
+            return updated
+        self.count += 1
+        self.done.append(f"{self._line(original)}: training step of {original.name.value}() as value_and_grad + "
+                         f"optimizer(grads)")
+        plan.replace[plan.first] = [*plan.prelude, *plan.replace[plan.first]]
+        new = original.visit(_Replace(plan.replace))
+        assert isinstance(new, cst.FunctionDef)
+        return new
 
     def visit_For(self, node: cst.For) -> None:
         self._rewritten_inside.append(False)
@@ -343,6 +401,25 @@ class TrainingSteps(cst.CSTTransformer):
     def leave_While(self, original_node: cst.While,
                     updated_node: cst.While) -> cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement]:
         return self._leave_loop(original_node, updated_node)
+
+    def leave_SimpleStatementLine(
+            self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine,
+    ) -> cst.SimpleStatementLine | cst.RemovalSentinel:
+        """A ``zero_grad()`` statement anywhere (before an accumulation loop, after evaluation): MindSpore's
+        gradients are values returned by value_and_grad, there is nothing to reset."""
+        call = _call_statement(original_node)
+        found = self._role_of(call) if call is not None else None
+        if found is None or found[0] != "zero_grad":
+            return updated_node
+        self.count += 1
+        self.done.append(f"{self._line(original_node)}: {found[1]} removed")
+        return cst.RemoveFromParent()
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock,
+                            updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
+        if not updated_node.body:
+            return updated_node.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
+        return updated_node
 
     def _line(self, node: cst.CSTNode) -> int:
         return int(self.get_metadata(PositionProvider, node).start.line)
@@ -386,8 +463,11 @@ class TrainingSteps(cst.CSTTransformer):
         return cst.FlattenSentinel([*prelude, loop.with_changes(leading_lines=())])
 
     def _roles(self, loop: cst.For | cst.While) -> list[tuple[str, str, cst.Call]]:
+        return self._roles_in([loop.body])
+
+    def _roles_in(self, nodes: Sequence[cst.CSTNode]) -> list[tuple[str, str, cst.Call]]:
         out = []
-        for node in _walk_no_defs(loop.body):
+        for node in (n for top in nodes for n in _walk_no_defs(top)):
             if isinstance(node, cst.Call):
                 found = self._role_of(node)
                 if found is not None:
@@ -399,7 +479,17 @@ class TrainingSteps(cst.CSTTransformer):
         if not isinstance(loop.body, cst.IndentedBlock) or loop.orelse is not None:
             raise Unsupported("a one-line body or an else branch")
         body = list(loop.body.body)
-        found = self._roles(loop)
+        loop_bound = set(names_of(body).writes)
+        if isinstance(loop, cst.For):
+            target = _Names()
+            target._target(loop.target)
+            loop_bound.update(target.writes)
+        return self._plan_body(body, self._roles(loop), loop_bound, "the loop")
+
+    def _plan_body(self, body: list[cst.BaseStatement], found: list[tuple[str, str, cst.Call]],
+                   loop_bound: set[str], where: str) -> _Plan:
+        """The plan for a loop body (`where`: "the loop") or a function body ("the function"): `loop_bound`,
+        the names bound anew each iteration or call, become the forward function's parameters."""
         placed: dict[int, _Role] = {}
         for stmt, top in _simple_statements(body):
             call = _call_statement(stmt)
@@ -410,7 +500,7 @@ class TrainingSteps(cst.CSTTransformer):
                     placed[id(node)] = _Role(role, api, node, stmt, top)
         for _role, api, node in found:
             if id(node) not in placed:
-                raise Unsupported(f"{api} is not a statement of its own in the loop body or an `if` in it")
+                raise Unsupported(f"{api} is not a statement of its own in {where}'s body or an `if` in it")
         roles = list(placed.values())
         backward = [r for r in roles if r.role == "backward"]
         steps = [r for r in roles if r.role == "step"]
@@ -438,12 +528,7 @@ class TrainingSteps(cst.CSTTransformer):
             if r.role in ("step", "clip") and order[id(r.statement)] < order[id(back.statement)]:
                 raise Unsupported(f"{r.api} before backward()")
 
-        loop_bound = set(names_of(body).writes)
-        if isinstance(loop, cst.For):
-            target = _Names()
-            target._target(loop.target)
-            loop_bound.update(target.writes)
-        if optimizer.split(".")[0].split("[")[0] in loop_bound:
+        if where == "the loop" and optimizer.split(".")[0].split("[")[0] in loop_bound:
             raise Unsupported(f"the optimizer {optimizer} is bound inside the loop")
 
         # the forward region: walking back from backward(), the statements the loss depends on
@@ -536,7 +621,7 @@ class TrainingSteps(cst.CSTTransformer):
                 if accumulate:
                     new.append(_line_statement(f"{total} = None"))
                 replace[id(r.statement)] = new
-        return _Plan(replace, prelude)
+        return _Plan(replace, prelude, id(first))
 
     def _calls_model(self, stmt: cst.CSTNode, loop_bound: set[str]) -> bool:
         """Whether `stmt` calls a variable (not an import, a def or a builtin) on a name the loop binds."""

@@ -30,8 +30,8 @@ import libcst as cst
 from libcst.metadata import CodeRange, PositionProvider
 
 from ..mappings import MappingTable
-from ..model import DEFAULT_DEVICE, ApiCall, CallKind, Category, Confidence, Span
-from ..rewrite import default_keyword
+from ..model import ApiCall, CallKind, Category, Confidence, FactKind, MappingEntry, Span
+from ..transforms import default_keyword
 from . import rules
 
 Key = tuple[int, int, int, int]
@@ -73,6 +73,17 @@ def _clean_args(args: Sequence[cst.Arg]) -> list[cst.Arg]:
     return out
 
 
+
+def _renamed_weights(entry: MappingEntry, ms_class: str) -> dict[str, str]:
+    """The layer's own tensors (torch name -> MindSpore name) that the MindSpore class `ms_class` names
+    otherwise, from the tables' weight facts (`m.weight` is `m.gamma` in a mindspore.nn.BatchNorm2d); the
+    names with a number in them (an RNN's layers) and those of sub-layers are left out."""
+    form = entry.weight_form(ms_class)
+    if form is None:
+        return {}
+    return {p.torch: p.ms for p in form.params
+            if p.torch and p.ms and p.torch != p.ms and p.layer is None and "{" not in p.torch}
+
 class _Rewriter(cst.CSTTransformer):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
@@ -104,7 +115,7 @@ class CallSites(_Rewriter):
     """Rewrites at the calls and attributes the scanner resolved to torch APIs (see the module's docstring)."""
 
     def __init__(self, calls: Sequence[ApiCall], table: MappingTable, version: tuple[int, ...], root: str,
-                 device: str = DEFAULT_DEVICE, used: Collection[str] = ()) -> None:
+                 device: str, used: Collection[str] = ()) -> None:
         super().__init__(root)
         self.table = table
         self.version = version
@@ -195,11 +206,11 @@ class CallSites(_Rewriter):
             if api == rules.MODULES:
                 cells = cst.parse_expression("[_cell for _, _cell in _receiver_.cells_and_names()]")
                 return cst.ensure_type(cells.visit(_Replace("_receiver_", receiver)), cst.ListComp)
-            method, then = rules.CELL_METHODS[api]
-            new: cst.BaseExpression = node.with_changes(func=node.func.with_changes(attr=cst.Name(method)))
-            if then is not None:
-                new = cst.Call(func=cst.Attribute(value=new, attr=cst.Name(then)))
-            return new
+            entry = self.table.lookup(api)
+            target = entry.target_for(self.version, self.device) if entry is not None else None
+            if target is None:
+                return None
+            return node.with_changes(func=node.func.with_changes(attr=cst.Name(target.api.rpartition(".")[2])))
         if api == rules.SIZE:
             return self._size(node, receiver)
         if api in rules.SIZE_METHODS:
@@ -332,7 +343,7 @@ class CallSites(_Rewriter):
             return None
         positional = _positional(node.args)
         for fact in target.params:
-            if fact.kind != "dropped" or fact.torch is None or fact.position is None \
+            if fact.kind is not FactKind.DROPPED or fact.torch is None or fact.position is None \
                     or fact.position != len(positional) - 1:
                 continue
             if any(a.keyword is not None and a.keyword.value == fact.torch for a in node.args):
@@ -405,7 +416,7 @@ class CallSites(_Rewriter):
     # ------------------------------------------------------------------ statements
     def leave_If(self, original_node: cst.If, updated_node: cst.If) -> cst.If:
         """``if isinstance(m, nn.BatchNorm2d): m.weight...`` -> ``m.gamma`` in that branch, where the form
-        for the device names its parameters otherwise (`rules.PARAMETER_NAMES`)."""
+        for the device names its parameters otherwise (the tables' weight facts, `_renamed_weights`)."""
         test = original_node.test
         if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
                 and len(test.args) == 2 and isinstance(test.args[0].value, cst.Name)):
@@ -417,7 +428,7 @@ class CallSites(_Rewriter):
             calls = [c for c in self._calls(item) if c.kind in _NAMED]
             entry = self.table.lookup(calls[0].api) if calls else None
             target = entry.target_for(self.version, self.device) if entry is not None else None
-            names = rules.PARAMETER_NAMES.get(target.api, {}) if target is not None else None
+            names = _renamed_weights(entry, target.api) if entry is not None and target is not None else None
             if names is None:
                 return updated_node  # not a torch class: its instances keep their attributes
             renames = dict(names) if renames is None else {k: v for k, v in renames.items() if names.get(k) == v}

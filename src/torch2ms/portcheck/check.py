@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 
 from ..codes import CODES
 from ..mappings import MappingTable
-from ..model import Arg, ApiCall, CallKind, Diagnostic, Span, Target
+from ..model import Arg, ApiCall, CallKind, Diagnostic, FactKind, Span, Target
 from ..source import SourceText
 from . import graph
 from . import names as ms_names
@@ -447,7 +447,7 @@ class PortChecker:
             return
         for _, target in self.facts.by_api.get(qual, []):
             for fact in target.params:
-                if fact.kind == "unsupported_inputs" and fact.torch is None and "all" in fact.covers \
+                if fact.kind is FactKind.UNSUPPORTED_INPUTS and fact.torch is None and "all" in fact.covers \
                         and "int64" in fact.note:
                     self.report("TMS406", node, f"{qual} with an int64 tensor argument: {fact.note}",
                                 mindspore_api=qual)
@@ -694,7 +694,7 @@ class PortChecker:
         call = ApiCall(api=torch_api, span=self.positions.span(node), kind=CallKind.METHOD, args=args)
         # (not the facts of inputs MindSpore raises for: measured with torch's keywords, which TMS402 judges)
         facts = [f for f in relevant_params(call, target)
-                 if (f.kind == "default_differs" or (f.kind == "semantics_differ" and f.torch is not None))
+                 if (f.kind is FactKind.DEFAULT_DIFFERS or (f.kind is FactKind.SEMANTICS_DIFFER and f.torch is not None))
                  and not f.only_degenerate_inputs]
         if facts:
             self.report("TMS404", node, f".{name}(): MindSpore's Tensor.{name} differs from torch's: "

@@ -24,8 +24,8 @@ import ast
 from collections.abc import Callable, Sequence
 
 from ..codes import CODES, READINESS_KINDS
-from ..mappings import MappingTable
-from ..model import DEFAULT_DEVICE, ApiCall, Diagnostic
+from ..mappings import TableView
+from ..model import ApiCall, Diagnostic
 from ..source import SourceText
 from .containers import check_containers
 from .data_pipeline import check_data_pipeline
@@ -55,11 +55,11 @@ def wanted(enabled: Callable[[str], bool]) -> bool:
     return any(enabled(code) for code in READINESS_CODES)
 
 
-def readiness_diagnostics(tree: ast.Module, calls: Sequence[ApiCall], text: str, table: MappingTable,
-                          version: tuple[int, ...], positions: SourceText | None = None,
-                          device: str | None = DEFAULT_DEVICE) -> list[Diagnostic]:
-    """Every readiness finding of one file (pure: the tree, the resolved calls and the text)."""
-    facts = Facts(tree, calls, text, table, version, positions or SourceText(text), device)
+def readiness_diagnostics(tree: ast.Module, calls: Sequence[ApiCall], text: str, view: TableView,
+                          positions: SourceText | None = None) -> list[Diagnostic]:
+    """Every readiness finding of one file (pure: the tree, the resolved calls and the text), for the scan's
+    MindSpore version and device (`view`)."""
+    facts = Facts(tree, calls, text, view, positions or SourceText(text))
     out: list[Diagnostic] = []
     for check in CHECKS:
         out.extend(check(facts))

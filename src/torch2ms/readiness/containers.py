@@ -44,7 +44,7 @@ def _container_elements(value: ast.expr) -> tuple[str, list[ast.expr]] | None:
 
 
 def _wrap_fix(facts: Facts, value: ast.expr, shape: str, target: str) -> Fix | None:
-    from ..rewrite import FixSource  # the shared import-insertion helper of the fixes
+    from ..transforms.edits import EditBuilder  # the shared import-insertion helper of the fixes
 
     span = facts.span(value)
     prefix, suffix = f"{target}(", ")"
@@ -55,7 +55,7 @@ def _wrap_fix(facts: Facts, value: ast.expr, shape: str, target: str) -> Fix | N
     edits = [Edit(Span(span.start_line, span.start_col, span.start_line, span.start_col), prefix),
              Edit(Span(span.end_line, span.end_col, span.end_line, span.end_col), suffix)]
     try:
-        imp = FixSource(facts.text, facts.tree).import_edit()
+        imp = EditBuilder(facts.text, facts.tree).import_edit()
     except (ValueError, IndexError):
         return None
     if imp is not None:

@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ..codes import CODES
-from ..mappings import MappingTable
-from ..model import DEFAULT_DEVICE, ApiCall, CallKind, Category, Confidence, Diagnostic, Fix, Span
+from ..mappings import TableView
+from ..model import ApiCall, CallKind, Category, Confidence, Diagnostic, Fix, Span
 from ..source import SourceText
 
 _MAX_LISTED = 20
@@ -40,8 +40,10 @@ class FileClass:
 class Facts:
     """What the checks share about one file: calls by span, classes, call nodes by method name."""
 
-    def __init__(self, tree: ast.Module, calls: Sequence[ApiCall], text: str, table: MappingTable,
-                 version: tuple[int, ...], positions: SourceText, device: str | None = DEFAULT_DEVICE) -> None:
+    def __init__(self, tree: ast.Module, calls: Sequence[ApiCall], text: str, view: TableView,
+                 positions: SourceText) -> None:
+        table, version, device = view.table, view.version, view.device
+        self.view = view
         self.tree = tree
         self.calls = calls
         self.text = text
@@ -220,11 +222,11 @@ class Facts:
         return ""
 
     def target_of(self, api: str) -> str | None:
-        entry = self.table.lookup(api)
+        entry = self.view.lookup(api)
         if entry is None:
             return None
-        target = entry.target_for(self.version, self.device)
-        if target is None or entry.category_for(self.version, self.device) is Category.MISSING:
+        target = self.view.target(entry)
+        if target is None or self.view.category(entry) is Category.MISSING:
             return None
         return target.api
 

@@ -473,7 +473,7 @@ def build(results: list[FileResult], target_version: str, paths: Sequence[str] |
         from .progress import progress
 
         context["progress"] = progress(compare, results, lambda p: sources.get(p) if p in sources else read(p),
-                                       summary, target_version)
+                                       summary, target_version, device)
     return doc, context
 
 

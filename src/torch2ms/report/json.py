@@ -259,7 +259,8 @@ def _directory(path: str) -> str:
     return folder or "/"
 
 
-def api_classes(results: Sequence[FileResult], table: Any, version: tuple[int, ...]) -> dict[str, tuple[str, str]]:
+def api_classes(results: Sequence[FileResult], table: Any, version: tuple[int, ...],
+                device: str | None) -> dict[str, tuple[str, str]]:
     """Each torch API's category and effort class, as every output shows them (the JSON and HTML API
     table, `--statistics`): the worst category of its findings, and the most work among its uses'
     findings (among all its findings when it has no use: a type reference, an unconfirmed method)."""
@@ -271,7 +272,7 @@ def api_classes(results: Sequence[FileResult], table: Any, version: tuple[int, .
                 continue
             counts = categories.setdefault(diag.torch_api, {})
             counts[diag.category.value] = counts.get(diag.category.value, 0) + 1
-            rank = EFFORTS.index(finding_effort(diag, table, version) or "unknown")
+            rank = EFFORTS.index(finding_effort(diag, table, version, device) or "unknown")
             worst = efforts.setdefault(diag.torch_api, [-1, 0])
             worst[1] = max(worst[1], rank)
             if diag.category.value in USE_CATEGORIES:
@@ -304,7 +305,7 @@ def project_name(paths: Sequence[str] | None) -> str:
 
 
 def file_object(result: FileResult, root: str | None = None, source: str | None = None,
-                target_version: str | None = None) -> dict[str, Any]:
+                target_version: str | None = None, *, device: str | None) -> dict[str, Any]:
     """A file's entry of the document's "files" list; `source` is its text (for rewrite previews and
     the findings' context and fingerprint)."""
     table = load_table()
@@ -321,7 +322,7 @@ def file_object(result: FileResult, root: str | None = None, source: str | None 
         "error": error.message if error else None,
         "findings": len(result.diagnostics),
         "by_category": {c: counts[c] for c in ALL_CATEGORIES if c in counts},
-        "diagnostics": [_finding(diag, text, fact, finding_effort(diag, table, version))
+        "diagnostics": [_finding(diag, text, fact, finding_effort(diag, table, version, device))
                         for diag, fact in zip(result.diagnostics, facts)],
     }
 
@@ -347,7 +348,7 @@ def head(results: list[FileResult], target_version: str, root: str | None = None
             category = diag.category.value
             dir_counts[category] = dir_counts.get(category, 0) + 1
             by_severity[diag.severity.value] = by_severity.get(diag.severity.value, 0) + 1
-            effort = finding_effort(diag, table, version)
+            effort = finding_effort(diag, table, version, device)
             if effort is not None:
                 by_effort[effort] = by_effort.get(effort, 0) + 1
             if diag.torch_api and diag.category is not Category.FILE_ERROR:
@@ -366,7 +367,7 @@ def head(results: list[FileResult], target_version: str, root: str | None = None
             failures.append({"path": path, "code": error.code, "message": error.message,
                              "line": error.span.start_line})
 
-    classes = api_classes(results, table, version)
+    classes = api_classes(results, table, version, device)
     api_rows = []
     for api, row in apis.items():
         entry = table.lookup(api)
@@ -432,7 +433,7 @@ def document(results: list[FileResult], target_version: str, root: str | None = 
     """The report document. `sources` maps a result's path to its text (for rewrite previews)."""
     sources = sources or {}
     doc = head(results, target_version, root, paths, date, device)
-    doc["files"] = [file_object(r, root, sources.get(r.path), target_version)
+    doc["files"] = [file_object(r, root, sources.get(r.path), target_version, device=device)
                     for r in sorted(results, key=lambda r: r.path)]
     return doc
 
@@ -472,7 +473,7 @@ def write(out: IO[str], results: list[FileResult], target_version: str, root: st
     out.write("[\n")
     for index, result in enumerate(ordered):
         source = read_source(result.path)[0] if result.diagnostics else None
-        item = json.dumps(file_object(result, root, source, target_version), indent=2).replace("\n", "\n    ")
+        item = json.dumps(file_object(result, root, source, target_version, device=device), indent=2).replace("\n", "\n    ")
         out.write(("    " if index == 0 else ",\n    ") + item)
     out.write("\n  ]\n}\n")
 

@@ -53,7 +53,7 @@ def _describer(config: Config, outcomes: list[Scanned]) -> Callable[[str], str]:
     from .json import api_classes
 
     table = load_table()
-    classes = api_classes([o.result for o in outcomes], table, config.version)
+    classes = api_classes([o.result for o in outcomes], table, config.version, config.device)
 
     def describe(api: str) -> str:
         if table.lookup(api) is None:

@@ -95,7 +95,8 @@ def match(old: dict[str, Any], results: list[FileResult], read: Callable[[str], 
 
 
 def progress(old_path: str, results: list[FileResult], read: Callable[[str], str | None],
-             summary: dict[str, Any], target_version: str, root: str | None = None) -> dict[str, Any]:
+             summary: dict[str, Any], target_version: str, device: str | None,
+             root: str | None = None) -> dict[str, Any]:
     """The comparison of this scan (`results`, its document's `summary`) with the report at `old_path`.
     The readiness now counts the uses that are gone since (ported: MindSpore now, or removed) as done:
     (ready uses + ported) / (uses + ported), so porting raises it."""
@@ -109,7 +110,7 @@ def progress(old_path: str, results: list[FileResult], read: Callable[[str], str
         old_effort = {}
         for file in old["files"]:
             for diag in file["diagnostics"]:
-                effort = effort_of(diag["code"], diag["category"], diag["torch_api"], table, version)
+                effort = effort_of(diag["code"], diag["category"], diag["torch_api"], table, version, device)
                 if effort is not None:
                     old_effort[effort] = old_effort.get(effort, 0) + 1
     now_effort = summary.get("by_effort", {})

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..mappings import MappingTable, load_table, parse_version
-from ..model import DEVICES, Category, Example, MappingEntry, Target
+from ..model import DEVICES, Category, Example, ExampleKind, MappingEntry, Target
 from ..weights.facts import Facts
 from .record import COUNTS, EntryRecord, FormRecord
 
@@ -39,19 +39,17 @@ def _dtype_word(name: str) -> str:
 def declared_dtypes(target: Target | None, example: Example) -> dict[str, str]:
     """The example's `dtypes` pairs (torch dtype -> MindSpore dtype) that the target's facts state.
 
-    A dtype difference is accepted by verify only when the table says so: a fact of the form
-    the fix writes (normally `semantics_differ`) whose note mentions "dtype" and names both
-    dtypes, e.g. "result dtype differs (torch int64, MindSpore int32)". A pair the facts do not
-    state is left out, so that difference still fails the comparison.
+    A dtype difference is accepted by verify only when the table says so: a fact of the form the
+    fix writes (normally `semantics_differ`) whose `result_dtype` names both dtypes. A pair the facts
+    do not state is left out, so that difference still fails the comparison.
     """
     wanted = example.extra.get("dtypes") or {}
     if not wanted or target is None:
         return {}
-    notes = [set(_WORD.findall(p.note.lower())) for p in target.params if p.note and "dtype" in p.note.lower()]
+    stated = [{_dtype_word(t), _dtype_word(m)} for t, m in (p.result_dtype for p in target.params if p.result_dtype)]
     out: dict[str, str] = {}
     for t_dtype, m_dtype in wanted.items():
-        pair = {_dtype_word(t_dtype), _dtype_word(m_dtype)}
-        if any(pair <= words for words in notes):
+        if {_dtype_word(t_dtype), _dtype_word(m_dtype)} in stated:
             out[str(t_dtype)] = str(m_dtype)
     return out
 
@@ -117,7 +115,7 @@ def _covers(target: Target) -> list[str]:
 
 def _weights(entry: MappingEntry, ms_class: str, example: Example, facts: Facts | None) -> dict[str, Any] | None:
     """The weight facts of `ms_class` for a layer example of the entry (with its sub-layers' facts), if any."""
-    if str(example.extra.get("kind") or "") not in ("layer", "loss") or entry.weight_form(ms_class) is None:
+    if example.kind not in (ExampleKind.LAYER, ExampleKind.LOSS) or entry.weight_form(ms_class) is None:
         return None
     if facts is None:
         facts = Facts.from_entries(load_table().entries.values())
@@ -189,9 +187,8 @@ def verified_entries(table: MappingTable) -> list[MappingEntry]:
             if entry.category_for(version, None) in VERIFIED_CATEGORIES or entry.examples]
 
 
-def _kind(entry: MappingEntry) -> str:
-    kinds = [str(e.extra.get("kind") or "function") for e in entry.examples]
-    return kinds[0] if kinds else "function"
+def _kind(entry: MappingEntry) -> ExampleKind:
+    return entry.examples[0].kind if entry.examples else ExampleKind.FUNCTION
 
 
 def _order(api: str) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 from ..api import read_source
 from ..engine import scan_source
 from ..mappings import MappingTable
-from ..model import Category, Diagnostic, Span
+from ..model import Category, Diagnostic, ExampleKind, Span
 from ..source import SourceText
 from .code import split_layer
 
@@ -185,11 +185,11 @@ def locate(path: str, line: int, table: MappingTable, shapes: dict[str, dict[str
     assert ms_code is not None
     entry = table.entries.get(diag.torch_api or "")
     example = entry.examples[0] if entry is not None and entry.examples else None
-    kind = str(example.extra.get("kind") or "function") if example else "function"
+    kind = example.kind if example else ExampleKind.FUNCTION
     torch_setup = _setup(tree, SETUP_MODULES)
     ms_setup = [s for s in torch_setup if not s.split()[1].startswith("torch")] + MS_SETUP
     torch_code, ms_code = f"({torch_code})", f"({ms_code})"
-    if example and kind in ("layer", "loss"):
+    if example and kind in (ExampleKind.LAYER, ExampleKind.LOSS):
         # A layer's constructor: call the user's layer on the example's inputs.
         t_split = split_layer(example.torch)
         if t_split and _is_constructor(torch_code):
@@ -219,7 +219,7 @@ def locate(path: str, line: int, table: MappingTable, shapes: dict[str, dict[str
         "torch": torch_code,
         "mindspore": ms_code,
         "inputs": inputs,
-        "kind": kind if kind not in ("method",) else "function",
+        "kind": (ExampleKind.FUNCTION if kind is ExampleKind.METHOD else kind).value,
         "torch_setup": torch_setup,
         "mindspore_setup": ms_setup,
     }

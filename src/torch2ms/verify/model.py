@@ -210,9 +210,15 @@ def _root(args: argparse.Namespace, original: Target, ported: Target, torch_clas
 def _compare(a: Any, b: Any, t_dtype: str, m_dtype: str, rtol: float, atol: float) -> dict[str, Any]:
     from .compare import Arr, canonical_dtype, compare_arrays
 
+    from .tolerance import measure
+
     outcome = compare_arrays(Arr(a, canonical_dtype(t_dtype)), Arr(b, canonical_dtype(m_dtype)), rtol, atol)
-    return {"ok": outcome.ok, "max_abs": outcome.max_abs_err, "max_rel": outcome.max_rel_err,
-            "reason": outcome.reason}
+    row = {"ok": outcome.ok, "max_abs": outcome.max_abs_err, "max_rel": outcome.max_rel_err, "reason": outcome.reason}
+    if getattr(a, "dtype", None) is not None and a.dtype.kind in "fc":  # msprobe's measures of a float result
+        m = measure(a, b)
+        if m.same_shape:
+            row.update(relative=m.relative, cosine=m.cosine)
+    return row
 
 
 def verify(args: argparse.Namespace, original: Target, ported: Target, inputs: list[dict[str, Any]],
@@ -484,7 +490,9 @@ def print_text(result: dict[str, Any], out: TextIO) -> None:
             shape = f"{row['torch'].get('dtype', '')}{row['torch'].get('shape', '')}"
             verdict = "ok" if row.get("ok") else "DIFFERS"
             out.write(f"{mode.upper():9}  output{row['path']} {shape}: max abs {_err(row.get('max_abs'))}, "
-                      f"max rel {_err(row.get('max_rel'))} {verdict}"
+                      f"max rel {_err(row.get('max_rel'))}"
+                      + (f", cosine {row['cosine']:.6f}" if isinstance(row.get("cosine"), float) else "")
+                      + f" {verdict}"
                       + ("" if ms_side.get("shape") == row["torch"].get("shape") else
                          f" (MindSpore {ms_side.get('dtype')}{ms_side.get('shape')})") + "\n")
         train = report.get("train")

@@ -2,9 +2,10 @@
 
 Started by `torch2ms.verify.pool.Pool` as ``python -m torch2ms.verify.train_worker --side
 torch|mindspore``; it speaks the pool's protocol. A job is ``{"id", "source", "filename", "steps",
-"out", "threads"[, "initial"]}``: the program runs as ``__main__`` (its own argument defaults, in the
-job's ``out`` folder) with:
+"out", "threads"[, "initial", "mode"]}``: the program runs as ``__main__`` (its own argument defaults, from a
+copy in the job's ``out`` folder, its working directory) with:
 
+- MindSpore side: PyNative, or GRAPH mode (``"mode": "graph"``) for the whole program;
 - every dropout an identity (Dropout at p=0 on both sides) and data loaders unshuffled, so both sides
   see the same batches in the same order;
 - torch side: the first optimizer's parameters, in its group order, saved as they are when it is
@@ -25,6 +26,7 @@ import builtins
 import os
 import re
 import sys
+from types import ModuleType
 from typing import Any
 
 from . import program_worker
@@ -62,6 +64,11 @@ class Recorder:
 
 
 def _identity(x: Any, *_args: Any, **_kwargs: Any) -> Any:
+    return x
+
+
+def _pass_through(self: Any, x: Any) -> Any:
+    """A dropout Cell's construct at p=0 (a function of its own line: GRAPH mode parses its source)."""
     return x
 
 
@@ -122,7 +129,7 @@ def _instrument_mindspore(ms: Any, rec: Recorder, initial: dict[str, Any] | None
         setattr(owner, name, value)
 
     for cls in (ms.nn.Dropout, ms.mint.nn.Dropout, ms.nn.Dropout2d):
-        patch(cls, "construct", lambda self, x, *a, **k: x)
+        patch(cls, "construct", _pass_through)
     patch(ms.ops, "dropout", _identity)
     patch(ms.mint.nn.functional, "dropout", _identity)
     generator_init = ms.dataset.GeneratorDataset.__init__
@@ -202,7 +209,10 @@ def run_training(side: Side, job: dict[str, Any]) -> dict[str, Any]:
         with np.load(str(job["initial"]), allow_pickle=False) as data:
             initial = {key: data[key] for key in data.files}
     filename = str(job.get("filename", ident))
-    env: dict[str, Any] = {"__name__": "__main__", "__file__": filename, "__builtins__": builtins}
+    program = ModuleType("__main__")  # a module of its own: GRAPH mode resolves names through sys.modules
+    env: dict[str, Any] = program.__dict__
+    env.update({"__file__": filename, "__builtins__": builtins})
+    main_module = sys.modules.get("__main__")
     result: dict[str, Any] = {}
     saved: list[tuple[Any, str, Any]] = []
     cwd = os.getcwd()
@@ -216,9 +226,17 @@ def run_training(side: Side, job: dict[str, Any]) -> dict[str, Any]:
             saved = _instrument_torch(side.torch, rec)
         else:
             saved = _instrument_mindspore(side.ms, rec, initial)
+            if job.get("mode") == "graph":
+                side.ms.set_context(mode=side.ms.GRAPH_MODE)
         os.chdir(out)
-        sys.argv = [filename]
-        code = compile(str(job["source"]), filename, "exec")
+        # a file on disk: MindSpore's GRAPH mode reads the source of what it compiles
+        path = os.path.join(out, f"{stem}-{os.path.basename(filename)}")
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(str(job["source"]))
+        env["__file__"] = path
+        sys.argv = [path]
+        code = compile(str(job["source"]), path, "exec")
+        sys.modules["__main__"] = program
         try:
             exec(code, env)  # noqa: S102 - the user's own program, in a worker process with limits
         except Enough:
@@ -242,7 +260,11 @@ def run_training(side: Side, job: dict[str, Any]) -> dict[str, Any]:
     finally:
         os.chdir(cwd)
         sys.argv = argv
+        if main_module is not None:
+            sys.modules["__main__"] = main_module
         _restore(saved)
+        if side.ms is not None:
+            side.ms.set_context(mode=side.ms.PYNATIVE_MODE)
     return result
 
 

@@ -1,0 +1,17 @@
+"""The fixes: a core (`fixer.Fixer`, the parameter edits of `param_edits.py`, the edit builder of
+`edits.py`) and a registry of small transforms (`base.REGISTRY`), one module each, for the rewrites that
+the tables' facts cannot express and that the tables name (``rewrite: {transform: NAME, ...}``)."""
+
+from __future__ import annotations
+
+from . import (  # noqa: F401  (each module registers its transform)
+    attribute_result, called_attribute, cell, complex_abs, device_move, device_object, fill_dtype, result_fields,
+    result_method, set_train_false, shape_attribute, shape_tuple, size_tuple, training_mode,
+)
+from .base import FIXABLE_CODES, REGISTRY, Context, Transform
+from .edits import IMPORT_LINE, EditBuilder
+from .fixer import Fixer, build_fix
+from .param_edits import default_keyword, result_dtype
+
+__all__ = ["FIXABLE_CODES", "IMPORT_LINE", "REGISTRY", "Context", "EditBuilder", "Fixer", "Transform", "build_fix",
+           "default_keyword", "result_dtype"]

@@ -1,0 +1,250 @@
+"""The edits a target's parameter facts ask for at one call (renamed, dropped, translated, retyped keywords,
+torch defaults written out) and whether they are safe; the general keywords MindSpore lacks (``device=``,
+``requires_grad=``, ``out=``, a loss's legacy ``size_average``/``reduce``) go too. A target's transform may
+write a default itself (`Transform.default_keywords`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import assert_never
+
+from ..model import ApiCall, Arg, CallKind, Edit, FactKind, ParamFact, Span, Target, arg_for
+from .base import PASS, REGISTRY
+from .edits import (
+    EditBuilder, arg_start, insert_keywords, keyword_arg, literal, passed_arg, pure_text, removal_edits,
+)
+
+def result_dtype(fact: ParamFact) -> str | None:
+    """torch's result dtype when the fact states that MindSpore's differs; None otherwise."""
+    if fact.kind is not FactKind.SEMANTICS_DIFFER or fact.torch is not None or fact.ms is not None \
+            or fact.result_dtype is None:
+        return None
+    return fact.result_dtype[0]
+
+
+def default_keyword(fact: ParamFact) -> str | None:
+    """``name=value`` that gives torch's behaviour where a default differs (a ``default_differs`` fact
+    for a call that passes nothing for it), or None when it cannot be written: a torch default of None
+    (computed from other arguments), or torch's word for an option renamed between the libraries, which
+    usually has its own vocabulary (padding_mode='zeros' vs pad_mode='pad'). A fact without a torch name
+    is a MindSpore parameter torch lacks; its `torch_default` is the value that behaves as torch does."""
+    name = fact.ms or fact.torch
+    if fact.kind is not FactKind.DEFAULT_DIFFERS or name is None or fact.torch_default is None:
+        return None
+    text = literal(fact.torch_default)
+    if text is None or isinstance(fact.torch_default, str) and fact.torch and fact.ms and fact.ms != fact.torch:
+        return None
+    return f"{name}={text}"
+
+
+# Dropped parameters whose value does not change what the call computes, only whether its input is
+# overwritten: a value other than torch's default may go in an unsafe fix. Any other dropped parameter
+# passed with a value other than torch's default leaves the call unfixed (its result would change).
+_VALUE_NEUTRAL = frozenset({"inplace"})
+
+
+# Keywords every torch creation function or layer may take that MindSpore has no use for (it places the
+# whole program on one device and has no tensor-level autograd flag), with the values that are torch's
+# defaults (dropping a default is safe; dropping another value is unsafe: what it selected is lost).
+# A target that does take one (mindspore.Parameter's requires_grad) says so with a fact naming it.
+_GENERAL_DROPPED: dict[str, tuple[object, ...]] = {
+    "device": (None,), "requires_grad": (False,), "pin_memory": (False,), "non_blocking": (False,),
+    "layout": ("strided",), "memory_format": ("contiguous_format", "preserve_format"),
+}
+
+
+def _general_default(src: EditBuilder, arg: Arg) -> bool:
+    """True when `arg` passes torch's default for its general keyword (a constant or a torch attribute)."""
+    values = _GENERAL_DROPPED.get(arg.keyword or "", ())
+    if arg.is_const:
+        return any(arg.value is v or (v is not None and arg.value == v) for v in values)
+    return src.slice(arg.span).rpartition(".")[2] in {v for v in values if isinstance(v, str)}
+
+
+def _legacy_reduction(src: EditBuilder, call: ApiCall) -> str | None | bool:
+    """The `reduction` that a loss's legacy `size_average` / `reduce` flags select (torch's rule), None when
+    the call passes neither, False when it cannot be told (a value that is not written as a literal, or
+    `reduction` too)."""
+    flags = {a.keyword: a for a in call.args if a.keyword in ("size_average", "reduce")}
+    if not flags:
+        return None
+    if keyword_arg(call, "reduction") is not None or any(src.slice(a.span).strip() not in ("None", "True", "False")
+                                                      for a in flags.values()):
+        return False
+    size_average = flags["size_average"].value if "size_average" in flags else None
+    reduce = flags["reduce"].value if "reduce" in flags else None
+    if reduce is False:
+        return "none"
+    return "sum" if size_average is False else "mean"
+
+
+@dataclass
+class Params:
+    edits: list[Edit]
+    safe: bool
+    out: Arg | None = None  # an `out=` argument, removed by the edits: the caller writes the result into it
+
+
+def param_edits(src: EditBuilder, call: ApiCall, target: Target, receiver_first: bool = False) -> Params | None:
+    """The edits for the target's parameter facts (and the general keywords MindSpore lacks) and whether
+    they are safe; None: no fix possible. `receiver_first`: a method's receiver becomes the first argument."""
+    edits: list[Edit] = []
+    safe = True
+    dropped: list[Arg] = []
+    explicit: list[str] = []
+    starred = any(a.starred for a in call.args)
+    legacy = _legacy_reduction(src, call)
+    if legacy is False:
+        return None
+    declared = {f.torch for f in target.params if f.torch}
+    for fact in target.params:
+        passed = passed_arg(call, fact)
+        match fact.kind:
+            case FactKind.ADDED_REQUIRED:
+                value = literal(fact.ms_default) if fact.ms and fact.ms_default is not None else None
+                if value is None or keyword_arg(call, fact.ms) is not None:
+                    return None  # MindSpore needs an argument the table cannot give
+                explicit.append(f"{fact.ms}={value}")  # the table names the value torch implies
+                continue
+            case FactKind.SEMANTICS_DIFFER:
+                if passed is not None:
+                    return None  # the value passed may mean something else in MindSpore
+                if "all" in fact.covers and fact.torch is None:
+                    return None  # the form never gives torch's result as written (another structure): a person ports it
+                if fact.torch is None and fact.ms is None and result_dtype(fact) is None \
+                        and not fact.only_degenerate_inputs:
+                    # The API as a whole behaves differently: a human should look. (A result dtype is cast
+                    # back; a difference that `torch2ms verify` found only for empty or 0-d inputs leaves
+                    # the rewrite safe: the finding names it.)
+                    safe = False
+                continue
+            case FactKind.UNSUPPORTED_VALUES:
+                if passed is not None and (not passed.is_const or passed.value in fact.values):
+                    return None
+                if passed is None and fact.torch_default is not None and fact.torch_default in fact.values:
+                    return None
+                continue
+            case FactKind.RENAMED:
+                if passed is not None and fact.ms and fact.ms != fact.torch and passed.keyword_span is not None:
+                    edits.append(Edit(passed.keyword_span, fact.ms))
+                elif passed is not None and fact.ms == fact.torch and passed.keyword is None:
+                    # The same name at another place: MindSpore's parameter at this position is another one
+                    # (nn.Dropout: keep_prob, not p), so the value goes by keyword (only the last positional can)
+                    if passed.starred or passed is not [a for a in call.args if a.keyword is None][-1]:
+                        return None
+                    edits.append(Edit(Span(*arg_start(passed), *arg_start(passed)), f"{fact.ms}="))
+                continue
+            case FactKind.TRANSLATED:
+                if passed is None:
+                    continue
+                edit = _translated_edit(call, fact, passed)
+                if edit is None:
+                    return None  # a value the table cannot translate, or one that cannot go by keyword
+                edits.append(edit)
+                continue
+            case FactKind.RETYPED:
+                if passed is not None and not passed.starred and passed.is_const and type(passed.value) is int:
+                    value = src.slice(passed.span)
+                    written = f"({value},)" if "tuple" in fact.values else \
+                        f"{value}.0" if value.strip().isdigit() else f"float({value})"
+                    edits.append(Edit(passed.span, written))
+                continue  # another value is written as it is (a value of the wrong type raises in MindSpore)
+            case FactKind.DROPPED:
+                if passed is None:
+                    continue
+                positional = [a for a in call.args if a.keyword is None]
+                if passed.starred or (passed.keyword is None and (passed is not positional[-1] or
+                                                                   len(positional) != len(call.args))):
+                    return None  # only the last argument may go when it is passed by position
+                if not (passed.is_const and fact.torch_default is not None and passed.value == fact.torch_default):
+                    if fact.torch not in _VALUE_NEUTRAL:
+                        return None  # the value passed selects another computation: dropping it changes results
+                    safe = False  # inplace=True: only whether the input is overwritten is lost
+                dropped.append(passed)
+                continue
+            case FactKind.DEFAULT_DIFFERS:
+                name = fact.ms or fact.torch
+                if passed is not None:
+                    if fact.ms and fact.ms != fact.torch and passed.keyword_span is not None:
+                        edits.append(Edit(passed.keyword_span, fact.ms))
+                    continue
+                if name is None or fact.torch is None and fact.ms is None or (fact.torch == "reduction" and legacy is not None):
+                    continue
+                if any(other is not fact and other.ms == name and passed_arg(call, other) is not None
+                       for other in target.params):
+                    continue  # another torch parameter sets it (unbiased= for ddof): a translated fact writes it
+                if starred or keyword_arg(call, name) is not None:
+                    return None  # with torch None: a MindSpore parameter torch lacks, passed already (its vocabulary)
+                if target.rewrite is not None:  # the target's transform may write this default itself
+                    keywords = REGISTRY[target.rewrite.transform].default_keywords(call, target.rewrite, fact) \
+                        if target.rewrite.transform in REGISTRY else PASS
+                    if keywords is None:
+                        return None  # the value torch implies cannot be told here
+                    if keywords is not PASS:
+                        explicit.extend(keywords)
+                        continue
+                text = default_keyword(fact) or _copied_default(src, call, fact)
+                if text is None:
+                    safe = False
+                    continue
+                explicit.append(text)
+                continue
+            case FactKind.UNSUPPORTED_INPUTS:
+                continue
+            case _:
+                assert_never(fact.kind)
+    for arg in call.args:
+        if arg.keyword in _GENERAL_DROPPED and arg.keyword not in declared and all(arg is not d for d in dropped):
+            if not _general_default(src, arg):
+                safe = False
+            dropped.append(arg)
+    if legacy is not None:
+        dropped.extend(a for a in call.args if a.keyword in ("size_average", "reduce"))
+        name = next((f.ms for f in target.params if f.kind is FactKind.RENAMED and f.torch == "reduction" and f.ms),
+                    "reduction")
+        explicit.append(f"{name}={legacy!r}")
+    out = keyword_arg(call, "out") if "out" not in declared else None
+    if out is not None:
+        if out.starred or not pure_text(src, out):
+            return None
+        dropped.append(out)
+    if dropped:
+        edits.extend(removal_edits(src, call, dropped))
+    if explicit:
+        if call.kind is CallKind.ATTRIBUTE:
+            return None
+        insert = insert_keywords(src, call, explicit, dropped, receiver_first)
+        if insert is not None:
+            edits.append(insert)
+    return Params(edits, safe, out)
+
+
+def _translated_edit(call: ApiCall, fact: ParamFact, passed: Arg) -> Edit | None:
+    """`unbiased=False` -> `ddof=0`: the argument rewritten as MindSpore's parameter with the value the
+    fact pairs with torch's (of the same type: False is not 0 here). A positional value goes by keyword,
+    so it must be the last positional argument. None: no pair for the value, or it cannot be moved."""
+    if fact.ms is None or passed.starred or not passed.is_const:
+        return None
+    mapped = [m for t, m in fact.values if type(t) is type(passed.value) and t == passed.value]
+    text = literal(mapped[0]) if mapped else None
+    if text is None:
+        return None
+    if passed.keyword is None:
+        if passed is not [a for a in call.args if a.keyword is None][-1]:
+            return None
+        return Edit(passed.span, f"{fact.ms}={text}")
+    if passed.keyword_span is None:
+        return None
+    return Edit(Span(passed.keyword_span.start_line, passed.keyword_span.start_col,
+                     passed.span.end_line, passed.span.end_col), f"{fact.ms}={text}")
+
+
+def _copied_default(src: EditBuilder, call: ApiCall, fact: ParamFact) -> str | None:
+    """``stride=<the kernel_size argument>`` where torch's default is another argument's value (the
+    fact's `default_from`), when that argument's text can be written twice with the same value."""
+    if fact.default_from is None or fact.torch_default is not None:
+        return None
+    arg = arg_for(call.args, fact.default_from, fact.from_position)
+    if arg is None or arg.starred or not pure_text(src, arg):
+        return None
+    return f"{fact.ms or fact.torch}={src.slice(arg.span)}"

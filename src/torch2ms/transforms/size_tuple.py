@@ -1,0 +1,27 @@
+"""`torch.zeros(2, 3)` -> `mindspore.mint.zeros((2, 3))`: a target that takes the size as one tuple where torch
+also takes it as separate arguments.
+
+Used by the targets mindspore.mint.zeros, mindspore.ops.zeros, mindspore.mint.ones and mindspore.ops.ones of
+torch.zeros and torch.ones."""
+
+from __future__ import annotations
+
+from ..model import ApiCall, Edit, Span
+from .base import Context, Transform, register
+
+
+def _size_tuple_edits(call: ApiCall) -> list[Edit]:
+    positional = [a for a in call.args if a.keyword is None]
+    if len(positional) < 2 or any(a.starred for a in positional):
+        return []
+    first, last = positional[0].span, positional[-1].span
+    return [Edit(Span(first.start_line, first.start_col, first.start_line, first.start_col), "("),
+            Edit(Span(last.end_line, last.end_col, last.end_line, last.end_col), ")")]
+
+
+@register
+class SizeTuple(Transform):
+    name = "size_tuple"
+
+    def call_edits(self, ctx: Context, edits: list[Edit]) -> list[Edit] | None:
+        return [*edits, *_size_tuple_edits(ctx.call)]
