@@ -39,7 +39,7 @@ def test_no_custom_op_advice_where_there_is_a_simple_answer() -> None:
     for api, effort in (("torch.inference_mode", "remove"), ("torch.autocast", "manual"),
                         ("torch.finfo", "manual"), ("torch.iinfo", "manual")):
         entry = TABLE.lookup(api)
-        assert entry is not None and entry_effort(entry, VERSION) == effort
+        assert entry is not None and entry_effort(entry, VERSION, "cpu") == effort
         assert "Custom op" not in advice(entry, VERSION, "cpu")
 
 
