@@ -166,6 +166,9 @@ def main() -> None:
         line = re.search(r'<p id="progress-line">(.*?)</p>', after, re.S)
         text = re.sub(r"<[^>]+>", "", line.group(1)).replace("&rarr;", "->") if line else "?"
         print("--compare after the fix: " + " ".join(text.split()))
+        detail = re.search(r'<p class="muted" id="progress-detail">(.*?)</p>', after, re.S)
+        if detail:
+            print("  " + " ".join(re.sub(r"<[^>]+>", "", detail.group(1)).split()))
 
         noqa = torch2ms(src, "scan", "timm", "--isolated", "--no-cache", "--add-noqa", cwd=work)
         rescan = torch2ms(src, "scan", "timm", "--isolated", "--no-cache", cwd=work)

@@ -316,8 +316,9 @@ async def test_verify_action_only_where_verify_can_work(client: LanguageClient, 
         actions = await quick_fixes(client, uri, diag)
         return [a.title for a in actions or [] if isinstance(a, lsp.CodeAction) and a.kind == "quickfix.torch2ms.verify"]
 
-    module = next(d for d in diags if d.range.start.line == 4 and d.code == "TMS331")  # the class line says the base
-    assert scan_source(text, "net.py").diagnostics[0].fix is not None  # it has a fix, yet verify cannot run it
+    module = next(d for d in diags if d.range.start.line == 4 and d.code == "TMS331")  # the class line's one finding
+    found = scan_source(text, "net.py").diagnostics[0]
+    assert found.code == "TMS331" and found.fix is not None  # it has a fix, yet verify cannot run it
     assert await verify_titles(module) == []
     clamp = next(d for d in diags if d.range.start.line == 6)
     assert await verify_titles(clamp) == ["Verify torch.clamp against its MindSpore rewrite (runs torch and MindSpore)"]
