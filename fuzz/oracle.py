@@ -21,7 +21,7 @@ from torch2ms.process import configure_process
 from torch2ms.source import split_lines
 from torch2ms.mappings import MappingTable, load_table
 from torch2ms.model import FileResult
-from torch2ms.rewrite import SourceText
+from torch2ms.source import SourceText
 
 FILE_ERRORS = ("TMS901", "TMS902", "TMS903", "TMS904")
 

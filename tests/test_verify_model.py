@@ -427,6 +427,8 @@ def test_convert_weights_refuses_a_partial_checkpoint_and_narrows_float64(pools,
                        "(it uses momentum only)"]
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
 def test_convert_weights_reverse_round_trips_a_state_dict(pools, tmp_path: Path) -> None:
     """torch -> MindSpore -> torch through one map gives back every tensor MindSpore keeps, bit for bit: the
     transforms undone (Conv1d's unit axis), a tied tensor under both its torch names."""
