@@ -154,3 +154,29 @@ def test_zero_grad_outside_a_training_loop_goes_away() -> None:
     assert "zero_grad" not in migration.text
     assert "if model.training:\n    pass\n" in migration.text
     assert not migration.result.diagnostics
+
+
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
+def test_scheduler_rates_read_as_floats_like_torch(tmp_path: Path) -> None:
+    # MindSpore's get_last_lr() gives Tensors, which a number format rejects: the port reads floats
+    source = textwrap.dedent("""\
+        import torch
+        w = torch.nn.Parameter(torch.ones(3))
+        opt = torch.optim.Adam([w], lr=0.01)
+        sched = torch.optim.lr_scheduler.ExponentialLR(opt, gamma=0.9)
+        for _ in range(3):
+            sched.step()
+            rates = sched.get_last_lr()
+            print(f"lr={rates[0]:.6f} first={sched.get_last_lr()[0]:.6f} sum={sum(sched.get_last_lr()):.6f}")
+        """)
+    original = tmp_path / "rates.py"
+    original.write_text(source, encoding="utf-8")
+    out = migrate_text(source, "rates.py").text
+    assert "torch" not in out
+    ported = tmp_path / "port" / "rates.py"
+    ported.parent.mkdir()
+    ported.write_text(out, encoding="utf-8")
+    expected = _run(original, tmp_path)
+    assert len(expected) == 9
+    assert _run(ported, ported.parent) == expected

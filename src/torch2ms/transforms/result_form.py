@@ -1,0 +1,25 @@
+"""`s.get_last_lr()` -> `[float(v) for v in s.get_last_lr()]`: the target's result given torch's form
+through an expression of it (argument `form`, with ``{result}`` for the call): MindSpore's schedulers
+return the learning rates as Tensors where torch returns Python floats (a number format in an f-string
+rejects a Tensor).
+
+Used by the target mindspore.experimental.optim.lr_scheduler.LRScheduler.get_last_lr of
+torch.optim.lr_scheduler.LRScheduler.get_last_lr."""
+
+from __future__ import annotations
+
+from ..model import Edit, Fix
+from .base import Context, Transform, register
+
+
+@register
+class ResultForm(Transform):
+    name = "result_form"
+
+    def result(self, ctx: Context, fix: Fix) -> Fix:
+        before, _, after = str(ctx.arg("form")).partition("{result}")
+        span, src = ctx.call.span, ctx.src
+        start = src.offset(span.start_line, span.start_col)
+        end = src.offset(span.end_line, span.end_col)
+        return Fix(fix.title, (Edit(src.span_of(start, start), before), *fix.edits,
+                               Edit(src.span_of(end, end), after)), fix.safe)
