@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+import torch2ms
+
 # The worker, started as verify/pool.py starts one (its own session, the pool's environment): it forks a
 # child that sleeps, writes both process ids, then loops inside the regular-expression engine (C code
 # that holds the interpreter and never returns to run a signal handler).
@@ -38,6 +40,11 @@ time.sleep(600)
 """
 
 
+# Only the folder that holds the package: the test process's own sys.path may carry folders other tests
+# put there (a folder with a module named like a standard one, such as math.py, breaks a fresh interpreter).
+SOURCE_ROOT = str(Path(torch2ms.__file__).resolve().parents[1])
+
+
 def gone(pid: int) -> bool:
     """No such process, or a zombie (ended, not yet reaped)."""
     try:
@@ -51,7 +58,7 @@ def gone(pid: int) -> bool:
 def test_a_worker_in_a_native_loop_and_its_forked_child_end_with_a_killed_parent(tmp_path: Path) -> None:
     pids_file = tmp_path / "pids"
     parent = subprocess.Popen([sys.executable, "-c", PARENT, WORKER, str(pids_file)],
-                              env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+                              env={**os.environ, "PYTHONPATH": SOURCE_ROOT})
     pids: list[int] = []
     try:
         for _ in range(600):  # until the worker runs its loop
