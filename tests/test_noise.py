@@ -345,6 +345,22 @@ def test_the_editor_offers_verify_only_where_torch_and_mindspore_are_installed(m
         server.verify_runs_here.cache_clear()
 
 
+def test_verify_names_the_whole_call_and_keeps_its_flag_hint_for_the_command_line(tmp_path: Path) -> None:
+    """A call whose inputs' shapes verify cannot tell: the command line's error gives the --shape hint;
+    the JSON answer (what the editor reads) gives the reason alone; the call is never cut."""
+    import json
+
+    write(tmp_path, "m.py", "import torch\n\ny = torch.clamp(a * b * c * d, min=0.0)\n")
+    proc = run_cli("verify", "--json", "m.py:3", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == ("torch2ms verify: error: m.py:3: cannot tell the shape of 'c' in "
+                                   "torch.clamp(a * b * c * d, min=0.0); give it with --shape c=2,3 (and :DTYPE "
+                                   "for a non-float32 input)")
+    assert json.loads(proc.stdout) == {"location": "m.py:3", "hint": "give it with --shape c=2,3 (and :DTYPE for a "
+                                                                     "non-float32 input)",
+                                       "error": "cannot tell the shape of 'c' in torch.clamp(a * b * c * d, min=0.0)"}
+
+
 def test_the_html_report_names_no_absolute_path(tmp_path: Path) -> None:
     project = tmp_path / "deep" / "proj"
     project.mkdir(parents=True)
