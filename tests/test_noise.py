@@ -214,7 +214,11 @@ def test_scan_without_a_path_scans_the_current_folder(tmp_path: Path) -> None:
     assert "no Python files found" in run_cli("scan", cwd=tmp_path).stderr  # a non-Python file is not read
     named = run_cli("scan", "notes.txt", "--isolated", cwd=tmp_path)  # nor one named on the command line
     assert named.returncode == 2 and "no Python files found under notes.txt" in named.stderr and not named.stdout
-    assert run_cli("scan", "--show-files", cwd=tmp_path).returncode == 2
+    for flag in ("--show-files", "--fix", "--diff", "--add-noqa"):  # every way of scanning says it alike
+        nothing = run_cli("scan", flag, cwd=tmp_path)
+        assert nothing.returncode == 2 and "no Python files found under ." in nothing.stderr, flag
+    missing = run_cli("scan", "nothere", "--add-noqa", cwd=tmp_path)
+    assert missing.returncode == 2 and "nothere: no such file or directory" in missing.stderr
     write(tmp_path, "m.py", "import torch\nx = torch.histogram(a)\n")
     found = run_cli("scan", "--isolated", cwd=tmp_path)
     assert found.returncode == 1 and codes_of(found.stdout) == ["TMS103"] and "no Python files" not in found.stderr

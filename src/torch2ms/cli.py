@@ -272,6 +272,8 @@ def _run_fix(args: argparse.Namespace, config: Config) -> int:
     from .fix_files import fix_paths
 
     fixed = fix_paths(args.paths, config, unsafe=args.unsafe_fixes, write=not args.diff, jobs=_jobs(args))
+    if not fixed:
+        return _no_python_files(args.paths)
     errors = [f.error for f in fixed if f.error]
     for error in errors:
         print(f"torch2ms: error: {safe_text(error)}", file=sys.stderr)
@@ -295,6 +297,8 @@ def _run_add_noqa(args: argparse.Namespace, config: Config) -> int:
     from .noqa import add_noqa, unplaceable
 
     outcomes = scan_outcomes(args.paths, config, jobs=_jobs(args))
+    if not outcomes:
+        return _no_python_files(args.paths)
     lines = files = 0
     status = EXIT_CLEAN
     left: list[str] = []
@@ -324,6 +328,10 @@ def _run_add_noqa(args: argparse.Namespace, config: Config) -> int:
               "suppress it with per-file-ignores in [tool.torch2ms] or a file-level # torch2ms: noqa", file=sys.stderr)
     if left and status == EXIT_CLEAN:
         status = EXIT_FINDINGS
+    for path in args.paths:
+        if not os.path.exists(path):  # as a scan: a path that does not exist is exit 2
+            print(f"torch2ms: error: {path}: no such file or directory", file=sys.stderr)
+            status = EXIT_ERROR
     return status
 
 
