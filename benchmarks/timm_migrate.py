@@ -1,0 +1,81 @@
+"""Print what `torch2ms migrate` of a whole installed package costs: timm (PyTorch Image Models), ~300 files.
+
+Usage: python benchmarks/timm_migrate.py [--jobs 2] [--timm DIR] [--out DIR] [--keep]
+
+Needs timm's sources (`pip install --no-deps timm==1.0.31`); they are read, never imported. Runs the real
+command line, `python -m torch2ms migrate TIMM --out OUT/timm --jobs N`, in a child process and prints:
+the wall-clock seconds (goal: 60 with --jobs 2), the CPU seconds of the command and its workers, the peak
+memory of the largest process, the command's summary line and whether its counts add up (files migrated +
+errors = Python files found), and the exit code. `--out` keeps the port (for benchmarks/timm_zoo.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from timm_noise import timm_folder  # the same folder benchmarks/timm_noise.py scans
+
+HERE = Path(__file__).resolve().parent.parent
+SUMMARY = re.compile(r"torch2ms migrate: (\d+) of (\d+) Python file\(s\) migrated.*; (\d+) error\(s\)")
+
+
+def python_files(folder: Path) -> int:
+    return sum(1 for path in folder.rglob("*.py") if "__pycache__" not in path.parts)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--timm", help="timm's package folder (default: the installed one)")
+    parser.add_argument("--out", type=Path, help="where the port goes (OUT/timm); default: a temporary folder")
+    args = parser.parse_args()
+    source = timm_folder(args.timm)
+    work = args.out or Path(tempfile.mkdtemp(prefix="torch2ms-timm-migrate-"))
+    target = work / "timm"
+    if target.exists():
+        shutil.rmtree(target)
+    env = dict(os.environ, PYTHONPATH=str(HERE / "src"))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "torch2ms", "migrate", str(source), "--out", str(target),
+                           "--jobs", str(args.jobs), "-q"], env=env, capture_output=True, text=True, timeout=7200)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    found = python_files(source)
+    lines = [line for line in done.stdout.splitlines() + done.stderr.splitlines() if line.startswith("torch2ms migrate:")]
+    summary = next((line for line in lines if SUMMARY.match(line)), None)
+    print(f"timm: {found} Python files, {sum(p.stat().st_size for p in source.rglob('*.py')) / 1e6:.1f} MB")
+    print(f"migrate --jobs {args.jobs}: {wall:.1f} s wall (goal 60), {cpu:.1f} s CPU, "
+          f"peak memory of one process {after.ru_maxrss / 1024:.0f} MB, exit code {done.returncode}")
+    if summary is None:
+        print("no summary line; the command's last lines:")
+        print("\n".join((done.stdout + done.stderr).splitlines()[-10:]))
+        return 1
+    print(summary)
+    match = SUMMARY.match(summary)
+    assert match is not None
+    migrated, total, errors = (int(g) for g in match.groups())
+    print(f"summary adds up: {total == found and migrated + errors >= total} "
+          f"({migrated} migrated + {errors} error(s), {total} of {found} files counted)")
+    for line in lines:
+        if line is not summary:
+            print(line)
+    if args.out is None:
+        shutil.rmtree(work, ignore_errors=True)
+    else:
+        print(f"the port: {target}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
