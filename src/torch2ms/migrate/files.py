@@ -18,10 +18,10 @@ import ast
 import contextlib
 import os
 import stat
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from .. import process, writing
 from ..api import iter_sources
@@ -167,7 +167,6 @@ def migrate_paths(paths: Sequence[str], options: Options, out: str | None = None
     `on_each(done, total, path)`: called as each file's migration is taken up (progress); `copied`: receives
     (destination, error or None) for each non-Python file copied with the tree (`out` only); `jobs`: worker
     processes for the migrations."""
-    table = load_table()
     data: list[tuple[str, str]] = []
     pairs = _targets(paths, out, data if out is not None and write else None)
     writing.add_inputs(source for source, _ in pairs)
@@ -195,14 +194,27 @@ def migrate_paths(paths: Sequence[str], options: Options, out: str | None = None
             outcome.error = str(exc)
             continue
         texts[index] = (read.text, read.encoding, read.bom)
-    items = [(outcomes[i].source, scan_source(texts[i][0], outcomes[i].source, options.config, table).scope)
-             for i in sorted(texts)]
-    known = {position: _existing_cells(texts[i][0], table) for position, i in enumerate(sorted(texts))}
-    cells_of = module_classes(items, list(paths), known)
     order = sorted(texts)
-    work = [(texts[index][0], outcomes[index].source, options, cells_of.get(position, set()))
-            for position, index in enumerate(order)]
-    for position, (index, (migration, error)) in enumerate(zip(order, _migrated(work, jobs))):
+    with _workers(len(order), jobs) as pool:
+        sources = [outcomes[i].source for i in order]
+        scans = _each(pool, _scan_one, [(texts[i][0], outcomes[i].source, options) for i in order], sources,
+                      on_each, "scanning ")
+        items = [(outcomes[i].source, scope) for i, (scope, _) in zip(order, scans)]
+        known = {position: cells for position, (_, cells) in enumerate(scans)}
+        cells_of = module_classes(items, list(paths), known)
+        work = [(texts[index][0], outcomes[index].source, options, cells_of.get(position, set()))
+                for position, index in enumerate(order)]
+        _write_all(outcomes, order, texts, _lazy(pool, _migrate_one, work), cells_of, out, write, on_each)
+        if out is not None and write:
+            _write_maps([o for o in outcomes if o.written], pool, on_each)
+    return outcomes
+
+
+def _write_all(outcomes: list[FileOutcome], order: list[int], texts: dict[int, tuple[str, str, bool]],
+               results: Iterable[tuple[Migration | None, str | None]], cells_of: dict[int, set[str]],
+               out: str | None, write: bool, on_each: Callable[[int, int, str], None] | None) -> None:
+    """Each migration's text written as it arrives (in the order of the files)."""
+    for position, (index, (migration, error)) in enumerate(zip(order, results)):
         outcome = outcomes[index]
         text, encoding, bom = texts[index]
         if on_each is not None:
@@ -226,16 +238,14 @@ def migrate_paths(paths: Sequence[str], options: Options, out: str | None = None
                                                       migration.text, migration.source_findings)
         except (FixError, OSError, writing.WriteError) as exc:
             outcome.error = str(exc)
-    if out is not None and write:
-        _write_maps([o for o in outcomes if o.written], table)
-    return outcomes
 
 
 Work = tuple[str, str, Options, set[str]]  # (text, path, options, the file's classes that become Cells)
 
 
 def _migrate_one(item: Work) -> tuple[Migration | None, str | None]:
-    """One file's migration within the per-file limits: (migration, None) or (None, the error naming the file)."""
+    """One file's migration within the per-file limits: (migration, None) or (None, the error naming the file).
+    A failure of the migration itself (a bug) is this file's error too: the other files go on."""
     text, path, options, cells = item
     try:
         with options.limits.applied() if options.limits is not None else contextlib.nullcontext():
@@ -245,16 +255,46 @@ def _migrate_one(item: Work) -> tuple[Migration | None, str | None]:
     except (LimitExceeded, MemoryError) as exc:
         assert options.limits is not None
         return None, f"{path}: {LIMIT_CODE} migration {options.limits.describe(exc)}; nothing written"
+    except Exception as exc:  # noqa: BLE001 - one file's internal error must not stop the others
+        return None, f"{path}: internal error while migrating ({type(exc).__name__}: {exc}); nothing written"
 
 
-def _migrated(work: list[Work], jobs: int) -> Iterator[tuple[Migration | None, str | None]]:
-    """The migrations of `work`, in order: in this process, or in `jobs` worker processes (as `scan --jobs`:
-    when there are at least two files per worker). Writing stays in this process."""
-    if jobs <= 1 or len(work) < 2 * jobs:
-        yield from map(_migrate_one, work)
+def _scan_one(item: tuple[str, str, Options]) -> tuple[Any, set[str]]:
+    """One file's scope facts (for the classes that become Cells across the tree) and its classes that already
+    derive from a Cell."""
+    text, path, options = item
+    return scan_source(text, path, options.config, load_table()).scope, _existing_cells(text, load_table())
+
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+
+
+@contextlib.contextmanager
+def _workers(files: int, jobs: int) -> Iterator[ProcessPoolExecutor | None]:
+    """`jobs` worker processes for the scan, the migrations and the maps (as `scan --jobs`: when there are at
+    least two files per worker), or None: everything in this process. Writing stays in this process."""
+    if jobs <= 1 or files < 2 * jobs:
+        yield None
         return
     with ProcessPoolExecutor(max_workers=jobs, initializer=process.worker_start, initargs=(os.getpid(),)) as pool:
-        yield from pool.map(_migrate_one, work)
+        yield pool
+
+
+def _lazy(pool: ProcessPoolExecutor | None, func: Callable[[_T], _R], items: Sequence[_T]) -> Iterator[_R]:
+    """`func` of every item, in order, as each is done: in the pool's workers, or here."""
+    return iter(map(func, items)) if pool is None else pool.map(func, items)
+
+
+def _each(pool: ProcessPoolExecutor | None, func: Callable[[_T], _R], items: Sequence[_T], paths: Sequence[str],
+          on_each: Callable[[int, int, str], None] | None, phase: str) -> list[_R]:
+    """`func` of every item, in order; `on_each` shows `phase` and each item's path as its result arrives."""
+    out = []
+    for position, result in enumerate(_lazy(pool, func, items)):
+        if on_each is not None:
+            on_each(position, len(items), phase + paths[position])
+        out.append(result)
+    return out
 
 
 def _existing_cells(text: str, table: Any) -> set[str]:
@@ -264,16 +304,26 @@ def _existing_cells(text: str, table: Any) -> set[str]:
         return set()
 
 
-def _write_maps(outcomes: Sequence[FileOutcome], table: Any) -> None:
-    """The parameter-name map of every cell class of each ported file, beside it (docs/weights.md)."""
+def _map_one(item: tuple[str, str]) -> tuple[str | None, int, str | None]:
+    """The parameter-name map beside one port: (its path or None, the cell classes it maps, the error or None)."""
     from ..weights.mapping import MapError, write_map_beside
 
-    for outcome in outcomes:
-        assert outcome.target is not None
-        try:
-            written = write_map_beside(outcome.source, outcome.target, table)
-        except (MapError, OSError) as exc:
-            outcome.map_error = f"no parameter-name map: {exc}"
-            continue
-        if written is not None:
-            outcome.weight_map, outcome.cells = written[0], len(written[1].roots)
+    source, target = item
+    try:
+        written = write_map_beside(source, target, load_table())
+    except (MapError, OSError) as exc:
+        return None, 0, f"no parameter-name map: {exc}"
+    except Exception as exc:  # noqa: BLE001 - one file's map must not stop the others
+        return None, 0, f"no parameter-name map: internal error ({type(exc).__name__}: {exc})"
+    if written is None:
+        return None, 0, None
+    return written[0], len(written[1].roots), None
+
+
+def _write_maps(outcomes: Sequence[FileOutcome], pool: ProcessPoolExecutor | None = None,
+                on_each: Callable[[int, int, str], None] | None = None) -> None:
+    """The parameter-name map of every cell class of each ported file, beside it (docs/weights.md)."""
+    items = [(o.source, o.target or "") for o in outcomes]
+    done = _each(pool, _map_one, items, [o.source for o in outcomes], on_each, "parameter-name map of ")
+    for outcome, (path, cells, error) in zip(outcomes, done):
+        outcome.weight_map, outcome.cells, outcome.map_error = path, cells, error
