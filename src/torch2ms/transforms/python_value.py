@@ -1,0 +1,28 @@
+"""`torch.jit.is_scripting()` -> `False`: a query about torch's own machinery whose answer is one fixed
+Python value in MindSpore code (the tables' `value`, a literal), written in place of the call.
+
+Used by torch.jit.is_scripting, torch.jit.is_tracing, torch.compiler.is_exporting."""
+
+from __future__ import annotations
+
+import ast
+
+from ..model import CallKind, Edit, Fix
+from .base import Context, Pass, Transform, register
+
+
+@register
+class PythonValue(Transform):
+    name = "python_value"
+    codes = frozenset({"TMS103"})
+    needs_target = False
+
+    def whole(self, ctx: Context) -> Fix | None | Pass:
+        value = str(ctx.arg("value", ""))
+        try:
+            ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            return None  # the tables' test names a value that is not a literal
+        if ctx.call.kind is not CallKind.CALL or ctx.call.args:
+            return None
+        return Fix(title=f"Write its value in MindSpore code: {value}", edits=(Edit(ctx.call.span, value),), safe=True)

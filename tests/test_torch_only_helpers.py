@@ -1,0 +1,106 @@
+"""Torch-only helpers in ported code: queries about torch's compiler or tracer become their fixed value and
+decorators that only steer torch's compiler or tracer go (transforms python_value and dropped_decorator,
+named by the tables). The programs here are written the way many libraries write these constructs."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+from torch2ms.mappings import load_table
+from torch2ms.migrate.pipeline import migrate_text
+
+ROOT = Path(__file__).resolve().parent.parent
+
+GATED = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    def checkpointed(fn, x):
+        return fn(x)
+
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(8, 8)
+            self.grad_checkpointing = False
+
+        @torch.jit.unused
+        def export_names(self):  # only for tools
+            return ["proj"]
+
+        @torch.jit.export
+        def width(self) -> int:
+            return 8
+
+        def forward(self, x):
+            if self.grad_checkpointing and not torch.jit.is_scripting():
+                return checkpointed(self.proj, x)
+            if torch.jit.is_tracing() or torch.compiler.is_exporting():
+                return self.proj(x) * 1.0
+            return self.proj(x)
+""")
+
+WRAPPED = textwrap.dedent("""\
+    import torch
+    from torch import nn
+
+
+    @torch.fx.wrap
+    def rotate(x, k: int):
+        return x.flip(-1) if k else x
+
+
+    class Rotary(nn.Module):
+        def forward(self, x):
+            return rotate(x, 1)
+""")
+
+
+def _port(text: str) -> str:
+    return migrate_text(text, "model.py", table=load_table()).text
+
+
+def test_compiler_and_tracer_queries_become_false() -> None:
+    ported = _port(GATED)
+    assert "if self.grad_checkpointing and not False:" in ported
+    assert "if False or False:" in ported
+    assert "is_scripting" not in ported and "is_tracing" not in ported and "is_exporting" not in ported
+
+
+def test_torchscript_decorators_go_with_their_lines_and_the_methods_stay() -> None:
+    ported = _port(GATED)
+    assert "@" not in ported
+    assert "    def export_names(self):  # only for tools\n" in ported
+    assert "    def width(self) -> int:\n" in ported
+    assert "import torch" not in ported  # nothing torch is left for an import to serve
+
+
+def test_a_tracing_wrapper_on_a_module_function_goes() -> None:
+    ported = _port(WRAPPED)
+    assert "@torch.fx.wrap" not in ported and "fx" not in ported
+    assert ported.count("\ndef rotate(x, k: int):\n") == 1
+    assert "import torch" not in ported
+
+
+def test_a_decorator_sharing_its_line_stays_with_its_finding() -> None:
+    text = "import torch\n\n\nclass A:\n    @torch.jit.ignore\n    def f(self):\n        return 1\n\n\n" \
+           "def g():\n    return torch.jit.ignore(lambda: 2)\n"
+    migration = migrate_text(text, "util.py", table=load_table())
+    assert "    def f(self):" in migration.text and "@torch.jit.ignore" not in migration.text
+    assert "torch.jit.ignore(lambda: 2)" in migration.text  # a call, not a decorator: left, and reported
+    assert any(d.torch_api == "torch.jit.ignore" for d in migration.result.diagnostics)
+
+
+def test_no_rule_names_a_model_library() -> None:
+    """The rules are general: neither the code nor the tables name the model library the benchmarks port."""
+    names = re.compile(r"\btimm\b|create_model|Conv2dSame|LayerNorm2d|vision_transformer|DropPath", re.I)
+    places = [*sorted((ROOT / "src" / "torch2ms").rglob("*.py")), *sorted((ROOT / "src" / "torch2ms").rglob("*.yaml")),
+              *sorted((ROOT / "scripts").glob("*.yaml")), *sorted((ROOT / "scripts").glob("*.py"))]
+    assert len(places) > 50
+    hits = [f"{p.relative_to(ROOT)}:{n}" for p in places
+            for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if names.search(line)]
+    assert hits == []
