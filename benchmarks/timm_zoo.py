@@ -29,6 +29,7 @@ line: the families whose models build, match in PyNative, match in GRAPH, and ha
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import re
@@ -269,6 +270,34 @@ def family_maps(port: Path, work: Path) -> dict[str, str]:
     return out
 
 
+def _imports_torch(node: ast.AST) -> bool:
+    names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+        [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+    return any(n.split(".")[0] in ("torch", "torchvision") for n in names)
+
+
+def torch_at_import(port: Path) -> tuple[list[str], int, int]:
+    """The files under the port's timm/layers and timm/models that import torch or torchvision outside any
+    function (importing the package fails without torch), how many more import it inside functions only
+    (they fail when those run), and how many files there are."""
+    blocked, inside, files = [], 0, 0
+    for path in sorted([*(port / "timm" / "layers").rglob("*.py"), *(port / "timm" / "models").rglob("*.py")]):
+        files += 1
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        stack: list[ast.AST] = list(tree.body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                continue
+            if _imports_torch(node):
+                blocked.append(str(path.relative_to(port)))
+                break
+            stack.extend(ast.iter_child_nodes(node))
+        else:
+            inside += any(_imports_torch(node) for node in ast.walk(tree))
+    return blocked, inside, files
+
+
 def first_problem(result: dict[str, Any]) -> str:
     problems = [p for p in result.get("problems", []) if not p.startswith("unplaced torch tensor")]
     text = problems[0] if problems else (result.get("problems") or [""])[0]
@@ -331,6 +360,9 @@ def main() -> int:
     port = args.port.resolve() if args.port else migrate(work)
     if not (port / "timm" / "__init__.py").is_file():
         sys.exit(f"{port}: no migrated timm/ in it")
+    blocked, inside, files = torch_at_import(port)
+    print(f"port: {len(blocked)} of {files} files under timm/layers and timm/models import torch or torchvision "
+          f"outside functions, {inside} more inside functions" + (f" (e.g. {', '.join(blocked[:3])})" if blocked else ""))
     (work / "zoo_torch.py").write_text(TORCH_FACTORY.format(folder=str(work / "stand_in")))
     (work / "zoo_port.py").write_text(PORT_FACTORY.format(folders=[str(port), *lent]))
     start = time.perf_counter()

@@ -4,6 +4,7 @@ named by the tables). The programs here are written the way many libraries write
 
 from __future__ import annotations
 
+import ast
 import re
 import textwrap
 from pathlib import Path
@@ -104,3 +105,38 @@ def test_no_rule_names_a_model_library() -> None:
     hits = [f"{p.relative_to(ROOT)}:{n}" for p in places
             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if names.search(line)]
     assert hits == []
+
+
+FINAL = textwrap.dedent("""\
+    import typing
+    import torch
+    from torch import nn
+    from torch.jit import Final
+
+
+    class Pool(nn.Module):
+        flatten: Final[bool]
+        mode: torch.jit.Final[str]
+
+        def __init__(self, flatten: bool = True):
+            super().__init__()
+            self.flatten = flatten
+            self.mode = "avg"
+
+        def forward(self, x: typing.Any):
+            return x.mean((2, 3)) if self.flatten else x
+""")
+
+
+def test_torchscript_final_becomes_typing_final_imported_once() -> None:
+    ported = _port(FINAL)
+    assert "    flatten: typing.Final[bool]\n    mode: typing.Final[str]\n" in ported
+    assert ported.count("import typing\n") == 1
+    assert "torch" not in ported.replace("mindspore", "")
+
+
+def test_final_is_imported_where_the_file_lacks_typing() -> None:
+    ported = _port(FINAL.replace("import typing\n", "").replace("typing.Any", "object"))
+    assert ported.count("import typing\n") == 1 and "flatten: typing.Final[bool]" in ported
+    tree = ast.parse(ported)
+    assert any(isinstance(n, ast.Import) and n.names[0].name == "typing" for n in tree.body)

@@ -173,7 +173,8 @@ def _migrate_text(text: str, path: str, options: Options | None, cells: set[str]
             text1 = imports.ensure_root_import(cst.parse_module(text1), root)[0].code
         outcome = fix_text(text1, path, config, unsafe=True, table=table)
         # 3. forward -> construct in every class that becomes a Cell
-        text3, classes = _rewrite(outcome.text, transform.Cells(cells, root))
+        classes = transform.Cells(cells, root)
+        text3 = classes.rewrite(outcome.text)
         # 4. imports
         module, removed = imports.remove_unused(cst.parse_module(text3), table.roots, text3)
         module, localized = imports.localize(module, table.roots)

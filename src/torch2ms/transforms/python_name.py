@@ -1,0 +1,20 @@
+"""`torch.jit.Final` -> `typing.Final`: a torch name whose plain-Python equivalent is a name of the standard
+library (the tables' `name`). `migrate` writes it and imports its module (`torch2ms.migrate.transform`);
+a text fix cannot add that import beside the file's own, so the finding keeps no fix there.
+
+Used by torch.jit.Final."""
+
+from __future__ import annotations
+
+from ..model import Fix
+from .base import PASS, Context, Pass, Transform, register
+
+
+@register
+class PythonName(Transform):
+    name = "python_name"
+    codes = frozenset({"TMS106"})
+    needs_target = False
+
+    def whole(self, ctx: Context) -> Fix | None | Pass:
+        return PASS if ctx.target is not None else None
