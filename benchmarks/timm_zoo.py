@@ -389,6 +389,9 @@ def main() -> int:
             probe = probes[name]
             family = names[name]
             rows[family].append(check(name, probe, work, maps, modes, pools, args.timeout))
+            row = rows[family][-1]
+            print(f"[{sum(map(len, rows.values()))}/{len(chosen)}] {family}: {name} build={row['build']} "
+                  f"{row['modes']} {row['problem'][:80]}", file=sys.stderr, flush=True)
     finally:
         for pool in pools.values():
             pool.close()

@@ -391,7 +391,8 @@ class CallSites(_Rewriter):
             rewrite = entry.rewrite if entry is not None else None
             name = str(rewrite.arg("name", "")) if rewrite is not None and rewrite.transform == PYTHON_NAME else ""
             if name:
-                self.imports.add(name.partition(".")[0])
+                if "." in name:  # a builtin (`str`) needs no import
+                    self.imports.add(name.partition(".")[0])
                 self._note(node, f"{call.api} -> {name}")
                 return cst.parse_expression(name)
         return None
