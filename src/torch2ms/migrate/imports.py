@@ -9,6 +9,7 @@ comment mentions it: a docstring saying ``torch.Tensor`` keeps no import alive.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable, Mapping
 
 import libcst as cst
@@ -86,26 +87,65 @@ def remove_unused(module: cst.Module, roots: frozenset[str], text: str | None = 
     module's code, when the caller has it (a text importing none of `roots` needs no scope analysis)."""
     if text is not None and not imports_any(text, roots):
         return module, []
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    scopes = wrapper.resolve(ScopeProvider)
     referenced: dict[tuple[int, str], bool] = {}
-    for scope in {s for s in scopes.values() if s is not None}:
-        for assignment in scope.assignments:
-            if isinstance(assignment, ImportAssignment):
-                key = (id(assignment.node), assignment.name)
-                referenced[key] = referenced.get(key, False) or bool(assignment.references)
+    # no code reads a name these imports bind: every one goes, and no scope analysis is needed
+    unread = text is not None and not _names_read(text) & _bound_names(text, roots)
+    if not unread:
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        module = wrapper.module
+        for scope in {s for s in wrapper.resolve(ScopeProvider).values() if s is not None}:
+            for assignment in scope.assignments:
+                if isinstance(assignment, ImportAssignment):
+                    key = (id(assignment.node), assignment.name)
+                    referenced[key] = referenced.get(key, False) or bool(assignment.references)
     gone: set[int] = set()
-    for node in _imports(wrapper.module):
+    for node in _imports(module):
         for alias in node.names if not isinstance(node.names, cst.ImportStar) else ():
             if _module_of(node, alias).split(".")[0] not in roots:
                 continue
             names = _alias_names(alias, isinstance(node, cst.ImportFrom))
-            if not any(referenced.get((id(node), name), True) for name in names):
+            if not any(referenced.get((id(node), name), not unread) for name in names):
                 gone.add(id(alias))
     if not gone:
-        return wrapper.module, []
+        return module, []
     remover = _Remove(gone)
-    return wrapper.module.visit(remover), remover.removed
+    return module.visit(remover), remover.removed
+
+
+def _bound_names(text: str, roots: frozenset[str]) -> set[str]:
+    """The first names (``torch`` of ``torch.nn``) that the imports of `roots` in `text` bind, at any depth."""
+    bound: set[str] = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Import):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names if a.name.split(".")[0] in roots)
+        elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] in roots:
+            bound.update(a.asname or a.name for a in node.names)
+    return bound
+
+
+def _names_read(text: str) -> set[str]:
+    """Every name the code of `text` refers to (reads or deletes), also inside string annotations; ``*`` when a
+    star import could bind anything."""
+    found: set[str] = set()
+    annotations: list[ast.expr] = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
+            found.add(node.id)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            found.update(node.names)
+        elif isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            found.add("*")
+        elif isinstance(node, ast.AnnAssign):
+            annotations.append(node.annotation)
+        elif isinstance(node, ast.arg) and node.annotation is not None:
+            annotations.append(node.annotation)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None:
+            annotations.append(node.returns)
+    for annotation in annotations:  # names inside string annotations ("torch.Tensor")
+        for inner in ast.walk(annotation):
+            if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
+                found.update(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", inner.value))
+    return found
 
 
 def imports_any(text: str, roots: frozenset[str]) -> bool:
