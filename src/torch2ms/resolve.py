@@ -784,6 +784,8 @@ class Resolver:
                 return Val(SYM, df.extend(df.symbol("ref:" + callee.name), "()"))
             elif callee.name == "functools.partial" and node.args:  # partial(nn.Conv2d, ...) is still Conv2d
                 first = self._quiet_value(node.args[0])
+                if first.kind == SYMBOL and not isinstance(node.args[0], ast.Starred):
+                    self._report_partial(first.name, node, args)
                 if first.kind in (SYMBOL, USERCLASS, SYM):
                     return first
             return V_OTHER
@@ -796,6 +798,27 @@ class Resolver:
                     and (recv.kind == USERCLASS or recv.cls.external):
                 self._edge((f"{recv.cls.name}.{func.attr}",))  # Base.helper(self, x); a method of an imported base
         return V_UNKNOWN
+
+    def _report_partial(self, api: str, node: ast.Call, args: tuple[Arg, ...]) -> None:
+        """``partial(nn.BatchNorm2d, momentum=0.01)``: the arguments bound now are the torch API's arguments
+        (positional ones from its first parameter on), so the use is reported as a call of the API whose
+        callee is partial's first argument; the reference to it that evaluating the arguments reported
+        goes (one finding per use)."""
+        func = node.args[0]
+        func_span = self.pos.span(func)
+        for index in range(len(self.calls) - 1, -1, -1):
+            if self.calls[index].span == func_span and self.calls[index].kind is CallKind.ATTRIBUTE:
+                del self.calls[index]
+                break
+        else:
+            return
+        name_span = func_span
+        if isinstance(func, ast.Attribute):
+            name_span = Span(func_span.end_line, func_span.end_col - len(func.attr), func_span.end_line,
+                             func_span.end_col)
+        self.calls.append(ApiCall(api=api, span=self.pos.span(node), kind=CallKind.CALL, func_span=func_span,
+                                  name_span=name_span, args=args[1:], in_network=self.in_network,
+                                  context=self.context))
 
     def _arguments(self, callee: str, node: ast.Call, args: tuple[Arg, ...]) -> None:
         """Record what a call of a project function passes (its parameters' values: dataflow.py)."""

@@ -225,6 +225,13 @@ def passed_arg(call: ApiCall, fact: ParamFact) -> Arg | None:
     return arg_for(call.args, fact.torch, fact.position) if fact.torch is not None else None
 
 
+def partial_call(call: ApiCall) -> bool:
+    """A call whose callee is partial's first argument (`partial(nn.BatchNorm2d, momentum=0.01)`): its
+    arguments are bound now, the object is built later."""
+    return call.func_span is not None and \
+        (call.func_span.start_line, call.func_span.start_col) > (call.span.start_line, call.span.start_col)
+
+
 def close_paren(src: EditBuilder, call: ApiCall) -> tuple[int, int]:
     """Line and column of the call's closing parenthesis."""
     end = src.offset(call.span.end_line, call.span.end_col)
@@ -282,6 +289,10 @@ def insert_keywords(src: EditBuilder, call: ApiCall, pieces: list[str], removed:
     if kept:
         last = max(kept, key=lambda a: end_of(a.span))
         line, col = arg_end(src, call, last)
+        return Edit(Span(line, col, line, col), ", " + text)
+    if call.func_span is not None and partial_call(call):
+        # the callee is itself an argument (`partial(nn.LayerNorm)`): the keywords follow it
+        line, col = call.func_span.end_line, call.func_span.end_col
         return Edit(Span(line, col, line, col), ", " + text)
     line, col = close_paren(src, call)
     return Edit(Span(line, col, line, col), (", " if receiver_first else "") + text)

@@ -1,0 +1,166 @@
+"""Arguments mapped by binding (a `partial`'s arguments are the API's, translated values such as BatchNorm's
+momentum) and composed MindSpore forms, checked on small programs written the way other libraries write
+these constructs: as text after `migrate`, and by running torch and the port on CPU."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from torch2ms.migrate.pipeline import migrate_text
+from torch2ms.transforms.param_edits import translated_value
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def port(source: str) -> str:
+    return migrate_text(textwrap.dedent(source), "prog.py").text
+
+
+# ------------------------------------------------------------------------------------------ text
+def test_translation_form_computes_constants_only_from_the_tables_arithmetic() -> None:
+    assert translated_value("1 - {}", 0.3) == "0.7"
+    assert translated_value("1 - {}", 0.01) == "0.99"
+    assert translated_value("1 - {}", 1) == "0"
+    assert translated_value("1 - {}", None) is None  # torch's cumulative average: no MindSpore value
+    assert translated_value("1 - {}", True) is None
+    assert translated_value("__import__('os').getcwd() or {}", 0.5) is None  # only arithmetic is evaluated
+
+
+def test_momentum_translated_in_every_call_form() -> None:
+    out = port("""
+        import functools
+        import torch.nn as nn
+
+        class Stem(nn.Module):
+            def __init__(self, width, bn_momentum):
+                super().__init__()
+                self.bn_momentum = bn_momentum
+                self.a = nn.BatchNorm1d(width, momentum=0.3)
+                self.b = nn.BatchNorm2d(width, 1e-3, 0.2)
+                self.c = nn.BatchNorm2d(width, momentum=self.bn_momentum)
+                self.d = nn.BatchNorm3d(width, momentum=None)
+                make = functools.partial(nn.BatchNorm2d, eps=1e-3, momentum=0.01)
+                self.e = make(width)
+    """)
+    assert "BatchNorm1d(width, momentum=0.7)" in out
+    assert "BatchNorm2d(width, 1e-3, momentum=0.8)" in out
+    assert "BatchNorm2d(width, momentum=1 - (self.bn_momentum))" in out
+    assert "nn.BatchNorm3d(width, momentum=None)" in out  # no MindSpore value: left, with its finding
+    assert "functools.partial(mindspore.nn.BatchNorm2d, eps=1e-3, momentum=0.99)" in out
+
+
+def test_partial_arguments_bind_from_the_first_parameter_and_take_written_defaults() -> None:
+    out = port("""
+        from functools import partial
+        from torch import nn
+
+        conv3x3 = partial(nn.Conv2d, kernel_size=3, padding=1, bias=False)
+        conv = partial(nn.Conv2d, 16, 32)
+    """)
+    assert "partial(mindspore.nn.Conv2d, kernel_size=3, padding=1, has_bias=False, pad_mode='pad')" in out
+    assert "partial(mindspore.nn.Conv2d, 16, 32, pad_mode='pad', has_bias=True)" in out  # torch's defaults written
+
+
+# ------------------------------------------------------------------------------------------ running
+_RUN = """
+import importlib, json, sys
+import numpy as np
+if sys.argv[2] == "mindspore":
+    sys.modules["torch"] = None  # the port must not need torch
+sys.path.insert(0, sys.argv[1])
+prog = importlib.import_module("prog")
+out = {}
+for name in sorted(n for n in dir(prog) if n.startswith("case_")):
+    value = getattr(prog, name)()
+    values = value if isinstance(value, (tuple, list)) else [value]
+    flat = []
+    for v in values:
+        v = v.asnumpy() if hasattr(v, "asnumpy") else v.detach().numpy() if hasattr(v, "detach") else np.asarray(v)
+        flat.append([float(f) for f in np.asarray(v, dtype=np.float64).ravel()])
+    out[name] = flat
+print(json.dumps(out))
+"""
+
+
+def run_both(tmp_path: Path, source: str) -> tuple[str, dict[str, list[list[float]]], dict[str, list[list[float]]]]:
+    """The program's `case_*` functions' results in torch and, after `migrate`, in MindSpore (torch blocked)."""
+    text = textwrap.dedent(source)
+    ported = migrate_text(text, "prog.py").text
+    results = []
+    for side, code in (("torch", text), ("mindspore", ported)):
+        folder = tmp_path / side
+        folder.mkdir()
+        (folder / "prog.py").write_text(code)
+        proc = subprocess.run([sys.executable, "-c", _RUN, str(folder), side], capture_output=True, text=True,
+                              env=dict(os.environ, GLOG_v="3"), timeout=300)
+        assert proc.returncode == 0, f"{side}:\n{proc.stderr[-3000:]}\n{ported}"
+        results.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    return ported, results[0], results[1]
+
+
+def assert_same(ported: str, torch_side: dict[str, list[list[float]]], ms_side: dict[str, list[list[float]]]) -> None:
+    import numpy as np
+
+    assert torch_side.keys() == ms_side.keys()
+    for name, expected in torch_side.items():
+        got = ms_side[name]
+        assert len(got) == len(expected), name
+        for a, b in zip(expected, got):
+            assert np.allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-5), f"{name}: {a} != {b}\n{ported}"
+
+
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
+@pytest.mark.needs_numpy
+@pytest.mark.slow
+def test_batchnorm_running_statistics_after_a_training_step_in_every_call_form(tmp_path: Path) -> None:
+    ported, torch_side, ms_side = run_both(tmp_path, """
+        from functools import partial
+        import numpy as np
+        import torch
+        import torch.nn as nn
+
+        DATA = np.random.RandomState(0).rand(6, 4).astype(np.float32) * 3 + 1
+        IMAGES = np.random.RandomState(1).rand(2, 3, 4, 4).astype(np.float32) * 3 + 1
+
+
+        class SqueezeStem(nn.Module):
+            def __init__(self, channels, norm_layer=partial(nn.BatchNorm2d, momentum=0.01), bn_mom=0.25):
+                super().__init__()
+                self.bn_mom = bn_mom
+                self.norm = norm_layer(channels)
+                self.other = nn.BatchNorm2d(channels, 1e-3, self.bn_mom)
+
+            def forward(self, x):
+                return self.other(self.norm(x))
+
+
+        def stats(layer):
+            mean = layer.running_mean if hasattr(layer, "running_mean") else layer.moving_mean
+            return mean
+
+        def case_direct():
+            bn = nn.BatchNorm1d(4, momentum=0.3)
+            bn(torch.tensor(DATA))
+            return stats(bn)
+
+        def case_positional():
+            bn = nn.BatchNorm1d(4, 1e-5, 0.6)
+            bn(torch.tensor(DATA))
+            return stats(bn)
+
+        def case_partial_and_attribute():
+            stem = SqueezeStem(3)
+            stem.train()  # a layer a partial builds takes its mode from the Cell holding it
+            stem(torch.tensor(IMAGES))
+            return stats(stem.norm), stats(stem.other)
+    """)
+    assert "momentum=0.99" in ported and "1 - (self.bn_mom)" in ported
+    assert_same(ported, torch_side, ms_side)
