@@ -164,3 +164,96 @@ def test_batchnorm_running_statistics_after_a_training_step_in_every_call_form(t
     """)
     assert "momentum=0.99" in ported and "1 - (self.bn_mom)" in ported
     assert_same(ported, torch_side, ms_side)
+
+
+def test_composed_forms_bind_the_call_and_keep_operands_whole() -> None:
+    out = port("""
+        import torch
+        import torch.nn.functional as F
+
+        def shift_tokens(tokens: torch.Tensor, pad: torch.Tensor):
+            rolled = torch.roll(tokens, shifts=-1, dims=1)
+            cosine = F.normalize(tokens * 2, p=1.0)
+            first = tokens.roll(1)
+            lo, hi = tokens.aminmax()
+            return rolled, cosine, first, lo, hi, tokens.aminmax(dim=0)
+    """)
+    assert "mindspore.numpy.roll(tokens, -1, 1)" in out
+    assert "(tokens * 2) / mindspore.ops.clamp(mindspore.ops.norm((tokens * 2), 1.0, 1, keepdim=True), min=1e-12)" in out
+    assert "mindspore.numpy.roll(tokens, 1, None)" in out
+    assert "tokens.reshape(-1).aminmax(axis=0)" in out
+    assert "tokens.aminmax(axis=0)" in out  # a dim given: MindSpore's own call
+
+
+def test_a_composed_argument_used_twice_is_evaluated_once() -> None:
+    out = port("""
+        import torch.nn.functional as F
+
+        def embed(model, x):
+            return F.normalize(model(x), dim=-1)
+    """)
+    assert "(lambda __input: __input / mindspore.ops.clamp(mindspore.ops.norm(__input, 2.0, -1, keepdim=True), " \
+           "min=1e-12))(model(x))" in out
+
+
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
+@pytest.mark.needs_numpy
+@pytest.mark.slow
+def test_composed_forms_and_bound_arguments_give_torchs_results_on_cpu(tmp_path: Path) -> None:
+    ported, torch_side, ms_side = run_both(tmp_path, """
+        import numpy as np
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        X = np.random.RandomState(0).rand(3, 5).astype(np.float32) - 0.5
+        T = np.sign(np.random.RandomState(1).rand(3, 5).astype(np.float32) - 0.5)
+        IDS = np.array([[0, 2, 4], [1, 3, 0]], dtype=np.int64)
+
+
+        class TokenMixer(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.table = nn.Parameter(torch.tensor(np.arange(6 * dim, dtype=np.float32).reshape(6, dim)))
+                self.act = nn.ReLU(inplace=True)
+                self.dim = dim
+
+            def forward(self, ids, feats):
+                rows = F.embedding(ids, self.table, padding_idx=0)
+                mixed = torch.roll(feats, shifts=1, dims=-1) + feats.roll(-2)
+                normed = F.layer_norm(mixed, (self.dim,), eps=1e-6)
+                return rows, F.normalize(self.act(normed), dim=-1)
+
+
+        def case_hinge_positional():
+            x, t = torch.tensor(X), torch.tensor(T)
+            return torch.hinge_embedding_loss(x, t, 0.5, 2), torch.hinge_embedding_loss(x, t, 0.5, 0)
+
+        def case_mixer():
+            return TokenMixer(5)(torch.tensor(IDS), torch.tensor(X))
+
+        def case_layer_norm_affine():
+            x = torch.tensor(X)
+            w = torch.tensor(np.linspace(0.5, 1.5, 5).astype(np.float32))
+            return F.layer_norm(x, [5], w, w * 0.1)
+
+        def case_vander_and_aminmax():
+            x = torch.tensor(X)
+            lo, hi = x.aminmax()
+            return torch.linalg.vander(x[0], N=4), lo, hi
+
+        def case_inplace():
+            x = torch.tensor(X)
+            y = F.relu(x, inplace=True)
+            z = torch.tensor(X)
+            z.zero_()
+            return x, y, z
+
+        def case_normal_init():
+            w = torch.tensor(np.zeros((100, 100), dtype=np.float32))
+            w.normal_(0.0, 0.02)
+            return float(abs(float(w.std()) - 0.02) < 0.002), float(abs(float(w.mean())) < 0.002)
+    """)
+    assert "import torch" not in ported
+    assert_same(ported, torch_side, ms_side)

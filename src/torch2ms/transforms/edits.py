@@ -298,6 +298,18 @@ def insert_keywords(src: EditBuilder, call: ApiCall, pieces: list[str], removed:
     return Edit(Span(line, col, line, col), (", " if receiver_first else "") + text)
 
 
+NOT_LITERAL = object()
+
+
+def written_literal(text: str) -> object:
+    """The value of an argument written as a literal (`0.3`, `-1`, `None`, `(4,)`), else `NOT_LITERAL`: what
+    the call's text says, not what the scan's constant propagation guesses (a parameter's default)."""
+    try:
+        return ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return NOT_LITERAL
+
+
 def literal(value: object) -> str | None:
     """Python source for a default value from the tables, or None if it has none."""
     if isinstance(value, list):

@@ -207,6 +207,9 @@ def build_fix(call: ApiCall, diag: Diagnostic, entry: MappingEntry | None, targe
     for ctx, transform in ctxs:
         whole = transform.whole(ctx)
         if whole is not PASS:
+            for other_ctx, other in ctxs:  # how the code reads the result still applies (fields as indexes)
+                if whole is not None and other is not transform:
+                    whole = other.result(other_ctx, whole)
             return whole
     if diag.code not in FIXABLE_CODES or entry is None or target is None:
         return None

@@ -14,7 +14,7 @@ from typing import assert_never
 from ..model import ApiCall, Arg, CallKind, Edit, FactKind, ParamFact, Span, Target, arg_for
 from .base import PASS, REGISTRY
 from .edits import (
-    EditBuilder, arg_start, insert_keywords, keyword_arg, literal, passed_arg, pure_text, removal_edits,
+    NOT_LITERAL, EditBuilder, written_literal, arg_start, insert_keywords, keyword_arg, literal, passed_arg, pure_text, removal_edits,
 )
 
 def result_dtype(fact: ParamFact) -> str | None:
@@ -233,8 +233,8 @@ def _translated_edit(call: ApiCall, fact: ParamFact, passed: Arg, text: str) -> 
     if fact.form is not None:
         # a constant written in the call is computed; any other value (a name, even one whose value the scan
         # follows, e.g. a parameter's default that callers may override) goes into the expression
-        literal_value = _literal(text)
-        value = fact.form.format(f"({text.strip()})") if literal_value is _NOT_LITERAL \
+        literal_value = written_literal(text)
+        value = fact.form.format(f"({text.strip()})") if literal_value is NOT_LITERAL \
             else translated_value(fact.form, literal_value)
     elif passed.is_const:
         mapped = [m for t, m in fact.values if type(t) is type(passed.value) and t == passed.value]
@@ -251,17 +251,6 @@ def _translated_edit(call: ApiCall, fact: ParamFact, passed: Arg, text: str) -> 
         return None
     return Edit(Span(passed.keyword_span.start_line, passed.keyword_span.start_col,
                      passed.span.end_line, passed.span.end_col), f"{fact.ms}={value}")
-
-
-_NOT_LITERAL = object()
-
-
-def _literal(text: str) -> object:
-    """The value of an argument written as a literal (`0.3`, `-1`, `None`), else `_NOT_LITERAL`."""
-    try:
-        return ast.literal_eval(text.strip())
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return _NOT_LITERAL
 
 
 _ARITHMETIC: dict[type[ast.operator], Callable[[float, float], float]] = {
