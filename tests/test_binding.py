@@ -202,6 +202,7 @@ def test_a_composed_argument_used_twice_is_evaluated_once() -> None:
 @pytest.mark.slow
 def test_composed_forms_and_bound_arguments_give_torchs_results_on_cpu(tmp_path: Path) -> None:
     ported, torch_side, ms_side = run_both(tmp_path, """
+        from functools import partial
         import numpy as np
         import torch
         import torch.nn as nn
@@ -250,10 +251,44 @@ def test_composed_forms_and_bound_arguments_give_torchs_results_on_cpu(tmp_path:
             z.zero_()
             return x, y, z
 
+        class Stage(nn.Module):  # layers passed as classes, built later with their own arguments
+
+            def __init__(self, dim, norm_layer=nn.LayerNorm, act_layer=nn.ReLU, pool_norm=nn.BatchNorm1d):
+                super().__init__()
+                self.pre = norm_layer(dim)
+                self.post = norm_layer(dim, eps=0.5)
+                self.act = act_layer(inplace=True)
+                self.stat = pool_norm(dim, momentum=0.3)
+
+            def forward(self, x):
+                self.stat(x)
+                return self.post(self.act(self.pre(x))), self.stat.running_mean if hasattr(self.stat, "running_mean") \
+                    else self.stat.moving_mean
+
+
+        class Head(nn.Module):
+            def __init__(self, dim, norm_layer=partial(nn.LayerNorm, eps=0.25)):
+                super().__init__()
+                self.norm = norm_layer(dim)
+
+            def forward(self, x):
+                return self.norm(x)
+
+        def case_classes_as_values():
+            stage = Stage(5)
+            stage.train()
+            x = torch.tensor(X)
+            return (*stage(x), Head(5)(x))
+
+        def case_cholesky_inverse_by_keyword():
+            a = torch.tensor(np.array([[2.0, 0.0], [0.5, 1.5]], dtype=np.float32))
+            return torch.cholesky_inverse(input=a)
+
         def case_normal_init():
             w = torch.tensor(np.zeros((100, 100), dtype=np.float32))
             w.normal_(0.0, 0.02)
             return float(abs(float(w.std()) - 0.02) < 0.002), float(abs(float(w.mean())) < 0.002)
     """)
     assert "import torch" not in ported
+    assert "norm_layer((dim,), epsilon=0.5)" in ported and "pool_norm(dim, momentum=0.7)" in ported
     assert_same(ported, torch_side, ms_side)

@@ -24,6 +24,7 @@ from .mappings import MappingTable, load_table
 from .model import Diagnostic, Edit, FileResult
 from .strings import safe_text
 from .transforms.edits import EditBuilder
+from .transforms.fixer import HELD_TITLE
 from .source import SourceText, split_lines_keepends
 
 MAX_ROUNDS = 4
@@ -163,6 +164,23 @@ def _select(text: str, diags: list[Diagnostic], unsafe: bool) -> tuple[str, list
     return _splice(text, accepted.items), applied
 
 
+def held_call_fix(diag: Diagnostic) -> bool:
+    """The finding's fix rewrites the arguments of a call of a class a variable holds (`transforms.HELD_TITLE`)."""
+    return diag.fix is not None and diag.fix.title.startswith(HELD_TITLE)
+
+
+def fix_held_calls(text: str, path: str, config: Config, table: MappingTable) -> tuple[str, list[Diagnostic]]:
+    """One round of the fixes of calls of classes that variables hold (unsafe ones too), for `migrate`, which
+    rewrites the class values themselves next: after that the calls no longer name torch."""
+    result = scan_text(text, path, config, table)
+    if result.error is not None:
+        return text, []
+    new, done = _select(text, [d for d in result.diagnostics if held_call_fix(d)], True)
+    if done and not _parses(new):
+        return text, []
+    return new, done
+
+
 def _fallback(text: str, applied: list[Diagnostic]) -> tuple[str, list[Diagnostic]]:
     """Some fix breaks the syntax in its context: keep, one by one, the fixes that do not."""
     current, kept = text, list[Diagnostic]()
@@ -194,16 +212,20 @@ def scan_text(text: str, path: str, config: Config, table: MappingTable) -> File
 
 
 def fix_text(text: str, path: str, config: Config | None = None, unsafe: bool = False,
-             table: MappingTable | None = None) -> FixOutcome:
+             table: MappingTable | None = None, held: bool = True) -> FixOutcome:
+    """`held`: the fixes of calls of a class a variable holds (`norm_layer(dim, momentum=0.01)`) are applied,
+    in the first round only: their callee stays the torch class until its value is rewritten, and a second
+    round would translate their values again."""
     config = config or Config()
     table = table or load_table()
     original = text
     applied: list[Diagnostic] = []
     result = scan_text(text, path, config, table)
-    for _ in range(MAX_ROUNDS):
+    for round_ in range(MAX_ROUNDS):
         if result.error is not None:
             break
-        new, done = _select(text, list(result.diagnostics), unsafe)
+        wanted = [d for d in result.diagnostics if held and round_ == 0 or not held_call_fix(d)]
+        new, done = _select(text, wanted, unsafe)
         if not done:
             break
         new_result = scan_text(new, path, config, table)

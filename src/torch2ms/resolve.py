@@ -1138,6 +1138,16 @@ class Resolver:
             return val
         return None
 
+    def _partial_class(self, node: ast.Call) -> Val | None:
+        """The torch class of `partial(nn.LayerNorm, eps=1e-6)` (already evaluated, not reported again)."""
+        if not node.args or not isinstance(node.func, (ast.Name, ast.Attribute)):
+            return None
+        func = self.ref(node.func)
+        if func.kind != OTHER or func.name != "functools.partial":
+            return None
+        val = self._class_value(self._quiet_value(node.args[0]))
+        return val if val is not None and val.kind == SYMBOL else None
+
     def _annotated_instance(self, node: ast.expr | None) -> Val | None:
         """The value of a parameter annotated with a class of the project (attn: Attention)."""
         if node is None:
@@ -1225,6 +1235,8 @@ class Resolver:
             elif default is not None and isinstance(default, (ast.Name, ast.Attribute)) \
                     and (layer := self._class_value(self.ref(default))) is not None:
                 val = layer  # norm_layer=nn.BatchNorm2d: a class passed as a value
+            elif isinstance(default, ast.Call) and (layer := self._partial_class(default)) is not None:
+                val = layer  # norm_layer=partial(nn.LayerNorm, eps=1e-6): the class, its arguments bound
             elif is_forward and isinstance(default, ast.Constant) and default.value is not None:
                 val = Val(UNKNOWN, tag=ds.STATIC)  # forward(self, x, return_attn=False): a flag, not a tensor
             elif is_forward and not (index == 1 and cls is not None and cls.torch_base == "torch.autograd.Function"):

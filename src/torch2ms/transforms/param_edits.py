@@ -88,9 +88,12 @@ class Params:
     out: Arg | None = None  # an `out=` argument, removed by the edits: the caller writes the result into it
 
 
-def param_edits(src: EditBuilder, call: ApiCall, target: Target, receiver_first: bool = False) -> Params | None:
+def param_edits(src: EditBuilder, call: ApiCall, target: Target, receiver_first: bool = False,
+                defaults: bool = True) -> Params | None:
     """The edits for the target's parameter facts (and the general keywords MindSpore lacks) and whether
-    they are safe; None: no fix possible. `receiver_first`: a method's receiver becomes the first argument."""
+    they are safe; None: no fix possible. `receiver_first`: a method's receiver becomes the first argument.
+    `defaults`: torch's defaults are written here; not where a class held by a variable is called
+    (`norm_layer(dim)`): they belong where the class value is written, which a `partial` may have bound."""
     edits: list[Edit] = []
     safe = True
     dropped: list[Arg] = []
@@ -171,7 +174,8 @@ def param_edits(src: EditBuilder, call: ApiCall, target: Target, receiver_first:
                     if fact.ms and fact.ms != fact.torch and passed.keyword_span is not None:
                         edits.append(Edit(passed.keyword_span, fact.ms))
                     continue
-                if name is None or fact.torch is None and fact.ms is None or (fact.torch == "reduction" and legacy is not None):
+                if name is None or fact.torch is None and fact.ms is None or (fact.torch == "reduction" and legacy is not None) \
+                        or not defaults:
                     continue
                 if any(other is not fact and other.ms == name and passed_arg(call, other) is not None
                        for other in target.params):
