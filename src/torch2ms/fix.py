@@ -146,7 +146,9 @@ def _select(text: str, diags: list[Diagnostic], unsafe: bool) -> tuple[str, list
     src = SourceText(text)
     accepted = _Accepted()
     applied: list[Diagnostic] = []
-    for diag in diags:
+    # a fix that writes its whole expression anew (a composed form) goes before the fixes nested in it: it
+    # keeps their text, which the next round fixes; the other way round it would find no torch call left
+    for diag in sorted(diags, key=lambda d: d.fix is None or all(e.span != d.span for e in d.fix.edits)):
         fix = diag.fix
         if fix is None or not fix.edits or (not fix.safe and not unsafe):
             continue
