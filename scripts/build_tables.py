@@ -25,7 +25,9 @@ The script needs torch and mindspore installed (the `verify` extra). It
 6. adds the weight facts of scripts/mapping_overrides_weights.yaml (`weights:` of the layer
    entries). `--weights-only` does this step alone on the committed tables;
 7. names the transforms of scripts/mapping_rewrites.yaml (`rewrite:` of an entry or of one of its
-   targets: what code rewrites, src/torch2ms/transforms/). `--rewrites-only` does this step alone.
+   targets: what code rewrites, src/torch2ms/transforms/). `--rewrites-only` does this step alone;
+8. writes the dynamic-shape facts of scripts/mapping_dynamic.yaml (`dynamic_shape:` of an entry: which
+   calls make a shape depend on data). `--dynamic-only` does this step alone.
 
 The generated YAML is committed; the product reads only the YAML.
 """
@@ -44,7 +46,7 @@ import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,6 +61,8 @@ WEIGHT_FACTS = Path(__file__).resolve().parent / "mapping_overrides_weights.yaml
 OVERRIDES = sorted(p for p in Path(__file__).resolve().parent.glob("mapping_overrides*.yaml") if p != WEIGHT_FACTS)
 # The transforms the fixes apply, by entry or by target (a `rewrites:` list).
 REWRITES = Path(__file__).resolve().parent / "mapping_rewrites.yaml"
+# Which calls make a shape depend on data (a `dynamic:` list): the entries' `dynamic_shape:`.
+DYNAMIC = Path(__file__).resolve().parent / "mapping_dynamic.yaml"
 
 # The namespaces the tables classify (the issue's list), in file order.
 NAMESPACES = [
@@ -927,22 +931,6 @@ def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: s
             if era == "new" or official_old.get(api) or any(
                 results.get(f"{api}@old:{name}", {}).get(k) for k in ("ok", "nocpu"))]
 
-    # ---- dynamic shape facts
-    dynamic: dict[str, Any] = {}
-    for row in dyn_rows:
-        if row["condition_kind"] == "always" and row["op"] != "Sampler":
-            for name in row["torch_apis"].split(";"):
-                if name and "__" not in name:
-                    dynamic[name] = "always"
-    for name, arg, pos in [("torch.topk", "k", 1), ("torch.Tensor.topk", "k", 0),
-                           ("torch.kthvalue", "k", 1), ("torch.Tensor.kthvalue", "k", 0),
-                           ("torch.index_select", "index", 2), ("torch.Tensor.index_select", "index", 1),
-                           ("torch.gather", "index", 2), ("torch.Tensor.gather", "index", 1),
-                           ("torch.multinomial", "num_samples", 1), ("torch.Tensor.multinomial", "num_samples", 0),
-                           ("torch.repeat_interleave", "repeats", 1), ("torch.Tensor.repeat_interleave", "repeats", 0),
-                           ("torch.randperm", "n", 0)]:
-        dynamic[name] = {"arg": arg, "position": pos}
-
     # ---- entries
     entries: dict[str, dict[str, Any]] = {}
     log: list[str] = []
@@ -1071,11 +1059,9 @@ def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: s
             if last.startswith(("is_", "has_", "set_")) or last in ("manual_seed", "seed", "typename"):
                 entry["returns"] = "other"
         if man is not None:
-            for key in ("note", "returns", "doc", "dynamic_shape", "inplace_of", "effort"):
+            for key in ("note", "returns", "doc", "inplace_of", "effort"):
                 if key in man:
                     entry[key] = man[key]
-        if api in dynamic and entry.get("category") != "missing" and "dynamic_shape" not in entry:
-            entry["dynamic_shape"] = dynamic[api]
         entries[api] = entry
 
     # In-place Tensor methods: link to the out-of-place entry.
@@ -1091,6 +1077,7 @@ def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: s
     inplace_forms(entries, record)
     add_weight_facts(entries)
     add_rewrites(entries)
+    add_dynamic(entries, always_dynamic(dyn_rows))
     add_positions(entries)
     annotate_devices(entries.values(), record)
     derive_case_facts(entries.values(), record)
@@ -1443,6 +1430,45 @@ def add_rewrites(entries: dict[str, dict[str, Any]]) -> None:
 
 def refresh_rewrites() -> None:
     """Rewrite only the `rewrite:` of the committed tables' entries and targets (nothing else is re-run)."""
+    refresh_committed(add_rewrites, "rewrites")
+
+
+# ---------------------------------------------------------------------------------- dynamic shapes
+def always_dynamic(rows: Iterable[dict[str, str]]) -> set[str]:
+    """The APIs the reference table (dynamic_shape_apis.csv) lists as always dynamic (not the samplers:
+    torch.where is dynamic only with one argument)."""
+    return {name for row in rows if row["condition_kind"] == "always" and row["op"] != "Sampler"
+            for name in row["torch_apis"].split(";") if name and "__" not in name}
+
+
+def add_dynamic(entries: dict[str, dict[str, Any]], always: set[str] | None = None) -> None:
+    """Give the entries of scripts/mapping_dynamic.yaml their `dynamic_shape:` (and no other entry one).
+    `always`: APIs the reference lists as always dynamic, each of which must be written so."""
+    import yaml
+
+    doc = yaml.safe_load(DYNAMIC.read_text(encoding="utf-8")) or {}
+    items: list[dict[str, Any]] = json.loads(json.dumps(doc.get("dynamic", [])))  # plain data (no YAML anchors)
+    for entry in entries.values():
+        entry.pop("dynamic_shape", None)
+    for item in items:
+        api = item.pop("api")
+        if api not in entries:
+            raise SystemExit(f"{DYNAMIC.name}: {api} is not an entry of the tables")
+        if "dynamic_shape" in entries[api]:
+            raise SystemExit(f"{DYNAMIC.name}: {api} is listed twice")
+        entries[api]["dynamic_shape"] = item
+    for api in sorted((always or set()) & set(entries)):
+        if not entries[api].get("dynamic_shape", {}).get("always"):
+            raise SystemExit(f"{DYNAMIC.name}: {api} is always dynamic in the reference table; write it so")
+
+
+def refresh_dynamic() -> None:
+    """Rewrite only the `dynamic_shape:` of the committed tables' entries (nothing else is re-run)."""
+    refresh_committed(add_dynamic, "dynamic-shape facts")
+
+
+def refresh_committed(step: Callable[[dict[str, dict[str, Any]]], None], what: str) -> None:
+    """Apply one build step to the committed tables and write back the files it changes."""
     import yaml
 
     docs: dict[Path, tuple[list[str], list[dict[str, Any]]]] = {}
@@ -1453,7 +1479,7 @@ def refresh_rewrites() -> None:
         items = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["entries"]
         docs[path] = (head, items)
         entries.update((item["api"], item) for item in items)
-    add_rewrites(entries)
+    step(entries)
     for path, (head, items) in docs.items():
         lines = list(head)
         for item in items:
@@ -1461,7 +1487,7 @@ def refresh_rewrites() -> None:
         text = "\n".join(lines) + "\n"
         if text != path.read_text(encoding="utf-8"):
             path.write_text(text, encoding="utf-8")
-            print(f"{path.name}: rewrites updated", file=sys.stderr)
+            print(f"{path.name}: {what} updated", file=sys.stderr)
 
 
 # ---------------------------------------------------------------------------------- writing
@@ -1858,6 +1884,9 @@ def main() -> None:
         return
     if sys.argv[1:] == ["--rewrites-only"]:
         refresh_rewrites()
+        return
+    if sys.argv[1:] == ["--dynamic-only"]:
+        refresh_dynamic()
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("reference", type=Path, help="folder with the reference CSV files")

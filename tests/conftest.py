@@ -172,3 +172,12 @@ def scan_every_way(project: Path, cache_dir: Path) -> dict:
 @pytest.fixture
 def example_project() -> Path:
     return ROOT / "examples" / "vision_project"
+
+
+@pytest.fixture(autouse=True)
+def _same_sys_path() -> Any:
+    """Each test starts from the same sys.path: MindSpore's amp and graph compiler add folders of their own (one,
+    mindspore/nn/layer, holds a math.py that shadows the standard module in any interpreter started with it)."""
+    saved = list(sys.path)
+    yield
+    sys.path[:] = saved

@@ -19,6 +19,18 @@ def build() -> Any:
     return load_script(ROOT / "scripts" / "build_tables.py", "build_tables_under_test")
 
 
+def _committed(key: str) -> dict[str, Any]:
+    """`key` of every entry of the committed tables that has it, by API."""
+    import yaml
+
+    written = {}
+    for path in sorted((ROOT / "src" / "torch2ms" / "data").glob("torch*.yaml")):
+        for entry in yaml.safe_load(path.read_text(encoding="utf-8"))["entries"]:
+            if key in entry:
+                written[entry["api"]] = entry[key]
+    return written
+
+
 def _facts(build: Any, api: str, target: str) -> set[tuple[str, str | None, str | None]]:
     facts = build.param_facts(api, build.resolve(api), target, build.resolve(target), [])
     return {(f["kind"], f.get("torch"), f.get("ms")) for f in facts}
@@ -98,13 +110,7 @@ def test_every_documented_overload_is_read_and_printed_output_is_not(build: Any)
 
 def test_the_committed_tables_hold_the_weight_facts_of_the_overrides(build: Any) -> None:
     """src/torch2ms/data/*.yaml carry exactly scripts/mapping_overrides_weights.yaml (`build_tables.py --weights-only`)."""
-    import yaml
-
-    written = {}
-    for path in sorted((ROOT / "src" / "torch2ms" / "data").glob("torch*.yaml")):
-        for entry in yaml.safe_load(path.read_text(encoding="utf-8"))["entries"]:
-            if "weights" in entry:
-                written[entry["api"]] = entry["weights"]
+    written = _committed("weights")
     facts = build.weight_facts()
     assert written == facts
     assert {"torch.nn.BatchNorm2d", "torch.nn.LSTM", "torch.nn.Embedding", "torch.nn.MultiheadAttention"} <= set(facts)
@@ -256,3 +262,37 @@ def test_a_zeros_difference_an_integer_dtype_explains_is_not_claimed_but_a_value
     build.derive_case_facts([loss], _record("torch.nn.CosineEmbeddingLoss", _form(
         "mindspore.nn.CosineEmbeddingLoss", "failed", True, {"dtype=int32": nan, "zeros": nan})))
     assert [f["covers"] for f in loss["ms"][0]["params"]] == [["dtype=int32", "zeros"]]
+
+
+def test_dynamic_facts_come_from_their_file_and_cover_the_references_always_dynamic_apis(
+        build: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    facts = tmp_path / "mapping_dynamic.yaml"
+    facts.write_text("dynamic:\n  - {api: torch.nonzero, always: true, remedy: pad}\n"
+                     "  - {api: torch.topk, args: [{arg: k, position: 1, rule: count}]}\n", encoding="utf-8")
+    monkeypatch.setattr(build, "DYNAMIC", facts)
+    entries = {"torch.nonzero": {"api": "torch.nonzero"}, "torch.topk": {"api": "torch.topk"},
+               "torch.sum": {"api": "torch.sum", "dynamic_shape": {"always": True}}}
+    rows = [{"op": "NonZero", "condition_kind": "always", "torch_apis": "torch.nonzero;torch.Tensor.__getitem__"},
+            {"op": "Sampler", "condition_kind": "always", "torch_apis": "torch.where"}]
+    build.add_dynamic(entries, build.always_dynamic(rows))
+    assert entries["torch.nonzero"]["dynamic_shape"] == {"always": True, "remedy": "pad"}
+    assert entries["torch.topk"]["dynamic_shape"] == {"args": [{"arg": "k", "position": 1, "rule": "count"}]}
+    assert "dynamic_shape" not in entries["torch.sum"]  # a fact the file does not hold is dropped
+    with pytest.raises(SystemExit, match="torch.unique is always dynamic in the reference table"):
+        build.add_dynamic({**entries, "torch.unique": {"api": "torch.unique"}},
+                          build.always_dynamic([*rows, {"op": "Unique", "condition_kind": "always",
+                                                        "torch_apis": "torch.unique"}]))
+    facts.write_text("dynamic:\n  - {api: torch.nothing, always: true}\n", encoding="utf-8")
+    with pytest.raises(SystemExit, match="torch.nothing is not an entry of the tables"):
+        build.add_dynamic(entries)
+
+
+def test_the_committed_tables_hold_the_dynamic_facts_of_their_file(build: Any) -> None:
+    """src/torch2ms/data/*.yaml carry exactly scripts/mapping_dynamic.yaml (`build_tables.py --dynamic-only`)."""
+    import json
+
+    import yaml
+
+    written = _committed("dynamic_shape")
+    doc = json.loads(json.dumps(yaml.safe_load((ROOT / "scripts" / "mapping_dynamic.yaml").read_text(encoding="utf-8"))))
+    assert written == {item.pop("api"): item for item in doc["dynamic"]}

@@ -198,3 +198,46 @@ def test_scan_examples_and_torch_sources_without_internal_errors() -> None:
     example_files = [r for r in results if "examples" in Path(r.path).parts]
     assert example_files, "examples/ was not scanned"
     print(f"scanned {len(results)} files in {elapsed:.1f} s")
+
+
+# ---------------------------------------------------------------- the rules are the tables' facts
+NORM_AND_INPLACE = """import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        p = int(x.sum().item())
+        a = torch.norm(x, p)
+        k = int(x.max().item())
+        b = torch.norm(x, 2, k)
+        c = x.transpose_(0, k)
+        return a + b + c
+"""
+
+
+def _codes_on(diags, line: int) -> set[str]:
+    return {d.code for d in diags if d.span.start_line == line}
+
+
+def test_norms_order_is_not_its_axis_and_an_inplace_form_shares_its_bases_rule() -> None:
+    diags = findings(NORM_AND_INPLACE)
+    assert "TMS202" not in _codes_on(diags, 8)  # torch.norm(x, p): p is the order, not an axis
+    assert "TMS202" in _codes_on(diags, 10)  # torch.norm(x, 2, k): k, the axis, is read from data
+    assert "TMS202" in _codes_on(diags, 11)  # x.transpose_(0, k): the rule of torch.Tensor.transpose
+
+
+def test_a_call_is_judged_dynamic_by_its_table_fact_alone() -> None:
+    from dataclasses import replace
+
+    table = load_table()
+    source = "import torch\nimport torch.nn as nn\n\nclass Net(nn.Module):\n    def forward(self, x):\n" \
+             "        return torch.nonzero(x)\n"
+    assert "TMS201" in {d.code for d in scan_source(source, "m.py", ONLY_DYNAMIC, table).diagnostics}
+    entries = dict(table.entries)
+    entries["torch.nonzero"] = replace(entries["torch.nonzero"], dynamic_shape=None)
+    without = replace(table, entries=entries, digest=table.digest + "-no-nonzero-fact")
+    assert "TMS201" not in {d.code for d in scan_source(source, "m.py", ONLY_DYNAMIC, without).diagnostics}
+    remedy = next(d for d in scan_source(source, "m.py", ONLY_DYNAMIC, table).diagnostics if d.code == "TMS201")
+    assert table.entries["torch.nonzero"].dynamic_shape is not None
+    assert table.entries["torch.nonzero"].dynamic_shape.remedy in remedy.message

@@ -291,11 +291,16 @@ async def test_verify_code_action_runs_the_call_in_torch_and_mindspore(client: L
     assert result["api"] == "torch.clamp" and "min=0.25" in result["torch"]
     assert "mindspore.mint.clamp(x, min=0.25)" in result["mindspore"]
     assert result["ran_on"]["mindspore_version"] == version("mindspore")
-    assert any("PASSED" in m.message and "torch.clamp" in m.message for m in client.messages)
+    said = [m.message for m in client.messages if "line 6" in m.message]
+    assert said == [result["message"]] and said[0].startswith(
+        "Verified, line 6: torch.clamp(x, min=0.25) and mindspore.mint.clamp(x, min=0.25) agree on torch ")
+    assert "--" not in said[0] and "largest difference" in said[0]
     # a line without a mapped call: a clear answer, and the server goes on
     blank = await client.workspace_execute_command_async(lsp.ExecuteCommandParams(
         command="torch2ms.verifyCall", arguments=[uri, 3]))
     assert blank["status"] == "error" and "line 3" in blank["reason"], blank
+    assert blank["message"] == ("Could not verify line 3: no torch call with a MindSpore counterpart starts on "
+                                "this line."), blank
     hover = await client.text_document_hover_async(lsp.HoverParams(
         text_document=lsp.TextDocumentIdentifier(uri=uri), position=clamp.range.start))
     assert hover is not None
@@ -322,14 +327,34 @@ async def test_verify_action_only_where_verify_can_work(client: LanguageClient, 
     assert await verify_titles(module) == []
     clamp = next(d for d in diags if d.range.start.line == 6)
     assert await verify_titles(clamp) == ["Verify torch.clamp against its MindSpore rewrite (runs torch and MindSpore)"]
+    # a call whose inputs' shapes cannot be told (only the command line can give them): not offered
+    text = text.replace("torch.clamp(x, min=0.0)", "torch.clamp(x * b * c * d, min=0.0)")
+    change_doc(client, uri, text, 2)
+    diags = await wait_diags(client, uri, lambda d: any(x.range.start.line == 6 and x.range.end.character > 40
+                                                        for x in d))
+    assert await verify_titles(next(d for d in diags if d.range.start.line == 6)) == []
 
 
 def test_verify_message_shows_the_whole_rewrite() -> None:
-    from torch2ms.lsp.server import _unwrapped
+    from torch2ms.lsp.server import verify_message
+    from torch2ms.verify.locate import unwrapped
 
-    assert _unwrapped("(mindspore.mint.cat((a, b)))") == "mindspore.mint.cat((a, b))"
-    assert _unwrapped("mindspore.mint.nn.Conv2d(3, 8, 3)(x)") == "mindspore.mint.nn.Conv2d(3, 8, 3)(x)"
-    assert _unwrapped("(a)(b)") == "(a)(b)"
+    assert unwrapped("(mindspore.mint.cat((a, b)))") == "mindspore.mint.cat((a, b))"
+    assert unwrapped("mindspore.mint.nn.Conv2d(3, 8, 3)(x)") == "mindspore.mint.nn.Conv2d(3, 8, 3)(x)"
+    assert unwrapped("(a)(b)") == "(a)(b)"
+    assert unwrapped("(torch.clamp(x))") == "torch.clamp(x)" and unwrapped("torch.clamp(x)") == "torch.clamp(x)"
+    spec = {"torch": "(torch.cat((a, b), dim=1))", "mindspore": "(mindspore.mint.cat((a, b), dim=1))"}
+    ran_on = {"torch_version": "2.13.0", "mindspore_version": "2.10.0", "device": "cpu"}
+    assert verify_message(4, spec, {"status": "passed", "max_abs_err": 0.0, "max_rel_err": 0.0}, ran_on) == (
+        "Verified, line 4: torch.cat((a, b), dim=1) and mindspore.mint.cat((a, b), dim=1) agree on torch 2.13.0 "
+        "and MindSpore 2.10.0 (CPU); largest difference 0 (relative 0).")
+    failed = verify_message(4, spec, {"status": "failed", "max_abs_err": 0.5, "max_rel_err": 1.0,
+                                      "reason": "values differ (run with --verbose to see them)"}, ran_on)
+    assert failed == ("Verify failed, line 4: torch.cat((a, b), dim=1) and mindspore.mint.cat((a, b), dim=1) "
+                      "differ on torch 2.13.0 and MindSpore 2.10.0 (CPU): values differ.")
+    skipped = verify_message(4, spec, {"status": "skipped", "reason": "shape unknown; give it with --shape a=2"}, {})
+    assert skipped == ("Could not verify line 4: torch.cat((a, b), dim=1) against mindspore.mint.cat((a, b), dim=1): "
+                       "shape unknown.")
 
 
 @pytest.mark.asyncio

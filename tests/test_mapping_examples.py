@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Mapping
+from typing import Any
 
 import pytest
 
 from torch2ms.engine import scan_source
 from torch2ms.mappings import load_table, parse_version
-from torch2ms.model import Category, MappingEntry, ParamFact
+from torch2ms.model import Category, DynamicShape, DynCondition, MappingEntry, ParamFact
 
 TABLE = load_table()
 VERSION = parse_version(TABLE.meta.default_target)
@@ -95,6 +97,17 @@ def _touches(fact: ParamFact, call: ast.Call | None) -> bool:
     return True
 
 
+def _holds(condition: DynCondition, dyn: DynamicShape, call: ast.Call, inputs: Mapping[str, Any]) -> bool:
+    """Whether an example's call meets a condition of an always-dynamic fact."""
+    if condition is DynCondition.ONE_ARGUMENT:
+        return len(call.args) + len(call.keywords) == 1
+    first = dyn.args[0] if dyn.args else None
+    arg = next((k.value for k in call.keywords if first is not None and k.arg == first.name), None)
+    if arg is None and first is not None and first.position is not None and first.position < len(call.args):
+        arg = call.args[first.position]
+    return isinstance(arg, ast.Name) and arg.id in inputs
+
+
 def expected_code(entry: MappingEntry, number: int) -> str:
     """The code the entry's data promises for this example (independent of checks.py): its category,
     where an entry's parameter differences count only if the example's call touches one of them (or the
@@ -113,19 +126,22 @@ def expected_code(entry: MappingEntry, number: int) -> str:
         return "TMS206"  # one finding per use: the host sync in forward outranks the mapping
     dyn = entry.dynamic_shape
     if dyn is not None and category is not Category.MISSING:
-        if dyn.always:
-            return "TMS201"
         call = _outer_call(entry.examples[number].torch, entry.api)
-        assert call is not None, "conditional dynamic-shape example must call the API"
-        arg = next((k.value for k in call.keywords if k.arg == dyn.arg), None)
-        if arg is None and dyn.position is not None and dyn.position < len(call.args):
-            arg = call.args[dyn.position]
-        if arg is not None and not _is_const(arg):
-            if isinstance(arg, ast.Name) and arg.id in entry.examples[number].inputs:
-                # An input tensor as the argument (an index): whether its length is data-dependent is
-                # decided by the dynamic-shape rules from where the tensor comes from.
-                return _CODES[category] + "|TMS202"
-            return "TMS202"
+        assert call is not None, "a dynamic-shape example must call the API"
+        if any(k.arg in dyn.static_with for k in call.keywords):
+            return _CODES[category]
+        if dyn.always and (not dyn.when or any(_holds(c, dyn, call, entry.examples[number].inputs) for c in dyn.when)):
+            return "TMS201"
+        for fact in dyn.args:
+            arg = next((k.value for k in call.keywords if k.arg == fact.name), None)
+            if arg is None and fact.position is not None and fact.position < len(call.args):
+                arg = call.args[fact.position]
+            if arg is not None and not _is_const(arg):
+                if isinstance(arg, ast.Name) and arg.id in entry.examples[number].inputs:
+                    # An input tensor as the argument (an index, or the other operand of max): whether it
+                    # makes the shape dynamic is decided by the rules from where the tensor comes from.
+                    return _CODES[category] + "|TMS202"
+                return "TMS202"
     return _CODES[category]
 
 

@@ -4,6 +4,7 @@ equivalent; `--add-noqa` converges in one pass; a file-level `# torch2ms: noqa`.
 
 from __future__ import annotations
 
+import argparse
 import os
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from torch2ms.model import Category, Severity
 from torch2ms.noqa import add_noqa, unplaceable
 
 from conftest import run_cli
-from test_cli import codes_of, write
+from test_cli import codes_of, finding_lines, write
 
 MODULE = '''\
 from typing import Optional, Type
@@ -206,13 +207,79 @@ def test_compare_pairs_moved_changed_and_created_findings_apart_from_new_ones(tm
 
 # ---------------------------------------------------------------- ruff's command-line conventions
 def test_scan_without_a_path_scans_the_current_folder(tmp_path: Path) -> None:
-    empty = run_cli("scan", cwd=tmp_path)
-    assert empty.returncode == 0 and "no Python files found under ." in empty.stderr
+    empty = run_cli("scan", cwd=tmp_path)  # nothing to scan is an error: a CI job on the wrong folder fails
+    assert empty.returncode == 2 and "error: no Python files found under ." in empty.stderr
+    assert empty.stdout == ""  # and never "all checks passed"
     (tmp_path / "notes.txt").write_text("torch.cat\n", encoding="utf-8")
     assert "no Python files found" in run_cli("scan", cwd=tmp_path).stderr  # a non-Python file is not read
+    named = run_cli("scan", "notes.txt", "--isolated", cwd=tmp_path)  # nor one named on the command line
+    assert named.returncode == 2 and "no Python files found under notes.txt" in named.stderr and not named.stdout
+    for flag in ("--show-files", "--fix", "--diff", "--add-noqa"):  # every way of scanning says it alike
+        nothing = run_cli("scan", flag, cwd=tmp_path)
+        assert nothing.returncode == 2 and "no Python files found under ." in nothing.stderr, flag
+    missing = run_cli("scan", "nothere", "--add-noqa", cwd=tmp_path)
+    assert missing.returncode == 2 and "nothere: no such file or directory" in missing.stderr
     write(tmp_path, "m.py", "import torch\nx = torch.histogram(a)\n")
     found = run_cli("scan", "--isolated", cwd=tmp_path)
     assert found.returncode == 1 and codes_of(found.stdout) == ["TMS103"] and "no Python files" not in found.stderr
+
+
+def test_a_script_named_by_its_python_shebang_is_scanned(tmp_path: Path) -> None:
+    (tmp_path / "train").write_text("#!/usr/bin/env python3\nimport torch\nx = torch.histogram(a)\n",
+                                    encoding="utf-8")
+    (tmp_path / "run.sh").write_text("#!/bin/sh\ntorch.histogram\n", encoding="utf-8")
+    proc = run_cli("scan", "train", "run.sh", "--isolated", "--no-cache", cwd=tmp_path)
+    assert proc.returncode == 1 and [line.split(":")[0] for line in finding_lines(proc.stdout)] == ["train"]
+
+
+def test_a_file_that_is_not_python_is_never_clean_even_without_torch(tmp_path: Path) -> None:
+    write(tmp_path, "util.py", "def helper(:\n    return 1\n")
+    proc = run_cli("scan", ".", "--isolated", "--no-cache", cwd=tmp_path)
+    assert proc.returncode == 1
+    [line] = finding_lines(proc.stdout)
+    assert line.startswith("util.py:1:") and ": TMS901 error: syntax error" in line
+    assert scan_source("x = (1,\n", "m.py").diagnostics[0].code == "TMS901"  # the core says the same
+    assert scan_source("x = 1\n", "m.py").diagnostics == ()  # a clean file without torch stays clean
+
+
+def test_an_unknown_option_is_one_line_with_the_nearest_option(tmp_path: Path) -> None:
+    write(tmp_path, "m.py", "x = 1\n")
+    near = run_cli("scan", "m.py", "--quite", cwd=tmp_path)
+    assert near.returncode == 2 and near.stdout == ""
+    assert near.stderr.splitlines() == [
+        "torch2ms: error: unrecognized arguments: --quite; did you mean --quiet? (see torch2ms --help)"]
+    far = run_cli("scan", "m.py", "--zzzz", cwd=tmp_path)
+    assert far.stderr.splitlines() == ["torch2ms: error: unrecognized arguments: --zzzz (see torch2ms --help)"]
+    command = run_cli("scna", cwd=tmp_path)
+    assert command.returncode == 2 and len(command.stderr.splitlines()) == 1 and "invalid choice: 'scna'" in command.stderr
+
+
+def test_watch_scans_again_when_a_file_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--watch: a real change of a scanned file makes a second scan; the loop is ended (as Ctrl-C does)
+    after a bounded number of polls, and the exit code is the last scan's."""
+    from torch2ms import watch
+
+    model = write(tmp_path, "m.py", "import torch\nx = torch.histogram(a)\n")
+    polls: list[int] = []
+
+    def poll(_seconds: float) -> None:
+        polls.append(1)
+        if len(polls) == 2:  # a quiet poll first (no change: no scan), then a real edit
+            model.write_text("import torch\ny = torch.cat([a])\nx = torch.histogram(a)\n", encoding="utf-8")
+            os.utime(model, ns=(model.stat().st_atime_ns, model.stat().st_mtime_ns + 10**9))
+        if len(polls) == 4:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(watch, "sleep", poll)
+    proc = run_cli("scan", ".", "--isolated", "--watch", "--output-format", "concise", cwd=tmp_path)
+    scans = proc.stdout.count("Found ")
+    assert scans == 2, proc.stdout
+    first, second = proc.stdout.split("Found ", 1)[0], proc.stdout.split("Found ", 1)[1]
+    assert codes_of(first) == ["TMS103"] and codes_of(second) == ["TMS101", "TMS103"]
+    assert proc.stderr.count("changed: scanning again") == 1 and "[watch] m.py changed: scanning again" in proc.stderr
+    assert proc.returncode == 1 and len(polls) == 4
+    refused = run_cli("scan", ".", "--watch", "--fix", cwd=tmp_path)
+    assert refused.returncode == 2 and "--watch goes with a scan of files" in refused.stderr
 
 
 def test_quiet_prints_the_findings_only(tmp_path: Path) -> None:
@@ -282,6 +349,22 @@ def test_the_editor_offers_verify_only_where_torch_and_mindspore_are_installed(m
         server.verify_runs_here.cache_clear()
 
 
+def test_verify_names_the_whole_call_and_keeps_its_flag_hint_for_the_command_line(tmp_path: Path) -> None:
+    """A call whose inputs' shapes verify cannot tell: the command line's error gives the --shape hint;
+    the JSON answer (what the editor reads) gives the reason alone; the call is never cut."""
+    import json
+
+    write(tmp_path, "m.py", "import torch\n\ny = torch.clamp(a * b * c * d, min=0.0)\n")
+    proc = run_cli("verify", "--json", "m.py:3", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == ("torch2ms verify: error: m.py:3: cannot tell the shape of 'c' in "
+                                   "torch.clamp(a * b * c * d, min=0.0); give it with --shape c=2,3 (and :DTYPE "
+                                   "for a non-float32 input)")
+    assert json.loads(proc.stdout) == {"location": "m.py:3", "hint": "give it with --shape c=2,3 (and :DTYPE for a "
+                                                                     "non-float32 input)",
+                                       "error": "cannot tell the shape of 'c' in torch.clamp(a * b * c * d, min=0.0)"}
+
+
 def test_the_html_report_names_no_absolute_path(tmp_path: Path) -> None:
     project = tmp_path / "deep" / "proj"
     project.mkdir(parents=True)
@@ -314,4 +397,29 @@ def test_shell_completion_completes_commands_and_each_commands_options(tmp_path:
     assert complete("rule", "--a") == ["--all"]
     zsh = run_cli("completion", "zsh", cwd=tmp_path)
     assert zsh.stdout.startswith("autoload -U +X bashcompinit && bashcompinit\n")
-    assert run_cli("completion", "fish", cwd=tmp_path).returncode == 2
+    assert run_cli("completion", "tcsh", cwd=tmp_path).returncode == 2
+
+
+def test_fish_completion_lists_every_command_and_option(tmp_path: Path) -> None:
+    import re
+
+    from torch2ms.cli import build_parser
+
+    fish = run_cli("completion", "fish", cwd=tmp_path)
+    assert fish.returncode == 0
+    word = r"(?:'(?:[^'\\]|\\.)*'|[^\s']+)"  # fish's words: a quoted string (\' and \\ inside) or a plain one
+    commands, options = set(), set()
+    for line in fish.stdout.splitlines()[1:]:
+        assert re.fullmatch(rf"{word}(?: {word})*", line), line  # every quote closed
+        parts = re.findall(word, line)
+        assert parts[:4] == ["complete", "-c", "torch2ms", "-n"], line
+        if parts[4] == "__fish_use_subcommand":
+            commands.add(parts[parts.index("-a") + 1])
+        else:
+            command = parts[4].strip("'").split()[-1]
+            options.update((command, "--" + parts[k + 1]) for k, p in enumerate(parts) if p == "-l")
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert commands == set(sub.choices)
+    assert ("scan", "--watch") in options and ("scan", "--show-files") in options and ("migrate", "--out") in options
+    assert ("rule", "--watch") not in options

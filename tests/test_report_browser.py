@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from torch2ms.report import html as html_report
+from torch2ms.report.json import document
 
 from chromium_cdp import Browser, find_chromium
 from report_project import large, make_project, scan
@@ -31,19 +32,25 @@ def test_chromium_is_installed():
     assert find_chromium() is not None
 
 
+def write_report(base: Path, folder: str) -> tuple[list, Path]:
+    """Scan `base/folder` from `base` (paths relative to it) and write its report to `base/folder.html`."""
+    old = os.getcwd()
+    os.chdir(base)
+    try:
+        results = scan(Path(folder))
+        text = html_report.render(results, "2.10", paths=[folder], date="2026-01-02")
+    finally:
+        os.chdir(old)
+    report = base / f"{folder}.html"
+    report.write_text(text, encoding="utf-8")
+    return results, report
+
+
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
     base = tmp_path_factory.mktemp("browser")
     make_project(base / "proj")
-    old = os.getcwd()
-    os.chdir(base)
-    try:
-        results = scan(Path("proj"))
-        text = html_report.render(results, "2.10", paths=["proj"], date="2026-01-02")
-    finally:
-        os.chdir(old)
-    report = base / "report.html"
-    report.write_text(text, encoding="utf-8")
+    results, report = write_report(base, "proj")
     browser = Browser(width=1400, height=1000)
     try:
         browser.call("Log.enable")
@@ -82,11 +89,34 @@ def test_loads_without_script_errors(page):
     errors = [e for e in browser.events if e.get("method") == "Runtime.exceptionThrown"
               or (e.get("method") == "Log.entryAdded" and e["params"]["entry"]["level"] == "error")]
     assert errors == []
-    assert len(rows(browser, "file-table")) == len(results)
-    apis = {d.torch_api for r in results for d in r.diagnostics if d.torch_api}
-    assert len(rows(browser, "api-table")) == len(apis)
+    # files without findings are hidden until the box is ticked
+    assert len(rows(browser, "file-table")) == sum(1 for r in results if r.diagnostics) < len(results)
+    # APIs with uses: a type only named (nn.Module as a base class) is no row
+    doc = document(results, "2.10", paths=["proj"], date="2026-01-02")
+    assert len(rows(browser, "api-table")) == sum(1 for a in doc["apis"] if a["uses"]) < len(doc["apis"])
     wait_for(browser, "window.torch2msReport.sectionsBuilt()")
     assert browser.eval("document.querySelectorAll('details.file').length") == sum(1 for r in results if r.diagnostics)
+
+
+def test_file_table_opens_on_the_work_left(page):
+    """Most findings a person must port first (then most findings); files without findings hidden, with a
+    box that shows them; the page says how it is sorted. (Before any test sorts the table.)"""
+    browser, results, _ = page
+    js(browser, "window.scrollTo(0, 0); return 1;")
+    shown = rows(browser, "file-table")
+    left = [int(v) for v in rows(browser, "file-table", 1)]
+    findings = [int(v) for v in rows(browser, "file-table", 3)]
+    assert list(zip(left, findings)) == sorted(zip(left, findings), reverse=True)
+    assert left[0] > 0 and sorted(shown) == sorted(r.path.split("proj/", 1)[1] for r in results if r.diagnostics)
+    assert browser.eval("document.querySelector('#file-table th[data-key=left]').getAttribute('aria-sort')") \
+        == "descending"
+    assert "Sorted by the work left" in browser.eval("document.getElementById('files-note').textContent")
+    label = browser.eval("document.getElementById('files-all').parentNode.textContent")
+    assert label.strip() == "Show the 2 files without findings"
+    js(browser, "const c = document.getElementById('files-all'); c.checked = true; c.dispatchEvent(new Event('change')); return 1;")
+    everything = rows(browser, "file-table")
+    assert len(everything) == len(results) and everything[:len(shown)] == shown  # the empty ones last
+    js(browser, "const c = document.getElementById('files-all'); c.checked = false; c.dispatchEvent(new Event('change')); return 1;")
 
 
 def test_api_table_filter_choice_and_sort(page):
@@ -96,8 +126,8 @@ def test_api_table_filter_choice_and_sort(page):
     assert rows(browser, "api-table") == [n for n in names if "interpolate" in n]
     assert browser.eval("document.getElementById('apis-shown').textContent") == f"1 of {len(names)}"
     set_control(browser, "#apis-filter", "")
-    data = browser.eval("JSON.parse(document.getElementById('report-data').textContent).apis.length")
-    assert data == len(names)
+    data = browser.eval("JSON.parse(document.getElementById('report-data').textContent).apis.filter(a => a[1] > 0).length")
+    assert data == len(names)  # every API with uses is a row
     equivalent = js(browser, "const o = Array.from(document.querySelectorAll('#apis-choice option'))"
                              ".find(o => o.textContent === 'Equivalent'); return o.value;")
     set_control(browser, "#apis-choice", equivalent)
@@ -120,7 +150,9 @@ def test_api_table_filter_choice_and_sort(page):
 def test_file_and_directory_tables(page):
     browser, results, _ = page
     set_control(browser, "#files-filter", "models/")
-    assert rows(browser, "file-table") == ["models/__init__.py", "models/net.py"]
+    assert rows(browser, "file-table") == ["models/net.py"]  # models/__init__.py has no findings: hidden
+    js(browser, "const c = document.getElementById('files-all'); c.checked = true; c.dispatchEvent(new Event('change')); return 1;")
+    assert rows(browser, "file-table") == ["models/net.py", "models/__init__.py"]  # by the work left
     set_control(browser, "#files-filter", "")
     errors = js(browser, "const o = Array.from(document.querySelectorAll('#files-choice option'))"
                          ".find(o => o.textContent === 'With file error'); return o.value;")
@@ -128,8 +160,9 @@ def test_file_and_directory_tables(page):
     assert rows(browser, "file-table") == ["data/broken.py"]
     set_control(browser, "#files-choice", "")
     js(browser, "document.querySelector('#file-table th[data-key=findings]').click(); return 1;")
-    counts = [int(v) for v in rows(browser, "file-table", 2)]
+    counts = [int(v) for v in rows(browser, "file-table", 3)]
     assert counts == sorted((len(r.diagnostics) for r in results), reverse=True)
+    js(browser, "const c = document.getElementById('files-all'); c.checked = false; c.dispatchEvent(new Event('change')); return 1;")
     assert rows(browser, "dir-table") == [".", "data", "models"]
     set_control(browser, "#dirs-choice", "1")
     assert rows(browser, "dir-table") == [".", "data", "models"]
@@ -142,10 +175,11 @@ def test_csv_export_of_the_tables(page, tmp_path):
     assert table[0] == ["Torch API", "Uses", "Files", "Category", "Effort", "MindSpore target",
                         "Parameter differences", "Verification"]
     data = browser.eval("JSON.parse(document.getElementById('report-data').textContent)")
-    assert sorted(r[0] for r in table[1:]) == sorted(data["s"][a[0]] for a in data["apis"])
+    assert sorted(r[0] for r in table[1:]) == sorted(data["s"][a[0]] for a in data["apis"] if a[1] > 0)
     assert any("," in cell for r in table for cell in r)  # quoted where needed, read back whole
     files = list(csv.reader(io.StringIO(browser.eval("window.torch2msReport.csv('files')"))))
-    assert len(files) == len(results) + 1 and files[0][:3] == ["File", "Lines", "Findings"]
+    assert len(files) == sum(1 for r in results if r.diagnostics) + 1  # the rows shown
+    assert files[0][:4] == ["File", "Work left", "Lines", "Findings"]
     # the button downloads the same text
     browser.call("Browser.setDownloadBehavior", behavior="allow", downloadPath=str(tmp_path), browser=True)
     js(browser, "document.getElementById('dirs-csv').click(); return 1;")
@@ -187,6 +221,46 @@ def test_api_uses_link_to_source_and_back(page):
                 ".querySelector('a[href^=\"#api-\"]').click(); return 1;")
     assert "flash" in browser.eval(f"document.getElementById('api-{index}').className")
     browser.screenshot(str(base / "report-source.png"))
+
+
+def test_module_to_cell_preview_shows_the_changed_lines_only(page):
+    browser, results, _ = page
+    net = next(i for i, r in enumerate(results) if r.path.endswith("net.py"))
+    line = next(d.span.start_line for d in results[net].diagnostics if d.code == "TMS331")
+    js(browser, f"window.torch2msReport.go('#f{net}-L{line}'); return 1;")
+    wait_for(browser, f"!!document.getElementById('f{net}-L{line}')")
+    preview = js(browser, f"""const box = document.getElementById('f{net}-L{line}').nextElementSibling;
+        return Array.from(box.querySelectorAll('.rewrite pre')).map(p => p.className + ' ' + p.textContent);""")
+    assert preview == [
+        "add + import mindspore",
+        "del - class Net(nn.Module):", "add + class Net(mindspore.nn.Cell):",
+        "del -     def forward(self, x):", "add +     def construct(self, x):",
+    ]  # not the class body between them
+
+
+def test_chart_labels_are_whole_and_inside_their_chart(tmp_path):
+    """Long folder and API names: each bar label shows its whole text, wrapped inside the chart, never cut."""
+    base = tmp_path / "charts"
+    long_folder = "a_package_with_a_rather_long_descriptive_name_for_layout"
+    (base / long_folder / "sub").mkdir(parents=True)
+    (base / "short").mkdir()
+    (base / long_folder / "sub" / "ops.py").write_text(
+        "import torch\n\nx = torch.histogram(a)\ny = torch.nn.functional.fractional_max_pool3d_with_indices(a, 2)\n"
+        "z = torch.histogramdd(a)\n", encoding="utf-8")
+    (base / "short" / "m.py").write_text("import torch\n\nw = torch.histogram(b)\n", encoding="utf-8")
+    _, report = write_report(tmp_path, "charts")
+    for width in (1400, 800):
+        with Browser(width=width, height=1000) as browser:
+            browser.navigate(report.as_uri())
+            labels = js(browser, """return Array.from(document.querySelectorAll('#charts ol.bars .lbl, #charts ul.legend li'))
+                .map(l => { const r = l.getBoundingClientRect(), f = l.closest('figure').getBoundingClientRect();
+                            return [l.textContent, l.scrollWidth <= l.clientWidth + 1, r.left >= f.left, r.right <= f.right,
+                                    r.height > 0]; });""")
+            texts = [label[0] for label in labels]
+            assert long_folder in texts and "short" in texts, texts
+            assert any("fractional_max_pool3d" in t for t in texts), texts
+            assert all(all(label[1:]) for label in labels), [label for label in labels if not all(label[1:])]
+            browser.screenshot(str(tmp_path / f"charts-{width}.png"))
 
 
 def test_hostile_source_is_text(page, tmp_path):

@@ -140,7 +140,9 @@ def test_summary_has_one_total_and_effort_classes_that_add_up_to_it(tmp_path, mo
     assert efforts["file_error"] == summary.files_failed == 1
     assert efforts == {**doc["summary"]["by_effort"], **{e: 0 for e in efforts if e not in doc["summary"]["by_effort"]},
                        "file_error": 1}
-    assert card("apis") == doc["summary"]["distinct_apis"]
+    # the APIs used: a type only named (the base class nn.Module) is no use and not counted
+    assert card("apis") == len(doc["summary"]["by_api"]) == sum(1 for a in doc["apis"] if a["uses"])
+    assert card("apis") < doc["summary"]["distinct_apis"]
     assert f"{summary.diagnostics} findings" in page.text("chart-categories").replace(",", "")
     assert "broken.py" in page.text("failures") and "TMS901" in page.text("failures")
     assert "Migration readiness" in page.text("readiness-definition")
@@ -258,7 +260,10 @@ def test_blockers_chart_and_table_data():
     results = [FileResult("pkg/a.py", (use(2, "torch.histogram"), use(3, "torch.histogram"), use(4, "torch.no_grad")),
                           lines=4)]
     page = _page(results, paths=["pkg"], read=lambda _: "import torch\na\nb\nc\n")
-    assert re.search(r"torch\.histogram\s*2", page.text("chart-blockers"))
+    # the whole name, with places to wrap (<wbr>) after its dots, then its uses
+    assert re.search(r"torch\.histogram\s*2", "".join(page.text_of["chart-blockers"]))
+    assert "torch.<wbr>histogram" in html_report.render(results, "2.10", paths=["pkg"], date=DATE,
+                                                        read=lambda _: "import torch\na\nb\nc\n")
     assert "torch.no_grad" not in page.text("chart-blockers")  # it is removed, not blocked
     data = page.data()
     by_api = {data["s"][r[0]]: data["efforts"][r[4]] for r in data["apis"]}
@@ -322,3 +327,92 @@ def test_highlighter_classes_and_broken_code():
     assert len(highlight("")) == 1
     partial = highlight(text, upto=2)
     assert partial[:2] == ranges[:2] and partial[5] == []
+
+
+# ---------------------------------------------------------------- the page opens on the work
+ORDER_PROJECT = {
+    "pkg/__init__.py": "",
+    "pkg/ops.py": "import torch\n\n\ndef helper(x):\n    a = torch.histogram(x)\n    return torch.histogramdd(x), a\n",
+    "pkg/layers.py": "import torch\nfrom .ops import helper\n\n\ndef layer(x):\n    return helper(torch.cat([x]))\n",
+    "pkg/model.py": "import torch\nimport pkg.layers as L\n\n\ndef net(x):\n    return L.layer(torch.relu(x))\n",
+    "pkg/small.py": "import torch\n\ny = torch.zeros(2)\n",
+    "pkg/plain.py": "def nothing():\n    return 1\n",
+    "pkg/cyc_a.py": "import torch\nfrom .cyc_b import g\n\n\ndef f(x):\n    return g(torch.cat([x]))\n",
+    "pkg/cyc_b.py": "import torch\nfrom .cyc_a import f\n\n\ndef g(x):\n    return f(torch.histogram(x))\n",
+}
+
+
+def _order_rows(text: str) -> list[tuple[str, str]]:
+    table = re.search(r'<table class="plain" id="order-table">(.*?)</table>', text, re.S)
+    assert table is not None
+    rows = re.findall(r'<a class="path" href="#f\d+">([^<]+)</a>.*?<td>([^<]*)</td></tr>', table.group(1), re.S)
+    return [(path, why) for path, why in rows]
+
+
+def test_suggested_order_puts_leaf_modules_first_then_the_files_closest_to_done(tmp_path, monkeypatch):
+    for name, text in ORDER_PROJECT.items():
+        (tmp_path / "proj" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "proj" / name).write_text(text, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    results = scan(Path("proj"))
+    text = html_report.render(results, "2.10", paths=["proj"], date=DATE)
+    rows = _order_rows(text)
+    order = [path for path, _ in rows]
+    # leaves first, the one with the least work left first (small.py: nothing a person must port)
+    assert order[:2] == ["pkg/small.py", "pkg/ops.py"], rows
+    assert order.index("pkg/ops.py") < order.index("pkg/layers.py") < order.index("pkg/model.py")
+    assert dict(rows)["pkg/layers.py"] == "after pkg/ops.py, which it imports"
+    assert dict(rows)["pkg/model.py"] == "after pkg/layers.py, which it imports"  # a plain `import pkg.layers as L`
+    assert dict(rows)["pkg/small.py"] == "imports no file still to port"
+    cycle = [why for path, why in rows if path.startswith("pkg/cyc_")]
+    assert len(cycle) == 2 and cycle[0].startswith("in an import cycle")
+    assert "pkg/plain.py" not in order and "pkg/__init__.py" not in order  # nothing to port there
+    assert "Leaf modules first" in Page(text).text("order-note")
+
+
+def test_work_order_breaks_cycles_and_ignores_files_without_work():
+    from torch2ms.report.order import Step, work_order
+
+    work = {0: (3, 3), 1: (0, 1), 2: (1, 1), 3: (0, 2), 4: (0, 1)}
+    imports = {0: {1, 9}, 1: set(), 2: {3}, 3: {2}, 4: {0, 3}}  # 9: a file without work
+    steps = work_order(work, imports)
+    assert [s.file for s in steps] == [1, 0, 3, 4, 2]  # 4 waits for the cycle 2 <-> 3, not in it
+    assert steps[0] == Step(1, ()) and steps[1] == Step(0, (1,))
+    assert steps[2] == Step(3, (2,), cycle=True)  # the cycle's file with the least work left starts it
+    assert steps[3] == Step(4, (0, 3)) and steps[4] == Step(2, (3,))  # then the closest to done first
+    assert work_order({}, {}) == []
+
+
+def test_type_references_are_no_api_rows_of_the_page(tmp_path, monkeypatch):
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "m.py").write_text(
+        "import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n"
+        "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n        return torch.cat([x])\n",
+        encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    results = scan(Path("proj"))
+    page = _page(results, paths=["proj"])
+    doc = document(results, "2.10", paths=["proj"], date=DATE)
+    unused = {a["api"] for a in doc["apis"] if not a["uses"]}
+    assert unused == {"torch.Tensor", "torch.nn.Module"}  # named as types only
+    assert page.text("apis").startswith("Torch APIs 1 ")  # one API used: torch.cat
+    assert int(page.ids["value-apis"]["data-value"]) == 1
+
+
+def test_no_absolute_path_of_the_machine_in_the_page(tmp_path, monkeypatch):
+    project = tmp_path / "deep" / "proj"
+    make_project(project)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    monkeypatch.chdir(outside)  # the project is outside the working directory: named by its name alone
+    results = scan(project)
+    record = {"original": {"file": str(project / "models" / "net.py"), "factory": "Net"},
+              "ported": {"file": str(tmp_path / "out" / "net.py"), "factory": "Net"}, "status": "passed",
+              "tolerance": {"rtol": 1e-5, "atol": 1e-6}}
+    text = html_report.render(results, "2.10", paths=[str(project)], date=DATE, models=[record])
+    assert str(tmp_path) not in text and str(tmp_path.resolve()) not in text
+    assert "<code>net.py:Net</code>" in text  # the verified model's files by name
+    assert "Paths are relative to proj." in Page(text).text("sources-note")
+    monkeypatch.chdir(tmp_path)  # inside the working directory: relative to it
+    inside = html_report.render(results, "2.10", paths=[str(project)], date=DATE, models=[record])
+    assert str(tmp_path) not in inside and "<code>deep/proj/models/net.py:Net</code>" in inside

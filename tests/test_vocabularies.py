@@ -12,7 +12,7 @@ import yaml
 
 import torch2ms
 from torch2ms.mappings import load_table
-from torch2ms.model import Device, Effort, ExampleKind, FactKind, Returns, WrittenAs
+from torch2ms.model import Device, DynCondition, DynRule, Effort, ExampleKind, FactKind, Returns, WrittenAs
 
 SCHEMA = yaml.safe_load((Path(torch2ms.__file__).parent / "data" / "schema.yaml").read_text(encoding="utf-8"))
 
@@ -31,6 +31,8 @@ def _enum_at(path: tuple[str, ...]) -> list[Any]:
     (ExampleKind, ("$defs", "example", "properties", "kind")),
     (Returns, ("$defs", "entry", "properties", "returns")),
     (Effort, ("$defs", "entry", "properties", "effort")),
+    (DynRule, ("$defs", "dynamic", "properties", "args", "items", "properties", "rule")),
+    (DynCondition, ("$defs", "dynamic", "properties", "when", "items")),
 ])
 def test_enum_equals_schema_vocabulary(enum: type[Enum], path: tuple[str, ...]) -> None:
     assert [member.value for member in enum] == _enum_at(path)

@@ -119,8 +119,30 @@ def _exclusion(patterns: tuple[str, ...]) -> Callable[[str], bool]:
     return lambda name: name in exact or match(os.path.normcase(name)) is not None
 
 
+PYTHON_SUFFIXES = (".py", ".pyi")
+
+
+def is_python_file(path: str) -> bool:
+    """A file named on the command line is scanned when it is Python: a .py or .pyi name, or a script
+    whose first line is a Python shebang (`#!/usr/bin/env python3`)."""
+    if path.endswith(PYTHON_SUFFIXES):
+        return True
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return True  # unreadable: scanned, so that the reason is reported (TMS903)
+    try:
+        head = os.read(fd, 256)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    first = head.split(b"\n", 1)[0]
+    return first.startswith(b"#!") and b"python" in first
+
+
 def iter_sources(paths: Iterable[str], config: Config) -> Iterator[Source]:
-    """Every .py file under `paths`, in a stable order, with errors for bad paths.
+    """Every .py file under `paths` (and each Python file named), in a stable order, with errors for bad paths.
 
     A file or folder below a folder of `paths` that is a symlink to somewhere outside all of
     them is not read (TMS903): a checkout decides what it contains, not what else of the
@@ -139,8 +161,9 @@ def iter_sources(paths: Iterable[str], config: Config) -> Iterator[Source]:
             yield Source(raw, file_error(raw, "TMS903", "broken symlink or symlink loop"))
             continue
         if path.is_file():
-            yield Source(raw)
-            continue
+            if is_python_file(raw):
+                yield Source(raw)
+            continue  # a file named that is not Python is left out (the command then says what it found)
         if not path.is_dir():
             yield Source(raw, file_error(raw, "TMS903", "not a regular file or directory"))
             continue

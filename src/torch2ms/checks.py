@@ -145,9 +145,6 @@ def _finding(call: ApiCall, view: TableView, network: bool | None, shapes: bool 
             doc_url=doc_url(entry, target) or info.doc_url, confidence=Confidence.LOW,
         )
     if entry is None:
-        dynamic = dynamic_shape.check_call(call, None, None, in_network)  # e.g. an unmapped argwhere
-        if dynamic is not None:
-            return dynamic
         info = CODES["TMS104"]
         return Diagnostic(
             code=info.code, severity=info.severity, category=info.category, span=call.span,

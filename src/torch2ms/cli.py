@@ -89,10 +89,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     lsp.add_argument("--allow-verify", action="store_true",
                      help="with --tcp: offer the verify action, which runs code (always on over stdio)")
     lsp.add_argument("--stdio", action="store_true", help="use stdio (the default; accepted for editors that pass it)")
-    completion = sub.add_parser("completion", help="print a shell completion script (bash or zsh)",
+    completion = sub.add_parser("completion", help="print a shell completion script (bash, zsh or fish)",
                                 description="Print a completion script: eval \"$(torch2ms completion bash)\" in "
-                                            "~/.bashrc, or the zsh one in ~/.zshrc.")
-    completion.add_argument("shell", choices=("bash", "zsh"), help="the shell to complete in")
+                                            "~/.bashrc, the zsh one in ~/.zshrc, or torch2ms completion fish > "
+                                            "~/.config/fish/completions/torch2ms.fish.")
+    completion.add_argument("shell", choices=("bash", "zsh", "fish"), help="the shell to complete in")
 
     for name, module, about in (
             ("migrate", "migrate.command",
@@ -156,7 +157,32 @@ def completion_script(parser: argparse.ArgumentParser, shell: str) -> str:
         "complete -o filenames -F _torch2ms torch2ms\n")
     if shell == "zsh":
         script = "autoload -U +X bashcompinit && bashcompinit\n" + script
+    if shell == "fish":
+        script = _fish_script(parser)
     return script
+
+
+def _fish_quote(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _fish_script(parser: argparse.ArgumentParser) -> str:
+    """fish's completions: the commands (with their help) where none is given yet, then each command's
+    options once it is; paths complete as files (fish's default)."""
+    lines = ["complete -c torch2ms -e"]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {choice.dest: choice.help or "" for choice in action._choices_actions}
+            for name, command in action.choices.items():
+                lines.append(f"complete -c torch2ms -n __fish_use_subcommand -f -a {name} "
+                             f"-d {_fish_quote(helps.get(name, ''))}")
+                for option in command._actions:
+                    flags = [f"-l {f[2:]}" if f.startswith("--") else f"-s {f[1:]}" for f in option.option_strings]
+                    if flags:
+                        about = (option.help or "").split(";")[0].split(" (")[0]
+                        lines.append(f"complete -c torch2ms -n '__fish_seen_subcommand_from {name}' "
+                                     f"{' '.join(flags)} -d {_fish_quote(about)}")
+    return "\n".join(lines) + "\n"
 
 
 def run_completion(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -246,6 +272,8 @@ def _run_fix(args: argparse.Namespace, config: Config) -> int:
     from .fix_files import fix_paths
 
     fixed = fix_paths(args.paths, config, unsafe=args.unsafe_fixes, write=not args.diff, jobs=_jobs(args))
+    if not fixed:
+        return _no_python_files(args.paths)
     errors = [f.error for f in fixed if f.error]
     for error in errors:
         print(f"torch2ms: error: {safe_text(error)}", file=sys.stderr)
@@ -269,6 +297,8 @@ def _run_add_noqa(args: argparse.Namespace, config: Config) -> int:
     from .noqa import add_noqa, unplaceable
 
     outcomes = scan_outcomes(args.paths, config, jobs=_jobs(args))
+    if not outcomes:
+        return _no_python_files(args.paths)
     lines = files = 0
     status = EXIT_CLEAN
     left: list[str] = []
@@ -298,6 +328,10 @@ def _run_add_noqa(args: argparse.Namespace, config: Config) -> int:
               "suppress it with per-file-ignores in [tool.torch2ms] or a file-level # torch2ms: noqa", file=sys.stderr)
     if left and status == EXIT_CLEAN:
         status = EXIT_FINDINGS
+    for path in args.paths:
+        if not os.path.exists(path):  # as a scan: a path that does not exist is exit 2
+            print(f"torch2ms: error: {path}: no such file or directory", file=sys.stderr)
+            status = EXIT_ERROR
     return status
 
 
@@ -369,6 +403,10 @@ def run_scan(args: argparse.Namespace) -> int:
         print("torch2ms scan: error: --compare applies to the HTML report (--html FILE or --output-format html)",
               file=sys.stderr)
         return EXIT_ERROR
+    if args.watch and (stdin or args.fix or args.diff or args.add_noqa or args.show_settings or args.show_files):
+        print("torch2ms scan: error: --watch goes with a scan of files, not with standard input, --fix, --diff, "
+              "--add-noqa, --show-settings or --show-files", file=sys.stderr)
+        return EXIT_ERROR
     if args.baseline and (args.fix or args.diff or args.add_noqa):
         print("torch2ms scan: error: --baseline applies to reports, not to --fix, --diff or --add-noqa",
               file=sys.stderr)
@@ -387,13 +425,22 @@ def run_scan(args: argparse.Namespace) -> int:
     freeze_long_lived()
     if args.fix or args.diff:
         return _run_fix(args, config)
+    if args.watch:
+        from .watch import watch
+
+        return watch(args.paths, config, lambda: _scan_once(args, config))
+    return _scan_once(args, config)
+
+
+def _scan_once(args: argparse.Namespace, config: Config) -> int:
+    """One scan of `args.paths` and its report; the exit code."""
     progress = _Progress(not args.no_progress and not args.quiet and sys.stderr.isatty())
     cache = None if args.no_cache else Cache(_cache_dir(args, config), config, load_table(), render=render_file)
     outcomes = scan_outcomes(args.paths, config, jobs=_jobs(args), on_each=progress.update, cache=cache,
                              limits=Limits(args.file_timeout, args.file_memory_mb))
     progress.close()
-    if not outcomes and not args.quiet:
-        print(f"torch2ms: warning: no Python files found under {', '.join(args.paths)}", file=sys.stderr)
+    if not outcomes:
+        return _no_python_files(args.paths)
     outcomes.sort(key=lambda o: o.path)
     if args.trace:
         outcomes = _join_trace(outcomes, args.trace, config)
@@ -442,8 +489,16 @@ def _show_files(args: argparse.Namespace, config: Config) -> int:
             found.append(os.path.normpath(source.path))
     sys.stdout.write("".join(f"{path}\n" for path in sorted(found)))
     if not found and status == EXIT_CLEAN:
-        print(f"torch2ms: warning: no Python files found under {', '.join(args.paths)}", file=sys.stderr)
+        return _no_python_files(args.paths)
     return status
+
+
+def _no_python_files(paths: list[str]) -> int:
+    """Nothing to scan is a usage error, as a wrong path is (exit 2): a CI job pointed at the wrong
+    folder must not pass as clean."""
+    print(f"torch2ms: error: no Python files found under {', '.join(paths)} (.py and .pyi files, and "
+          "scripts named with a Python #! line)", file=sys.stderr)
+    return EXIT_ERROR
 
 
 def _without_baseline(path: str, outcomes: list[Scanned],

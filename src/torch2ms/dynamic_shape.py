@@ -30,12 +30,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, assert_never
 
 from .codes import CODES
 from .mappings import TableView
 from .model import (
-    ApiCall, Arg, Category, Confidence, Diagnostic, MappingEntry, ScopeFacts, Span, Target, arg_for,
+    ApiCall, Arg, Category, Confidence, Diagnostic, DynamicArg, DynamicShape, DynCondition, DynRule, MappingEntry,
+    ScopeFacts, Span, Target, arg_for,
 )
 
 # Value tags set by the resolver (Val.tag, Arg.tag).
@@ -72,7 +73,6 @@ class ShapeEvent:
 # ---------------------------------------------------------------- result tags (used by the resolver)
 SHAPE_MEMBERS = frozenset({"shape", "size", "dim", "ndim", "ndimension", "numel", "nelement", "__len__"})
 SYNC_MEMBERS = frozenset({"item", "tolist", "numpy"})
-DYN_OPS = frozenset({"nonzero", "masked_select", "unique", "unique_consecutive", "argwhere"})
 BOOL_OPS = frozenset({
     "eq", "ne", "gt", "lt", "ge", "le", "greater", "less", "greater_equal", "less_equal", "not_equal",
     "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "isclose", "isin", "signbit",
@@ -90,13 +90,14 @@ _KEEP_SHAPE = _KEEP_ALL | frozenset({
 })
 
 
-def member_tag(name: str, recv_tag: str) -> str:
-    """The tag of what Tensor member `name` gives on a receiver tagged `recv_tag` ('' for none)."""
+def member_tag(name: str, recv_tag: str, fact: DynamicShape | None) -> str:
+    """The tag of what Tensor member `name` gives on a receiver tagged `recv_tag` ('' for none); `fact`:
+    the member's dynamic-shape fact in the tables."""
     if name in SHAPE_MEMBERS:
         return DATA if recv_tag == DYN else STATIC
     if name in SYNC_MEMBERS:
         return DATA
-    if name in DYN_OPS:
+    if fact is not None and fact.unconditional:
         return DYN
     if name in BOOL_OPS:
         return DYN if recv_tag == DYN and name not in ("any", "all") else BOOL
@@ -107,17 +108,14 @@ def member_tag(name: str, recv_tag: str) -> str:
     return ""
 
 
-def function_tag(api: str, args: Sequence[Arg]) -> str:
-    """The tag of what calling torch function `api` with `args` gives ('' for none)."""
+def function_tag(api: str, args: Sequence[Arg], fact: DynamicShape | None) -> str:
+    """The tag of what calling torch function `api` with `args` gives ('' for none); `fact`: its
+    dynamic-shape fact in the tables."""
     name = api.rpartition(".")[2]
     if name.startswith(("is_", "has_", "are_")):
         return GUESS  # torch.jit.is_scripting(), torch.is_grad_enabled(): flags, not tensors
-    if name in DYN_OPS:
-        return DYN
-    if name == "where":
-        return DYN if _single_argument(args) else ""
-    if name == "repeat_interleave":
-        return DYN if _repeat_interleave_dynamic(api, args) else ""
+    if fact is not None and fact.always:
+        return DYN if always_dynamic(fact, args) else ""
     if name in BOOL_OPS:
         return BOOL
     if name == "numel":
@@ -146,71 +144,35 @@ def combine_scalar_tags(left_tag: str, left_const: bool, right_tag: str, right_c
 
 
 # ---------------------------------------------------------------- call rules
-# How an argument makes a shape dynamic:
-#   count: a size/count (topk's k, multinomial's num_samples): dynamic when read from tensor values;
-#          not known to be constant: reported with low confidence.
-#   index: an index tensor (index_select, gather): dynamic when the index itself has a dynamic shape.
-#   dim:   an axis (reductions, transpose, permute): dynamic when read from tensor values.
-COUNT, INDEX, DIM, BOUND = "count", "index", "dim", "bound"
-
-# (api without "torch." / "torch.Tensor.", rule, parameter name, position in torch.X, position in Tensor.X)
-_RULES: dict[str, tuple[tuple[str, str, int | None, int | None], ...]] = {
-    "topk": ((COUNT, "k", 1, 0),),
-    "kthvalue": ((COUNT, "k", 1, 0),),
-    "multinomial": ((COUNT, "num_samples", 1, 0),),
-    "randperm": ((COUNT, "n", 0, None),),
-    "narrow": ((BOUND, "start", 2, 1), (BOUND, "length", 3, 2)),
-    "index_select": ((INDEX, "index", 2, 1),),
-    "gather": ((INDEX, "index", 2, 1),),
-    "take": ((INDEX, "index", 1, 0),),
-    "transpose": ((DIM, "dim0", 1, 0), (DIM, "dim1", 2, 1)),
-    "swapaxes": ((DIM, "axis0", 1, 0), (DIM, "axis1", 2, 1)),
-    "permute": ((DIM, "dims", 1, -1),),  # -1: every positional argument of the method
-}
-for _name in ("sum", "mean", "amax", "amin", "max", "min", "argmax", "argmin", "prod", "std", "var", "median",
-              "logsumexp", "nansum", "nanmean", "all", "any", "count_nonzero", "norm", "softmax", "log_softmax"):
-    _RULES[_name] = ((DIM, "dim", 1, 0),)
-
-_RULE_OF_PARAM = {"index": INDEX, "indices": INDEX, "dim": DIM, "dims": DIM, "dim0": DIM, "dim1": DIM, "axis": DIM}
-
-# What happens, and the usual remedy, per always-dynamic op.
-_ALWAYS_REMEDY = {
-    "nonzero": "pad the indices to a fixed maximum count and carry a validity mask, "
-               "or rewrite the computation with the mask itself (multiply by it, or use three-argument where)",
-    "argwhere": "pad the indices to a fixed maximum count and carry a validity mask, "
-                "or rewrite the computation with the mask itself (multiply by it, or use three-argument where)",
-    "where": "use the three-argument form where(condition, x, y), which keeps the shape, "
-             "or pad the indices to a fixed maximum count with a validity mask",
-    "masked_select": "keep the shape: multiply by the mask, or use where(mask, x, 0) (select), "
-                     "and reduce with masked sums and counts",
-    "unique": "bound the number of distinct values (e.g. a known vocabulary or a fixed maximum), "
-              "pad the result to that size and carry a mask",
-    "unique_consecutive": "bound the number of runs, pad the result to that fixed maximum and carry a mask",
-    "repeat_interleave": "use constant repeats, or give output_size= so the result has a fixed length",
-}
+# The tables say which calls make a shape depend on data (`dynamic_shape:` of an entry, written in
+# scripts/mapping_dynamic.yaml): always, under a condition, or through the values of some arguments, each
+# judged by its rule (model.DynRule). This module judges; it names no API.
+_DEFAULT_REMEDY = "pad the result to a fixed maximum size and carry a mask"
 
 
 def _single_argument(args: Sequence[Arg]) -> bool:
-    return len(args) == 1 and args[0].keyword in (None, "condition") and not args[0].starred
+    return len(args) == 1 and not args[0].starred
 
 
-def _repeat_interleave_dynamic(api: str, args: Sequence[Arg]) -> bool:
-    """repeat_interleave with tensor repeats and no output_size, or the one-argument form."""
-    if any(a.keyword == "output_size" for a in args):
+def always_dynamic(fact: DynamicShape, args: Sequence[Arg]) -> bool:
+    """Whether a call with `args` of an API with `fact` returns a shape that follows its input's values."""
+    if not fact.always or any(a.keyword in fact.static_with for a in args if a.keyword):
         return False
-    method = api.startswith("torch.Tensor.")
-    if not method and _single_argument(args):
-        return True  # torch.repeat_interleave(repeats)
-    repeats = arg_for(args, "repeats", 0 if method else 1)
-    return repeats is not None and repeats.is_tensor
-
-
-def _short_name(api: str) -> str | None:
-    for prefix in ("torch.Tensor.", "torch.nn.functional.", "torch.linalg.", "torch."):
-        if api.startswith(prefix):
-            rest = api[len(prefix):]
-            return rest.rstrip("_") if "." not in rest else None
-    return None
+    if not fact.when:
+        return True
+    for condition in fact.when:
+        match condition:
+            case DynCondition.ONE_ARGUMENT:
+                if _single_argument(args):
+                    return True
+            case DynCondition.TENSOR_ARGUMENT:
+                first = fact.args[0] if fact.args else None
+                arg = arg_for(args, first.name, first.position) if first is not None else None
+                if arg is not None and arg.is_tensor:
+                    return True
+            case _ as unreachable:
+                assert_never(unreachable)
+    return False
 
 
 def _origin(arg: Arg) -> tuple[str, Confidence] | None:
@@ -240,74 +202,46 @@ DATA_SUFFIX = ("; this code is not reached from any forward of this file (data l
                "input shapes: pad to a fixed maximum or bucket the lengths, and carry a mask")
 
 
-def _rules_for(call: ApiCall, entry: MappingEntry | None) -> list[tuple[str, str, int | None]]:
-    """(rule, parameter, position) for the call: the table's fact first, then the built-in rules."""
-    short = _short_name(call.api)
-    method = call.api.startswith("torch.Tensor.")
-    out: list[tuple[str, str, int | None]] = []
-    dyn = entry.dynamic_shape if entry is not None else None
-    if dyn is not None and not dyn.always and dyn.arg:
-        rule = _RULE_OF_PARAM.get(dyn.arg, COUNT)
-        if short == "narrow":
-            rule = BOUND
-        out.append((rule, dyn.arg, dyn.position))
-    for rule, name, torch_pos, method_pos in _RULES.get(short or "", ()):
-        if any(name == known for _, known, _ in out):
-            continue
-        out.append((rule, name, method_pos if method else torch_pos))
-    return out
-
-
 def check_call(call: ApiCall, entry: MappingEntry | None, target: Target | None, network: bool) -> Diagnostic | None:
     """The dynamic-shape finding for one resolved API call, or None when its shapes are static."""
-    if call.confidence is Confidence.LOW:
-        return None
-    short = _short_name(call.api)
-    if short is None:
+    fact = entry.dynamic_shape if entry is not None else None
+    if call.confidence is Confidence.LOW or fact is None:
         return None
     ms_api = target.api if target is not None else None
     where = f" ({ms_api} in MindSpore)" if ms_api else ""
-    always = entry is not None and entry.dynamic_shape is not None and entry.dynamic_shape.always
-    if short == "where":
-        always = call.api == "torch.where" and _single_argument(call.args)
-    elif short == "repeat_interleave":
-        always = _repeat_interleave_dynamic(call.api, call.args)
-        if always or any(a.keyword == "output_size" for a in call.args):
-            return _always(call, short, where, ms_api, network) if always else None
-    elif short in DYN_OPS and call.api in ("torch." + short, "torch.Tensor." + short):
-        always = True
-    if always:
-        return _always(call, short, where, ms_api, network)
-    for rule, name, position in _rules_for(call, entry):
-        if position == -1:
+    if always_dynamic(fact, call.args):
+        return _always(call, fact, where, ms_api, network)
+    if any(a.keyword in fact.static_with for a in call.args if a.keyword):
+        return None
+    for rule in fact.args:
+        if rule.varargs:
             candidates = [a for a in call.args if a.keyword is None]
         else:
-            arg = arg_for(call.args, name, position)
+            arg = arg_for(call.args, rule.name, rule.position)
             candidates = [arg] if arg is not None else []
         for arg in candidates:
-            found = _judge_arg(call, rule, name, arg, where, ms_api, network)
+            found = _judge_arg(call, rule, arg, where, ms_api, network)
             if found is not None:
                 return found
     return None
 
 
-def _always(call: ApiCall, short: str, where: str, ms_api: str | None, network: bool,
+def _always(call: ApiCall, fact: DynamicShape, where: str, ms_api: str | None, network: bool,
             confidence: Confidence = Confidence.HIGH) -> Diagnostic:
-    remedy = _ALWAYS_REMEDY.get(short, "pad the result to a fixed maximum size and carry a mask")
-    what = "with one argument " if short == "where" else ""
-    if short == "repeat_interleave":
-        what = "with tensor repeats "
+    remedy = fact.remedy or _DEFAULT_REMEDY
+    what = f"{fact.what} " if fact.what else ""
     message = (f"dynamic shape: {call.api}{where} {what}returns as many elements as the input's values "
                f"select, so MindSpore cannot fix its output shape when it compiles the graph (the graph "
                f"falls back to dynamic-shape execution or fails to compile); remedy: {remedy}")
     return _diag("TMS201", network, call.span, message, call.api, ms_api, confidence)
 
 
-def _judge_arg(call: ApiCall, rule: str, name: str, arg: Arg, where: str, ms_api: str | None,
+def _judge_arg(call: ApiCall, fact: DynamicArg, arg: Arg, where: str, ms_api: str | None,
                network: bool) -> Diagnostic | None:
     if arg.starred:
         return None
-    if rule == INDEX:
+    rule, name = fact.rule, fact.name
+    if rule is DynRule.INDEX:
         if arg.tag != DYN:
             return None  # the index's shape is the input's shape: static unless it is itself dynamic
         message = (f"dynamic shape: {call.api}{where}: the index tensor '{name}' has a data-dependent length "
@@ -318,16 +252,16 @@ def _judge_arg(call: ApiCall, rule: str, name: str, arg: Arg, where: str, ms_api
     if origin is None:
         return None
     reason, confidence = origin
-    if rule == DIM and (confidence is Confidence.LOW or arg.is_tensor):
+    if rule is DynRule.DIM and (confidence is Confidence.LOW or arg.is_tensor):
         # an axis from configuration is the normal case; only a value read from data is a risk
         # (a tensor in the axis position is the other operand: torch.max(a, b))
         return None
-    if rule == DIM:
+    if rule is DynRule.DIM:
         message = (f"dynamic shape: {call.api}{where}: the axis '{name}' {reason}; MindSpore needs axes as "
                    f"compile-time constants to infer the output shape; remedy: use a constant axis "
                    f"(an int literal or a configuration attribute)")
         return _diag("TMS202", network, call.span, message, call.api, ms_api, confidence)
-    if rule == BOUND:
+    if rule is DynRule.BOUND:
         message = (f"dynamic shape: {call.api}{where}: '{name}' {reason}, so the slice length changes with the "
                    f"data; remedy: cut to a fixed maximum length and mask the padding, or bucket input "
                    f"lengths with padding")
@@ -465,10 +399,6 @@ def filter_latent(scope: ScopeFacts, keep: Callable[[Diagnostic], bool]) -> Scop
     return replace(scope, latent=latent)
 
 
-# Names of the APIs `check_call` can judge dynamic without a table fact.
-_DYN_NAMES = frozenset(_RULES) | DYN_OPS | frozenset(_ALWAYS_REMEDY)
-
-
 def scope_facts(calls: Sequence[ApiCall], events: Sequence[ShapeEvent], classes: tuple[ClassFact, ...],
                 imports: Sequence[tuple[str, str]], network: frozenset[str], view: TableView) -> ScopeFacts | None:
     """What the project pass (project_graph.py) needs to extend this file's network graph across files.
@@ -485,15 +415,10 @@ def scope_facts(calls: Sequence[ApiCall], events: Sequence[ShapeEvent], classes:
         for call in off:
             if call.confidence is Confidence.LOW:
                 continue
-            short = _short_name(call.api)
-            if short is None:
-                continue
             entry = view.lookup(call.api)
-            if short not in _DYN_NAMES and (entry is None or entry.dynamic_shape is None):
+            if entry is None or entry.dynamic_shape is None:
                 continue
-            if entry is None:
-                diag = check_call(call, None, None, True)
-            elif view.category(entry) is not Category.MISSING:
+            if view.category(entry) is not Category.MISSING:
                 diag = check_call(call, entry, view.target(entry), True)
             else:
                 continue  # judged by _extra_items
@@ -637,15 +562,15 @@ def _extra_items(calls: Iterable[ApiCall], view: TableView,
                  is_network: Callable[[bool, str], bool]) -> Iterator[tuple[str, Diagnostic]]:
     """(context, finding) for `extra_call_diagnostics`; `is_network(flag, context)` decides the scope."""
     for call in calls:
-        short = _short_name(call.api)
-        if short is None or short not in _DYN_NAMES:
+        entry = view.lookup(call.api)
+        fact = entry.dynamic_shape if entry is not None else None
+        if entry is None or fact is None:
             continue
         if call.confidence is Confidence.LOW:
-            if short in DYN_OPS and is_network(call.in_network, call.context):
-                yield call.context, _always(call, short, "", None, True, Confidence.LOW)
+            if fact.unconditional and is_network(call.in_network, call.context):
+                yield call.context, _always(call, fact, "", None, True, Confidence.LOW)
             continue
-        entry = view.lookup(call.api)
-        if entry is None or view.category(entry) is not Category.MISSING:
+        if view.category(entry) is not Category.MISSING:
             continue
         found = check_call(call, entry, None, is_network(call.in_network, call.context))
         if found is not None:

@@ -285,8 +285,6 @@ def _analyse(text: str, path: str, config: Config, table: MappingTable | None, f
     # (TMS4xx) reads what names MindSpore.
     has_torch = any(word in text for word in prefilter_words(table.roots))
     port_check = portcheck.wanted(text, config.enabled)
-    if not has_torch and not port_check:
-        return FileResult(path=path, lines=lines_count)
     if "\x00" in text:
         return file_error(path, "TMS903", "binary file: it contains NUL bytes", lines=lines_count)
     try:
@@ -303,6 +301,8 @@ def _analyse(text: str, path: str, config: Config, table: MappingTable | None, f
             raise
         return file_error(path, "TMS901", f"cannot parse: {type(exc).__name__}: too deeply nested or too large",
                           lines=lines_count)
+    if not has_torch and not port_check:  # parsed all the same: a file that is not Python is never clean
+        return FileResult(path=path, lines=lines_count)
     try:
         positions = SourceText(text)
         diagnostics = portcheck.port_diagnostics(tree, positions, table, config.version, config.device,

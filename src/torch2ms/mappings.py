@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from .files import user_cache_dir
 from .model import (
-    Category, Device, DynamicShape, Effort, Example, FactKind, MappingEntry, ParamFact, Returns, Rewrite, Target,
-    TargetChoice, WeightForm, WeightParam, WrittenAs,
+    Category, Device, DynamicArg, DynamicShape, DynCondition, DynRule, Effort, Example, FactKind, MappingEntry,
+    ParamFact, Returns, Rewrite, Target, TargetChoice, WeightForm, WeightParam, WrittenAs,
 )
 from .model import __file__ as model_file
 
@@ -297,10 +297,14 @@ def _entry(raw: dict[str, Any], source: str) -> MappingEntry:
     )
     dyn = raw.get("dynamic_shape")
     dynamic = None
-    if dyn == "always":
-        dynamic = DynamicShape(always=True)
-    elif isinstance(dyn, dict):
-        dynamic = DynamicShape(arg=dyn["arg"], position=dyn.get("position"), note=dyn.get("note", ""))
+    if isinstance(dyn, dict):
+        dynamic = DynamicShape(
+            always=bool(dyn.get("always", False)),
+            when=tuple(DynCondition(c) for c in dyn.get("when", ())),
+            static_with=tuple(dyn.get("static_with", ())),
+            args=tuple(DynamicArg(a["arg"], a.get("position"), DynRule(a["rule"]), bool(a.get("varargs", False)))
+                       for a in dyn.get("args", ())),
+            what=dyn.get("what", ""), remedy=dyn.get("remedy", ""), note=dyn.get("note", ""))
     examples = tuple(_example(e) for e in raw.get("examples", ()))
     return MappingEntry(
         api=raw["api"],
@@ -436,6 +440,8 @@ def _resolve_inplace(entries: dict[str, MappingEntry]) -> dict[str, MappingEntry
             raise MappingError(file, int(line) if line.isdigit() else None, "inplace_of",
                                f"'{entry.inplace_of}' is not an entry of the tables")
         if entry.targets or entry.category is Category.MISSING:
+            if entry.dynamic_shape is None and base.dynamic_shape is not None:  # the same shapes either way
+                out[api] = replace(entry, dynamic_shape=base.dynamic_shape)
             continue  # its own targets, or its own verdict: no in-place form (assign the result)
         out[api] = MappingEntry(
             api=api,

@@ -399,14 +399,48 @@ class Example:
         return ExampleKind(self.extra.get("kind") or ExampleKind.FUNCTION)
 
 
+class DynRule(ValueEnum):
+    """How an argument makes a call's result shape depend on data (`dynamic_shape.args[].rule`)."""
+
+    COUNT = "count"  # a size or count (topk's k): dynamic when read from tensor values
+    INDEX = "index"  # an index tensor (gather's index): dynamic when the index's own shape is
+    DIM = "dim"  # an axis: dynamic when read from tensor values
+    BOUND = "bound"  # a slice bound (narrow's start and length): dynamic when not a constant
+
+
+class DynCondition(ValueEnum):
+    """When an `always` dynamic-shape fact holds (`dynamic_shape.when`); none given: on every call."""
+
+    ONE_ARGUMENT = "one_argument"  # the call has exactly one argument: torch.where(condition)
+    TENSOR_ARGUMENT = "tensor_argument"  # the first of `args` is passed a tensor: repeat_interleave's repeats
+
+
+@dataclass(frozen=True, slots=True)
+class DynamicArg:
+    """An argument whose value decides the result's shape."""
+
+    name: str
+    position: int | None  # its positional index (receiver not counted); None: keyword only
+    rule: DynRule
+    varargs: bool = False  # every positional argument from `position` on (x.permute(2, 0, 1))
+
+
 @dataclass(frozen=True, slots=True)
 class DynamicShape:
-    """When an API makes a shape depend on data."""
+    """When an API makes a shape depend on data (`dynamic_shape:` of an entry)."""
 
-    always: bool = False
-    arg: str | None = None  # the argument whose non-constant value makes it dynamic
-    position: int | None = None  # its positional index (receiver not counted)
+    always: bool = False  # the result's shape always depends on the input's values (nonzero)
+    when: tuple[DynCondition, ...] = ()  # `always` only when one of these holds
+    static_with: tuple[str, ...] = ()  # keywords that fix the result's shape (output_size=)
+    args: tuple[DynamicArg, ...] = ()  # arguments judged when the call is not always dynamic
+    what: str = ""  # how the message names the dynamic form ("with one argument")
+    remedy: str = ""  # what to write instead, for an always-dynamic call
     note: str = ""
+
+    @property
+    def unconditional(self) -> bool:
+        """Always dynamic, whatever the arguments."""
+        return self.always and not self.when and not self.static_with
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,7 +33,26 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        self.exit(2, f"{self.prog}: error: {message}{self._nearest(message)} (see {self.prog} --help)\n")
+
+    def _nearest(self, message: str) -> str:
+        """"; did you mean --quiet?" for an unknown option close to one of this parser's or its commands'."""
+        import difflib
+
+        words = message.partition("unrecognized arguments: ")[2].split()
+        unknown = next((w.partition("=")[0] for w in words if w.startswith("--")), None)
+        if unknown is None:
+            return ""
+        known: set[str] = set()
+        parsers: list[argparse.ArgumentParser] = [self]
+        while parsers:
+            parser = parsers.pop()
+            for action in parser._actions:
+                known.update(o for o in action.option_strings if o.startswith("--"))
+                if isinstance(action, argparse._SubParsersAction):
+                    parsers.extend(action.choices.values())
+        near = difflib.get_close_matches(unknown, sorted(known), n=1, cutoff=0.75)
+        return f"; did you mean {near[0]}?" if near else ""
 
 
 def codes(text: str) -> tuple[str, ...]:
@@ -105,6 +124,8 @@ def add_scan_arguments(scan: argparse.ArgumentParser) -> None:
     out.add_argument("--show-settings", action="store_true",
                      help="print the settings the scan would use (and where they come from), then exit")
     out.add_argument("--show-files", action="store_true", help="print the files the scan would read, then exit")
+    out.add_argument("--watch", action="store_true",
+                     help="scan again whenever a scanned file changes (Ctrl-C ends); the exit code is the last scan's")
 
     rules = scan.add_argument_group("rule selection")
     rules.add_argument("--select", type=codes, metavar="CODES",

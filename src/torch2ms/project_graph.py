@@ -123,6 +123,30 @@ class _Project:
         return found
 
     def _resolve(self, index: int, ref: str, depth: int) -> Node | None:
+        target = self.target(index, ref)
+        if target is None or not target[1]:
+            return None  # not a scanned module, or a module itself rather than a name in it
+        module, name = target
+        file = self.files.get(module)
+        first, _, rest = name.partition(".")
+        if file is not None and first in file.known:
+            return target
+        if depth < _MAX_REEXPORTS and file is not None and first in file.imports:
+            again = file.imports[first] + ("." + rest if rest else "")
+            return self.resolve(module, again, depth + 1)
+        if file is None or file.is_init:
+            # `from .ops import helper` in an __init__ the scan knows nothing of (no torch in it): the one
+            # module of the package that defines the name
+            folder = os.path.dirname(self._path_of(module))
+            owners = [i for i, f in self.files.items() if os.path.dirname(f.path) == folder and first in f.known
+                      and not f.is_init]
+            if len(owners) == 1:
+                return owners[0], name
+        return target
+
+    def target(self, index: int, ref: str) -> Node | None:
+        """The scanned module an "@" reference of file `index` names and the dotted name in it ("" for the
+        module itself); None for a module the scan did not read."""
         body = ref[1:]
         dotted = body.lstrip(".")
         level = len(body) - len(dotted)
@@ -147,24 +171,6 @@ class _Project:
                 if module is not None:
                     target = (module, ".".join(parts[cut:]))
                     break
-        if target is None or not target[1]:
-            return None  # not a scanned module, or a module itself rather than a name in it
-        module, name = target
-        file = self.files.get(module)
-        first, _, rest = name.partition(".")
-        if file is not None and first in file.known:
-            return target
-        if depth < _MAX_REEXPORTS and file is not None and first in file.imports:
-            again = file.imports[first] + ("." + rest if rest else "")
-            return self.resolve(module, again, depth + 1)
-        if file is None or file.is_init:
-            # `from .ops import helper` in an __init__ the scan knows nothing of (no torch in it): the one
-            # module of the package that defines the name
-            folder = os.path.dirname(self._path_of(module))
-            owners = [i for i, f in self.files.items() if os.path.dirname(f.path) == folder and first in f.known
-                      and not f.is_init]
-            if len(owners) == 1:
-                return owners[0], name
         return target
 
     def _path_of(self, index: int) -> str:
@@ -607,3 +613,17 @@ def _dotted(relative: str) -> str:
     if not parts or any(p == ".." or not p.isidentifier() for p in parts):
         return ""
     return ".".join(parts)
+
+
+def imported_files(results: Sequence[FileResult], roots: Sequence[str]) -> dict[int, set[int]]:
+    """Per file (its index in `results`), the other scanned files its module-level imports name: the file
+    that defines an imported name (re-exports followed), or the module a plain import names. From the
+    facts each file's scan keeps (`ScopeFacts.imports`): nothing is read again."""
+    project = _Project([(r.path, r.scope) for r in results], roots)
+    found: dict[int, set[int]] = {}
+    for index, file in project.files.items():
+        for ref in file.imports.values():
+            node = project.resolve(index, ref) or project.target(index, ref)
+            if node is not None and node[0] != index and node[0] < len(results):
+                found.setdefault(index, set()).add(node[0])
+    return found

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 from . import dataflow as df
 from . import dynamic_shape as ds
 from .mappings import MappingTable
-from .model import ApiCall, Arg, CallKind, Confidence, Span, ValueEnum
+from .model import ApiCall, Arg, CallKind, Confidence, DynamicShape, Span, ValueEnum
 from .source import SourceText
 
 class ValKind(ValueEnum):
@@ -286,6 +286,11 @@ class Resolver:
                                   in_network=self.in_network, context=self.context))
 
     # ------------------------------------------------------------------ values
+    def _dynamic(self, api: str) -> DynamicShape | None:
+        """The tables' dynamic-shape fact of `api` (dynamic_shape.py judges it)."""
+        entry = self.table.lookup(api)
+        return entry.dynamic_shape if entry is not None else None
+
     def result_of(self, api: str) -> Val:
         """What calling the torch API `api` returns."""
         desc = df.result_of(self.table, api)
@@ -319,7 +324,7 @@ class Resolver:
         if kind == TENSOR:
             if name in self.inv.tensor_members:
                 result = V_OTHER if name in self.meta.non_tensor_methods else V_TENSOR
-                tag = ds.member_tag(name, recv.tag)
+                tag = ds.member_tag(name, recv.tag, self._dynamic(f"torch.Tensor.{name}"))
                 if tag:
                     result = Val(OTHER if tag in (ds.STATIC, ds.DATA) else result.kind, tag=tag)
                 return Val(BOUND, f"torch.Tensor.{name}", result)
@@ -733,7 +738,7 @@ class Resolver:
         if kind == SYMBOL:
             self.report(callee.name, node, CallKind.CALL, call=node, args=args)
             result = self.result_of(callee.name)
-            tag = ds.function_tag(callee.name, args) if result.kind == TENSOR else ""
+            tag = ds.function_tag(callee.name, args, self._dynamic(callee.name)) if result.kind == TENSOR else ""
             if result.kind == TENSOR and not tag and self.table.lookup(callee.name) is None \
                     and callee.name not in self.meta.tensor_classes:
                 tag = ds.GUESS  # not in the table: the result is only guessed to be a tensor
@@ -743,8 +748,9 @@ class Resolver:
             if callee.name in _REGISTERS_TENSOR and recv is not None and recv.cls is not None \
                     and args and args[0].is_const and isinstance(args[0].value, str):
                 recv.cls.attrs[args[0].value] = V_TENSOR  # self.register_buffer("name", t)
-            if callee.name == "torch.Tensor.repeat_interleave" and ds.function_tag(callee.name, args):
-                return Val(TENSOR, tag=ds.DYN)
+            fact = self._dynamic(callee.name)
+            if fact is not None and fact.when and ds.always_dynamic(fact, args):
+                return Val(TENSOR, tag=ds.DYN)  # x.repeat_interleave(counts): dynamic for these arguments
             return callee.value if isinstance(callee.value, Val) else V_UNKNOWN
         if kind == INSTANCE:
             return V_TENSOR if callee.name.startswith("torch.nn.") else V_UNKNOWN

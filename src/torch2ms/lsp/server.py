@@ -754,11 +754,12 @@ def verify_runs_here() -> bool:
 def _verify_actions(state: DocState, fixed: FileResult, pairs: list[tuple[Diagnostic, Any]],
                     in_range: Callable[[Diagnostic], bool]) -> list[lsp.CodeAction]:
     """The verify action for each line in range where `torch2ms verify FILE:LINE` can work: the call it
-    would pick (verify.locate.candidate) has a rewrite and runs on its own (locate.unverifiable)."""
+    would pick (verify.locate.candidate) has a rewrite and runs on its own (locate.unverifiable), and the
+    shape of every name it reads is known (locate.job)."""
     import ast
 
     from torch2ms.source import SourceText
-    from torch2ms.verify.locate import candidate, unverifiable
+    from torch2ms.verify.locate import LocateError, candidate, job, unverifiable
 
     lines = sorted({d.span.start_line for d, _ in pairs if in_range(d)})
     if not lines:
@@ -773,6 +774,10 @@ def _verify_actions(state: DocState, fixed: FileResult, pairs: list[tuple[Diagno
         diag = candidate(fixed.diagnostics, line)
         if diag is None or unverifiable(src, tree, diag) is not None:
             continue
+        try:  # inputs of a known shape for every name the call reads: the editor has no --shape to give
+            job(src, tree, diag, load_table(), None, f"line {line}")
+        except LocateError:
+            continue
         lsp_diag = next(item for d, item in pairs if d is diag)
         out.append(lsp.CodeAction(
             title=f"Verify {diag.torch_api} against its MindSpore rewrite (runs torch and MindSpore)",
@@ -781,17 +786,37 @@ def _verify_actions(state: DocState, fixed: FileResult, pairs: list[tuple[Diagno
     return out
 
 
-def _unwrapped(code: str) -> str:
-    """`code` without the one pair of parentheses verify puts around an expression, if it has them."""
-    if code.startswith("(") and code.endswith(")"):
-        import ast
+def _plain(text: str) -> str:
+    """A reason without what only the command line can act on: a parenthesis naming a flag ("(run with
+    --verbose ...)"), a "; give it with --shape ..." clause."""
+    import re
 
-        try:
-            ast.parse(code[1:-1], mode="eval")
-            return code[1:-1]
-        except SyntaxError:
-            return code
-    return code
+    text = re.sub(r"\s*\([^()]*(?<![\w-])--[a-z][^()]*\)", "", text)
+    return re.sub(r";[^;]*(?<![\w-])--[a-z][^;]*", "", text).strip()
+
+
+def _figure(value: Any) -> str:
+    return f"{value:.3g}" if isinstance(value, (int, float)) else "unknown"
+
+
+def verify_message(line: int, spec: dict[str, Any], result: dict[str, Any], ran_on: dict[str, Any]) -> str:
+    """What the editor says of a verify run: the whole call and its whole rewrite, whether they agree,
+    where they ran, and the reason when they do not; no command-line flag."""
+    from torch2ms.verify.locate import unwrapped
+
+    torch_code, ms_code = unwrapped(spec["torch"]), unwrapped(spec["mindspore"])
+    where = (f" on torch {ran_on.get('torch_version')} and MindSpore {ran_on.get('mindspore_version')} "
+             f"({str(ran_on.get('device')).upper()})") if ran_on else ""
+    status = str(result.get("status", "error"))
+    reason = _plain(str(result.get("reason") or ""))
+    difference = (f"largest difference {_figure(result.get('max_abs_err'))} (relative "
+                  f"{_figure(result.get('max_rel_err'))})")
+    if status == "passed":
+        return f"Verified, line {line}: {torch_code} and {ms_code} agree{where}; {difference}."
+    if status == "failed":
+        return (f"Verify failed, line {line}: {torch_code} and {ms_code} differ{where}"
+                f"{': ' + reason if reason else '; ' + difference}.")
+    return f"Could not verify line {line}: {torch_code} against {ms_code}{where}{': ' + reason if reason else ''}."
 
 
 def _at(diags: tuple[Diagnostic, ...], line: int, col: int) -> Diagnostic | None:
@@ -836,24 +861,24 @@ async def _verify_call(ls: Torch2msServer, uri: str, line: int) -> dict[str, Any
             found = json.loads(text)
         except ValueError:
             continue
-    if found is None:
-        reason = err.decode("utf-8", "replace").strip().splitlines()
-        reason_text = reason[-1] if reason else f"torch2ms verify exited with {proc.returncode}"
-        reason_text = reason_text.replace(path, f"line {line}").replace("torch2ms verify: error: ", "")
-        answer: dict[str, Any] = {"status": "error", "reason": reason_text}
-        ls.window_show_message(lsp.ShowMessageParams(
-            type=lsp.MessageType.Warning, message=f"torch2ms verify: {reason_text}"))
+    if found is None or "error" in found:
+        if found is not None:  # verify could not locate a call to run: its reason, without the CLI's hint
+            reason_text = str(found["error"])
+        else:
+            lines = err.decode("utf-8", "replace").strip().splitlines()
+            reason_text = lines[-1] if lines else f"the check ended with exit code {proc.returncode}"
+            reason_text = reason_text.replace(f"{path}:{line}: ", "").replace(path, name)
+            reason_text = _plain(reason_text.removeprefix("torch2ms verify: error: ").removeprefix("torch2ms: "))
+        message = f"Could not verify line {line}: {reason_text}."
+        answer: dict[str, Any] = {"status": "error", "reason": f"line {line}: {reason_text}", "message": message}
+        ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=message))
         return answer
     spec, result, ran_on = found["spec"], found["result"], found.get("ran_on") or {}
     status = str(result.get("status", "error"))
     answer = {"status": status, "api": spec["api"], "torch": spec["torch"], "mindspore": spec["mindspore"],
               "inputs": spec["inputs"], "max_abs_err": result.get("max_abs_err"),
               "max_rel_err": result.get("max_rel_err"), "reason": result.get("reason") or "", "ran_on": ran_on}
-    where = f" on torch {ran_on.get('torch_version')}, MindSpore {ran_on.get('mindspore_version')}, " \
-            f"{str(ran_on.get('device')).upper()}" if ran_on else ""
-    message = (f"torch2ms verify line {line}: {spec['api']} -> {_unwrapped(spec['mindspore'])}: {status.upper()}"
-               f" (max abs err {result.get('max_abs_err')}, max rel err {result.get('max_rel_err')}){where}"
-               f"{': ' + answer['reason'] if answer['reason'] else ''}")
+    message = verify_message(line, spec, result, ran_on)
     ls.window_show_message(lsp.ShowMessageParams(
         type=lsp.MessageType.Info if status == "passed" else lsp.MessageType.Warning, message=message))
     answer["message"] = message

@@ -32,6 +32,7 @@ import gc
 import json
 import math
 import os
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -41,17 +42,21 @@ from markupsafe import Markup
 from ..codes import CODES
 from ..effort import EFFORTS, LABELS as EFFORT_LABELS
 from ..model import DEFAULT_DEVICE, FileResult
+from ..project_graph import imported_files
 from ..source import split_lines
 from ..verify.model_record import summary as model_summary
 from ..strings import StringTable
 from . import json as json_report
 from .highlight import CLASSES, highlight
+from .order import work_order
 
 PAGE_BUDGET = 14 * 1024 * 1024  # bytes of embedded data (source included), below the 15 MiB page target
 CONTEXT = 3  # lines of source around each finding in an excerpt (then 1, then 0 when they do not fit)
 TOP_BLOCKERS = 10
 TOP_DIRECTORIES = 12
-BAR_WIDTH = 190.0  # px of the longest bar in the bar charts (viewBox 420 wide, labels take 180)
+ORDER_SHOWN = 15  # files listed in the suggested order of work
+# Effort classes a person must work on (the rest a fix or a removal does): the work left in a file.
+PERSON_WORK = ("manual", "blocker", "unknown", "file_error")
 FINDING_FIELDS = 8  # line step, col, end line step, end col, kind, message, api, doc url (see report.js)
 
 CATEGORY_LABELS = {
@@ -112,6 +117,26 @@ def shown_root(root: str | None) -> str | None:
     if relative == ".." or relative.startswith(".." + os.sep) or os.path.isabs(relative):
         return os.path.basename(os.path.normpath(root)) or None
     return relative
+
+
+def shown_file(path: str) -> str:
+    """A file the page names (a verified model's source, an earlier report): as given when relative, else
+    relative to the working directory when inside it, else its name alone."""
+    if not os.path.isabs(path):
+        return path
+    relative = os.path.relpath(path)
+    if relative == ".." or relative.startswith(".." + os.sep) or os.path.isabs(relative):
+        return os.path.basename(path)
+    return relative
+
+
+def _shown_model(model: dict[str, Any]) -> dict[str, Any]:
+    """A verify-model summary with its files named as the page names files (never an absolute path)."""
+    out = dict(model)
+    for key in ("original", "ported"):
+        file, sep, factory = str(model[key]).rpartition(":")
+        out[key] = f"{shown_file(file)}{sep}{factory}" if sep else shown_file(factory)
+    return out
 
 
 def scan_root(paths: Sequence[str] | None) -> str | None:
@@ -282,33 +307,32 @@ def _arc_segments(counts: dict[str, int], labels: dict[str, str], colors: dict[s
     return out
 
 
-def _short(label: str, width: int = 27) -> str:
-    """A chart label that fits: the end of a long name is kept (its most telling part)."""
-    return label if len(label) <= width else "\u2026" + label[-(width - 1):]
-
-
-def _bars(rows: list[tuple[str, int]], width: float) -> list[dict[str, Any]]:
+def _bars(rows: list[tuple[str, int]]) -> list[dict[str, Any]]:
+    """Bar chart rows: the whole label (the page wraps a long one, never cuts it) and the bar's length as
+    a fraction of the longest."""
     top = max((n for _, n in rows), default=0) or 1
-    return [{"label": label, "short": _short(label), "count": n, "width": f"{max(1.0, width * n / top):.1f}"}
+    return [{"label": label, "pieces": _pieces(label), "count": n, "fraction": f"{max(0.005, n / top):.4f}"}
             for label, n in rows]
 
 
-def _stacked(rows: list[dict[str, Any]], width: float) -> list[dict[str, Any]]:
+def _pieces(label: str) -> list[str]:
+    """A label cut after each '.', '/' and '_': the page may wrap a long one there (<wbr>) first."""
+    return [p for p in re.split(r"(?<=[./_])", label) if p]
+
+
+def _stacked(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Stacked bar rows (findings by effort class): each part's share of the row's bar."""
     top = max((r["findings"] for r in rows), default=0) or 1
     out = []
     for row in rows:
-        x = 0.0
         parts = []
         for effort in EFFORTS + ("file_error",):
             count = row["by_effort"].get(effort, 0)
-            if not count:
-                continue
-            w = width * count / top
-            parts.append({"x": f"{x:.1f}", "width": f"{w:.1f}", "color": EFFORT_COLORS.get(effort, "#7a1f1f"),
-                          "title": f"{EFFORT_LABELS.get(effort, 'File error')}: {count}"})
-            x += w
-        out.append({"label": row["path"], "short": _short(row["path"]), "count": row["findings"], "parts": parts,
-                    "end": f"{x:.1f}"})
+            if count:
+                parts.append({"share": count, "color": EFFORT_COLORS.get(effort, "#7a1f1f"),
+                              "title": f"{EFFORT_LABELS.get(effort, 'File error')}: {count}"})
+        out.append({"label": row["path"], "pieces": _pieces(row["path"]), "count": row["findings"], "parts": parts,
+                    "fraction": f"{max(0.005, row['findings'] / top):.4f}"})
     return out
 
 
@@ -330,6 +354,31 @@ def _directories(files: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = sorted(rows.values(), key=lambda r: r["path"])
     for row in out:
         row["readiness"] = json_report.readiness(row["by_category"])
+    return out
+
+
+def _work_left(file: dict[str, Any]) -> int:
+    """A file's findings that a person must port (manual, blocker, unknown, a file error)."""
+    return sum(file["by_effort"].get(e, 0) for e in PERSON_WORK)
+
+
+def _order(results: list[FileResult], files: list[dict[str, Any]], roots: Sequence[str]) -> list[dict[str, Any]]:
+    """The suggested order of work (report/order.py) over the files with findings, as the page lists it."""
+    work = {i: (_work_left(f), f["findings"]) for i, f in enumerate(files) if f["findings"]}
+    steps = work_order(work, imported_files(results, roots))
+    out = []
+    for rank, step in enumerate(steps, 1):
+        file = files[step.file]
+        after = [files[i]["path"] for i in step.after]
+        if step.cycle:
+            why = "in an import cycle: start here, where the fewest imports are still to port"
+        elif after:
+            why = "after " + ", ".join(after[:3]) + (f" and {len(after) - 3} more" if len(after) > 3 else "") \
+                + ", which it imports"
+        else:
+            why = "imports no file still to port"
+        out.append({"rank": rank, "index": step.file, "path": file["path"], "findings": file["findings"],
+                    "left": work[step.file][0], "why": why})
     return out
 
 
@@ -428,7 +477,7 @@ def build(results: list[FileResult], target_version: str, paths: Sequence[str] |
         file_rows.append([strings(file["path"]), file["lines"], file["findings"], strings(file["error"]),
                           [file["by_category"].get(c, 0) for c in cats],
                           [file["by_effort"].get(e, 0) for e in efforts], state, shown,
-                          json_report.readiness(file["by_category"])["percent"]])
+                          json_report.readiness(file["by_category"])["percent"], _work_left(file)])
     data = {
         "s": strings.items, "kinds": [_kind(k) for k in kinds.items], "cats": list(cats),
         "catLabels": [CATEGORY_LABELS[c] for c in cats], "efforts": list(efforts),
@@ -439,12 +488,14 @@ def build(results: list[FileResult], target_version: str, paths: Sequence[str] |
     file_data = [(i, _script_json({"f": flat, "x": fixes}), _script_json(chunks) if chunks else None)
                  for i, (flat, fixes, (chunks, _)) in enumerate(zip(finding_blobs, fix_blobs, chosen)) if flat]
 
-    blockers = [(a["api"], a["uses"]) for a in doc["apis"] if a["effort"] == "blocker"]
+    blockers = [(a["api"], a["uses"]) for a in doc["apis"] if a["effort"] == "blocker" and a["uses"]]
     blockers.sort(key=lambda r: (-r[1], r[0]))
     by_effort = {e: summary["by_effort"].get(e, 0) for e in EFFORTS}
     errors = summary["by_category"].get("file_error", 0)
     dir_chart = [d for d in directories if d["depth"] == 1] or directories[:1]
     dir_chart.sort(key=lambda r: (-int(r["findings"]), str(r["path"])))
+    order_all = _order(results, files, paths or ([root] if root else []))
+    order = order_all[:ORDER_SHOWN]
     context = {
         "doc": doc,
         "summary": summary,
@@ -455,10 +506,14 @@ def build(results: list[FileResult], target_version: str, paths: Sequence[str] |
         "by_effort": by_effort,
         "file_errors": errors,
         "donut": _arc_segments({c: summary["by_category"].get(c, 0) for c in cats}, CATEGORY_LABELS, CATEGORY_COLORS),
-        "blocker_bars": _bars(blockers[:TOP_BLOCKERS], BAR_WIDTH),
+        "blocker_bars": _bars(blockers[:TOP_BLOCKERS]),
         "blockers": len(blockers),
+        "apis_used": sum(1 for a in doc["apis"] if a["uses"]),
+        "order": order,
+        "order_more": max(0, len(order_all) - ORDER_SHOWN),
+        "empty_files": sum(1 for f in files if not f["findings"]),
         "blocker_uses": sum(n for _, n in blockers),
-        "dir_bars": _stacked(dir_chart[:TOP_DIRECTORIES], BAR_WIDTH),
+        "dir_bars": _stacked(dir_chart[:TOP_DIRECTORIES]),
         "dir_more": max(0, len(dir_chart) - TOP_DIRECTORIES),
         "excerpted": sum(1 for _, state in chosen if state == 1),
         "without_source": sum(1 for (_, state), f in zip(chosen, files) if state == 0 and f["diagnostics"]),
@@ -467,7 +522,7 @@ def build(results: list[FileResult], target_version: str, paths: Sequence[str] |
         "runtime": _runtime_counts(doc),
         "data": _script_json(data),
         "file_data": file_data,
-        "models": [model_summary(record) for record in models or ()],
+        "models": [_shown_model(model_summary(record)) for record in models or ()],
     }
     if compare:
         from .progress import progress

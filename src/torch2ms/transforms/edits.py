@@ -69,7 +69,10 @@ class EditBuilder(SourceText):
         """The name the fixes spell MindSpore's names from: ``mindspore``, or an alias where the file
         binds ``mindspore`` to something else (`scopes.choose_root`)."""
         if self._root is None:
-            self._root = choose_root(self.tree)
+            # an ASCII text that never spells the name cannot bind it (identifiers are NFKC-normalised,
+            # so only a non-ASCII text may spell it otherwise): no walk of the tree
+            absent = self.text.isascii() and ROOT not in self.text
+            self._root = ROOT if absent else choose_root(self.tree)
         return self._root
 
     def mindspore_visible(self, span: Span) -> bool:

@@ -125,6 +125,8 @@ def _run_location(args: argparse.Namespace, targets: list[tuple[str, int]], pool
         try:
             specs.append(locate(path, line, table, shapes).spec)
         except LocateError as exc:
+            if args.json:  # the reason as data too: the editor shows it without the command line's hint
+                out.write(json.dumps({"location": f"{path}:{line}", "error": exc.reason, "hint": exc.hint}) + "\n")
             print(f"torch2ms verify: error: {exc}", file=sys.stderr)
             return EXIT_ERROR
     with _pool(pool_args, shared) as pool:

@@ -26,7 +26,25 @@ MS_SETUP = ["import mindspore", "import mindspore as ms", "from mindspore import
 
 
 class LocateError(Exception):
-    """The location cannot be verified; the message says why."""
+    """The location cannot be verified. `where` is the file (and line), `reason` why, in words any face
+    can show; `hint` what to pass on the command line to go on ("" when nothing would), which only the
+    command line prints (an editor has no flags to give)."""
+
+    def __init__(self, where: str, reason: str, hint: str = "") -> None:
+        self.where, self.reason, self.hint = where, reason, hint
+        super().__init__(f"{where}: {reason}" + (f"; {hint}" if hint else ""))
+
+
+def unwrapped(code: str) -> str:
+    """`code` without the one pair of parentheses verify puts around an expression, if it has them (never
+    a parenthesis of the expression itself: `f(x)` stays whole)."""
+    if code.startswith("(") and code.endswith(")"):
+        try:
+            ast.parse(code[1:-1], mode="eval")
+            return code[1:-1]
+        except SyntaxError:
+            return code
+    return code
 
 
 @dataclass(frozen=True)
@@ -166,20 +184,28 @@ def locate(path: str, line: int, table: MappingTable, shapes: dict[str, dict[str
     text, error = read_source(path)
     if text is None:
         reason = error.error.message if error is not None and error.error is not None else "cannot read"
-        raise LocateError(f"{path}: {reason}")
+        raise LocateError(path, reason)
     result = scan_source(text, path, config, table)
     if result.error is not None:
-        raise LocateError(f"{path}:{result.error.span.start_line}: {result.error.message}")
+        raise LocateError(f"{path}:{result.error.span.start_line}", result.error.message)
     diag = candidate(result.diagnostics, line)
     if diag is None:
         here = [f"{d.code} {d.torch_api or ''}".strip() for d in result.diagnostics if d.span.start_line == line]
         extra = f" (found: {', '.join(here)})" if here else ""
-        raise LocateError(f"{path}:{line}: no torch call with a MindSpore counterpart starts on this line{extra}")
+        raise LocateError(f"{path}:{line}", f"no torch call with a MindSpore counterpart starts on this line{extra}")
     src = SourceText(text)
     tree = ast.parse(text)
     why_not = unverifiable(src, tree, diag)
     if why_not is not None:
-        raise LocateError(f"{path}:{line}: {why_not}")
+        raise LocateError(f"{path}:{line}", why_not)
+    return job(src, tree, diag, table, shapes, f"{path}:{line}")
+
+
+def job(src: SourceText, tree: ast.Module, diag: Diagnostic, table: MappingTable,
+        shapes: dict[str, dict[str, Any]] | None, where: str) -> Located:
+    """The verify job of a finding `unverifiable` accepts: the call and its rewrite as code, with inputs of
+    a known shape for every name they read (`shapes`, else the mapping example's), or LocateError. Pure:
+    the editor asks it before it offers the verify action."""
     torch_code = src.slice(diag.span)
     ms_code = rewritten(src, diag)
     assert ms_code is not None
@@ -198,7 +224,7 @@ def locate(path: str, line: int, table: MappingTable, shapes: dict[str, dict[str
     try:
         names = free_names(torch_code, _bound(torch_setup) | {"torch"})
     except SyntaxError as exc:
-        raise LocateError(f"{path}:{line}: cannot read the call: {exc.msg}") from None
+        raise LocateError(where, f"cannot read the call: {exc.msg}") from None
     shapes = dict(shapes or {})
     example_inputs = dict(example.inputs) if example else {}
     inputs: dict[str, Any] = {}
@@ -211,10 +237,10 @@ def locate(path: str, line: int, table: MappingTable, shapes: dict[str, dict[str
         elif unmatched_example:
             inputs[name] = example_inputs[unmatched_example.pop(0)]
         else:
-            raise LocateError(f"{path}:{line}: cannot tell the shape of '{name}' in {torch_code.strip('()')}; "
+            raise LocateError(where, f"cannot tell the shape of '{name}' in {unwrapped(torch_code)}",
                               f"give it with --shape {name}=2,3 (and :DTYPE for a non-float32 input)")
     spec: dict[str, Any] = {
-        "id": f"{path}:{line}",
+        "id": where,
         "api": diag.torch_api,
         "torch": torch_code,
         "mindspore": ms_code,

@@ -13,6 +13,7 @@ a private copy of its stdout for results and points file descriptor 1 at stderr.
 from __future__ import annotations
 
 import argparse
+import functools
 import ast
 import json
 import math
@@ -40,14 +41,16 @@ WEIGHTS_COPIED = "weights copied by the facts of"
 INFERENCE_COMPARED = "inference mode compared"
 SCHEDULER_STEPS = 6
 
-# Names of MindSpore cell parameters that torch spells differently (last path component).
-PARAM_RENAMES = {
-    "gamma": "weight",
-    "beta": "bias",
-    "moving_mean": "running_mean",
-    "moving_variance": "running_var",
-    "embedding_table": "weight",
-}
+
+
+@functools.cache
+def param_renames() -> dict[str, str]:
+    """Names of MindSpore cell parameters that torch spells differently (last path component), from the
+    tables' weight facts (their one source)."""
+    from ..mappings import load_table
+    from ..weights.facts import Facts
+
+    return Facts.from_entries(load_table().entries.values()).renames()
 
 
 class ExampleError(Exception):
@@ -135,13 +138,14 @@ def module_state(t_layer: Any) -> dict[str, Any]:
 
 def load_state(source: dict[str, Any], m_layer: Any, np: Any, ms: Any) -> tuple[list[str], list[str]]:
     """Copy torch tensors (`module_state`) into a cell's parameters: by name (with MindSpore's spellings,
-    `PARAM_RENAMES`), then by order among tensors of the same size. Returns (notes, torch names not copied)."""
+    `param_renames`), then by order among tensors of the same size. Returns (notes, torch names not copied)."""
+    renames = param_renames()
     notes: list[str] = []
     used: set[str] = set()
     pending = []
     for m_name, param in m_layer.parameters_and_names():
         head, _, last = m_name.rpartition(".")
-        alt = f"{head}.{PARAM_RENAMES[last]}" if head and last in PARAM_RENAMES else PARAM_RENAMES.get(last)
+        alt = f"{head}.{renames[last]}" if head and last in renames else renames.get(last)
         match = next((n for n in (m_name, alt) if n and n in source and n not in used
                       and source[n].size == int(np.prod(param.shape))), None)
         if match is None:

@@ -170,6 +170,22 @@ class Facts:
                         return note
         return None
 
+    def renames(self) -> dict[str, str]:
+        """MindSpore's spelling of a tensor's own name -> torch's, where every fact that renames it agrees
+        (`gamma` -> `weight`, `moving_variance` -> `running_var`): the fallback for layers the facts do not
+        name. Sub-layer prefixes, placeholders and transformed tensors are left out."""
+        seen: dict[str, set[str]] = {}
+        for params in self.forms.values():
+            for param in params:
+                if param.torch is None or param.ms is None or param.layer is not None or param.transform:
+                    continue
+                if "{" in param.torch or "{" in param.ms:
+                    continue
+                ms_name, torch_name = param.ms.rpartition(".")[2], param.torch.rpartition(".")[2]
+                if ms_name != torch_name:
+                    seen.setdefault(ms_name, set()).add(torch_name)
+        return {ms_name: names.pop() for ms_name, names in sorted(seen.items()) if len(names) == 1}
+
     # ------------------------------------------------------------------ serialising
     def closure(self, torch_api: str, ms_api: str) -> Facts:
         """The form and every form its sub-layers name."""

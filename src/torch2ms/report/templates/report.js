@@ -95,6 +95,19 @@
       spec.choices.forEach(function (c) { var o = el("option", null, c[1]); o.value = c[0]; select.appendChild(o); });
       controls.appendChild(select);
     }
+    var showAll = null;
+    if (spec.hidden) {  // rows left out until the box is ticked (files without findings)
+      var hiddenCount = rows.filter(spec.hidden).length;
+      if (hiddenCount) {
+        var toggle = el("label", "toggle");
+        showAll = el("input");
+        showAll.type = "checkbox";
+        showAll.id = name + "-all";
+        toggle.appendChild(showAll);
+        toggle.appendChild(document.createTextNode(" " + spec.hiddenLabel(hiddenCount)));
+        controls.appendChild(toggle);
+      }
+    }
     var counter = el("span", "shown");
     counter.id = name + "-shown";
     controls.appendChild(counter);
@@ -115,7 +128,7 @@
     function key(index) {
       if (!keys[index]) {
         var c = cols[index];
-        keys[index] = rows.map(function (r) { var v = c.value(r); return c.num ? +v : String(v).toLowerCase(); });
+        keys[index] = rows.map(function (r) { var v = (c.sortValue || c.value)(r); return c.num ? +v : String(v).toLowerCase(); });
       }
       return keys[index];
     }
@@ -124,7 +137,8 @@
       var base = state.order || rows.map(function (_, i) { return i; });
       state.matched = base.filter(function (i) {
         var r = rows[i];
-        return (!q || spec.text(r).toLowerCase().indexOf(q) >= 0) && (!choice || spec.choose(r, choice));
+        return (!q || spec.text(r).toLowerCase().indexOf(q) >= 0) && (!choice || spec.choose(r, choice)) &&
+               (!spec.hidden || (showAll && showAll.checked) || !spec.hidden(r));
       });
     }
     function rowNode(i) {
@@ -175,6 +189,7 @@
     function apply() { state.q = input.value.trim().toLowerCase(); state.choice = select ? select.value : ""; match(); render(0); }
     input.addEventListener("input", apply);
     if (select) select.addEventListener("change", apply);
+    if (showAll) showAll.addEventListener("change", apply);
     prev.addEventListener("click", function () { render(state.page - 1); });
     next.addEventListener("click", function () { render(state.page + 1); });
     csvButton.addEventListener("click", function () { download(name + ".csv", csv()); });
@@ -188,14 +203,14 @@
       if (at < 0) {
         input.value = "";
         if (select) select.value = "";
+        if (showAll) showAll.checked = true;
         apply();
         at = state.matched.indexOf(i);
       }
       if (at >= 0 && Math.floor(at / PAGE) !== state.page) render(Math.floor(at / PAGE));
       return body.querySelector('tr[data-i="' + i + '"]');
     }
-    match();
-    render(0);
+    if (spec.sortFirst !== undefined) sortBy(spec.sortFirst); else { match(); render(0); }
     var api = { csv: csv, page: render, sortBy: sortBy, apply: apply, reveal: reveal, state: state, body: body,
                 table: table };
     tables[name] = api;
@@ -253,11 +268,15 @@
   function chooseApi(r, c) { var n = +c.slice(1); return c[0] === "c" ? r[10][n] > 0 : r[4] === n; }
   function apiText(r) { return str(r[0]) + " " + (str(r[5]) || ""); }
 
-  var apiTable = makeTable("apis", { id: "api-table", rows: D.apis, columns: apiCols, text: apiText, choices: choicesApi,
+  // Only APIs that are used (a call that runs): a type named in an annotation or a base class is no use.
+  var apiAt = [], apiRowOf = {};
+  D.apis.forEach(function (r, i) { if (r[1] > 0) { apiRowOf[i] = apiAt.length; apiAt.push(i); } });
+  var apiTable = makeTable("apis", { id: "api-table", rows: apiAt.map(function (i) { return D.apis[i]; }), columns: apiCols,
+                                     text: apiText, choices: choicesApi,
                                      choose: chooseApi, placeholder: "Filter APIs (name or MindSpore target)",
-                                     rowId: function (i) { return "api-" + i; } });
+                                     rowId: function (k) { return "api-" + apiAt[k]; } });
   var blockerRows = [];
-  D.apis.forEach(function (r, i) { if (EFF[r[4]] === "blocker") blockerRows.push(i); });
+  apiAt.forEach(function (i) { if (EFF[D.apis[i][4]] === "blocker") blockerRows.push(i); });
   var blockerTable = makeTable("blockers", { id: "blocker-table", rows: blockerRows, text: function (i) { return str(D.apis[i][0]); },
     placeholder: "Filter blockers by name",
     columns: [
@@ -273,6 +292,8 @@
   });
   var dirRows = D.dirs.map(function (d) { return { path: str(d[0]), depth: d[1], files: d[2], lines: d[3], findings: d[4], counts: d[5], ready: d[6], uses: d[7] }; });
   makeTable("dirs", { id: "dir-table", rows: dirRows, text: function (r) { return r.path; }, placeholder: "Filter folders by path",
+    hidden: function (r) { return !r.findings; },
+    hiddenLabel: function (n) { return n === 1 ? "Show the folder without findings" : "Show the " + fmt(n) + " folders without findings"; },
     choices: [["", "All depths"], ["1", "Top-level folders"], ["2", "Two levels"], ["3", "Three levels"]],
     choose: function (r, c) { return r.depth <= +c; },
     columns: [
@@ -284,8 +305,10 @@
       { label: "Ready %", key: "readiness", num: true, value: function (r) { return r.ready; },
         cell: function (r) { return r.uses ? r.ready.toFixed(1) : "\u2014"; } },
     ]) });
-  var fileRows = D.files.map(function (f, i) { return { i: i, path: str(f[0]), lines: f[1], findings: f[2], error: str(f[3]), cats: f[4], counts: f[5], ready: f[8] }; });
+  var fileRows = D.files.map(function (f, i) { return { i: i, path: str(f[0]), lines: f[1], findings: f[2], error: str(f[3]), cats: f[4], counts: f[5], ready: f[8], left: f[9] }; });
   makeTable("files", { id: "file-table", rows: fileRows, text: function (r) { return r.path; }, placeholder: "Filter files by path",
+    hidden: function (r) { return !r.findings; }, sortFirst: 1,
+    hiddenLabel: function (n) { return n === 1 ? "Show the file without findings" : "Show the " + fmt(n) + " files without findings"; },
     choices: [["", "All files"]].concat(CATS.map(function (c, i) { return ["c" + i, "With " + D.catLabels[i].toLowerCase()]; }),
                                          EFF.slice(0, 5).map(function (e, i) { return ["e" + i, "With effort: " + D.effortLabels[i].toLowerCase()]; })),
     choose: function (r, c) { var n = +c.slice(1); return c[0] === "c" ? r.cats[n] > 0 : r.counts[n] > 0; },
@@ -293,6 +316,8 @@
     columns: [
       { label: "File", key: "path", width: "34%", value: function (r) { return r.path; },
         cell: function (r) { var box = el("div"); box.appendChild(fileLink(r.i)); if (r.error) box.appendChild(el("div", "err", r.error)); return box; } },
+      { label: "Work left", key: "left", num: true, value: function (r) { return r.left; },
+        sortValue: function (r) { return r.left * 1e9 + r.findings; } },
       { label: "Lines", key: "lines", num: true, value: function (r) { return r.lines; } },
       { label: "Findings", key: "findings", num: true, value: function (r) { return r.findings; } },
     ].concat(effortCols, [
@@ -358,7 +383,7 @@
       if (!button) return;
       var tr = button.closest("tr");
       var i = +tr.getAttribute("data-i");
-      toggleUses(button, id === "api-table" ? i : blockerRows[i]);
+      toggleUses(button, id === "api-table" ? apiAt[i] : blockerRows[i]);
     });
   });
 
@@ -391,26 +416,38 @@
     return line;
   }
 
-  function preview(fix, lines) {  // the changed lines before and after the fix, when the source shows them
+  // A fix's edits as the lines they change, before and after: one hunk per group of edits on the same
+  // or touching lines (a class made a Cell changes its class line and its forward line, not the lines
+  // between), each without the lines an edit leaves as they were (an inserted import shows as one + line).
+  function preview(fix, lines) {
     var edits = [];
     for (var k = 3; k < fix.length; k += 5) edits.push(fix.slice(k, k + 5));
-    var first = Math.min.apply(null, edits.map(function (e) { return e[0]; }));
-    var last = Math.max.apply(null, edits.map(function (e) { return e[2]; }));
-    var before = [];
-    for (var n = first; n <= last; n++) { if (lines[n] === undefined) return null; before.push(lines[n]); }
-    var starts = [0];
-    before.forEach(function (l) { starts.push(starts[starts.length - 1] + l.length + 1); });
-    var joined = before.join("\n");
-    edits.sort(function (a, b) { return b[0] - a[0] || b[1] - a[1]; });
-    var after = joined;
+    edits.sort(function (a, b) { return a[0] - b[0] || a[1] - b[1]; });
+    var groups = [];
     edits.forEach(function (e) {
-      var s = starts[e[0] - first] + e[1], t = starts[e[2] - first] + e[3];
-      after = after.slice(0, s) + str(e[4]) + after.slice(t);
+      var last = groups[groups.length - 1];
+      if (last && e[0] <= last.end) { last.edits.push(e); last.end = Math.max(last.end, e[2]); }
+      else groups.push({ start: e[0], end: e[2], edits: [e] });
     });
-    var a = joined.split("\n"), b = after.split("\n"), head = 0, tail = 0;
-    while (head < Math.min(a.length, b.length) && a[head] === b[head]) head++;
-    while (tail < Math.min(a.length, b.length) - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
-    return [a.slice(head, a.length - tail), b.slice(head, b.length - tail)];
+    var hunks = [];
+    for (var g = 0; g < groups.length; g++) {
+      var group = groups[g], before = [];
+      for (var n = group.start; n <= group.end; n++) { if (lines[n] === undefined) return null; before.push(lines[n]); }
+      var starts = [0];
+      before.forEach(function (l) { starts.push(starts[starts.length - 1] + l.length + 1); });
+      var joined = before.join("\n"), after = joined;
+      group.edits.slice().reverse().forEach(function (e) {
+        var s = starts[e[0] - group.start] + e[1], t = starts[e[2] - group.start] + e[3];
+        after = after.slice(0, s) + str(e[4]) + after.slice(t);
+      });
+      var a = joined.split("\n"), b = after.split("\n"), head = 0, tail = 0;
+      while (head < Math.min(a.length, b.length) && a[head] === b[head]) head++;
+      while (tail < Math.min(a.length, b.length) - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
+      if (a.length - tail > head || b.length - tail > head) {
+        hunks.push({ line: group.start + head, del: a.slice(head, a.length - tail), add: b.slice(head, b.length - tail) });
+      }
+    }
+    return hunks;
   }
 
   function findingNode(data, at, lines) {
@@ -422,7 +459,7 @@
     if (k[4]) head.appendChild(el("span", "runtime", k[4]));
     head.appendChild(el("span", "msg", message(f, at)));
     var links = el("span", "links");
-    if (f[at + 6] >= 0) {
+    if (f[at + 6] >= 0 && D.apis[f[at + 6]][1] > 0) {
       var back = el("a", null, "API table");
       back.href = "#api-" + f[at + 6];
       back.title = str(D.apis[f[at + 6]][0]);
@@ -440,12 +477,15 @@
     box.appendChild(head);
     var fix = data.fixOf[at];
     if (fix) {
-      var change = preview(fix, lines);
-      if (change && (change[0].length || change[1].length)) {
+      var hunks = preview(fix, lines);
+      if (hunks && hunks.length) {
         var wrap = el("div", "rewrite");
         wrap.appendChild(el("div", "title", "Suggested rewrite: " + str(fix[1]) + (fix[2] ? "" : " (review: unsafe fix)")));
-        if (change[0].length) wrap.appendChild(el("pre", "del", change[0].map(function (l) { return "- " + l; }).join("\n")));
-        if (change[1].length) wrap.appendChild(el("pre", "add", change[1].map(function (l) { return "+ " + l; }).join("\n")));
+        hunks.forEach(function (h) {
+          if (hunks.length > 1) wrap.appendChild(el("div", "hunk muted", "line " + h.line));
+          if (h.del.length) wrap.appendChild(el("pre", "del", h.del.map(function (l) { return "- " + l; }).join("\n")));
+          if (h.add.length) wrap.appendChild(el("pre", "add", h.add.map(function (l) { return "+ " + l; }).join("\n")));
+        });
         box.appendChild(wrap);
       } else {
         box.appendChild(el("div", "muted", "Fix: " + str(fix[1]) + (fix[2] ? "" : " (unsafe)")));
@@ -657,7 +697,7 @@
     }
     m = /^#api-(\d+)$/.exec(hash);
     if (m) {
-      var row = apiTable.reveal(+m[1]);
+      var row = apiRowOf[+m[1]] === undefined ? null : apiTable.reveal(apiRowOf[+m[1]]);
       if (!row) return;
       row.scrollIntoView({ block: "center" });
       flash(row);
