@@ -280,6 +280,19 @@ def test_composed_forms_and_bound_arguments_give_torchs_results_on_cpu(tmp_path:
             x = torch.tensor(X)
             return (*stage(x), Head(5)(x))
 
+        class Patches(nn.Module):  # layers with no CPU kernel, held as attributes and called in forward
+            def __init__(self):
+                super().__init__()
+                self.unfold = nn.Unfold(kernel_size=2, stride=2)
+                self.norm = nn.InstanceNorm2d(3, eps=1e-3)
+
+            def forward(self, x):
+                return self.unfold(self.norm(x))
+
+        def case_layers_without_a_cpu_kernel():
+            images = torch.tensor(np.random.RandomState(2).rand(2, 3, 4, 4).astype(np.float32))
+            return Patches()(images), nn.InstanceNorm1d(4)(torch.tensor(X[:, :4]).reshape(1, 3, 4).transpose(1, 2))
+
         def case_cholesky_inverse_by_keyword():
             a = torch.tensor(np.array([[2.0, 0.0], [0.5, 1.5]], dtype=np.float32))
             return torch.cholesky_inverse(input=a)

@@ -14,14 +14,16 @@ Arguments (``rewrite: {transform: compose, ...}``):
 - `always`: the form applies even where the entry has a form for the device (whose result differs, e.g.
   `aminmax` over all elements); otherwise only where it has none;
 - `unsafe`: parameters whose value the form ignores and that change something else than the result (a
-  gradient): passing one makes the fix unsafe.
+  gradient): passing one makes the fix unsafe; `true`: the fix is always unsafe (a layer written as a
+  function, which a SequentialCell does not take).
 
 An argument used more than once in the form whose text could give another value when evaluated again (a
 call) is evaluated once, through a ``lambda``.
 
 Used by torch.roll, torch.Tensor.roll, torch.nn.functional.normalize, torch.nn.functional.layer_norm,
 torch.linalg.vander, torch.nn.functional.embedding, torch.aminmax, torch.Tensor.aminmax,
-torch.nn.functional.relu, torch.Tensor.zero_ and torch.Tensor.normal_."""
+torch.nn.functional.relu, torch.Tensor.zero_, torch.Tensor.normal_, torch.nn.Unfold, torch.nn.InstanceNorm1d,
+torch.nn.InstanceNorm2d and torch.nn.InstanceNorm3d."""
 
 from __future__ import annotations
 
@@ -119,7 +121,8 @@ def composed(src: EditBuilder, call: ApiCall, ctx: Context) -> Fix | None | Pass
     imp = src.import_edit()
     if imp is not None:
         edits.append(imp)
-    safe = not any(name in bound for name in ctx.arg("unsafe", ()))
+    unsafe = ctx.arg("unsafe", ())
+    safe = unsafe is not True and not any(name in bound for name in (unsafe if unsafe is not True else ()))
     return Fix(title=f"Compose {call.api} from MindSpore calls", edits=tuple(edits), safe=safe)
 
 
