@@ -262,6 +262,8 @@ class ParamFact:
             case FactKind.UNSUPPORTED_VALUES:
                 vals = ", ".join(repr(v) for v in self.values)
                 return f"'{self.torch}' values not supported in MindSpore: {vals}"
+            case FactKind.TRANSLATED if self.form is not None and self.ms == self.torch:
+                return f"'{self.torch}' means another value in MindSpore: {self.form.format(self.torch)}"
             case FactKind.TRANSLATED if self.form is not None:
                 return f"'{self.torch}' is '{self.ms}' in MindSpore, written as {self.form.format(self.torch)}"
             case FactKind.TRANSLATED:
