@@ -305,3 +305,19 @@ def test_composed_forms_and_bound_arguments_give_torchs_results_on_cpu(tmp_path:
     assert "import torch" not in ported
     assert "norm_layer((dim,), epsilon=0.5)" in ported and "pool_norm(dim, momentum=0.7)" in ported
     assert_same(ported, torch_side, ms_side)
+
+
+def test_a_call_of_a_held_class_is_translated_once_while_the_class_stays_torch() -> None:
+    """The class value is left as torch (a noqa), so every round of `--fix` still sees torch's class: its
+    call's momentum is translated in the first round only (1 - (1 - m) would give torch's value back)."""
+    from torch2ms.fix import fix_text
+
+    source = textwrap.dedent("""
+        import torch.nn as nn
+
+        def make_norm(dim, norm=nn.BatchNorm1d):  # noqa: TMS101
+            return norm(dim, momentum=0.3)
+    """)
+    out = fix_text(source, "norms.py", unsafe=True).text
+    assert "norm(dim, momentum=0.7)" in out
+    assert "norm=nn.BatchNorm1d" in out
