@@ -321,3 +321,16 @@ def test_a_call_of_a_held_class_is_translated_once_while_the_class_stays_torch()
     out = fix_text(source, "norms.py", unsafe=True).text
     assert "norm(dim, momentum=0.7)" in out
     assert "norm=nn.BatchNorm1d" in out
+
+
+def test_an_inplace_composed_form_writes_only_into_a_named_tensor() -> None:
+    out = port("""
+        import torch.nn.functional as F
+
+        def clip_negative(state, rows):
+            F.relu(state.hidden, inplace=True)
+            F.relu(rows[0], inplace=True)
+            return state, rows
+    """)
+    assert "state.hidden.copy_(mindspore.ops.relu(state.hidden))" in out
+    assert "F.relu(rows[0], inplace=True)" in out  # a view would not be written through: left, with its finding

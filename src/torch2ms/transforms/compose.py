@@ -13,6 +13,8 @@ Arguments (``rewrite: {transform: compose, ...}``):
   literals, for the form to apply: ``{inplace: true}``;
 - `always`: the form applies even where the entry has a form for the device (whose result differs, e.g.
   `aminmax` over all elements); otherwise only where it has none;
+- `updates`: the parameter (or ``self``) the form writes into (``{self}.copy_(...)``): it must be a name or
+  an attribute chain, since MindSpore's views (``x[0]``) do not write through;
 - `unsafe`: parameters whose value the form ignores and that change something else than the result (a
   gradient): passing one makes the fix unsafe; `true`: the fix is always unsafe (a layer written as a
   function, which a SequentialCell does not take).
@@ -57,6 +59,17 @@ def _receiver(src: EditBuilder, call: ApiCall) -> str | None:
         return None
     text = src.slice(call.span)[:receiver_length(src, call)].strip()
     return text or None
+
+
+def _names_a_tensor(text: str) -> bool:
+    """A name or an attribute chain (`x`, `self.weight`): what an in-place form may write into."""
+    try:
+        node = ast.parse(f"({text})", mode="eval").body
+    except SyntaxError:
+        return False
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
 
 
 def _evaluated_once(text: str) -> bool:
@@ -105,6 +118,9 @@ def composed(src: EditBuilder, call: ApiCall, ctx: Context) -> Fix | None | Pass
     receiver = _receiver(src, call)
     if receiver is not None:
         texts["self"] = receiver
+    updated = ctx.arg("updates")
+    if updated is not None and not _names_a_tensor(texts.get(updated, "")):
+        return None  # MindSpore's views do not write through: only a named tensor is updated in place
     used = [field for _, field, _, _ in string.Formatter().parse(form) if field]
     if any(name not in texts for name in used):
         return None  # a parameter without a default, not passed
