@@ -171,10 +171,12 @@ def held_call_fix(diag: Diagnostic) -> bool:
     return diag.fix is not None and diag.fix.title.startswith(HELD_TITLE)
 
 
-def fix_held_calls(text: str, path: str, config: Config, table: MappingTable) -> tuple[str, list[Diagnostic]]:
+def fix_held_calls(text: str, path: str, config: Config, table: MappingTable,
+                   result: FileResult | None = None) -> tuple[str, list[Diagnostic]]:
     """One round of the fixes of calls of classes that variables hold (unsafe ones too), for `migrate`, which
-    rewrites the class values themselves next: after that the calls no longer name torch."""
-    result = scan_text(text, path, config, table)
+    rewrites the class values themselves next: after that the calls no longer name torch. `result`: the
+    scan of this very text, when the caller has it."""
+    result = result if result is not None else scan_text(text, path, config, table)
     if result.error is not None:
         return text, []
     new, done = _select(text, [d for d in result.diagnostics if held_call_fix(d)], True)
