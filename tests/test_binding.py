@@ -334,3 +334,18 @@ def test_an_inplace_composed_form_writes_only_into_a_named_tensor() -> None:
     """)
     assert "state.hidden.copy_(mindspore.ops.relu(state.hidden))" in out
     assert "F.relu(rows[0], inplace=True)" in out  # a view would not be written through: left, with its finding
+
+
+def test_a_later_call_of_a_partial_with_positional_arguments_is_not_bound_as_the_class() -> None:
+    """`make(1e-3, 0.2)` binds after the partial's own positional argument: read as the class's call, 0.2 would
+    be taken for eps and the momentum left untranslated. The partial itself is rewritten; the later call is
+    left as it is."""
+    out = port("""
+        from functools import partial
+        import torch.nn as nn
+
+        make = partial(nn.BatchNorm2d, 8)
+        norm = make(1e-3, 0.2)
+    """)
+    assert "make = partial(mindspore.nn.BatchNorm2d, 8)" in out
+    assert "norm = make(1e-3, 0.2)\n" in out

@@ -792,6 +792,8 @@ class Resolver:
                 first = self._quiet_value(node.args[0])
                 if first.kind == SYMBOL and not isinstance(node.args[0], ast.Starred):
                     self._report_partial(first.name, node, args)
+                    if len(node.args) > 1:
+                        return V_OTHER  # a later call's positional arguments bind after these: not the class's
                 if first.kind in (SYMBOL, USERCLASS, SYM):
                     return first
             return V_OTHER
@@ -1146,8 +1148,8 @@ class Resolver:
 
     def _partial_class(self, node: ast.Call) -> Val | None:
         """The torch class of `partial(nn.LayerNorm, eps=1e-6)` (already evaluated, not reported again)."""
-        if not node.args or not isinstance(node.func, (ast.Name, ast.Attribute)):
-            return None
+        if len(node.args) != 1 or not isinstance(node.func, (ast.Name, ast.Attribute)):
+            return None  # (positional arguments bound here would shift the later call's)
         func = self.ref(node.func)
         if func.kind != OTHER or func.name != "functools.partial":
             return None
