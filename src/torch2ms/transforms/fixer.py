@@ -6,7 +6,9 @@ What the core rewrites (safe fixes): the callee or referenced name of a table en
 receiver; the parameter facts (`param_edits.py`); in-place methods written so the receiver is really
 updated (``x.add_(y)`` -> ``x.copy_(x.add(y))``, `written_as: copy`); methods whose target is a function
 (``x.std()`` -> ``mindspore.ops.std(x, ddof=1)``) or builds a tensor like the receiver (`written_as:
-like`); a result dtype the tables say differs cast back (`result_dtype`). Everything else is a transform.
+like`); a result dtype the tables say differs cast back (`result_dtype`); the arguments of a call of a class a variable holds
+(`norm_layer(dim, eps=1e-6)`, unsafe: `HELD_TITLE`), whose class is rewritten where the value is written.
+Everything else is a transform (a composed form: `compose.py`).
 
 Never fixed: missing APIs (unless a transform says how), dynamic-shape risks, low-confidence receivers,
 unmapped APIs, values a parameter fact declares unsupported, facts that need a human (``semantics_differ``,
