@@ -63,7 +63,9 @@ def test_partial_arguments_bind_from_the_first_parameter_and_take_written_defaul
 
         conv3x3 = partial(nn.Conv2d, kernel_size=3, padding=1, bias=False)
         conv = partial(nn.Conv2d, 16, 32)
+        act = partial(nn.ReLU, inplace=True)
     """)
+    assert "act = partial(mindspore.mint.nn.ReLU)\n" in out  # the last keyword dropped with its comma
     assert "partial(mindspore.nn.Conv2d, kernel_size=3, padding=1, has_bias=False, pad_mode='pad')" in out
     assert "partial(mindspore.nn.Conv2d, 16, 32, pad_mode='pad', has_bias=True)" in out  # torch's defaults written
 

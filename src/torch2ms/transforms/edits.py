@@ -275,6 +275,8 @@ def removal_edits(src: EditBuilder, call: ApiCall, removed: list[Arg]) -> list[E
     if trailing:
         if last_kept_index >= 0:
             start = arg_end(src, call, args[last_kept_index])
+        elif call.func_span is not None and partial_call(call):  # `partial(nn.ReLU, inplace=True)`: after the class
+            start = (call.func_span.end_line, call.func_span.end_col)
         else:
             start = arg_start(trailing[0])
         stop = arg_end(src, call, trailing[-1]) if last_kept_index >= 0 else close_paren(src, call)
