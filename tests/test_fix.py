@@ -266,8 +266,8 @@ def _example_config(entry, mindspore_code: str) -> Config | None:
             for version in versions:
                 for device in DEVICES:
                     config = Config(target_version=version, device=device)
-                    if entry.target_for(config.version, device) is target:
-                        return config
+                    if entry.target_for(config.version, device) is target and device not in target.no_kernel:
+                        return config  # (where it has no kernel, the fix writes another form)
             return None
     return Config() if not entry.targets else None
 

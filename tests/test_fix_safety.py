@@ -178,6 +178,18 @@ def test_an_attribute_of_the_shadowing_variable_is_never_respelled():
     assert "return ms_.mint.cat([mindspore, mindspore])" in out
 
 
+def test_a_name_spelled_with_other_unicode_letters_that_python_reads_as_mindspore_shadows_it_too():
+    # identifiers are NFKC-normalised: the fullwidth letter below is the variable `mindspore` to Python
+    out = fixed("""
+        import torch
+
+        def run(x):
+            \uff4dindspore = x * 2
+            return torch.cat([\uff4dindspore, x])
+        """)
+    assert "import mindspore as ms_\n" in out and "return ms_.mint.cat([" in out
+
+
 def test_no_rewrite_where_a_local_variable_named_mindspore_shadows_the_module():
     out = fixed("""
         import torch

@@ -24,6 +24,7 @@ from .mappings import MappingTable, load_table
 from .model import Diagnostic, Edit, FileResult
 from .strings import safe_text
 from .transforms.edits import EditBuilder
+from .transforms.fixer import HELD_TITLE
 from .source import SourceText, split_lines_keepends
 
 MAX_ROUNDS = 4
@@ -145,7 +146,9 @@ def _select(text: str, diags: list[Diagnostic], unsafe: bool) -> tuple[str, list
     src = SourceText(text)
     accepted = _Accepted()
     applied: list[Diagnostic] = []
-    for diag in diags:
+    # a fix that writes its whole expression anew (a composed form) goes before the fixes nested in it: it
+    # keeps their text, which the next round fixes; the other way round it would find no torch call left
+    for diag in sorted(diags, key=lambda d: d.fix is None or all(e.span != d.span for e in d.fix.edits)):
         fix = diag.fix
         if fix is None or not fix.edits or (not fix.safe and not unsafe):
             continue
@@ -161,6 +164,25 @@ def _select(text: str, diags: list[Diagnostic], unsafe: bool) -> tuple[str, list
     if not applied:
         return text, []
     return _splice(text, accepted.items), applied
+
+
+def held_call_fix(diag: Diagnostic) -> bool:
+    """The finding's fix rewrites the arguments of a call of a class a variable holds (`transforms.HELD_TITLE`)."""
+    return diag.fix is not None and diag.fix.title.startswith(HELD_TITLE)
+
+
+def fix_held_calls(text: str, path: str, config: Config, table: MappingTable,
+                   result: FileResult | None = None) -> tuple[str, list[Diagnostic]]:
+    """One round of the fixes of calls of classes that variables hold (unsafe ones too), for `migrate`, which
+    rewrites the class values themselves next: after that the calls no longer name torch. `result`: the
+    scan of this very text, when the caller has it."""
+    result = result if result is not None else scan_text(text, path, config, table)
+    if result.error is not None:
+        return text, []
+    new, done = _select(text, [d for d in result.diagnostics if held_call_fix(d)], True)
+    if done and not _parses(new):
+        return text, []
+    return new, done
 
 
 def _fallback(text: str, applied: list[Diagnostic]) -> tuple[str, list[Diagnostic]]:
@@ -194,16 +216,20 @@ def scan_text(text: str, path: str, config: Config, table: MappingTable) -> File
 
 
 def fix_text(text: str, path: str, config: Config | None = None, unsafe: bool = False,
-             table: MappingTable | None = None) -> FixOutcome:
+             table: MappingTable | None = None, held: bool = True) -> FixOutcome:
+    """`held`: the fixes of calls of a class a variable holds (`norm_layer(dim, momentum=0.01)`) are applied,
+    in the first round only: their callee stays the torch class until its value is rewritten, and a second
+    round would translate their values again."""
     config = config or Config()
     table = table or load_table()
     original = text
     applied: list[Diagnostic] = []
     result = scan_text(text, path, config, table)
-    for _ in range(MAX_ROUNDS):
+    for round_ in range(MAX_ROUNDS):
         if result.error is not None:
             break
-        new, done = _select(text, list(result.diagnostics), unsafe)
+        wanted = [d for d in result.diagnostics if held and round_ == 0 or not held_call_fix(d)]
+        new, done = _select(text, wanted, unsafe)
         if not done:
             break
         new_result = scan_text(new, path, config, table)

@@ -213,6 +213,9 @@ def check_target_version(text: str) -> str:
 
 
 def _params(raw: list[dict[str, Any]] | None) -> tuple[ParamFact, ...]:
+    """The parameter facts of a target; a fact without a `position` takes the one another fact of the same
+    torch parameter gives (one binding of the call serves every fact of a parameter)."""
+    positions = {p["torch"]: p["position"] for p in raw or () if "torch" in p and "position" in p}
     return tuple(
         ParamFact(
             kind=FactKind(p["kind"]),
@@ -222,9 +225,10 @@ def _params(raw: list[dict[str, Any]] | None) -> tuple[ParamFact, ...]:
             ms_default=p.get("ms_default"),
             values=tuple(tuple(v) if isinstance(v, list) else v for v in p.get("values", ())),
             note=p.get("note", ""),
-            position=p.get("position"),
+            position=p.get("position", positions.get(p.get("torch", ""))),
             default_from=p.get("default_from"),
             from_position=p.get("from_position"),
+            form=p.get("form"),
             covers=tuple(p.get("covers", ())),
             result_dtype=(p["result_dtype"]["torch"], p["result_dtype"]["ms"]) if "result_dtype" in p else None,
         )

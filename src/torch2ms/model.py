@@ -235,6 +235,8 @@ class ParamFact:
     # (torch's result dtype, MindSpore's) where the result's dtype differs (a semantics_differ fact
     # without a parameter): the fix casts the result back to torch's
     result_dtype: tuple[str, str] | None = None
+    # a translated value as an expression of torch's, "{}" standing for it ("1 - {}")
+    form: str | None = None
 
     @property
     def only_degenerate_inputs(self) -> bool:
@@ -260,6 +262,10 @@ class ParamFact:
             case FactKind.UNSUPPORTED_VALUES:
                 vals = ", ".join(repr(v) for v in self.values)
                 return f"'{self.torch}' values not supported in MindSpore: {vals}"
+            case FactKind.TRANSLATED if self.form is not None and self.ms == self.torch:
+                return f"'{self.torch}' means another value in MindSpore: {self.form.format(self.torch)}"
+            case FactKind.TRANSLATED if self.form is not None:
+                return f"'{self.torch}' is '{self.ms}' in MindSpore, written as {self.form.format(self.torch)}"
             case FactKind.TRANSLATED:
                 pairs = ", ".join(f"{t!r} -> {m!r}" for t, m in self.values)
                 return f"'{self.torch}' is '{self.ms}' in MindSpore, with other values ({pairs})"

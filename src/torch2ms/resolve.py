@@ -790,6 +790,10 @@ class Resolver:
                 return Val(SYM, df.extend(df.symbol("ref:" + callee.name), "()"))
             elif callee.name == "functools.partial" and node.args:  # partial(nn.Conv2d, ...) is still Conv2d
                 first = self._quiet_value(node.args[0])
+                if first.kind == SYMBOL and not isinstance(node.args[0], ast.Starred):
+                    self._report_partial(first.name, node, args)
+                    if len(node.args) > 1:
+                        return V_OTHER  # a later call's positional arguments bind after these: not the class's
                 if first.kind in (SYMBOL, USERCLASS, SYM):
                     return first
             return V_OTHER
@@ -802,6 +806,27 @@ class Resolver:
                     and (recv.kind == USERCLASS or recv.cls.external):
                 self._edge((f"{recv.cls.name}.{func.attr}",))  # Base.helper(self, x); a method of an imported base
         return V_UNKNOWN
+
+    def _report_partial(self, api: str, node: ast.Call, args: tuple[Arg, ...]) -> None:
+        """``partial(nn.BatchNorm2d, momentum=0.01)``: the arguments bound now are the torch API's arguments
+        (positional ones from its first parameter on), so the use is reported as a call of the API whose
+        callee is partial's first argument; the reference to it that evaluating the arguments reported
+        goes (one finding per use)."""
+        func = node.args[0]
+        func_span = self.pos.span(func)
+        for index in range(len(self.calls) - 1, -1, -1):
+            if self.calls[index].span == func_span and self.calls[index].kind is CallKind.ATTRIBUTE:
+                del self.calls[index]
+                break
+        else:
+            return
+        name_span = func_span
+        if isinstance(func, ast.Attribute):
+            name_span = Span(func_span.end_line, func_span.end_col - len(func.attr), func_span.end_line,
+                             func_span.end_col)
+        self.calls.append(ApiCall(api=api, span=self.pos.span(node), kind=CallKind.CALL, func_span=func_span,
+                                  name_span=name_span, args=args[1:], in_network=self.in_network,
+                                  context=self.context))
 
     def _arguments(self, callee: str, node: ast.Call, args: tuple[Arg, ...]) -> None:
         """Record what a call of a project function passes (its parameters' values: dataflow.py)."""
@@ -1121,6 +1146,16 @@ class Resolver:
             return val
         return None
 
+    def _partial_class(self, node: ast.Call) -> Val | None:
+        """The torch class of `partial(nn.LayerNorm, eps=1e-6)` (already evaluated, not reported again)."""
+        if len(node.args) != 1 or not isinstance(node.func, (ast.Name, ast.Attribute)):
+            return None  # (positional arguments bound here would shift the later call's)
+        func = self.ref(node.func)
+        if func.kind != OTHER or func.name != "functools.partial":
+            return None
+        val = self._class_value(self._quiet_value(node.args[0]))
+        return val if val is not None and val.kind == SYMBOL else None
+
     def _annotated_instance(self, node: ast.expr | None) -> Val | None:
         """The value of a parameter annotated with a class of the project (attn: Attention)."""
         if node is None:
@@ -1208,6 +1243,8 @@ class Resolver:
             elif default is not None and isinstance(default, (ast.Name, ast.Attribute)) \
                     and (layer := self._class_value(self.ref(default))) is not None:
                 val = layer  # norm_layer=nn.BatchNorm2d: a class passed as a value
+            elif isinstance(default, ast.Call) and (layer := self._partial_class(default)) is not None:
+                val = layer  # norm_layer=partial(nn.LayerNorm, eps=1e-6): the class, its arguments bound
             elif is_forward and isinstance(default, ast.Constant) and default.value is not None:
                 val = Val(UNKNOWN, tag=ds.STATIC)  # forward(self, x, return_attn=False): a flag, not a tensor
             elif is_forward and not (index == 1 and cls is not None and cls.torch_base == "torch.autograd.Function"):

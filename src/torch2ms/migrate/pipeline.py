@@ -20,7 +20,7 @@ from libcst.metadata import MetadataWrapper
 
 from ..config import Config
 from ..engine import parse, scan_source
-from ..fix import fix_text
+from ..fix import fix_held_calls, fix_text
 from ..limits import Limits
 from ..mappings import MappingTable, load_table
 from ..model import Diagnostic, FileResult
@@ -165,13 +165,19 @@ def _migrate_text(text: str, path: str, options: Options | None, cells: set[str]
         if steps.count:
             tree = parse(text)
             facts = resolve_module(tree, table, SourceText(text))
-        # 1. rewrites at call sites that the scan's facts of this very text locate
+        # 1. the arguments of calls of classes that variables hold (`norm_layer(dim, eps=1e-6)`), while the scan
+        # still sees the class (the next step rewrites the values), then rewrites at call sites that the
+        # scan's facts of this very text locate
+        text, held = fix_held_calls(text, path, config, table, before if text == original else None)
+        if held:
+            tree = parse(text)
+            facts = resolve_module(tree, table, SourceText(text))
         text1, sites = _rewrite(text, transform.CallSites(facts.calls, table, config.version, root, config.device,
                                                               scopes.used_names(tree)))
         # 2. the fix engine: call targets and parameters from the mapping tables, the forms for config.device
         if root != scopes.ROOT:  # the fix engine spells from the alias the file imports (scopes.choose_root)
             text1 = imports.ensure_root_import(cst.parse_module(text1), root)[0].code
-        outcome = fix_text(text1, path, config, unsafe=True, table=table)
+        outcome = fix_text(text1, path, config, unsafe=True, table=table, held=False)
         # 3. forward -> construct in every class that becomes a Cell
         classes = transform.Cells(cells, root)
         text3 = classes.rewrite(outcome.text)
@@ -189,7 +195,8 @@ def _migrate_text(text: str, path: str, options: Options | None, cells: set[str]
     except SyntaxError as exc:  # defensive: libcst writes valid code, the fix engine checks its own
         raise MigrateError(f"{path}: the migrated text does not parse ({exc.msg}); nothing written") from None
     after = scan_source(new, path, config, table)
-    rewritten = loaders.count + steps.count + sites.count + len(outcome.applied) + classes.count + len(localized)
+    rewritten = loaders.count + steps.count + len(held) + sites.count + len(outcome.applied) + classes.count \
+        + len(localized)
     return Migration(path, original, new, len(before.diagnostics), rewritten, after, root, removed,
                      loaders.done + loaders.left + steps.done + steps.left + sites.done + classes.done
                      + [f"moved into the functions using it: {n}" for n in localized], tuple(before.diagnostics),

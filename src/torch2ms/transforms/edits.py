@@ -69,7 +69,10 @@ class EditBuilder(SourceText):
         """The name the fixes spell MindSpore's names from: ``mindspore``, or an alias where the file
         binds ``mindspore`` to something else (`scopes.choose_root`)."""
         if self._root is None:
-            self._root = choose_root(self.tree)
+            # an ASCII text that never spells the name cannot bind it (identifiers are NFKC-normalised,
+            # so only a non-ASCII text may spell it otherwise): no walk of the tree
+            absent = self.text.isascii() and ROOT not in self.text
+            self._root = ROOT if absent else choose_root(self.tree)
         return self._root
 
     def mindspore_visible(self, span: Span) -> bool:
@@ -225,6 +228,13 @@ def passed_arg(call: ApiCall, fact: ParamFact) -> Arg | None:
     return arg_for(call.args, fact.torch, fact.position) if fact.torch is not None else None
 
 
+def partial_call(call: ApiCall) -> bool:
+    """A call whose callee is partial's first argument (`partial(nn.BatchNorm2d, momentum=0.01)`): its
+    arguments are bound now, the object is built later."""
+    return call.func_span is not None and \
+        (call.func_span.start_line, call.func_span.start_col) > (call.span.start_line, call.span.start_col)
+
+
 def close_paren(src: EditBuilder, call: ApiCall) -> tuple[int, int]:
     """Line and column of the call's closing parenthesis."""
     end = src.offset(call.span.end_line, call.span.end_col)
@@ -265,6 +275,8 @@ def removal_edits(src: EditBuilder, call: ApiCall, removed: list[Arg]) -> list[E
     if trailing:
         if last_kept_index >= 0:
             start = arg_end(src, call, args[last_kept_index])
+        elif call.func_span is not None and partial_call(call):  # `partial(nn.ReLU, inplace=True)`: after the class
+            start = (call.func_span.end_line, call.func_span.end_col)
         else:
             start = arg_start(trailing[0])
         stop = arg_end(src, call, trailing[-1]) if last_kept_index >= 0 else close_paren(src, call)
@@ -283,8 +295,24 @@ def insert_keywords(src: EditBuilder, call: ApiCall, pieces: list[str], removed:
         last = max(kept, key=lambda a: end_of(a.span))
         line, col = arg_end(src, call, last)
         return Edit(Span(line, col, line, col), ", " + text)
+    if call.func_span is not None and partial_call(call):
+        # the callee is itself an argument (`partial(nn.LayerNorm)`): the keywords follow it
+        line, col = call.func_span.end_line, call.func_span.end_col
+        return Edit(Span(line, col, line, col), ", " + text)
     line, col = close_paren(src, call)
     return Edit(Span(line, col, line, col), (", " if receiver_first else "") + text)
+
+
+NOT_LITERAL = object()
+
+
+def written_literal(text: str) -> object:
+    """The value of an argument written as a literal (`0.3`, `-1`, `None`, `(4,)`), else `NOT_LITERAL`: what
+    the call's text says, not what the scan's constant propagation guesses (a parameter's default)."""
+    try:
+        return ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return NOT_LITERAL
 
 
 def literal(value: object) -> str | None:

@@ -6,7 +6,9 @@ What the core rewrites (safe fixes): the callee or referenced name of a table en
 receiver; the parameter facts (`param_edits.py`); in-place methods written so the receiver is really
 updated (``x.add_(y)`` -> ``x.copy_(x.add(y))``, `written_as: copy`); methods whose target is a function
 (``x.std()`` -> ``mindspore.ops.std(x, ddof=1)``) or builds a tensor like the receiver (`written_as:
-like`); a result dtype the tables say differs cast back (`result_dtype`). Everything else is a transform.
+like`); a result dtype the tables say differs cast back (`result_dtype`); the arguments of a call of a class a variable holds
+(`norm_layer(dim, eps=1e-6)`, unsafe: `HELD_TITLE`), whose class is rewritten where the value is written.
+Everything else is a transform (a composed form: `compose.py`).
 
 Never fixed: missing APIs (unless a transform says how), dynamic-shape risks, low-confidence receivers,
 unmapped APIs, values a parameter fact declares unsupported, facts that need a human (``semantics_differ``,
@@ -207,6 +209,9 @@ def build_fix(call: ApiCall, diag: Diagnostic, entry: MappingEntry | None, targe
     for ctx, transform in ctxs:
         whole = transform.whole(ctx)
         if whole is not PASS:
+            for other_ctx, other in ctxs:  # how the code reads the result still applies (fields as indexes)
+                if whole is not None and other is not transform:
+                    whole = other.result(other_ctx, whole)
             return whole
     if diag.code not in FIXABLE_CODES or entry is None or target is None:
         return None
@@ -218,11 +223,31 @@ def build_fix(call: ApiCall, diag: Diagnostic, entry: MappingEntry | None, targe
     return fix if fix is not None and fix.edits else None
 
 
+# The title of a fix that rewrites the arguments of a call of a class a variable holds (`fix.held_call_fix`).
+HELD_TITLE = "Rewrite the arguments torch's class receives"
+
+
+def _held_class(src: EditBuilder, call: ApiCall) -> bool:
+    """A call of a torch class held by a variable (`norm_layer(dim)`, `self.act_layer(inplace=True)`) or made
+    by a `partial` called at once: not a name that is the class itself."""
+    if call.kind is not CallKind.CALL or call.func_span is None or not call.api.rpartition(".")[2][:1].isupper():
+        return False
+    text = src.slice(call.func_span)
+    if DOTTED.match(text):
+        return not src.names_a_constant(call.func_span)
+    try:
+        func = ast.parse(f"({text})", mode="eval").body
+    except SyntaxError:
+        return False
+    return isinstance(func, ast.Call)
+
+
 def _target_fix(src: EditBuilder, call: ApiCall, target: Target, ctxs: list[tuple[Context, Transform]]) -> Fix | None:
     """The rewrite to `target`: its name, receiver and parameter facts."""
     like = call.kind is CallKind.METHOD and target.written_as is WrittenAs.LIKE
     moved = call.kind is CallKind.METHOD and not is_member(target.api) and not like
-    params = param_edits(src, call, target, receiver_first=moved)
+    held = _held_class(src, call)
+    params = param_edits(src, call, target, receiver_first=moved, defaults=not held)
     if params is None or (params.out is not None and call.kind is not CallKind.CALL):
         return None
     edits, safe = params.edits, params.safe
@@ -248,17 +273,27 @@ def _target_fix(src: EditBuilder, call: ApiCall, target: Target, ctxs: list[tupl
             return None
     else:  # an attribute (a method returned above)
         replaced = call.span
-    if not DOTTED.match(src.slice(replaced)) or not src.names_a_constant(replaced):
+    if held:
+        # `norm_layer(dim, eps=1e-3)`, the class a value the scan follows (a parameter's default, a partial):
+        # the arguments it receives here are rewritten, the class where the value is written. Unsafe: a
+        # caller may pass another class.
+        if call.kind is not CallKind.CALL:
+            return None
+        safe = False
+    elif not DOTTED.match(src.slice(replaced)) or not src.names_a_constant(replaced):
         return None  # a variable holding a torch object keeps it: its assignment is rewritten instead
     if target.api.startswith("mindspore.") and not src.mindspore_visible(replaced):
         return None  # a local name `mindspore` would shadow the module the rewrite names
-    edits.insert(0, Edit(replaced, target.api))
+    if not held:
+        edits.insert(0, Edit(replaced, target.api))
     if call.kind is CallKind.CALL:
         for ctx, transform in ctxs:
             more = transform.call_edits(ctx, edits)
             if more is None:
                 return None
             edits = more
+    if held and not edits:
+        return None  # nothing to change where the class is called
     if params.out is not None:
         # MindSpore has no out= tensors: the result is copied into the tensor torch would have written
         # (unsafe: torch would also resize an out tensor of another shape).
@@ -271,6 +306,8 @@ def _target_fix(src: EditBuilder, call: ApiCall, target: Target, ctxs: list[tupl
         imp = src.import_edit()
         if imp is not None:
             edits.append(imp)
+    if held:
+        return Fix(title=f"{HELD_TITLE} (as {target.api})", edits=tuple(edits), safe=safe)
     verb = "Call" if call.kind is CallKind.CALL else "Use"
     return Fix(title=f"{verb} {target.api}", edits=tuple(edits), safe=safe)
 

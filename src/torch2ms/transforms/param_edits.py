@@ -5,13 +5,16 @@ write a default itself (`Transform.default_keywords`)."""
 
 from __future__ import annotations
 
+import ast
+import operator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import assert_never
 
 from ..model import ApiCall, Arg, CallKind, Edit, FactKind, ParamFact, Span, Target, arg_for
 from .base import PASS, REGISTRY
 from .edits import (
-    EditBuilder, arg_start, insert_keywords, keyword_arg, literal, passed_arg, pure_text, removal_edits,
+    NOT_LITERAL, EditBuilder, written_literal, arg_start, insert_keywords, keyword_arg, literal, passed_arg, pure_text, removal_edits,
 )
 
 def result_dtype(fact: ParamFact) -> str | None:
@@ -85,9 +88,12 @@ class Params:
     out: Arg | None = None  # an `out=` argument, removed by the edits: the caller writes the result into it
 
 
-def param_edits(src: EditBuilder, call: ApiCall, target: Target, receiver_first: bool = False) -> Params | None:
+def param_edits(src: EditBuilder, call: ApiCall, target: Target, receiver_first: bool = False,
+                defaults: bool = True) -> Params | None:
     """The edits for the target's parameter facts (and the general keywords MindSpore lacks) and whether
-    they are safe; None: no fix possible. `receiver_first`: a method's receiver becomes the first argument."""
+    they are safe; None: no fix possible. `receiver_first`: a method's receiver becomes the first argument.
+    `defaults`: torch's defaults are written here; not where a class held by a variable is called
+    (`norm_layer(dim)`): they belong where the class value is written, which a `partial` may have bound."""
     edits: list[Edit] = []
     safe = True
     dropped: list[Arg] = []
@@ -137,7 +143,7 @@ def param_edits(src: EditBuilder, call: ApiCall, target: Target, receiver_first:
             case FactKind.TRANSLATED:
                 if passed is None:
                     continue
-                edit = _translated_edit(call, fact, passed)
+                edit = _translated_edit(call, fact, passed, src.slice(passed.span))
                 if edit is None:
                     return None  # a value the table cannot translate, or one that cannot go by keyword
                 edits.append(edit)
@@ -168,7 +174,8 @@ def param_edits(src: EditBuilder, call: ApiCall, target: Target, receiver_first:
                     if fact.ms and fact.ms != fact.torch and passed.keyword_span is not None:
                         edits.append(Edit(passed.keyword_span, fact.ms))
                     continue
-                if name is None or fact.torch is None and fact.ms is None or (fact.torch == "reduction" and legacy is not None):
+                if name is None or fact.torch is None and fact.ms is None or (fact.torch == "reduction" and legacy is not None) \
+                        or not defaults:
                     continue
                 if any(other is not fact and other.ms == name and passed_arg(call, other) is not None
                        for other in target.params):
@@ -219,24 +226,66 @@ def param_edits(src: EditBuilder, call: ApiCall, target: Target, receiver_first:
     return Params(edits, safe, out)
 
 
-def _translated_edit(call: ApiCall, fact: ParamFact, passed: Arg) -> Edit | None:
+def _translated_edit(call: ApiCall, fact: ParamFact, passed: Arg, text: str) -> Edit | None:
     """`unbiased=False` -> `ddof=0`: the argument rewritten as MindSpore's parameter with the value the
-    fact pairs with torch's (of the same type: False is not 0 here). A positional value goes by keyword,
-    so it must be the last positional argument. None: no pair for the value, or it cannot be moved."""
-    if fact.ms is None or passed.starred or not passed.is_const:
+    fact pairs with torch's (of the same type: False is not 0 here), or the value its `form` computes
+    (`momentum=0.01` -> `momentum=0.99`; a value known only at run time goes into the expression:
+    `momentum=1 - (self.bn_mom)`). A positional value goes by keyword, so it must be the last positional
+    argument. None: no pair for the value, or it cannot be moved."""
+    if fact.ms is None or passed.starred:
         return None
-    mapped = [m for t, m in fact.values if type(t) is type(passed.value) and t == passed.value]
-    text = literal(mapped[0]) if mapped else None
-    if text is None:
+    if fact.form is not None:
+        # a constant written in the call is computed; any other value (a name, even one whose value the scan
+        # follows, e.g. a parameter's default that callers may override) goes into the expression
+        literal_value = written_literal(text)
+        value = fact.form.format(f"({text.strip()})") if literal_value is NOT_LITERAL \
+            else translated_value(fact.form, literal_value)
+    elif passed.is_const:
+        mapped = [m for t, m in fact.values if type(t) is type(passed.value) and t == passed.value]
+        value = literal(mapped[0]) if mapped else None
+    else:
+        value = None
+    if value is None:
         return None
     if passed.keyword is None:
         if passed is not [a for a in call.args if a.keyword is None][-1]:
             return None
-        return Edit(passed.span, f"{fact.ms}={text}")
+        return Edit(passed.span, f"{fact.ms}={value}")
     if passed.keyword_span is None:
         return None
     return Edit(Span(passed.keyword_span.start_line, passed.keyword_span.start_col,
-                     passed.span.end_line, passed.span.end_col), f"{fact.ms}={text}")
+                     passed.span.end_line, passed.span.end_col), f"{fact.ms}={value}")
+
+
+_ARITHMETIC: dict[type[ast.operator], Callable[[float, float], float]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+}
+
+
+def translated_value(form: str, value: object) -> str | None:
+    """The literal a translation `form` gives for a constant number (`"1 - {}"`, 0.3 -> `0.7`), computed
+    on the form's arithmetic alone (the form is the tables', never the scanned code's); None for a value
+    that is not a number (torch's `momentum=None` has no MindSpore counterpart)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+
+    def ev(node: ast.expr) -> float:
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) \
+                and not isinstance(node.value, bool):
+            return node.value
+        if isinstance(node, ast.Name) and node.id == "_value":
+            return value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -ev(node.operand)
+        if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
+            return _ARITHMETIC[type(node.op)](ev(node.left), ev(node.right))
+        raise ValueError(ast.dump(node))
+
+    try:
+        result = ev(ast.parse(form.format("_value"), mode="eval").body)
+    except (ValueError, SyntaxError, ZeroDivisionError):
+        return None
+    return repr(round(result, 12))
 
 
 def _copied_default(src: EditBuilder, call: ApiCall, fact: ParamFact) -> str | None:

@@ -10,7 +10,7 @@ import ast
 
 from ..model import ApiCall, Edit, Span, arg_for
 from .base import Context, Transform, register
-from .edits import EditBuilder
+from .edits import EditBuilder, partial_call
 
 
 def _shape_tuple_edits(src: EditBuilder, call: ApiCall, name: str, position: int, axes: tuple[str, ...]) -> list[Edit] | None:
@@ -19,7 +19,11 @@ def _shape_tuple_edits(src: EditBuilder, call: ApiCall, name: str, position: int
     only from the input's rank (they take -1 or a non-negative axis: -n raises), unknown here. A value not
     written as a literal is taken for one int: a tuple there makes MindSpore raise."""
     arg = arg_for(call.args, name, position)
-    if arg is None or arg.starred or any(a.keyword in axes for a in call.args):
+    if any(a.keyword in axes for a in call.args):
+        return None
+    if arg is None and partial_call(call):
+        return []  # `partial(nn.LayerNorm, eps=1e-6)`: the shape comes where the partial is called
+    if arg is None or arg.starred:
         return None
     try:
         node = ast.parse(src.slice(arg.span).strip(), mode="eval").body

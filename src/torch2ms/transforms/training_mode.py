@@ -13,6 +13,7 @@ import re
 
 from ..model import Edit
 from .base import Context, Transform, register
+from .edits import partial_call
 
 
 _MODE_CALL = re.compile(r"\s*\.\s*(eval|train|set_train)\s*\(")
@@ -24,8 +25,8 @@ class TrainingMode(Transform):
 
     def call_edits(self, ctx: Context, edits: list[Edit]) -> list[Edit] | None:
         src, call = ctx.src, ctx.call
-        if ctx.target is None or not ctx.target.api.startswith("mindspore."):
-            return edits
+        if ctx.target is None or not ctx.target.api.startswith("mindspore.") or partial_call(call):
+            return edits  # a partial builds the layer later: a Cell holding it sets its mode
         end = src.offset(call.span.end_line, call.span.end_col)
         if _MODE_CALL.match(src.text, end):
             return edits

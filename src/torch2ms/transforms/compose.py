@@ -1,0 +1,156 @@
+"""A composed MindSpore form: where no single MindSpore call gives torch's result on the device (no kernel, or
+another behaviour), the tables name an expression of MindSpore calls that does, written with the arguments
+the torch call binds to torch's parameters: ``torch.roll(x, 1, 0)`` -> ``mindspore.numpy.roll(x, 1, 0)``.
+
+Arguments (``rewrite: {transform: compose, ...}``):
+
+- `form`: the expression, ``{name}`` standing for the text of torch parameter `name` and ``{self}`` for a
+  method's receiver;
+- `params`: torch's parameters in positional order (a method's receiver not counted); the call binds to
+  them as Python binds it (a keyword they do not name, a ``*args`` or too many positional arguments: no fix);
+- `defaults`: the text written for a parameter the call leaves out (one without a default must be passed);
+- `when`: ``{param: value}``, the values the call must pass (or leave to a default equal to them), written as
+  literals, for the form to apply: ``{inplace: true}``;
+- `always`: the form applies even where the entry has a form for the device (whose result differs, e.g.
+  `aminmax` over all elements); otherwise only where it has none;
+- `updates`: the parameter (or ``self``) the form writes into (``{self}.copy_(...)``): it must be a name or
+  an attribute chain, since MindSpore's views (``x[0]``) do not write through;
+- `unsafe`: parameters whose value the form ignores and that change something else than the result (a
+  gradient): passing one makes the fix unsafe; `true`: the fix is always unsafe (a layer written as a
+  function, which a SequentialCell does not take).
+
+An argument used more than once in the form whose text could give another value when evaluated again (a
+call) is evaluated once, through a ``lambda``.
+
+Used by torch.roll, torch.Tensor.roll, torch.nn.functional.normalize, torch.nn.functional.layer_norm,
+torch.linalg.vander, torch.nn.functional.embedding, torch.aminmax, torch.Tensor.aminmax,
+torch.nn.functional.relu, torch.Tensor.zero_, torch.Tensor.normal_, torch.nn.Unfold, torch.nn.InstanceNorm1d,
+torch.nn.InstanceNorm2d and torch.nn.InstanceNorm3d."""
+
+from __future__ import annotations
+
+import ast
+import string
+
+from ..model import ApiCall, Arg, CallKind, Edit, Fix
+from .base import PASS, Context, Pass, Transform, register
+from .edits import NOT_LITERAL, EditBuilder, partial_call, pure, receiver_length, written_literal
+
+def bind(call: ApiCall, params: tuple[str, ...]) -> dict[str, Arg] | None:
+    """The call's arguments by torch parameter name, as Python binds them; None where it cannot be told or
+    the call passes something the parameters do not name."""
+    if any(a.starred for a in call.args):
+        return None
+    positional = [a for a in call.args if a.keyword is None]
+    if len(positional) > len(params):
+        return None
+    bound = dict(zip(params, positional))
+    for arg in call.args:
+        if arg.keyword is None:
+            continue
+        if arg.keyword not in params or arg.keyword in bound:
+            return None
+        bound[arg.keyword] = arg
+    return bound
+
+
+def _receiver(src: EditBuilder, call: ApiCall) -> str | None:
+    if call.kind is not CallKind.METHOD or call.name_span is None:
+        return None
+    text = src.slice(call.span)[:receiver_length(src, call)].strip()
+    return text or None
+
+
+def _names_a_tensor(text: str) -> bool:
+    """A name or an attribute chain (`x`, `self.weight`): what an in-place form may write into."""
+    try:
+        node = ast.parse(f"({text})", mode="eval").body
+    except SyntaxError:
+        return False
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
+def _evaluated_once(text: str) -> bool:
+    """True when the text gives the same value evaluated again (a name, attribute, constant, subscript)."""
+    try:
+        return pure(ast.parse(f"({text})", mode="eval").body)
+    except SyntaxError:
+        return False
+
+
+def _grouped(text: str, power: bool) -> str:
+    """The argument's text as one operand wherever the form puts it: `x * 2` -> `(x * 2)`; a negative number
+    too, unless the form has a power (`-1 ** 2` is -1)."""
+    try:
+        node = ast.parse(f"({text})", mode="eval").body
+    except SyntaxError:
+        return f"({text})"
+    atoms = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.Tuple, ast.List, ast.Dict, ast.Set)
+    if isinstance(node, atoms) or not power and isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) \
+            and isinstance(node.operand, ast.Constant):
+        return text
+    return f"({text})"
+
+
+def composed(src: EditBuilder, call: ApiCall, ctx: Context) -> Fix | None | Pass:
+    if partial_call(call):
+        return None  # the object is built later, from a partial: no expression stands for the class
+    form: str = ctx.arg("form")
+    params = tuple(ctx.arg("params", ()))
+    bound = bind(call, params)
+    if bound is None:
+        return None
+    defaults = dict(ctx.arg("defaults", ()))
+    texts: dict[str, str] = {}
+    for name in params:
+        if name in bound:
+            texts[name] = src.slice(bound[name].span).strip()
+        elif name in defaults:
+            texts[name] = str(defaults[name])
+    for name, wanted in ctx.arg("when", ()):
+        if name not in texts:
+            return PASS
+        value = written_literal(texts[name])
+        if value is NOT_LITERAL or type(value) is not type(wanted) or value != wanted:
+            return PASS  # another value (or one not written as a literal): the form does not apply
+    receiver = _receiver(src, call)
+    if receiver is not None:
+        texts["self"] = receiver
+    updated = ctx.arg("updates")
+    if updated is not None and not _names_a_tensor(texts.get(updated, "")):
+        return None  # MindSpore's views do not write through: only a named tensor is updated in place
+    used = [field for _, field, _, _ in string.Formatter().parse(form) if field]
+    if any(name not in texts for name in used):
+        return None  # a parameter without a default, not passed
+    once = sorted({name for name in used if used.count(name) > 1 and not _evaluated_once(texts[name])})
+    if once:  # evaluated once: `(lambda __x: <form with __x>)(<the argument>)`
+        inner = form.format(**{**{name: _grouped(value, "**" in form) for name, value in texts.items()},
+                               **{name: f"__{name}" for name in once}})
+        text = f"(lambda {', '.join(f'__{n}' for n in once)}: {inner})({', '.join(texts[n] for n in once)})"
+    else:
+        text = form.format(**{name: _grouped(value, "**" in form) for name, value in texts.items()})
+    if not src.mindspore_visible(call.span):
+        return None
+    edits = [Edit(call.span, text)]
+    imp = src.import_edit()
+    if imp is not None:
+        edits.append(imp)
+    unsafe = ctx.arg("unsafe", ())
+    safe = unsafe is not True and not any(name in bound for name in (unsafe if unsafe is not True else ()))
+    return Fix(title=f"Compose {call.api} from MindSpore calls", edits=tuple(edits), safe=safe)
+
+
+@register
+class Compose(Transform):
+    name = "compose"
+    codes = frozenset({"TMS101", "TMS102", "TMS103"})
+    needs_target = False
+
+    def whole(self, ctx: Context) -> Fix | None | Pass:
+        if ctx.diag.code != "TMS103" and not ctx.arg("always", False):
+            return PASS  # a single MindSpore call runs on the device: the ordinary rewrite
+        if ctx.call.kind not in (CallKind.CALL, CallKind.METHOD):
+            return PASS
+        return composed(ctx.src, ctx.call, ctx)
