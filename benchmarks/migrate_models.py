@@ -140,14 +140,15 @@ def migrate(trees: str, ported: str, device: str, target_version: str | None = N
                                "--out", os.path.join(ported, package.name), "--device", device, "--isolated", "-q",
                                *(["--target-version", target_version] if target_version else [])],
                               capture_output=True, text=True, env=env)
-        for line in proc.stdout.splitlines():  # "PATH: F finding(s), R rewritten, N remaining"
+        for line in proc.stdout.splitlines():  # "PATH: F finding(s) before, N after, R rewrite(s)"
             path, _, counts = line.partition(": ")  # or "PATH: parameter-name map of N cell class(es): MAP"
             key = f"{package.name}/{os.path.basename(path)}"
             if counts.startswith("parameter-name map of "):
                 out.setdefault(key, {})["maps"] = int(counts.split()[3])
                 continue
-            numbers = [int(part.split()[0]) for part in counts.split(", ")]
-            out.setdefault(key, {}).update(findings=numbers[0], rewritten=numbers[1], remaining=numbers[2])
+            numbers = {part.split()[1]: int(part.split()[0]) for part in counts.split(", ") if part.split()[0].isdigit()}
+            out.setdefault(key, {}).update(findings=numbers.get("finding(s)"), rewritten=numbers.get("rewrite(s)"),
+                                           remaining=numbers.get("after"))
         for line in proc.stderr.splitlines():
             if "error:" in line:
                 print(line, file=sys.stderr)

@@ -14,6 +14,7 @@ from torch2ms.config import Config
 from torch2ms.engine import scan_source
 from torch2ms.fix import fix_text
 from torch2ms.model import Diagnostic
+from torch2ms.verify.worker import flush_pending
 
 
 def _scan(code: str, **config: Any) -> list[Diagnostic]:
@@ -25,9 +26,18 @@ def _port(code: str, **config: Any) -> list[tuple[int, str]]:
 
 
 def _run(code: str) -> dict[str, Any]:
+    """Run a snippet in MindSpore. A raise leaves no error pending for the next snippet: MindSpore keeps a
+    failed asynchronous op's error and raises it again at a later op (the verify workers flush it too)."""
     warnings.simplefilter("ignore")
     namespace: dict[str, Any] = {}
-    exec(compile(textwrap.dedent(code), "port.py", "exec"), namespace)  # noqa: S102 - the test's own snippet
+    try:
+        exec(compile(textwrap.dedent(code), "port.py", "exec"), namespace)  # noqa: S102 - the test's own snippet
+    except BaseException:
+        import mindspore
+        import numpy
+
+        flush_pending(mindspore, numpy)
+        raise
     return namespace
 
 
@@ -37,8 +47,10 @@ pytestmark = [pytest.mark.needs_mindspore]  # every test runs the code it checks
 @pytest.fixture(scope="module", autouse=True)
 def _mindspore() -> None:
     import mindspore
+    import numpy
 
     mindspore.set_context(mode=mindspore.PYNATIVE_MODE)  # (the CPU build runs on the CPU)
+    flush_pending(mindspore, numpy)  # an error an earlier test's MindSpore code left pending
 
 
 def test_a_device_move_left_after_the_fix_is_flagged_and_raises() -> None:
