@@ -179,6 +179,39 @@ def test_compare_after_a_fix_shows_readiness_up_and_nothing_new(tmp_path: Path) 
     assert re.search(r"[\d,]+ findings are checks of MindSpore code a fix wrote", page)
 
 
+KEPT_CLASS = '''\
+import torch
+
+
+def convert(module):
+    out = torch.nn.SyncBatchNorm(4, momentum=0.2)
+    out.add_module("inner", module)
+    return out
+'''
+
+
+def test_a_method_the_fix_renamed_on_an_object_of_a_class_left_to_port_is_changed_not_new(tmp_path: Path) -> None:
+    import json
+    import re
+
+    (tmp_path / "proj").mkdir()
+    write(tmp_path / "proj", "conv.py", KEPT_CLASS)
+    base = ["scan", "proj", "--isolated", "--no-cache", "--exit-zero"]
+    run_cli(*base, "--output-format", "json", "-o", "old.json", cwd=tmp_path)
+    run_cli(*base, "--fix", cwd=tmp_path)
+    fixed = (tmp_path / "proj" / "conv.py").read_text(encoding="utf-8")
+    assert "out.insert_child_to_cell(" in fixed and "torch.nn.SyncBatchNorm(4, momentum=0.2)" in fixed
+    run_cli(*base, "--output-format", "json", "-o", "new.json", cwd=tmp_path)
+    now = json.loads((tmp_path / "new.json").read_text(encoding="utf-8"))
+    apis = {d["torch_api"] for f in now["files"] for d in f["diagnostics"]}
+    assert any(api.endswith(".insert_child_to_cell") for api in apis)  # the receiver's class is still torch's
+    run_cli(*base, "--html", "r.html", "--compare", "old.json", cwd=tmp_path)
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    line = re.sub(r"<[^>]+>|\s+", " ", re.search(r'id="progress-line">(.*?)</p>', page, re.S).group(1))
+    found = re.search(r"([\d,]+) fixed, ([\d,]+) new\.", line)
+    assert found is not None and found.group(2) == "0", line
+
+
 def test_compare_pairs_moved_changed_and_created_findings_apart_from_new_ones(tmp_path: Path) -> None:
     from torch2ms.model import Diagnostic, FileResult, Span
     from torch2ms.report.progress import match

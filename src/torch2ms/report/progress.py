@@ -29,19 +29,23 @@ def match(old: dict[str, Any], results: list[FileResult], read: Callable[[str], 
     - the same finding (file, code, API, enclosing function, line text: as `--baseline` matches);
     - moved: the same file, code and API on a line that was edited (by `--fix`, by hand);
     - changed: the same file and API under another code, or an equivalent use (TMS101) in the same
-      function as a finding that is gone: what is known about the use changed (a fix made a class a
-      mindspore.nn.Cell, so a method of `self` is no longer proven torch's; a rewritten receiver is now
-      proven a tensor). Not new;
+      function as a finding that is gone, or a member now spelled as the MindSpore name a finding that is
+      gone told of in the same function (`m.add_module` fixed to `m.insert_child_to_cell` while the class
+      that builds `m` is still torch's, itself a finding): what is known about the use changed (a fix made
+      a class a mindspore.nn.Cell, so a method of `self` is no longer proven torch's; a rewritten receiver
+      is now proven a tensor). Not new;
     - created: a check of the MindSpore code a fix wrote (category port_check, TMS4xx): a new MindSpore
       call that still needs a look, not a regression.
 
     `fixed`: the earlier findings left over; `ported`: those of them that were uses
     (`model.USE_CATEGORIES`), which are MindSpore now or gone; `new`: this scan's findings left over."""
     entries: list[tuple[str, str, str, str, str, bool]] = []
+    targets: list[str] = []  # the last name of each earlier finding's MindSpore API
     for file in old.get("files", []):
         for diag in file.get("diagnostics", []):
             entries.append((file["path"], diag["code"], diag.get("torch_api") or "", diag.get("context") or "",
                             diag.get("fingerprint") or "", diag.get("category") in USE_CATEGORIES))
+            targets.append((diag.get("mindspore_api") or "").rpartition(".")[2])
     exact: dict[tuple[str, ...], list[int]] = {}
     for index, entry in enumerate(entries):
         exact.setdefault(entry[:5], []).append(index)
@@ -62,11 +66,14 @@ def match(old: dict[str, Any], results: list[FileResult], read: Callable[[str], 
     by_code: dict[tuple[str, str, str], list[int]] = {}
     by_api: dict[tuple[str, str], list[int]] = {}
     by_context: dict[tuple[str, str], list[int]] = {}
+    by_target: dict[tuple[str, str, str], list[int]] = {}
     for index in sorted(left):
         path, code, api, context = entries[index][:4]
         by_code.setdefault((path, code, api), []).append(index)
         by_api.setdefault((path, api), []).append(index)
         by_context.setdefault((path, context), []).append(index)
+        if targets[index]:
+            by_target.setdefault((path, context, targets[index]), []).append(index)
 
     def take(candidates: Iterable[int]) -> bool:
         found = next((i for i in candidates if i in left), None)
@@ -86,7 +93,8 @@ def match(old: dict[str, Any], results: list[FileResult], read: Callable[[str], 
         if category == "port_check":
             created += 1
         elif (api and take(by_api.get((path, api), ()))) or \
-                (category == "equivalent" and take(by_context.get((path, context), ()))):
+                (category == "equivalent" and take(by_context.get((path, context), ()))) or \
+                (api and take(by_target.get((path, context, api.rpartition(".")[2]), ()))):
             changed += 1
         else:
             new += 1
