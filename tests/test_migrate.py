@@ -495,3 +495,24 @@ def test_parameter_names_of_the_form_inside_isinstance_branches_and_graph_safe_c
     assert "m.bias.set_data(" in out and "m = m.weight" in out and "print(m.gamma)" in out
     # in GRAPH mode on the CPU, x.chunk(2, dim=-1) compiles to a kernel the CPU lacks, x.chunk(2, -1) does not
     assert "a, b = x.chunk(2, -1)" in out and "a.chunk(2)[0]" in out
+
+
+def test_a_torch_name_the_port_still_uses_with_no_finding_gets_one_never_zero_remaining() -> None:
+    # a torch module as a parameter's annotation is evaluated when the def runs: the port imports torch
+    result = migrate_text(textwrap.dedent("""\
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        class Pool(nn.Module):
+            def __init__(self, fmt: F = "NCHW", kind=None):
+                super().__init__()
+                self.layer = getattr(nn, kind or "ReLU")()
+
+            def forward(self, x):
+                return F.relu(x)
+    """), "m.py")
+    assert "import torch.nn.functional as F" in result.text and "getattr(nn," in result.text
+    left = [d for d in result.result.diagnostics if d.code == "TMS104"]
+    assert {(d.span.start_line, d.torch_api) for d in left} >= {(6, "torch.nn.functional")}
+    assert result.remaining > 0 and not unreported(result)

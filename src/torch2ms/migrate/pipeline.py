@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import ast
 import gc
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 import libcst as cst
@@ -23,7 +23,8 @@ from ..engine import parse, scan_source
 from ..fix import fix_held_calls, fix_text
 from ..limits import Limits
 from ..mappings import MappingTable, load_table
-from ..model import Diagnostic, FileResult
+from ..codes import CODES
+from ..model import Diagnostic, FileResult, Span
 from ..resolve import resolve_module
 from ..source import SourceText
 from .. import scopes
@@ -194,7 +195,7 @@ def _migrate_text(text: str, path: str, options: Options | None, cells: set[str]
         ast.parse(new)
     except SyntaxError as exc:  # defensive: libcst writes valid code, the fix engine checks its own
         raise MigrateError(f"{path}: the migrated text does not parse ({exc.msg}); nothing written") from None
-    after = scan_source(new, path, config, table)
+    after = _with_left_torch(scan_source(new, path, config, table), new, table.roots, config)
     rewritten = loaders.count + steps.count + len(held) + sites.count + len(outcome.applied) + classes.count \
         + len(localized)
     return Migration(path, original, new, len(before.diagnostics), rewritten, after, root, removed,
@@ -203,28 +204,59 @@ def _migrate_text(text: str, path: str, options: Options | None, cells: set[str]
                      loaders.left + steps.left)
 
 
-def torch_references(text: str, roots: Sequence[str] = ("torch",)) -> list[tuple[int, int, str]]:
-    """(line, column, name) of every use of a name bound by an import of `roots` (torch, ...)."""
-    tree = ast.parse(text)
-    bound: set[str] = set()
+def _torch_bindings(tree: ast.AST, roots: Collection[str]) -> dict[str, str]:
+    """Each name an import of `roots` (torch, ...) binds, with what it stands for."""
+    bound: dict[str, str] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.split(".")[0] in roots:
-                    bound.add(alias.asname or alias.name.split(".")[0])
+                    bound[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else \
+                        alias.name.split(".")[0]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] in roots:
-            bound.update(a.asname or a.name for a in node.names if a.name != "*")
+            bound.update((a.asname or a.name, f"{node.module}.{a.name}") for a in node.names if a.name != "*")
+    return bound
+
+
+def torch_references(text: str, roots: Collection[str] = ("torch",)) -> list[tuple[int, int, str]]:
+    """(line, column, name) of every use of a name bound by an import of `roots` (torch, ...)."""
+    tree = ast.parse(text)
+    bound = _torch_bindings(tree, roots)
     return [(n.lineno, n.col_offset, n.id) for n in ast.walk(tree)
             if isinstance(n, ast.Name) and n.id in bound]
 
 
-def unreported(migration: Migration, roots: Sequence[str] = ("torch",)) -> list[tuple[int, int, str]]:
-    """The torch references left in the migrated text that no finding of its scan covers."""
-    spans = [d.span for d in migration.result.diagnostics]
-    positions = SourceText(migration.text)
+def _uncovered(text: str, diagnostics: Sequence[Diagnostic], roots: Collection[str]) -> list[tuple[int, int, str]]:
+    """(line, character column, name) of the torch references in `text` that no finding covers."""
+    spans = [d.span for d in diagnostics]
+    positions = SourceText(text)
     out = []
-    for line, byte_col, name in torch_references(migration.text, roots):
+    for line, byte_col, name in torch_references(text, roots):
         col = positions.char_col(line, byte_col)
         if not any((s.start_line, s.start_col) <= (line, col) < (s.end_line, s.end_col) for s in spans):
             out.append((line, col, name))
     return out
+
+
+def unreported(migration: Migration, roots: Collection[str] = ("torch",)) -> list[tuple[int, int, str]]:
+    """The torch references left in the migrated text that no finding of its scan covers."""
+    return _uncovered(migration.text, migration.result.diagnostics, roots)
+
+
+def _with_left_torch(result: FileResult, text: str, roots: Collection[str], config: Config) -> FileResult:
+    """The scan of a port, with a finding (TMS104) on each torch name it still uses that no other finding
+    covers (a torch module as an annotation, `getattr(nn, name)`): the port imports torch there, so it is
+    on the to-do list, never "0 remaining"."""
+    if result.error is not None or not config.enabled_in(result.path, "TMS104"):
+        return result
+    left = _uncovered(text, result.diagnostics, roots)
+    if not left:
+        return result
+    bound = _torch_bindings(ast.parse(text), roots)
+    info = CODES["TMS104"]
+    added = [Diagnostic(code=info.code, severity=info.severity, category=info.category,
+                        span=Span(line, col, line, col + len(name)), torch_api=bound[name], doc_url=info.doc_url,
+                        message=f"{name} ({bound[name]}) is still used here and nothing rewrites this use: the port "
+                                f"needs torch until it is ported by hand")
+             for line, col, name in left]
+    return replace(result, diagnostics=tuple(sorted((*result.diagnostics, *added), key=Diagnostic.sort_key)))
