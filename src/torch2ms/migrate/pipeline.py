@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import gc
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
@@ -23,11 +23,10 @@ from ..engine import parse, scan_source
 from ..fix import fix_held_calls, fix_text
 from ..limits import Limits
 from ..mappings import MappingTable, load_table
-from ..codes import CODES
-from ..model import Diagnostic, FileResult, Span
+from ..model import Diagnostic, FileResult
 from ..resolve import resolve_module
 from ..source import SourceText
-from .. import scopes
+from .. import leftover, scopes
 from . import data_loaders, imports, training, transform
 
 
@@ -204,59 +203,26 @@ def _migrate_text(text: str, path: str, options: Options | None, cells: set[str]
                      loaders.left + steps.left)
 
 
-def _torch_bindings(tree: ast.AST, roots: Collection[str]) -> dict[str, str]:
-    """Each name an import of `roots` (torch, ...) binds, with what it stands for."""
-    bound: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name.split(".")[0] in roots:
-                    bound[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else \
-                        alias.name.split(".")[0]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] in roots:
-            bound.update((a.asname or a.name, f"{node.module}.{a.name}") for a in node.names if a.name != "*")
-    return bound
-
-
 def torch_references(text: str, roots: Collection[str] = ("torch",)) -> list[tuple[int, int, str]]:
     """(line, column, name) of every use of a name bound by an import of `roots` (torch, ...)."""
-    tree = ast.parse(text)
-    bound = _torch_bindings(tree, roots)
-    return [(n.lineno, n.col_offset, n.id) for n in ast.walk(tree)
-            if isinstance(n, ast.Name) and n.id in bound]
-
-
-def _uncovered(text: str, diagnostics: Sequence[Diagnostic], roots: Collection[str]) -> list[tuple[int, int, str]]:
-    """(line, character column, name) of the torch references in `text` that no finding covers."""
-    spans = [d.span for d in diagnostics]
-    positions = SourceText(text)
-    out = []
-    for line, byte_col, name in torch_references(text, roots):
-        col = positions.char_col(line, byte_col)
-        if not any((s.start_line, s.start_col) <= (line, col) < (s.end_line, s.end_col) for s in spans):
-            out.append((line, col, name))
-    return out
+    return leftover.torch_references(ast.parse(text), roots)
 
 
 def unreported(migration: Migration, roots: Collection[str] = ("torch",)) -> list[tuple[int, int, str]]:
     """The torch references left in the migrated text that no finding of its scan covers."""
-    return _uncovered(migration.text, migration.result.diagnostics, roots)
+    return leftover.uncovered(ast.parse(migration.text), SourceText(migration.text), migration.result.diagnostics,
+                              roots)
 
 
 def _with_left_torch(result: FileResult, text: str, roots: Collection[str], config: Config) -> FileResult:
     """The scan of a port, with a finding (TMS104) on each torch name it still uses that no other finding
-    covers (a torch module as an annotation, `getattr(nn, name)`): the port imports torch there, so it is
-    on the to-do list, never "0 remaining"."""
+    covers (`torch2ms.leftover`; the scan does this itself where the port names MindSpore, this also where it
+    does not): the port imports torch there, so it is on the to-do list, never "0 remaining"."""
     if result.error is not None or not config.enabled_in(result.path, "TMS104"):
         return result
-    left = _uncovered(text, result.diagnostics, roots)
-    if not left:
+    added = leftover.leftover_diagnostics(ast.parse(text), SourceText(text), result.diagnostics, roots)
+    if not added:
         return result
-    bound = _torch_bindings(ast.parse(text), roots)
-    info = CODES["TMS104"]
-    added = [Diagnostic(code=info.code, severity=info.severity, category=info.category,
-                        span=Span(line, col, line, col + len(name)), torch_api=bound[name], doc_url=info.doc_url,
-                        message=f"{name} ({bound[name]}) is still used here and nothing rewrites this use: the port "
-                                f"needs torch until it is ported by hand")
-             for line, col, name in left]
     return replace(result, diagnostics=tuple(sorted((*result.diagnostics, *added), key=Diagnostic.sort_key)))
+
+
