@@ -146,6 +146,8 @@ _ROWS = (
      "A positional argument where MindSpore's parameter at that position is not torch's.", MS_API_URL),
     ("TMS406", "no-kernel-on-device", Severity.ERROR, Category.PORT_CHECK,
      "The MindSpore form (or this argument value of it) has no kernel or raises on the chosen device.", MS_API_URL),
+    ("TMS407", "torch-name-left", Severity.WARNING, Category.PORT_CHECK,
+     "A torch name still used in a file that names MindSpore (a port in progress) where no other finding covers it: the port still needs torch.", MS_API_URL),
     ("TMS441", "graph-mode-unsupported", Severity.WARNING, Category.PORT_CHECK,
      "A construct that MindSpore's static graph compiler (GRAPH mode) rejects, in construct or what it calls.", GRAPH_SYNTAX_URL),
     ("TMS901", "syntax-error", Severity.ERROR, Category.FILE_ERROR,

@@ -322,7 +322,7 @@ def _analyse(text: str, path: str, config: Config, table: MappingTable | None, f
         scope = _with_dataflow(scope, module, text)  # for the data flow across files
         if readiness.wanted(config.enabled):  # migration-readiness checks (TMS3xx) over the same facts
             diagnostics.extend(readiness.readiness_diagnostics(tree, calls, text, view, positions))
-        if "mindspore" in text and config.enabled("TMS104"):  # a port in progress: each torch name it uses
+        if "mindspore" in text and config.enabled("TMS407"):  # a port in progress: each torch name it uses
             diagnostics.extend(leftover.leftover_diagnostics(tree, positions, diagnostics, table.roots))
     except RecursionError:
         return file_error(path, "TMS904", "analysis error: expressions nested too deeply to analyse",

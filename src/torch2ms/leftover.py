@@ -1,5 +1,5 @@
 """Torch names a port still uses: in a file that names MindSpore (a port, or one in progress), every
-reference to a name bound by a torch import that no other finding covers gets a TMS104 finding (a torch
+reference to a name bound by a torch import that no other finding covers gets a TMS407 finding (a torch
 module as an annotation, `getattr(nn, name)`, a torch object passed along), so that the file's to-do list
 is complete: a file that still needs torch is never clean."""
 
@@ -47,12 +47,12 @@ def uncovered(tree: ast.AST, positions: SourceText, diagnostics: Sequence[Diagno
 
 def leftover_diagnostics(tree: ast.AST, positions: SourceText, diagnostics: Sequence[Diagnostic],
                          roots: Collection[str]) -> list[Diagnostic]:
-    """A TMS104 finding on each torch reference no finding in `diagnostics` covers."""
+    """A TMS407 finding on each torch reference no finding in `diagnostics` covers."""
     left = uncovered(tree, positions, diagnostics, roots)
     if not left:
         return []
     bound = torch_bindings(tree, roots)
-    info = CODES["TMS104"]
+    info = CODES["TMS407"]
     return [Diagnostic(code=info.code, severity=info.severity, category=info.category,
                        span=Span(line, col, line, col + len(name)), torch_api=bound[name], doc_url=info.doc_url,
                        message=f"{name} ({bound[name]}) is still used here and nothing rewrites this use: the port "

@@ -215,10 +215,10 @@ def unreported(migration: Migration, roots: Collection[str] = ("torch",)) -> lis
 
 
 def _with_left_torch(result: FileResult, text: str, roots: Collection[str], config: Config) -> FileResult:
-    """The scan of a port, with a finding (TMS104) on each torch name it still uses that no other finding
+    """The scan of a port, with a finding (TMS407) on each torch name it still uses that no other finding
     covers (`torch2ms.leftover`; the scan does this itself where the port names MindSpore, this also where it
     does not): the port imports torch there, so it is on the to-do list, never "0 remaining"."""
-    if result.error is not None or not config.enabled_in(result.path, "TMS104"):
+    if result.error is not None or not config.enabled_in(result.path, "TMS407"):
         return result
     added = leftover.leftover_diagnostics(ast.parse(text), SourceText(text), result.diagnostics, roots)
     if not added:
