@@ -26,7 +26,9 @@ The script needs torch and mindspore installed (the `verify` extra). It
    entries). `--weights-only` does this step alone on the committed tables;
 7. names the transforms of scripts/mapping_rewrites.yaml (`rewrite:` of an entry or of one of its
    targets: what code rewrites, src/torch2ms/transforms/). `--rewrites-only` does this step alone;
-8. writes the dynamic-shape facts of scripts/mapping_dynamic.yaml (`dynamic_shape:` of an entry: which
+8. names the structural rewrites of scripts/mapping_structure.yaml (`structure:` of an entry: what
+   `torch2ms migrate` rewrites at a call or a name beyond a text fix). `--structure-only` does this step alone;
+9. writes the dynamic-shape facts of scripts/mapping_dynamic.yaml (`dynamic_shape:` of an entry: which
    calls make a shape depend on data). `--dynamic-only` does this step alone.
 
 The generated YAML is committed; the product reads only the YAML.
@@ -61,6 +63,8 @@ WEIGHT_FACTS = Path(__file__).resolve().parent / "mapping_overrides_weights.yaml
 OVERRIDES = sorted(p for p in Path(__file__).resolve().parent.glob("mapping_overrides*.yaml") if p != WEIGHT_FACTS)
 # The transforms the fixes apply, by entry or by target (a `rewrites:` list).
 REWRITES = Path(__file__).resolve().parent / "mapping_rewrites.yaml"
+# The structural rewrites migrate does (a `structure:` list): the entries' `structure:`.
+STRUCTURE = Path(__file__).resolve().parent / "mapping_structure.yaml"
 # Which calls make a shape depend on data (a `dynamic:` list): the entries' `dynamic_shape:`.
 DYNAMIC = Path(__file__).resolve().parent / "mapping_dynamic.yaml"
 
@@ -1077,6 +1081,7 @@ def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: s
     inplace_forms(entries, record)
     add_weight_facts(entries)
     add_rewrites(entries)
+    add_structure(entries)
     add_dynamic(entries, always_dynamic(dyn_rows))
     add_positions(entries)
     annotate_devices(entries.values(), record)
@@ -1431,6 +1436,30 @@ def add_rewrites(entries: dict[str, dict[str, Any]]) -> None:
 def refresh_rewrites() -> None:
     """Rewrite only the `rewrite:` of the committed tables' entries and targets (nothing else is re-run)."""
     refresh_committed(add_rewrites, "rewrites")
+
+
+# ---------------------------------------------------------------------------------- structure
+def add_structure(entries: dict[str, dict[str, Any]]) -> None:
+    """Give the entries of scripts/mapping_structure.yaml their `structure:` (and no other entry one)."""
+    import yaml
+
+    doc = yaml.safe_load(STRUCTURE.read_text(encoding="utf-8")) or {}
+    for entry in entries.values():
+        entry.pop("structure", None)
+    seen: set[str] = set()
+    for item in doc.get("structure", []):
+        api = item["api"]
+        if api in seen:
+            raise SystemExit(f"{STRUCTURE.name}: {api} is listed twice")
+        seen.add(api)
+        if api not in entries:
+            raise SystemExit(f"{STRUCTURE.name}: {api} is not an entry of the tables")
+        entries[api]["structure"] = item["structure"]
+
+
+def refresh_structure() -> None:
+    """Rewrite only the `structure:` of the committed tables' entries (nothing else is re-run)."""
+    refresh_committed(add_structure, "structure")
 
 
 # ---------------------------------------------------------------------------------- dynamic shapes
@@ -1884,6 +1913,9 @@ def main() -> None:
         return
     if sys.argv[1:] == ["--rewrites-only"]:
         refresh_rewrites()
+        return
+    if sys.argv[1:] == ["--structure-only"]:
+        refresh_structure()
         return
     if sys.argv[1:] == ["--dynamic-only"]:
         refresh_dynamic()

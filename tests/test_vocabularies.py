@@ -12,7 +12,9 @@ import yaml
 
 import torch2ms
 from torch2ms.mappings import load_table
-from torch2ms.model import Device, DynCondition, DynRule, Effort, ExampleKind, FactKind, Returns, WrittenAs
+from torch2ms.model import (
+    Device, DynCondition, DynRule, Effort, ExampleKind, FactKind, Returns, StructureRule, WrittenAs,
+)
 
 SCHEMA = yaml.safe_load((Path(torch2ms.__file__).parent / "data" / "schema.yaml").read_text(encoding="utf-8"))
 
@@ -33,6 +35,7 @@ def _enum_at(path: tuple[str, ...]) -> list[Any]:
     (Effort, ("$defs", "entry", "properties", "effort")),
     (DynRule, ("$defs", "dynamic", "properties", "args", "items", "properties", "rule")),
     (DynCondition, ("$defs", "dynamic", "properties", "when", "items")),
+    (StructureRule, ("$defs", "structure", "properties", "rule")),
 ])
 def test_enum_equals_schema_vocabulary(enum: type[Enum], path: tuple[str, ...]) -> None:
     assert [member.value for member in enum] == _enum_at(path)

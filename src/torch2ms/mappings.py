@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from .files import user_cache_dir
 from .model import (
     Category, Device, DynamicArg, DynamicShape, DynCondition, DynRule, Effort, Example, FactKind, MappingEntry,
-    ParamFact, Returns, Rewrite, Target, TargetChoice, WeightForm, WeightParam, WrittenAs,
+    ParamFact, Returns, Rewrite, Structure, StructureRule, Target, TargetChoice, WeightForm, WeightParam, WrittenAs,
 )
 from .model import __file__ as model_file
 
@@ -279,6 +279,13 @@ def _rewrite(raw: dict[str, Any] | None) -> Rewrite | None:
     return Rewrite(str(raw["transform"]), tuple(sorted((str(k), _frozen(v)) for k, v in raw.items() if k != "transform")))
 
 
+def _structure(raw: dict[str, Any] | None) -> Structure | None:
+    if raw is None:
+        return None
+    return Structure(StructureRule(raw["rule"]), tuple(sorted((str(k), _frozen(v)) for k, v in raw.items()
+                                                              if k != "rule")))
+
+
 def _entry(raw: dict[str, Any], source: str) -> MappingEntry:
     targets = tuple(
         Target(
@@ -321,6 +328,7 @@ def _entry(raw: dict[str, Any], source: str) -> MappingEntry:
         weights=_weights(raw.get("weights")),
         effort=Effort(raw["effort"]) if "effort" in raw else None,
         rewrite=_rewrite(raw.get("rewrite")),
+        structure=_structure(raw.get("structure")),
     )
 
 

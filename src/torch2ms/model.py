@@ -130,6 +130,23 @@ class Returns(ValueEnum):
     OTHER = "other"
 
 
+class StructureRule(ValueEnum):
+    """A structural rewrite `torch2ms migrate` does at a call or a name (schema: structure.rule; the rules are
+    described in scripts/mapping_structure.yaml and done by `torch2ms.migrate.transform.CallSites`)."""
+
+    INITIALIZER = "initializer"
+    ALIAS = "alias"
+    CELL_METHOD = "cell_method"
+    ALL_CELLS = "all_cells"
+    BUFFER = "buffer"
+    SIZE_VARARGS = "size_varargs"
+    SWAP_AXES = "swap_axes"
+    POSITIONAL_IN_GRAPH = "positional_in_graph"
+    UNWRAP_MODEL = "unwrap_model"
+    NO_TAPE = "no_tape"
+    CELL_CONTAINER = "cell_container"
+
+
 class Effort(ValueEnum):
     """How much work a finding is as the table states it (schema: entry.effort; torch2ms.effort)."""
 
@@ -301,6 +318,18 @@ class Rewrite:
     arguments as sorted (name, value) pairs, lists as tuples and mappings as pairs, so the value is hashable."""
 
     transform: str
+    args: tuple[tuple[str, Any], ...] = ()
+
+    def arg(self, name: str, default: Any = None) -> Any:
+        return next((value for key, value in self.args if key == name), default)
+
+
+@dataclass(frozen=True, slots=True)
+class Structure:
+    """A structural rewrite of `torch2ms migrate` named by the tables (the schema's ``structure: {rule: NAME,
+    ...arguments}`` of an entry), with its arguments as `Rewrite` keeps them."""
+
+    rule: StructureRule
     args: tuple[tuple[str, Any], ...] = ()
 
     def arg(self, name: str, default: Any = None) -> Any:
@@ -489,6 +518,7 @@ class MappingEntry:
     source: str = ""  # "file.yaml:line" where the entry is defined
     weights: tuple[WeightForm, ...] = ()  # parameter-name facts per MindSpore class (layers only)
     rewrite: Rewrite | None = None  # a transform the fix applies to every use of the entry
+    structure: Structure | None = None  # a structural rewrite of migrate (torch2ms.migrate.transform)
     effort: Effort | None = None  # remove, automatic, manual or blocker when the table states it (torch2ms.effort)
 
     def weight_form(self, ms_class: str) -> WeightForm | None:

@@ -76,6 +76,7 @@ def module_classes(text: str, table: MappingTable | None = None) -> set[str]:
 
 
 _R = TypeVar("_R", bound=cst.CSTTransformer)
+CELL = "cell"  # the transform (torch2ms.transforms.cell) of the class whose subclasses are Cells
 
 
 def _rewrite(text: str, rewriter: _R) -> tuple[str, _R]:
@@ -87,10 +88,10 @@ def existing_cells(tree: ast.Module, table: MappingTable) -> set[str]:
     """The classes of `tree` that already derive from the Cell class the tables map nn.Module to (a file
     migrated earlier, or by hand): a resumed or repeated migration treats them as Cells, so that their own
     ``forward`` and their subclasses' become ``construct`` exactly as in one uninterrupted run."""
-    entry = table.lookup("torch.nn.Module")
-    if entry is None or not entry.targets:
+    cells = {target.api for entry in table.entries.values() if entry.rewrite is not None
+             and entry.rewrite.transform == CELL for target in entry.targets}  # the tables' Cell class
+    if not cells:
         return set()
-    cells = {target.api for target in entry.targets}
     aliases: dict[str, str] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

@@ -10,8 +10,8 @@ result is valid Python by construction. Two passes:
   initializers on the parameter's data, nn.Module methods as Cell methods, ``register_buffer`` as a
   Parameter that is not trained, size varargs as a tuple, two-int ``transpose`` as ``swapaxes``,
   torch's dtype aliases, flags passed by position (``nn.ReLU(True)`` becomes ``inplace=True``, which
-  the fix engine then drops), DataParallel wrappers and ``torch.no_grad`` removed, ``x.size(d)`` as
-  ``x.shape[d]``, a layer class passed as a value whose form needs keywords as ``functools.partial``,
+  the fix engine then drops), DataParallel wrappers and ``torch.no_grad`` removed, a layer
+  class passed as a value whose form needs keywords as ``functools.partial``,
   containers filled after construction built from a Python list or dict (parameter names), the
   parameter names of the form inside ``isinstance`` branches, calls that must be positional in GRAPH
   mode. Every form is the tables' choice for the device (`MappingEntry.choose`).
@@ -29,18 +29,19 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Collection, Sequence
+from typing import assert_never
 
 import libcst as cst
 from libcst.metadata import CodeRange, PositionProvider
 
 from ..mappings import MappingTable
 from ..source import SourceText
-from ..model import ApiCall, CallKind, Category, Confidence, FactKind, MappingEntry, Span
+from ..model import ApiCall, CallKind, Category, Confidence, FactKind, MappingEntry, Span, Structure, StructureRule
 from ..transforms import default_keyword
-from . import rules
 
 Key = tuple[int, int, int, int]
 _NAMED = (CallKind.ATTRIBUTE, CallKind.TYPE)
+PARTIAL = ("functools", "partial")  # a layer class passed as a value, with the keywords its target needs
 PYTHON_NAME = "python_name"  # the transform (torch2ms.transforms.python_name) whose plain-Python names migrate writes  # a torch name read (a class as a value) or named as a type
 
 
@@ -133,8 +134,17 @@ class CallSites(_Rewriter):
         self.by_span: dict[Key, list[ApiCall]] = {}
         for call in calls:
             # a receiver not proven a tensor counts only for `p.data.normal_(...)` (see `_data_initializer`)
-            if call.confidence is Confidence.HIGH or call.api in rules.DATA_INITIALIZERS:
+            if call.confidence is Confidence.HIGH or self._data_initializer_call(call):
                 self.by_span.setdefault(_key(call.span), []).append(call)
+
+    def _structure(self, call: ApiCall) -> Structure | None:
+        """The structural rewrite the tables name for the call's entry (`structure:`), if any."""
+        entry = self.table.lookup(call.api)
+        return entry.structure if entry is not None else None
+
+    def _data_initializer_call(self, call: ApiCall) -> bool:
+        structure = self._structure(call)
+        return call.kind == CallKind.METHOD and structure is not None and structure.rule is StructureRule.INITIALIZER
 
     def _calls(self, node: cst.CSTNode, low: bool = False) -> list[ApiCall]:
         where = self._range(node)
@@ -143,10 +153,12 @@ class CallSites(_Rewriter):
         found = self.by_span.get((where.start.line, where.start.column, where.end.line, where.end.column), [])
         return found if low else [c for c in found if c.confidence is Confidence.HIGH]
 
-    def _api(self, node: cst.CSTNode, wanted: Collection[str], kind: CallKind) -> str | None:
+    def _ruled(self, node: cst.CSTNode, rule: StructureRule, kind: CallKind) -> tuple[ApiCall, Structure] | None:
+        """The call of `kind` at `node` whose entry names the structural `rule`, with the rule's arguments."""
         for call in self._calls(node):
-            if call.kind == kind and (call.api == wanted if isinstance(wanted, str) else call.api in wanted):
-                return call.api
+            structure = self._structure(call) if call.kind == kind else None
+            if structure is not None and structure.rule is rule:
+                return call, structure
         return None
 
     # ------------------------------------------------------------------ calls
@@ -155,10 +167,11 @@ class CallSites(_Rewriter):
         if checked is not None:
             return checked
         for call in self._calls(original_node, low=True):
-            if call.api in rules.DATA_INITIALIZERS and call.kind == CallKind.METHOD:
-                new = self._data_initializer(rules.DATA_INITIALIZERS[call.api], updated_node)
+            structure = self._structure(call)
+            if structure is not None and self._data_initializer_call(call):
+                new = self._data_initializer(structure, updated_node)
             elif call.confidence is Confidence.HIGH:
-                new = self._rewrite_call(call, updated_node)
+                new = self._rewrite_call(call, structure, updated_node)
             else:
                 continue
             if new is not None:
@@ -194,57 +207,52 @@ class CallSites(_Rewriter):
             value = changed[id(after)]
         return node.with_changes(args=[node.args[0], node.args[1].with_changes(value=value)])
 
-    def _rewrite_call(self, call: ApiCall, node: cst.Call) -> cst.BaseExpression | None:
-        api = call.api
+    def _rewrite_call(self, call: ApiCall, structure: Structure | None, node: cst.Call) -> cst.BaseExpression | None:
+        rule = structure.rule if structure is not None else None
         if call.kind == CallKind.CALL:
-            if api in rules.DATA_PARALLEL:
+            if structure is not None and rule is StructureRule.UNWRAP_MODEL:
                 positional = _positional(node.args)
                 return positional[0].value if positional else None
-            if api in rules.INITIALIZERS:
-                return self._initializer(rules.INITIALIZERS[api], node)
+            if structure is not None and rule is StructureRule.INITIALIZER:
+                return self._initializer(structure, node)
             return self._flag_by_keyword(call, node)
         if call.kind != CallKind.METHOD or not isinstance(node.func, cst.Attribute):
             return None
         receiver = node.func.value
-        if api in rules.CELL_METHODS or api == rules.MODULES:
-            if api in rules.NO_ARGUMENT_METHODS and node.args:
-                return None
-            if api == rules.MODULES:
-                cells = cst.parse_expression("[_cell for _, _cell in _receiver_.cells_and_names()]")
-                return cst.ensure_type(cells.visit(_Replace("_receiver_", receiver)), cst.ListComp)
-            entry = self.table.lookup(api)
-            target = entry.target_for(self.version, self.device) if entry is not None else None
-            if target is None:
-                return None
-            return node.with_changes(func=node.func.with_changes(attr=cst.Name(target.api.rpartition(".")[2])))
-        if api == rules.SIZE:
-            return self._size(node, receiver)
-        if api in rules.SIZE_METHODS:
-            positional = _positional(node.args)
-            if len(positional) < 2 or any(a.star for a in node.args) or len(positional) != len(
-                    [a for a in node.args if a.keyword is None]):
-                return None
-            size = cst.Tuple([cst.Element(a.value) for a in positional])
-            rest = [a for a in node.args if a.keyword is not None]
-            return node.with_changes(args=_clean_args([cst.Arg(size), *rest]))
-        if api == rules.TRANSPOSE:
-            return self._swap(node)
-        if api in rules.POSITIONAL_IN_GRAPH:
-            return self._positional_in_graph(rules.POSITIONAL_IN_GRAPH[api], node)
-        return self._method_to_function(call, node, receiver)
-
-    def _size(self, node: cst.Call, receiver: cst.BaseExpression) -> cst.BaseExpression | None:
-        """``x.size()`` -> ``x.shape``; ``x.size(d)`` -> ``x.shape[d]`` (MindSpore's ``x.size`` counts elements)."""
-        shape = cst.Attribute(receiver, cst.Name(rules.SHAPE_ATTRIBUTE))
-        if not node.args:
-            return shape
-        arg = node.args[0]
-        if len(node.args) != 1 or arg.star or arg.keyword is not None and arg.keyword.value != "dim":
+        if structure is None:
+            return self._method_to_function(call, node, receiver)
+        if structure.arg("no_arguments", False) and node.args:
             return None
-        return cst.Subscript(shape, [cst.SubscriptElement(cst.Index(arg.value))])
+        match structure.rule:
+            case StructureRule.ALL_CELLS:
+                cells = cst.parse_expression(str(structure.arg("form")).format(receiver="_receiver_"))
+                return cst.ensure_type(cells.visit(_Replace("_receiver_", receiver)), cst.ListComp)
+            case StructureRule.CELL_METHOD:
+                entry = self.table.lookup(call.api)
+                target = entry.target_for(self.version, self.device) if entry is not None else None
+                if target is None:
+                    return None
+                return node.with_changes(func=node.func.with_changes(attr=cst.Name(target.api.rpartition(".")[2])))
+            case StructureRule.SIZE_VARARGS:
+                positional = _positional(node.args)
+                if len(positional) < 2 or any(a.star for a in node.args) or len(positional) != len(
+                        [a for a in node.args if a.keyword is None]):
+                    return None
+                size = cst.Tuple([cst.Element(a.value) for a in positional])
+                rest = [a for a in node.args if a.keyword is not None]
+                return node.with_changes(args=_clean_args([cst.Arg(size), *rest]))
+            case StructureRule.SWAP_AXES:
+                return self._swap(structure, node)
+            case StructureRule.POSITIONAL_IN_GRAPH:
+                return self._positional_in_graph(tuple(structure.arg("params")), node)
+            case StructureRule.INITIALIZER | StructureRule.ALIAS | StructureRule.BUFFER | StructureRule.UNWRAP_MODEL \
+                    | StructureRule.NO_TAPE | StructureRule.CELL_CONTAINER:
+                return self._method_to_function(call, node, receiver)  # (rules done at their statement or name)
+            case _ as unreachable:
+                assert_never(unreachable)
 
     def _positional_in_graph(self, names: tuple[str, ...], node: cst.Call) -> cst.BaseExpression | None:
-        """``x.chunk(2, dim=-1)`` -> ``x.chunk(2, -1)`` (see `rules.POSITIONAL_IN_GRAPH`)."""
+        """``x.chunk(2, dim=-1)`` -> ``x.chunk(2, -1)`` (the `positional_in_graph` rule)."""
         if any(a.star for a in node.args) or all(a.keyword is None for a in node.args):
             return None
         values: dict[str, cst.BaseExpression] = {}
@@ -260,23 +268,24 @@ class CallSites(_Rewriter):
             return None  # a gap: a later parameter passed without an earlier one
         return node.with_changes(args=_clean_args([cst.Arg(values[n]) for n in ordered]))
 
-    def _swap(self, node: cst.Call) -> cst.BaseExpression | None:
+    def _swap(self, structure: Structure, node: cst.Call) -> cst.BaseExpression | None:
         assert isinstance(node.func, cst.Attribute)
+        names = tuple(structure.arg("params"))
         values: dict[str, cst.BaseExpression] = {}
         positional = [a for a in node.args if a.keyword is None]
-        if any(a.star for a in node.args) or len(node.args) != 2:
+        if any(a.star for a in node.args) or len(node.args) != len(names):
             return None
-        for name, arg in zip(("dim0", "dim1"), positional):
+        for name, arg in zip(names, positional):
             values[name] = arg.value
         for arg in node.args:
             if arg.keyword is not None:
-                if arg.keyword.value not in ("dim0", "dim1") or arg.keyword.value in values:
+                if arg.keyword.value not in names or arg.keyword.value in values:
                     return None
                 values[arg.keyword.value] = arg.value
-        if set(values) != {"dim0", "dim1"}:
+        if set(values) != set(names):
             return None
-        return node.with_changes(func=node.func.with_changes(attr=cst.Name(rules.SWAP_METHOD)),
-                                 args=[cst.Arg(values["dim0"]), cst.Arg(values["dim1"])])
+        return node.with_changes(func=node.func.with_changes(attr=cst.Name(str(structure.arg("method")))),
+                                 args=[cst.Arg(values[name]) for name in names])
 
     def _method_to_function(self, call: ApiCall, node: cst.Call, receiver: cst.BaseExpression
                             ) -> cst.BaseExpression | None:
@@ -291,7 +300,7 @@ class CallSites(_Rewriter):
         func = dotted(self.root, target.api.removeprefix("mindspore."))
         return cst.Call(func=func, args=_clean_args([cst.Arg(receiver), *node.args]))
 
-    def _data_initializer(self, rule: rules.InitRule, node: cst.Call) -> cst.BaseExpression | None:
+    def _data_initializer(self, rule: Structure, node: cst.Call) -> cst.BaseExpression | None:
         """``m.weight.data.normal_(0, 0.01)`` -> the initializer on ``m.weight`` (as for nn.init.normal_)."""
         func = node.func
         if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Attribute) \
@@ -300,7 +309,7 @@ class CallSites(_Rewriter):
         return self._initializer(rule, node.with_changes(func=cst.Name("_"), args=[
             cst.Arg(func.value.value), *node.args]))
 
-    def _initializer(self, rule: rules.InitRule, node: cst.Call) -> cst.BaseExpression | None:
+    def _initializer(self, rule: Structure, node: cst.Call) -> cst.BaseExpression | None:
         """``nn.init.kaiming_normal_(m.weight, mode="fan_out")`` ->
         ``m.weight.set_data(mindspore.common.initializer.initializer(
         mindspore.common.initializer.HeNormal(negative_slope=0, mode="fan_out", ...), m.weight.shape, m.weight.dtype))``."""
@@ -313,7 +322,8 @@ class CallSites(_Rewriter):
         if any(a.keyword is not None and a.keyword.value == "tensor" for a in node.args):
             return None
         passed: dict[str, cst.BaseExpression] = {}
-        names = [p[0] for p in rule.params]
+        params: tuple[tuple[str, str, object], ...] = tuple(rule.arg("params", ()))
+        names = [p[0] for p in params]
         extra = positional[1:]
         if len(extra) > len(names):
             return None
@@ -325,7 +335,7 @@ class CallSites(_Rewriter):
                     return None  # generator= or a keyword MindSpore's initializer has no place for
                 passed[arg.keyword.value] = arg.value
         keywords = []
-        for torch_name, ms_name, default in rule.params:
+        for torch_name, ms_name, default in params:
             value = passed.get(torch_name)
             if value is None:
                 if default is None:
@@ -333,8 +343,8 @@ class CallSites(_Rewriter):
                 value = _literal(default)
             keywords.append(cst.Arg(value, keyword=cst.Name(ms_name),
                                     equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
-        module = f"{rules.INITIALIZER_MODULE}"
-        init = cst.Call(func=dotted(self.root, f"{module}.{rule.cls}"), args=_clean_args(keywords))
+        module = str(rule.arg("module"))
+        init = cst.Call(func=dotted(self.root, f"{module}.{rule.arg('cls')}"), args=_clean_args(keywords))
         value = cst.Call(func=dotted(self.root, f"{module}.initializer"), args=_clean_args([
             cst.Arg(init), cst.Arg(cst.Attribute(tensor, cst.Name("shape"))),
             cst.Arg(cst.Attribute(tensor, cst.Name("dtype")))]))
@@ -401,10 +411,11 @@ class CallSites(_Rewriter):
         renamed = self._python_name(original_node)
         if renamed is not None:
             return renamed
-        api = self._api(original_node, rules.DTYPE_ALIASES, CallKind.ATTRIBUTE)
-        if api is None:
+        found = self._ruled(original_node, StructureRule.ALIAS, CallKind.ATTRIBUTE)
+        if found is None:
             return self._class_value(original_node, updated_node)
-        entry = self.table.lookup(rules.DTYPE_ALIASES[api])
+        api = found[0].api
+        entry = self.table.lookup(str(found[1].arg("of")))
         target = entry.target_for(self.version, self.device) if entry is not None else None
         if target is None or target.params or not target.api.startswith("mindspore."):
             return updated_node
@@ -424,7 +435,7 @@ class CallSites(_Rewriter):
                     or not target.api.startswith("mindspore."):
                 continue
             keywords = [text for text in map(default_keyword, target.params) if text is not None]
-            module, function = rules.PARTIAL
+            module, function = PARTIAL
             if not keywords or module in self.used and not self.annotations:
                 continue
             cls = dotted(self.root, target.api.removeprefix("mindspore."))
@@ -468,7 +479,7 @@ class CallSites(_Rewriter):
                             updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
         """``self.layers = nn.ModuleList()`` then ``self.layers.append(...)``: filled as a list, then
         ``self.layers = nn.ModuleList(layers)`` after the last statement of the block that uses it (see
-        `rules.CELL_CONTAINERS`; the fix engine then writes the CellList)."""
+        the `cell_container` rule; the fix engine then writes the CellList)."""
         block = super().leave_IndentedBlock(original_node, updated_node)
         if len(original_node.body) != len(block.body):
             return block
@@ -500,7 +511,8 @@ class CallSites(_Rewriter):
         return block.with_changes(body=body)
 
     def _empty_container(self, statement: cst.BaseStatement) -> tuple[str, tuple[str, bool]] | None:
-        """(NAME, its rule) for ``self.NAME = nn.ModuleList()`` (or ``([])``; `rules.CELL_CONTAINERS`), else None."""
+        """(NAME, (the empty Python value, whether the class takes the items unpacked)) for
+        ``self.NAME = nn.ModuleList()`` (or ``([])``; the `cell_container` rule), else None."""
         if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
             return None
         assign = statement.body[0]
@@ -513,13 +525,16 @@ class CallSites(_Rewriter):
         if len(args) > 1 or args and not (args[0].keyword is None and not args[0].star and isinstance(
                 args[0].value, (cst.List, cst.Dict)) and not args[0].value.elements):
             return None
-        api = self._api(assign.value, rules.CELL_CONTAINERS, CallKind.CALL)
-        return (target.attr.value, rules.CELL_CONTAINERS[api]) if api is not None else None
+        found = self._ruled(assign.value, StructureRule.CELL_CONTAINER, CallKind.CALL)
+        if found is None:
+            return None
+        return target.attr.value, (str(found[1].arg("empty")), bool(found[1].arg("starred", False)))
 
     def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr) -> cst.BaseSmallStatement:
         """``self.register_buffer("name", t)`` -> ``self.name = mindspore.Parameter(t, requires_grad=False)``."""
         value = updated_node.value
-        if self._api(original_node.value, rules.REGISTER_BUFFER, CallKind.METHOD) is None \
+        buffer = self._ruled(original_node.value, StructureRule.BUFFER, CallKind.METHOD)
+        if buffer is None \
                 or not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute) \
                 or any(a.star for a in value.args):
             return updated_node
@@ -541,7 +556,7 @@ class CallSites(_Rewriter):
             cst.Arg(tensor, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
             cst.Arg(cst.Name("False"), keyword=cst.Name("requires_grad"),
                     equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))])
-        self._note(original_node, "torch.nn.Module.register_buffer")
+        self._note(original_node, buffer[0].api)
         target = cst.Attribute(value.func.value, cst.Name(attr))
         return cst.Assign(targets=[cst.AssignTarget(target)], value=parameter)
 
@@ -554,7 +569,7 @@ class CallSites(_Rewriter):
             assign = body[0]
             if _simple_reference(assign.value) and cst.Module([]).code_for_node(assign.targets[0].target) == \
                     cst.Module([]).code_for_node(assign.value) and \
-                    any(self._api(a.value, rules.DATA_PARALLEL, CallKind.CALL) for a in _assigns(original_node)):
+                    any(self._ruled(a.value, StructureRule.UNWRAP_MODEL, CallKind.CALL) for a in _assigns(original_node)):
                 return cst.RemoveFromParent()
         return updated_node
 
@@ -564,7 +579,8 @@ class CallSites(_Rewriter):
         if len(original_node.items) != 1 or original_node.items[0].asname is not None \
                 or original_node.asynchronous is not None:
             return updated_node
-        if self._api(original_node.items[0].item, rules.NO_GRAD, CallKind.CALL) is None:
+        no_tape = self._ruled(original_node.items[0].item, StructureRule.NO_TAPE, CallKind.CALL)
+        if no_tape is None:
             return updated_node
         block = updated_node.body
         statements: list[cst.SimpleStatementLine | cst.BaseCompoundStatement] = []
@@ -576,16 +592,17 @@ class CallSites(_Rewriter):
             return updated_node
         first = statements[0]
         statements[0] = first.with_changes(leading_lines=[*updated_node.leading_lines, *first.leading_lines])
-        self._note(original_node, "torch.no_grad")
+        self._note(original_node, no_tape[0].api)
         return cst.FlattenSentinel(statements)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
         """``@torch.no_grad()`` decorators go (see `leave_With`)."""
         kept = []
         for before, after in zip(original_node.decorators, updated_node.decorators):
-            if self._api(before.decorator, rules.NO_GRAD, CallKind.CALL) or \
-                    self._api(before.decorator, rules.NO_GRAD, CallKind.ATTRIBUTE):
-                self._note(before, "torch.no_grad")
+            no_tape = self._ruled(before.decorator, StructureRule.NO_TAPE, CallKind.CALL) or \
+                self._ruled(before.decorator, StructureRule.NO_TAPE, CallKind.ATTRIBUTE)
+            if no_tape:
+                self._note(before, no_tape[0].api)
                 continue
             kept.append(after)
         if len(kept) == len(updated_node.decorators):
