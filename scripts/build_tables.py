@@ -1489,6 +1489,15 @@ def add_dynamic(entries: dict[str, dict[str, Any]], always: set[str] | None = No
     for api in sorted((always or set()) & set(entries)):
         if not entries[api].get("dynamic_shape", {}).get("always"):
             raise SystemExit(f"{DYNAMIC.name}: {api} is always dynamic in the reference table; write it so")
+    for entry in entries.values():
+        entry.pop("shape_result", None)
+    for result, apis in (doc.get("results") or {}).items():
+        for api in apis:
+            if api not in entries:
+                raise SystemExit(f"{DYNAMIC.name}: {api} is not an entry of the tables")
+            if "shape_result" in entries[api]:
+                raise SystemExit(f"{DYNAMIC.name}: {api} has two results")
+            entries[api]["shape_result"] = result
 
 
 def refresh_dynamic() -> None:
@@ -1534,7 +1543,7 @@ def _flow(value: Any) -> str:
     return text
 
 
-KEY_ORDER = ["api", "category", "effort", "inplace_of", "returns", "dynamic_shape", "ms", "note", "doc", "examples"]
+KEY_ORDER = ["api", "category", "effort", "inplace_of", "returns", "dynamic_shape", "shape_result", "ms", "note", "doc", "examples"]
 
 
 def add_positions(entries: dict[str, dict[str, Any]]) -> None:

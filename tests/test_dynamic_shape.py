@@ -241,3 +241,20 @@ def test_a_call_is_judged_dynamic_by_its_table_fact_alone() -> None:
     remedy = next(d for d in scan_source(source, "m.py", ONLY_DYNAMIC, table).diagnostics if d.code == "TMS201")
     assert table.entries["torch.nonzero"].dynamic_shape is not None
     assert table.entries["torch.nonzero"].dynamic_shape.remedy in remedy.message
+
+
+def test_what_a_result_is_comes_from_the_tables_shape_result() -> None:
+    """A boolean mask is known as one from its call's `shape_result` in the tables (no name in code): the
+    mask of `isfinite`, kept through a reshape, selects a dynamic number of elements; without the entry's
+    `shape_result` the scan cannot know the index is a mask."""
+    from dataclasses import replace
+
+    table = load_table()
+    source = "import torch\nimport torch.nn as nn\n\nclass Net(nn.Module):\n    def forward(self, x):\n" \
+             "        keep = x.isfinite().reshape(-1)\n        return x.reshape(-1)[keep]\n"
+    assert "TMS203" in {d.code for d in scan_source(source, "m.py", ONLY_DYNAMIC, table).diagnostics}
+    for api in ("torch.Tensor.isfinite", "torch.Tensor.reshape"):
+        entries = dict(table.entries)
+        entries[api] = replace(entries[api], shape_result=None)
+        without = replace(table, entries=entries, digest=f"{table.digest}-no-result-of-{api}")
+        assert "TMS203" not in {d.code for d in scan_source(source, "m.py", ONLY_DYNAMIC, without).diagnostics}, api

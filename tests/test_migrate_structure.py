@@ -31,7 +31,7 @@ def _without(rule: StructureRule) -> MappingTable:
     table = load_table()
     entries = {api: dataclasses.replace(e, structure=None) if e.structure is not None and e.structure.rule is rule
                else e for api, e in table.entries.items()}
-    return dataclasses.replace(table, entries=entries)
+    return dataclasses.replace(table, entries=entries, digest=f"{table.digest}-without-{rule}")
 
 
 def test_every_rule_is_named_by_an_entry_with_its_arguments() -> None:

@@ -13,7 +13,7 @@ import yaml
 import torch2ms
 from torch2ms.mappings import load_table
 from torch2ms.model import (
-    Device, DynCondition, DynRule, Effort, ExampleKind, FactKind, Returns, StructureRule, WrittenAs,
+    Device, DynCondition, DynRule, Effort, ExampleKind, FactKind, Returns, ShapeResult, StructureRule, WrittenAs,
 )
 
 SCHEMA = yaml.safe_load((Path(torch2ms.__file__).parent / "data" / "schema.yaml").read_text(encoding="utf-8"))
@@ -36,6 +36,7 @@ def _enum_at(path: tuple[str, ...]) -> list[Any]:
     (DynRule, ("$defs", "dynamic", "properties", "args", "items", "properties", "rule")),
     (DynCondition, ("$defs", "dynamic", "properties", "when", "items")),
     (StructureRule, ("$defs", "structure", "properties", "rule")),
+    (ShapeResult, ("$defs", "entry", "properties", "shape_result")),
 ])
 def test_enum_equals_schema_vocabulary(enum: type[Enum], path: tuple[str, ...]) -> None:
     assert [member.value for member in enum] == _enum_at(path)

@@ -36,7 +36,7 @@ from .codes import CODES
 from .mappings import TableView
 from .model import (
     ApiCall, Arg, Category, Confidence, Diagnostic, DynamicArg, DynamicShape, DynCondition, DynRule, MappingEntry,
-    ScopeFacts, Span, Target, arg_for,
+    ScopeFacts, ShapeResult, Span, Target, arg_for,
 )
 
 # Value tags set by the resolver (Val.tag, Arg.tag).
@@ -71,56 +71,38 @@ class ShapeEvent:
 
 
 # ---------------------------------------------------------------- result tags (used by the resolver)
-SHAPE_MEMBERS = frozenset({"shape", "size", "dim", "ndim", "ndimension", "numel", "nelement", "__len__"})
-SYNC_MEMBERS = frozenset({"item", "tolist", "numpy"})
-BOOL_OPS = frozenset({
-    "eq", "ne", "gt", "lt", "ge", "le", "greater", "less", "greater_equal", "less_equal", "not_equal",
-    "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "isclose", "isin", "signbit",
-    "logical_and", "logical_or", "logical_not", "logical_xor", "bool", "any", "all",
-})
-# Ops that keep the shape (and dtype) of their input: a boolean or dynamic-shape input stays so.
-_KEEP_ALL = frozenset({
-    "squeeze", "unsqueeze", "flatten", "view", "reshape", "view_as", "reshape_as", "clone", "detach",
-    "contiguous", "cpu", "cuda", "to", "t", "flip", "expand", "expand_as", "requires_grad_",
-})
-# Ops that keep the shape but not the dtype: a dynamic shape stays dynamic.
-_KEEP_SHAPE = _KEEP_ALL | frozenset({
-    "long", "int", "float", "double", "half", "bfloat16", "type", "type_as", "abs", "neg", "exp", "log",
-    "sigmoid", "tanh", "relu", "sort", "argsort", "cumsum", "clamp", "masked_fill", "add", "sub", "mul", "div",
-})
-
-
-def member_tag(name: str, recv_tag: str, fact: DynamicShape | None) -> str:
-    """The tag of what Tensor member `name` gives on a receiver tagged `recv_tag` ('' for none); `fact`:
-    the member's dynamic-shape fact in the tables."""
-    if name in SHAPE_MEMBERS:
+def member_tag(recv_tag: str, fact: DynamicShape | None, result: ShapeResult | None) -> str:
+    """The tag of what a Tensor member gives on a receiver tagged `recv_tag` ('' for none); `fact` and
+    `result`: the member's dynamic-shape fact and shape result in the tables."""
+    if result is ShapeResult.SHAPE:
         return DATA if recv_tag == DYN else STATIC
-    if name in SYNC_MEMBERS:
+    if result is ShapeResult.SYNC:
         return DATA
     if fact is not None and fact.unconditional:
         return DYN
-    if name in BOOL_OPS:
-        return DYN if recv_tag == DYN and name not in ("any", "all") else BOOL
-    if recv_tag == DYN and name in _KEEP_SHAPE:
+    if result is ShapeResult.BOOL:
+        return DYN if recv_tag == DYN else BOOL
+    if result is ShapeResult.BOOL_REDUCTION:
+        return BOOL
+    if recv_tag == DYN and result in (ShapeResult.KEEPS, ShapeResult.KEEPS_SHAPE):
         return DYN
-    if recv_tag == BOOL and name in _KEEP_ALL:
+    if recv_tag == BOOL and result is ShapeResult.KEEPS:
         return BOOL
     return ""
 
 
-def function_tag(api: str, args: Sequence[Arg], fact: DynamicShape | None) -> str:
-    """The tag of what calling torch function `api` with `args` gives ('' for none); `fact`: its
-    dynamic-shape fact in the tables."""
-    name = api.rpartition(".")[2]
-    if name.startswith(("is_", "has_", "are_")):
+def function_tag(api: str, args: Sequence[Arg], fact: DynamicShape | None, result: ShapeResult | None) -> str:
+    """The tag of what calling torch function `api` with `args` gives ('' for none); `fact` and `result`: its
+    dynamic-shape fact and shape result in the tables."""
+    if api.rpartition(".")[2].startswith(("is_", "has_", "are_")):
         return GUESS  # torch.jit.is_scripting(), torch.is_grad_enabled(): flags, not tensors
     if fact is not None and fact.always:
         return DYN if always_dynamic(fact, args) else ""
-    if name in BOOL_OPS:
+    if result in (ShapeResult.BOOL, ShapeResult.BOOL_REDUCTION):
         return BOOL
-    if name == "numel":
+    if result is ShapeResult.SHAPE:
         return STATIC
-    if name in _KEEP_SHAPE and any(a.tag == DYN for a in args):
+    if result in (ShapeResult.KEEPS, ShapeResult.KEEPS_SHAPE) and any(a.tag == DYN for a in args):
         return DYN
     return ""
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from .files import user_cache_dir
 from .model import (
     Category, Device, DynamicArg, DynamicShape, DynCondition, DynRule, Effort, Example, FactKind, MappingEntry,
-    ParamFact, Returns, Rewrite, Structure, StructureRule, Target, TargetChoice, WeightForm, WeightParam, WrittenAs,
+    ParamFact, Returns, Rewrite, ShapeResult, Structure, StructureRule, Target, TargetChoice, WeightForm, WeightParam, WrittenAs,
 )
 from .model import __file__ as model_file
 
@@ -321,6 +321,7 @@ def _entry(raw: dict[str, Any], source: str) -> MappingEntry:
         doc=raw.get("doc"),
         examples=examples,
         dynamic_shape=dynamic,
+        shape_result=ShapeResult(raw["shape_result"]) if "shape_result" in raw else None,
         inplace_of=raw.get("inplace_of"),
         returns=Returns(raw["returns"]) if "returns" in raw else None,
         not_runnable=str(raw.get("not_runnable") or ""),

@@ -130,6 +130,19 @@ class Returns(ValueEnum):
     OTHER = "other"
 
 
+class ShapeResult(ValueEnum):
+    """What an API's result is to the data flow of shapes (schema: entry.shape_result; torch2ms.dynamic_shape):
+    sizes, values copied to the host, an elementwise or reduced boolean, the input's shape and dtype, or only its
+    shape."""
+
+    SHAPE = "shape"
+    SYNC = "sync"
+    BOOL = "bool"
+    BOOL_REDUCTION = "bool_reduction"
+    KEEPS = "keeps"
+    KEEPS_SHAPE = "keeps_shape"
+
+
 class StructureRule(ValueEnum):
     """A structural rewrite `torch2ms migrate` does at a call or a name (schema: structure.rule; the rules are
     described in scripts/mapping_structure.yaml and done by `torch2ms.migrate.transform.CallSites`)."""
@@ -512,6 +525,7 @@ class MappingEntry:
     doc: str | None = None
     examples: tuple[Example, ...] = ()
     dynamic_shape: DynamicShape | None = None
+    shape_result: ShapeResult | None = None  # what the result is to the shape data flow
     inplace_of: str | None = None
     returns: Returns | None = None
     not_runnable: str = ""  # why no example can run where verify runs (schema: not_runnable)

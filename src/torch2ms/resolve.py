@@ -20,7 +20,7 @@ import operator
 import sys
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from . import dataflow as df
 from . import dynamic_shape as ds
@@ -291,6 +291,15 @@ class Resolver:
         entry = self.table.lookup(api)
         return entry.dynamic_shape if entry is not None else None
 
+    def _shape_tag(self, api: str, args: Sequence[Arg] | None, recv_tag: str) -> str:
+        """The tag of `api`'s result by its tables' dynamic-shape fact and shape result: a Tensor member on a
+        receiver tagged `recv_tag` (`args` None), or a function called with `args`."""
+        entry = self.table.lookup(api)
+        fact, result = (entry.dynamic_shape, entry.shape_result) if entry is not None else (None, None)
+        if args is None:
+            return ds.member_tag(recv_tag, fact, result)
+        return ds.function_tag(api, args, fact, result)
+
     def result_of(self, api: str) -> Val:
         """What calling the torch API `api` returns."""
         desc = df.result_of(self.table, api)
@@ -324,7 +333,7 @@ class Resolver:
         if kind == TENSOR:
             if name in self.inv.tensor_members:
                 result = V_OTHER if name in self.meta.non_tensor_methods else V_TENSOR
-                tag = ds.member_tag(name, recv.tag, self._dynamic(f"torch.Tensor.{name}"))
+                tag = self._shape_tag(f"torch.Tensor.{name}", None, recv.tag)
                 if tag:
                     result = Val(OTHER if tag in (ds.STATIC, ds.DATA) else result.kind, tag=tag)
                 return Val(BOUND, f"torch.Tensor.{name}", result)
@@ -738,7 +747,7 @@ class Resolver:
         if kind == SYMBOL:
             self.report(callee.name, node, CallKind.CALL, call=node, args=args)
             result = self.result_of(callee.name)
-            tag = ds.function_tag(callee.name, args, self._dynamic(callee.name)) if result.kind == TENSOR else ""
+            tag = self._shape_tag(callee.name, args, "") if result.kind == TENSOR else ""
             if result.kind == TENSOR and not tag and self.table.lookup(callee.name) is None \
                     and callee.name not in self.meta.tensor_classes:
                 tag = ds.GUESS  # not in the table: the result is only guessed to be a tensor
