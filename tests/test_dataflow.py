@@ -336,3 +336,25 @@ def test_a_comparison_of_a_parameter_is_what_the_parameter_is() -> None:
     """)
     assert ("torch.Tensor.to", "high") in _apis(result, _line(source, "# compared-tensor"))
     assert _apis(result, _line(source, "# compared-number")) == set()
+
+
+def test_the_torch_data_model_the_resolver_uses_is_table_data() -> None:
+    """Which tensor attributes hold tensors and which Module methods return the module are meta.yaml's facts:
+    without them the same code resolves less (no name list in the resolver)."""
+    from dataclasses import replace
+
+    from torch2ms.config import Config
+    from torch2ms.engine import scan_source
+    from torch2ms.mappings import MappingTable, load_table
+
+    table = load_table()
+    source = ("import torch\nimport torch.nn as nn\n\nhead = nn.Linear(4, 2).eval()\nw = torch.ones(3)\n"
+              "g = w.grad.sign()\nh = head.weight.abs()\n")
+
+    def apis(t: MappingTable) -> set[str]:
+        return {d.torch_api for d in scan_source(source, "m.py", Config(), t).diagnostics}
+
+    assert {"torch.Tensor.sign", "torch.Tensor.abs"} <= apis(table)
+    bare = replace(table, meta=replace(table.meta, tensor_valued_attributes=frozenset(), module_self_methods=frozenset()),
+                   digest=table.digest + "-bare-meta")
+    assert not {"torch.Tensor.sign", "torch.Tensor.abs"} & apis(bare)

@@ -48,14 +48,6 @@ K_EXTERNAL: Kind = ("E",)  # needs another file's facts
 # instance; ("F", file, context) a function; ("BT", member) a tensor's bound member; ("BI", api, result)
 # a torch instance's bound member (result: the kind its call gives, "self" or "X")
 
-# Tensor attributes whose value is itself a tensor (the rest are dtype, shape, device, flags).
-TENSOR_VALUED_ATTRS = frozenset({"T", "mT", "H", "mH", "grad", "data", "real", "imag"})
-# Attributes of nn layers that hold tensors.
-LAYER_TENSOR_ATTRS = frozenset({"weight", "bias", "running_mean", "running_var", "weight_ih_l0", "weight_hh_l0"})
-# nn.Module methods that return the module itself.
-MODULE_SELF_METHODS = frozenset({"to", "cuda", "cpu", "train", "eval", "half", "float", "double", "bfloat16",
-                                 "requires_grad_", "apply", "type", "to_empty", "xpu"})
-CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict"})
 _MAX_DEPTH = 24
 
 
@@ -188,6 +180,10 @@ class Evaluator:
         self.tensor_members = table.inventory.tensor_members
         self.module_members = table.inventory.module_members
         self.non_tensor = table.meta.non_tensor_methods
+        self.containers = table.layer_containers
+        self.tensor_valued = table.meta.tensor_valued_attributes
+        self.layer_tensors = table.meta.layer_tensor_attributes
+        self.self_methods = table.meta.module_self_methods
         self._memo: dict[tuple[int, str], Kind] = {}
         self._active: set[tuple[int, str]] = set()
 
@@ -259,7 +255,7 @@ class Evaluator:
     def _settle(self, kind: Kind) -> Kind:
         """A bound member read without a call is an attribute value."""
         if kind[0] == "BT":
-            return K_TENSOR if kind[1] in TENSOR_VALUED_ATTRS else K_OTHER
+            return K_TENSOR if kind[1] in self.tensor_valued else K_OTHER
         if kind[0] == "BI":
             return K_OTHER
         return kind
@@ -281,7 +277,7 @@ class Evaluator:
                     return join(self.value(int(kind[1]), d) for d in items)
                 index = int(op[1:-1])
                 return self.value(int(kind[1]), items[index]) if -len(items) <= index < len(items) else K_UNKNOWN
-            if tag == "I" and kind[1] in CONTAINERS:
+            if tag == "I" and kind[1] in self.containers:
                 return ("I", "torch.nn.Module")
             if tag == "O" and op == "[]":
                 found = self.facts.method(int(kind[1]), kind[2], "__getitem__")
@@ -295,12 +291,12 @@ class Evaluator:
             return K_UNKNOWN
         if tag == "I":
             qual = kind[1]
-            if qual.startswith("torch.nn.") and name in LAYER_TENSOR_ATTRS:
+            if qual.startswith("torch.nn.") and name in self.layer_tensors:
                 return K_TENSOR
-            if qual in CONTAINERS and name not in self.module_members:
+            if qual in self.containers and name not in self.module_members:
                 return ("I", "torch.nn.Module")
             api = instance_member(self.table, qual, name)
-            result = "self" if api.startswith("torch.nn.Module.") and name in MODULE_SELF_METHODS else OTHER
+            result = "self" if api.startswith("torch.nn.Module.") and name in self.self_methods else OTHER
             if api.startswith("torch.nn.Module.") or qual.startswith("torch.nn."):
                 return ("BI", api, result, qual)
             return ("BI", api, UNKNOWN, qual)
@@ -328,7 +324,7 @@ class Evaluator:
                 return K_EXTERNAL
             if module and name in self.module_members:
                 api = f"torch.nn.Module.{name}"
-                return ("BI", api, "self" if name in MODULE_SELF_METHODS else OTHER, "O", str(file), cls)
+                return ("BI", api, "self" if name in self.self_methods else OTHER, "O", str(file), cls)
         return K_UNKNOWN
 
     def _call(self, kind: Kind) -> Kind:

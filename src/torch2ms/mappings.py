@@ -347,6 +347,9 @@ class Meta:
     non_tensor_methods: frozenset[str]
     ambiguous_methods: frozenset[str]
     named_tuple_fields: frozenset[str] = frozenset()
+    tensor_valued_attributes: frozenset[str] = frozenset()  # x.T, x.grad: tensors
+    layer_tensor_attributes: frozenset[str] = frozenset()  # conv.weight: a tensor
+    module_self_methods: frozenset[str] = frozenset()  # net.to(...): the net
 
 
 @dataclass(frozen=True)
@@ -399,6 +402,13 @@ class MappingTable:
 
     def __len__(self) -> int:
         return len(self.entries)
+
+    @functools.cached_property
+    def layer_containers(self) -> frozenset[str]:
+        """torch's containers of layers (an item of one is a layer): the entries whose structural rewrite is
+        `cell_container`."""
+        return frozenset(api for api, entry in self.entries.items()
+                         if entry.structure is not None and entry.structure.rule is StructureRule.CELL_CONTAINER)
 
     def view(self, version: tuple[int, ...], device: str | None) -> TableView:
         """The tables as one scan sees them: for MindSpore `version` on `device` (None: the preferred forms,
@@ -483,6 +493,9 @@ def _meta(text: str, file_name: str) -> Meta:
         non_tensor_methods=frozenset(doc["non_tensor_methods"]),
         ambiguous_methods=frozenset(doc["ambiguous_methods"]),
         named_tuple_fields=frozenset(doc["named_tuple_fields"]),
+        tensor_valued_attributes=frozenset(doc["tensor_valued_attributes"]),
+        layer_tensor_attributes=frozenset(doc["layer_tensor_attributes"]),
+        module_self_methods=frozenset(doc["module_self_methods"]),
     )
 
 

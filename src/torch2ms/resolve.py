@@ -106,9 +106,6 @@ V_NONE = Val(CONST, value=None)
 V_TENSORS = Val(TENSORS)
 
 _BUILTINS = frozenset(dir(builtins))
-_TENSOR_VALUED_ATTRS = df.TENSOR_VALUED_ATTRS
-_LAYER_TENSOR_ATTRS = df.LAYER_TENSOR_ATTRS
-_MODULE_SELF_METHODS = df.MODULE_SELF_METHODS
 _REGISTERS_TENSOR = frozenset({"torch.nn.Module.register_buffer", "torch.nn.Module.register_parameter"})
 _ITERABLE_OF_TENSORS = frozenset({"torch.utils.data.DataLoader"})
 # Top-level modules that are never part of a scanned project: their names are not import references.
@@ -317,7 +314,7 @@ class Resolver:
 
     def _attr_of(self, recv: Val, name: str) -> Val:
         if recv.kind == BOUND and recv.name.startswith("torch.Tensor.") \
-                and recv.name.rpartition(".")[2] in _TENSOR_VALUED_ATTRS:
+                and recv.name.rpartition(".")[2] in self.meta.tensor_valued_attributes:
             recv = V_TENSOR  # x.data.mul_(2), x.T.sum(): the attribute is itself a tensor
         kind = recv.kind
         if kind == BOUND and recv.name.startswith("torch.Tensor.") \
@@ -343,10 +340,10 @@ class Resolver:
                 return V_UNKNOWN  # a submodule of unknown class (from a container): its own members
             api = self._instance_member(recv.name, name)
             if api.startswith("torch.nn.Module."):
-                result = _module_method_result(name, recv)
+                result = _module_method_result(name, recv, self.meta.module_self_methods)
             else:
                 result = V_UNKNOWN
-            if recv.name.startswith("torch.nn.") and name in _LAYER_TENSOR_ATTRS:
+            if recv.name.startswith("torch.nn.") and name in self.meta.layer_tensor_attributes:
                 return V_TENSOR
             if recv.name in ("torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict") \
                     and name not in self.inv.module_members:
@@ -363,7 +360,7 @@ class Resolver:
                 if name in ("forward", "__call__") and cls.is_module:  # the torch layer's own forward
                     return Val(INSTANCE, cls.torch_base or "torch.nn.Module")
                 if cls.is_module and name in self.inv.module_members and name[:2] != "__":
-                    return Val(BOUND, f"torch.nn.Module.{name}", V_OTHER if name not in _MODULE_SELF_METHODS
+                    return Val(BOUND, f"torch.nn.Module.{name}", V_OTHER if name not in self.meta.module_self_methods
                                else Val(SELF, cls.name, cls=cls))
                 return V_UNKNOWN
             if name in cls.attrs:
@@ -371,7 +368,7 @@ class Resolver:
             if name in cls.methods:
                 return Val(OTHER, name="method", value=f"{cls.name}.{name}")
             if cls.is_module and name in self.inv.module_members:
-                return Val(BOUND, f"torch.nn.Module.{name}", _module_method_result(name, recv))
+                return Val(BOUND, f"torch.nn.Module.{name}", _module_method_result(name, recv, self.meta.module_self_methods))
             if cls.external:  # perhaps set or defined by a base in another file
                 return Val(SYM, df.extend(df.symbol("self:" + cls.name), "." + name))
             return V_UNKNOWN
@@ -448,7 +445,7 @@ class Resolver:
             if self.table.lookup(val.name) is not None:
                 self.report(val.name, node, CallKind.ATTRIBUTE)
             if val.name.startswith("torch.Tensor."):
-                if attr in _TENSOR_VALUED_ATTRS:
+                if attr in self.meta.tensor_valued_attributes:
                     return V_TENSOR
                 if attr in ("shape", "ndim") and isinstance(val.value, Val):
                     return val.value  # x.shape: static unless x's shape is itself dynamic
@@ -1365,9 +1362,9 @@ _NAMED_TENSORS = Val(OTHER, "named_tensors")  # what m.named_parameters() yields
 _TENSOR_PAIR = Val(OTHER, "tensor_pair")
 
 
-def _module_method_result(name: str, module: Val) -> Val:
-    """What calling nn.Module method `name` on `module` returns."""
-    if name in _MODULE_SELF_METHODS:
+def _module_method_result(name: str, module: Val, self_methods: frozenset[str]) -> Val:
+    """What calling nn.Module method `name` on `module` returns (`self_methods`: those returning the module)."""
+    if name in self_methods:
         return module
     if name in ("parameters", "buffers"):
         return V_TENSORS
