@@ -37,6 +37,7 @@ from ..mappings import MappingTable
 from ..source import SourceText
 from ..model import ApiCall, CallKind, Category, Confidence, FactKind, MappingEntry, Span
 from ..transforms import default_keyword
+from ..transforms.result_form import ResultForm
 from . import rules
 
 Key = tuple[int, int, int, int]
@@ -216,7 +217,13 @@ class CallSites(_Rewriter):
             target = entry.target_for(self.version, self.device) if entry is not None else None
             if target is None:
                 return None
-            return node.with_changes(func=node.func.with_changes(attr=cst.Name(target.api.rpartition(".")[2])))
+            renamed = node.with_changes(func=node.func.with_changes(attr=cst.Name(target.api.rpartition(".")[2])))
+            rewrite = target.rewrite
+            form = rewrite.arg("form") if rewrite is not None and rewrite.transform == ResultForm.name else None
+            if not isinstance(form, str):
+                return renamed
+            # the target's result in torch's form (transforms/result_form.py), as the fix engine writes it
+            return cst.parse_expression(form.replace("{result}", cst.Module([]).code_for_node(renamed)))
         if api == rules.SIZE:
             return self._size(node, receiver)
         if api in rules.SIZE_METHODS:
