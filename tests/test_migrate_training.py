@@ -233,12 +233,18 @@ def test_label_casts_follow_the_instances_the_file_builds() -> None:
         c = nn.CrossEntropyLoss()(logits, labels)
         d = mse(logits, logits)
         e = other(logits, logits)
+        loss_fn = nn.CrossEntropyLoss()
+        f = loss_fn(logits, labels)
+
+        def score(loss_fn, a, b):
+            return loss_fn(a, b)
         """), "casts.py").text
     assert "a = ce(logits, (labels[1:] if True else labels).astype(mindspore.int32))" in out
     assert "b = ce(logits=logits, labels=labels.astype(mindspore.int32))" in out
     assert "c = mindspore.nn.CrossEntropyLoss()(logits, labels.astype(mindspore.int32))" in out
-    # an MSE loss, and a name that also holds another class, keep their arguments
+    # an MSE loss, and a name that also holds another class (or names a parameter), keep their arguments
     assert "d = mse(logits, logits)" in out and "e = other(logits, logits)" in out
+    assert "f = loss_fn(logits, labels)" in out and "return loss_fn(a, b)" in out  # a parameter's name
 
 
 def test_a_dict_of_states_without_a_literal_key_stays_with_a_reason() -> None:

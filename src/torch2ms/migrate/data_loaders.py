@@ -69,7 +69,9 @@ class DataLoaders(cst.CSTTransformer):
         # the variables (and attributes) that hold an instance of a loss of label_casts, and nothing else
         held: dict[str, set[str | None]] = {}
         for child in _walk(node):
-            if isinstance(child, cst.Assign):
+            if isinstance(child, cst.Param):  # a parameter of that name may hold anything
+                held.setdefault(child.name.value, set()).add(None)
+            elif isinstance(child, cst.Assign):
                 for target in child.targets:
                     if isinstance(target.target, (cst.Name, cst.Attribute)):
                         api = self._api(child.value) if isinstance(child.value, cst.Call) else None
