@@ -38,11 +38,14 @@ class DataLoaders(cst.CSTTransformer):
         for call in calls:
             if call.api in self.rules.loaders or call.api in self.rules.array_datasets \
                     or call.api in self.rules.dataset_bases or call.api in self.rules.save_state[:2] \
-                    or call.api in self.rules.load_state[:2]:
+                    or call.api in self.rules.load_state[:2] or call.api in self.rules.label_casts \
+                    or call.api in self.rules.save_states[0]:
                 s = call.span
                 self.apis[(s.start_line, s.start_col, s.end_line, s.end_col)] = call.api
         self.classes: dict[str, cst.ClassDef] = {}
         self.assigned: dict[str, list[cst.BaseExpression]] = {}  # name -> values assigned to it (anywhere)
+        self.losses: dict[str, str] = {}  # `name` or `self.name` -> the loss class of label_casts it holds
+        self.functions: dict[str, list[cst.FunctionDef]] = {}  # the file's functions (and methods) by name
         self.count = 0
         self.done: list[str] = []
         self.left: list[str] = []
@@ -58,9 +61,23 @@ class DataLoaders(cst.CSTTransformer):
         for child in _walk(node):
             if isinstance(child, cst.ClassDef):
                 self.classes[child.name.value] = child
+            elif isinstance(child, cst.FunctionDef):
+                self.functions.setdefault(child.name.value, []).append(child)
             elif isinstance(child, cst.Assign) and len(child.targets) == 1 \
                     and isinstance(child.targets[0].target, cst.Name):
                 self.assigned.setdefault(child.targets[0].target.value, []).append(child.value)
+        # the variables (and attributes) that hold an instance of a loss of label_casts, and nothing else
+        held: dict[str, set[str | None]] = {}
+        for child in _walk(node):
+            if isinstance(child, cst.Param):  # a parameter of that name may hold anything
+                held.setdefault(child.name.value, set()).add(None)
+            elif isinstance(child, cst.Assign):
+                for target in child.targets:
+                    if isinstance(target.target, (cst.Name, cst.Attribute)):
+                        api = self._api(child.value) if isinstance(child.value, cst.Call) else None
+                        held.setdefault(_code(target.target), set()).add(
+                            api if api in self.rules.label_casts else None)
+        self.losses = {name: api for name, apis in held.items() if len(apis) == 1 for api in apis if api is not None}
 
     def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
         kept = [b for orig, b in zip(original_node.bases, updated_node.bases)
@@ -76,6 +93,10 @@ class DataLoaders(cst.CSTTransformer):
         return updated_node.with_changes(bases=[], lpar=cst.MaybeSentinel.DEFAULT, rpar=cst.MaybeSentinel.DEFAULT)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        func = original_node.func
+        loss = self._api(func) if isinstance(func, cst.Call) else self.losses.get(_code(func))
+        if loss in self.rules.label_casts:
+            return self._cast_labels(loss, original_node, updated_node)
         api = self._api(original_node)
         if api is not None and api == self.rules.save_state[0]:
             return self._save(original_node, updated_node)
@@ -92,12 +113,36 @@ class DataLoaders(cst.CSTTransformer):
         self.done.append(f"{self._line(original_node)}: {api} as a mindspore.dataset pipeline")
         return new
 
+    def _cast_labels(self, api: str, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        """loss(logits, labels) -> the labels through the table's cast (`label_casts`), by keyword or position."""
+        rule = self.rules.label_casts[api]
+        index = next((i for i, a in enumerate(updated.args) if a.keyword is not None
+                      and a.keyword.value == rule.keyword), None)
+        if index is None:
+            before = updated.args[:rule.position + 1]
+            if len(before) <= rule.position or any(a.star or a.keyword is not None for a in before):
+                return updated
+            index = rule.position
+        arg = updated.args[index]
+        text = _code(arg.value)
+        if not isinstance(arg.value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+            text = f"({text})"
+        value = cst.parse_expression(spell(rule.form, self.root).format(arg=text))
+        args = [arg.with_changes(value=value) if i == index else arg for i, arg in enumerate(updated.args)]
+        args = [a.with_changes(keyword=cst.Name(rule.renames[a.keyword.value]))
+                if a.keyword is not None and a.keyword.value in rule.renames else a for a in args]
+        self.count += 1
+        self.done.append(f"{self._line(original)}: the labels of a {api} cast as MindSpore's takes them")
+        return updated.with_changes(args=args)
+
     def _save(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         """torch.save(m.state_dict(), path) -> the table's form; any other torch.save is left for its finding."""
         args = original.args
         if len(args) != 2 or any(a.keyword is not None or a.star for a in args):
             return updated
         state = args[0].value
+        if isinstance(state, cst.Dict):
+            return self._save_states(original, updated, state)
         if not (isinstance(state, cst.Call) and not state.args and isinstance(state.func, cst.Attribute)
                 and self._api(state) == self.rules.save_state[1]):
             return updated
@@ -105,6 +150,36 @@ class DataLoaders(cst.CSTTransformer):
         self.done.append(f"{self._line(original)}: a module's state saved as a MindSpore checkpoint")
         form = spell(self.rules.save_state[2], self.root)
         return cst.parse_expression(form.format(module=_code(state.func.value), path=_code(args[1].value)))
+
+    def _save_states(self, original: cst.Call, updated: cst.Call, states: cst.Dict) -> cst.BaseExpression:
+        """torch.save({"model": m.state_dict(), ..., "epoch": e}, path) -> one checkpoint of every state's
+        tensors under KEY.NAME, the other values appended; left for its finding without a state in it."""
+        kinds, form, extras_form = self.rules.save_states
+        saved: list[cst.DictElement] = []
+        extras: list[cst.DictElement] = []
+        for element in states.elements:
+            value = element.value
+            is_state = isinstance(value, cst.Call) and not value.args and self._api(value) in kinds
+            if isinstance(element, cst.DictElement):
+                (saved if is_state else extras).append(element)
+        if not saved:
+            return updated
+        if len(saved) + len(extras) != len(states.elements) \
+                or not all(isinstance(e.key, cst.SimpleString) for e in saved + extras):
+            self.left.append(f"{self._line(original)}: a dict of states left as it is: a key that is not a "
+                             f"string literal or an unpacked dict")
+            return updated
+        updated_states = cst.ensure_type(updated.args[0].value, cst.Dict)
+        by_key = {_code(e.key): e for e in updated_states.elements if isinstance(e, cst.DictElement)}
+
+        def literal(elements: list[cst.DictElement]) -> str:
+            return "{" + ", ".join(f"{_code(e.key)}: {_code(by_key[_code(e.key)].value)}" for e in elements) + "}"
+
+        text = form.format(states=literal(saved), path=_code(updated.args[1].value),
+                           extras=extras_form.format(values=literal(extras)) if extras else "")
+        self.count += 1
+        self.done.append(f"{self._line(original)}: a dict of states saved as one MindSpore checkpoint")
+        return cst.parse_expression(spell(text, self.root))
 
     def _load(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         """m.load_state_dict(torch.load(path, ...)) -> the table's form on the name the save form wrote."""
@@ -142,15 +217,32 @@ class DataLoaders(cst.CSTTransformer):
                 raise Unsupported(f"an argument it does not take ({name or position})")
             given[name] = _code(arg.value)
             values[name] = arg.value
-        other = [n for n in given if n not in rule.defaults and n not in rule.ignored and n != "dataset"]
+        collate_param, collate_form = rule.collate
+        other = [n for n in given if n not in rule.defaults and n not in rule.ignored
+                 and n not in ("dataset", collate_param)]
         if other:
             raise Unsupported(f"{', '.join(other)} has no rewrite")
         if "dataset" not in values:
             raise Unsupported("no dataset")
+        collate = ""
+        if collate_param in values:
+            function, outputs = self._collate(values[collate_param])
+            collate = collate_form.format(function=function, outputs=_column_names(outputs))
         source, columns = self._source(values["dataset"])
         fields = {**rule.defaults, **{k: v for k, v in given.items() if k in rule.defaults}}
-        names = "[" + ", ".join(f'"column_{i}"' for i in range(columns)) + "]"
-        return cst.parse_expression(spell(rule.form, self.root).format(source=source, columns=names, **fields))
+        return cst.parse_expression(spell(rule.form, self.root).format(
+            source=source, columns=_column_names(columns), collate=collate, **fields))
+
+    def _collate(self, value: cst.BaseExpression) -> tuple[str, int]:
+        """A collate function's name and the number of items of the tuple it returns (a def of the file)."""
+        defs = self.functions.get(value.value, []) if isinstance(value, cst.Name) else []
+        if len(defs) != 1:
+            raise Unsupported("the collate function is not one function defined in the file")
+        lengths = {len(r.value.elements) if isinstance(r.value, cst.Tuple) else 0
+                   for r in _returns(defs[0].body.body) if r.value is not None}
+        if len(lengths) != 1 or 0 in lengths:
+            raise Unsupported(f"{defs[0].name.value} does not return tuples of one length")
+        return defs[0].name.value, lengths.pop()
 
     def _source(self, dataset: cst.BaseExpression, depth: int = 0) -> tuple[str, int]:
         """What the pipeline reads (source text) and the number of columns of each sample."""
@@ -176,11 +268,14 @@ class DataLoaders(cst.CSTTransformer):
         return _code(dataset), _columns(self.classes[dataset.func.value])
 
 
+def _column_names(count: int) -> str:
+    return "[" + ", ".join(f'"column_{i}"' for i in range(count)) + "]"
+
+
 def _columns(cls: cst.ClassDef) -> int:
     for stmt in cls.body.body:
         if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__getitem__":
-            lengths = {len(r.value.elements) if isinstance(r.value, cst.Tuple) else 1
-                       for r in _returns(stmt.body.body) if r.value is not None}
+            lengths = {_sample_length(cls, r.value) for r in _returns(stmt.body.body) if r.value is not None}
             if len(lengths) == 1:
                 return lengths.pop()
             raise Unsupported(f"{cls.name.value}.__getitem__ returns samples of different lengths")
@@ -194,3 +289,35 @@ def _returns(body: Iterable[cst.CSTNode]) -> list[cst.Return]:
             if isinstance(node, cst.Return):
                 out.append(node)
     return out
+
+
+def _sample_length(cls: cst.ClassDef, value: cst.BaseExpression) -> int:
+    """The number of columns of a sample `__getitem__` returns: a tuple's length; for ``self.items[i]``, the
+    length of the tuples the class stores in ``self.items`` (``self.items.append((a, b))``, a list of tuples);
+    otherwise one."""
+    if isinstance(value, cst.Tuple):
+        return len(value.elements)
+    if not (isinstance(value, cst.Subscript) and isinstance(value.value, cst.Attribute)
+            and isinstance(value.value.value, cst.Name) and value.value.value.value == "self"):
+        return 1
+    store = value.value.attr.value
+    lengths: set[int] = set()
+    for node in _walk(cls):
+        stored: list[cst.BaseExpression] = []
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "append" \
+                and _is_self_attr(node.func.value, store) and len(node.args) == 1:
+            stored = [node.args[0].value]
+        elif isinstance(node, cst.Assign) and any(_is_self_attr(t.target, store) for t in node.targets):
+            if isinstance(node.value, cst.List):
+                stored = [e.value for e in node.value.elements]
+            elif isinstance(node.value, cst.ListComp):
+                stored = [node.value.elt]
+            else:
+                return 1
+        lengths.update(len(v.elements) if isinstance(v, cst.Tuple) else 1 for v in stored)
+    return lengths.pop() if len(lengths) == 1 else 1
+
+
+def _is_self_attr(node: cst.BaseExpression, name: str) -> bool:
+    return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self" \
+        and node.attr.value == name

@@ -55,12 +55,21 @@ class LoaderRule:
     defaults: dict[str, str]
     ignored: frozenset[str]
     form: str
+    collate: tuple[str, str] = ("", "")  # (the torch parameter, the MindSpore form appended to the batch)
 
 
 @dataclass(frozen=True)
 class ArrayDatasetRule:
     each: str
     source: str
+
+
+@dataclass(frozen=True)
+class LabelCast:
+    position: int
+    keyword: str
+    form: str
+    renames: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -78,7 +87,9 @@ class TrainingRules:
     array_datasets: dict[str, ArrayDatasetRule] = field(default_factory=dict)
     dataset_bases: frozenset[str] = frozenset()
     save_state: tuple[str, str, str] = ("", "", "")  # (torch save, torch state, MindSpore form)
+    save_states: tuple[frozenset[str], str, str] = (frozenset(), "", "")  # (torch states, form, extras form)
     load_state: tuple[str, str, str, str] = ("", "", "", "")  # (torch load, torch apply, suffix, MindSpore form)
+    label_casts: dict[str, LabelCast] = field(default_factory=dict)
 
     def role(self, api: str) -> str | None:
         for name, apis in (("backward", self.backward), ("step", self.optimizer_step),
@@ -98,13 +109,19 @@ def parse_rules(text: str, file_name: str = TRAINING_FILE) -> TrainingRules:
                             {k: tuple(str(x) for x in v) for k, v in (rule.get("require") or {}).items()})
               for api, rule in doc["clip"].items()},
         loaders={api: LoaderRule(tuple(rule["params"]), dict(rule["defaults"]), frozenset(rule["ignored"]),
-                                 str(rule["form"])) for api, rule in doc["loaders"].items()},
+                                 str(rule["form"]), (str(rule["collate"]["param"]), str(rule["collate"]["form"])))
+                 for api, rule in doc["loaders"].items()},
         array_datasets={api: ArrayDatasetRule(str(rule["each"]), str(rule["source"]))
                         for api, rule in doc["array_datasets"].items()},
         dataset_bases=frozenset(doc["dataset_bases"]),
         save_state=(str(doc["save_state"]["save"]), str(doc["save_state"]["state"]), str(doc["save_state"]["form"])),
+        save_states=(frozenset(doc["save_states"]["states"]), str(doc["save_states"]["form"]),
+                     str(doc["save_states"]["extras"])),
         load_state=(str(doc["load_state"]["load"]), str(doc["load_state"]["apply"]), str(doc["load_state"]["suffix"]),
-                    str(doc["load_state"]["form"])))
+                    str(doc["load_state"]["form"])),
+        label_casts={api: LabelCast(int(rule["position"]), str(rule["keyword"]), str(rule["form"]),
+                                          {str(k): str(v) for k, v in rule["renames"].items()})
+                     for api, rule in doc["label_casts"].items()})
 
 
 @functools.lru_cache(maxsize=1)

@@ -38,6 +38,7 @@ from ..mappings import MappingTable
 from ..source import SourceText
 from ..model import ApiCall, CallKind, Category, Confidence, FactKind, MappingEntry, Span, Structure, StructureRule
 from ..transforms import default_keyword
+from ..transforms.result_form import ResultForm
 
 Key = tuple[int, int, int, int]
 _NAMED = (CallKind.ATTRIBUTE, CallKind.TYPE)
@@ -232,7 +233,13 @@ class CallSites(_Rewriter):
                 target = entry.target_for(self.version, self.device) if entry is not None else None
                 if target is None:
                     return None
-                return node.with_changes(func=node.func.with_changes(attr=cst.Name(target.api.rpartition(".")[2])))
+                renamed = node.with_changes(func=node.func.with_changes(attr=cst.Name(target.api.rpartition(".")[2])))
+                rewrite = target.rewrite
+                form = rewrite.arg("form") if rewrite is not None and rewrite.transform == ResultForm.name else None
+                if not isinstance(form, str):
+                    return renamed
+                # the target's result in torch's form (transforms/result_form.py), as the fix engine writes it
+                return cst.parse_expression(form.replace("{result}", cst.Module([]).code_for_node(renamed)))
             case StructureRule.SIZE_VARARGS:
                 positional = _positional(node.args)
                 if len(positional) < 2 or any(a.star for a in node.args) or len(positional) != len(

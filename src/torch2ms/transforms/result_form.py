@@ -1,10 +1,12 @@
 """`s.get_last_lr()` -> `[float(v) for v in s.get_last_lr()]`: the target's result given torch's form
 through an expression of it (argument `form`, with ``{result}`` for the call): MindSpore's schedulers
 return the learning rates as Tensors where torch returns Python floats (a number format in an f-string
-rejects a Tensor).
+rejects a Tensor); and the named parameters an optimizer can update (MindSpore's names every Parameter,
+a buffer the port keeps as a Parameter with requires_grad=False too).
 
-Used by the target mindspore.experimental.optim.lr_scheduler.LRScheduler.get_last_lr of
-torch.optim.lr_scheduler.LRScheduler.get_last_lr."""
+Used by the targets mindspore.experimental.optim.lr_scheduler.LRScheduler.get_last_lr of
+torch.optim.lr_scheduler.LRScheduler.get_last_lr and mindspore.nn.Cell.parameters_and_names of
+torch.nn.Module.named_parameters."""
 
 from __future__ import annotations
 
