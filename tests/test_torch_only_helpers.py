@@ -140,3 +140,28 @@ def test_final_is_imported_where_the_file_lacks_typing() -> None:
     assert ported.count("import typing\n") == 1 and "flatten: typing.Final[bool]" in ported
     tree = ast.parse(ported)
     assert any(isinstance(n, ast.Import) and n.names[0].name == "typing" for n in tree.body)
+
+
+PLACED = textwrap.dedent("""\
+    from typing import Optional, Union
+    import torch
+
+
+    def describe(shape: torch.Size, device: Optional[Union[str, torch.device]] = None) -> str:
+        if isinstance(shape, torch.Size):
+            return f"{len(shape)}-d on {device or 'the default device'}"
+        return "not a shape"
+""")
+
+
+def test_device_and_shape_types_become_the_plain_types_of_their_values() -> None:
+    """torch.device named as a type is a str (torch.device("cuda") becomes "cuda"), torch.Size a tuple (what
+    MindSpore's Tensor.shape is): annotations and isinstance checks hold for the port's values, without torch."""
+    ported = _port(PLACED)
+    assert "def describe(shape: tuple, device: Optional[Union[str, str]] = None) -> str:" in ported
+    assert "isinstance(shape, tuple)" in ported and "torch" not in ported
+    namespace: dict[str, object] = {}
+    exec(compile(ported, "describe.py", "exec"), namespace)
+    describe = namespace["describe"]
+    assert callable(describe)
+    assert describe((2, 3), "CPU") == "2-d on CPU" and describe([2, 3]) == "not a shape"
