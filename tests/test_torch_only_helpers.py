@@ -140,3 +140,63 @@ def test_final_is_imported_where_the_file_lacks_typing() -> None:
     assert ported.count("import typing\n") == 1 and "flatten: typing.Final[bool]" in ported
     tree = ast.parse(ported)
     assert any(isinstance(n, ast.Import) and n.names[0].name == "typing" for n in tree.body)
+
+
+PLACED = textwrap.dedent("""\
+    from typing import Optional, Union
+    import torch
+
+
+    def describe(shape: torch.Size, device: Optional[Union[str, torch.device]] = None) -> str:
+        if isinstance(shape, torch.Size):
+            return f"{len(shape)}-d on {device or 'the default device'}"
+        return "not a shape"
+""")
+
+
+def test_device_and_shape_types_become_the_plain_types_of_their_values() -> None:
+    """torch.device named as a type is a str (torch.device("cuda") becomes "cuda"), torch.Size a tuple (what
+    MindSpore's Tensor.shape is): annotations and isinstance checks hold for the port's values, without torch."""
+    ported = _port(PLACED)
+    assert "def describe(shape: tuple, device: Optional[Union[str, str]] = None) -> str:" in ported
+    assert "isinstance(shape, tuple)" in ported and "torch" not in ported
+    namespace: dict[str, object] = {}
+    exec(compile(ported, "describe.py", "exec"), namespace)
+    describe = namespace["describe"]
+    assert callable(describe)
+    assert describe((2, 3), "CPU") == "2-d on CPU" and describe([2, 3]) == "not a shape"
+
+
+PROBED = textwrap.dedent("""\
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+    FUSED = hasattr(torch.nn.functional, "scaled_dot_product_attention")
+    NATIVE_RMS = hasattr(F, 'rms_norm')
+    EXPORTING = hasattr(torch, "compiler") and hasattr(torch.compiler, "is_exporting")
+    no_compile = getattr(getattr(torch, "compiler", None), "disable", None) or (lambda fn: fn)
+    silu = getattr(F, "silu", None)
+    scripting = getattr(torch.jit, "is_scripting", None)
+
+
+    def attention(q, k, v):
+        if FUSED:
+            return F.scaled_dot_product_attention(q, k, v)
+        return (q @ k.transpose(-2, -1)).softmax(-1) @ v
+""")
+
+
+def test_feature_probes_on_torch_are_answered_from_the_tables() -> None:
+    """hasattr/getattr on a torch module: a name the port writes something for is there (a MindSpore target,
+    or a rewrite of its own), any other is not; getattr gives the target or its default."""
+    table = load_table()
+    missing = table.lookup("torch.nn.functional.scaled_dot_product_attention")
+    rms = table.lookup("torch.nn.functional.rms_norm")
+    assert missing is not None and not missing.targets and rms is not None and rms.targets  # the facts used
+    ported = _port(PROBED)
+    assert 'FUSED = False\nNATIVE_RMS = True\nEXPORTING = False and True\n' in ported
+    assert 'no_compile = getattr(None, "disable", None) or (lambda fn: fn)' in ported
+    assert "silu = mindspore.mint.nn.functional.silu\n" in ported  # the same arguments: the target itself
+    assert 'scripting = getattr(torch.jit, "is_scripting", None)' in ported  # only a rewrite serves it: stays
+    assert "    if FUSED:\n        return F.scaled_dot_product_attention(q, k, v)" in ported  # a branch never taken

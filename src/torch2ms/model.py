@@ -212,6 +212,8 @@ class Arg:
     is_tensor: bool = False
     starred: bool = False  # *args or **kwargs
     tag: str = ""  # where the value comes from, for dynamic-shape rules (dynamic_shape.STATIC/DATA/BOOL/DYN)
+    # `**mapping` whose keys a dict display or dict(...) call in sight spells: (key, whether its value is None)
+    keys: tuple[tuple[str, bool], ...] = ()
 
 
 @_pickled_by_fields

@@ -98,6 +98,14 @@ class Val:
     tag: str = ""  # provenance for the dynamic-shape rules: ds.STATIC, ds.DATA, ds.BOOL, ds.DYN
 
 
+@dataclass(frozen=True)
+class Keywords:
+    """The value of a dict display whose keys are all strings (``{'device': device, 'dtype': dtype}``), as a
+    call's ``**mapping`` passes it: (key, whether its value is None) in order."""
+
+    keys: tuple[tuple[str, bool], ...]
+
+
 _NO_SPAN = Span(0, 0, 0, 0)
 V_TENSOR = Val(TENSOR)
 V_OTHER = Val(OTHER)
@@ -635,9 +643,11 @@ class Resolver:
         for key in node.keys:
             if key is not None:
                 self.ev(key)
-        for value in node.values:
-            self.ev(value)
-        return V_OTHER
+        values = [self.ev(value) for value in node.values]
+        keys = [k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+        if len(keys) != len(node.keys):
+            return V_OTHER
+        return Val(OTHER, value=Keywords(tuple((k, v.kind == CONST and v.value is None) for k, v in zip(keys, values))))
 
     def _ev_ifexp(self, node: ast.IfExp) -> Val:
         self._condition(node.test)
@@ -709,8 +719,9 @@ class Resolver:
             if kw.arg is not None:
                 start = self.pos.span(kw)
                 kw_span = Span(start.start_line, start.start_col, start.start_line, start.start_col + len(kw.arg))
+            keys = val.value.keys if kw.arg is None and isinstance(val.value, Keywords) else ()
             out.append(Arg(kw.arg, self.pos.span(kw.value), kw_span, val.kind == CONST,
-                           val.value if val.kind == CONST else None, val.kind == TENSOR, kw.arg is None, val.tag))
+                           val.value if val.kind == CONST else None, val.kind == TENSOR, kw.arg is None, val.tag, keys))
         self._arg_vals = vals  # the arguments' own calls set it too
         return tuple(out)
 
@@ -785,6 +796,9 @@ class Resolver:
                     return self._scalar_builtin(func.id, node, args)
                 if func.id == "super" and self._method_class is not None:
                     return Val(SELF, "super()", cls=self._method_class)
+                if func.id == "dict" and not node.args and all(kw.arg is not None for kw in node.keywords):
+                    return Val(OTHER, value=Keywords(tuple((str(a.keyword), a.is_const and a.value is None)
+                                                           for a in args)))  # dict(device=device, ...)
             if callee.name in ("function", "method"):
                 self._call_edge(func, recv)
                 if isinstance(callee.value, str):  # what it returns is known after the pass

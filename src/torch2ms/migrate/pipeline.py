@@ -23,11 +23,12 @@ from ..engine import parse, scan_source
 from ..fix import fix_held_calls, fix_text
 from ..limits import Limits
 from ..mappings import MappingTable, load_table
+from ..portcheck.names import dotted
 from ..model import Diagnostic, FileResult
 from ..resolve import resolve_module
 from ..source import SourceText
 from .. import leftover, scopes
-from . import data_loaders, imports, training, transform
+from . import data_loaders, imports, probes, training, transform
 
 
 class MigrateError(Exception):
@@ -92,27 +93,9 @@ def existing_cells(tree: ast.Module, table: MappingTable) -> set[str]:
              and entry.rewrite.transform == CELL for target in entry.targets}  # the tables' Cell class
     if not cells:
         return set()
-    aliases: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname \
-                    else alias.name.split(".")[0]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            for alias in node.names:
-                aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef):
-            for base in node.bases:
-                parts: list[str] = []
-                while isinstance(base, ast.Attribute):
-                    parts.append(base.attr)
-                    base = base.value
-                if isinstance(base, ast.Name) and base.id in aliases:
-                    if ".".join([aliases[base.id], *reversed(parts)]) in cells:
-                        found.add(node.name)
-    return found
+    aliases = probes.import_aliases(tree)
+    return {node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
+            and any(dotted(base, aliases) in cells for base in node.bases)}
 
 
 FULL_COLLECTION_EVERY = 1_000_000  # collections of the middle generation between full ones, during one file
@@ -166,6 +149,13 @@ def _migrate_text(text: str, path: str, options: Options | None, cells: set[str]
         if steps.count:
             tree = parse(text)
             facts = resolve_module(tree, table, SourceText(text))
+        # feature probes on torch (`hasattr(F, "rms_norm")`) answered for MindSpore from the tables
+        probed = probes.Probes(table, config.version, config.device, root, table.roots)
+        answered = probed.rewrite(text)
+        if answered != text:
+            text = answered
+            tree = parse(text)
+            facts = resolve_module(tree, table, SourceText(text))
         # 1. the arguments of calls of classes that variables hold (`norm_layer(dim, eps=1e-6)`), while the scan
         # still sees the class (the next step rewrites the values), then rewrites at call sites that the
         # scan's facts of this very text locate
@@ -196,10 +186,10 @@ def _migrate_text(text: str, path: str, options: Options | None, cells: set[str]
     except SyntaxError as exc:  # defensive: libcst writes valid code, the fix engine checks its own
         raise MigrateError(f"{path}: the migrated text does not parse ({exc.msg}); nothing written") from None
     after = _with_left_torch(scan_source(new, path, config, table), new, table.roots, config)
-    rewritten = loaders.count + steps.count + len(held) + sites.count + len(outcome.applied) + classes.count \
-        + len(localized)
+    rewritten = loaders.count + steps.count + len(probed.done) + len(held) + sites.count + len(outcome.applied) \
+        + classes.count + len(localized)
     return Migration(path, original, new, len(before.diagnostics), rewritten, after, root, removed,
-                     loaders.done + loaders.left + steps.done + steps.left + sites.done + classes.done
+                     loaders.done + loaders.left + steps.done + steps.left + probed.done + sites.done + classes.done
                      + [f"moved into the functions using it: {n}" for n in localized], tuple(before.diagnostics),
                      loaders.left + steps.left)
 

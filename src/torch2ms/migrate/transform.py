@@ -402,11 +402,14 @@ class CallSites(_Rewriter):
 
     def _python_name(self, node: cst.Name | cst.Attribute) -> cst.BaseExpression | None:
         """A torch name whose entry's rewrite is `python_name` (``torch.jit.Final``) -> the plain-Python name it
-        gives (``typing.Final``), whose module the file then imports."""
+        gives (``typing.Final``), whose module the file then imports. A rewrite of calls may name the plain type
+        that stands for the torch class where it names a type (`type_name`: ``torch.device`` -> ``str``)."""
         for call in self._calls(node):
             entry = self.table.lookup(call.api) if call.kind in _NAMED else None
             rewrite = entry.rewrite if entry is not None else None
             name = str(rewrite.arg("name", "")) if rewrite is not None and rewrite.transform == PYTHON_NAME else ""
+            if not name and rewrite is not None and call.kind is CallKind.TYPE:
+                name = str(rewrite.arg("type_name", ""))
             if name:
                 if "." in name:  # a builtin (`str`) needs no import
                     self.imports.add(name.partition(".")[0])

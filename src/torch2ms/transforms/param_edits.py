@@ -56,6 +56,23 @@ _GENERAL_DROPPED: dict[str, tuple[object, ...]] = {
 }
 
 
+# Keywords MindSpore has too but that go where they pass torch's default (None: the default dtype, float32 in
+# both libraries); MindSpore's older layers (mindspore.nn.Dense, Conv2d, LayerNorm) raise on dtype=None.
+_DEFAULT_DROPPED: dict[str, tuple[object, ...]] = {"dtype": (None,)}
+
+
+def _dropped_mapping(arg: Arg, declared: set[str]) -> bool | None:
+    """For ``**mapping`` whose keys a dict display spells, all of them general keywords MindSpore lacks or
+    keywords that go at their default (``dd = {'device': device, 'dtype': dtype}``, the way libraries pass a
+    caller's placement on to every layer): whether dropping it is safe (every value None, torch's default),
+    or None when it must stay."""
+    if not arg.starred or arg.keyword is not None or not arg.keys:
+        return None
+    if any(key in declared or (key not in _GENERAL_DROPPED and key not in _DEFAULT_DROPPED) for key, _ in arg.keys):
+        return None
+    return all(none for _, none in arg.keys)
+
+
 def _general_default(src: EditBuilder, arg: Arg) -> bool:
     """True when `arg` passes torch's default for its general keyword (a constant or a torch attribute)."""
     values = _GENERAL_DROPPED.get(arg.keyword or "", ())
@@ -98,11 +115,11 @@ def param_edits(src: EditBuilder, call: ApiCall, target: Target, receiver_first:
     safe = True
     dropped: list[Arg] = []
     explicit: list[str] = []
-    starred = any(a.starred for a in call.args)
+    declared = {f.torch for f in target.params if f.torch}
+    starred = any(a.starred and _dropped_mapping(a, declared) is None for a in call.args)  # one that stays
     legacy = _legacy_reduction(src, call)
     if legacy is False:
         return None
-    declared = {f.torch for f in target.params if f.torch}
     for fact in target.params:
         passed = passed_arg(call, fact)
         match fact.kind:
@@ -204,6 +221,12 @@ def param_edits(src: EditBuilder, call: ApiCall, target: Target, receiver_first:
         if arg.keyword in _GENERAL_DROPPED and arg.keyword not in declared and all(arg is not d for d in dropped):
             if not _general_default(src, arg):
                 safe = False
+            dropped.append(arg)
+        elif arg.keyword in _DEFAULT_DROPPED and arg.keyword not in declared and arg.is_const \
+                and arg.value in _DEFAULT_DROPPED[arg.keyword]:
+            dropped.append(arg)
+        elif (mapping := _dropped_mapping(arg, declared)) is not None:
+            safe = safe and mapping  # a value other than None: what it selected (a dtype) is lost
             dropped.append(arg)
     if legacy is not None:
         dropped.extend(a for a in call.args if a.keyword in ("size_average", "reduce"))

@@ -1,0 +1,101 @@
+"""Feature probes on torch, answered for MindSpore: ``hasattr(torch.nn.functional, "rms_norm")`` and
+``getattr(torch, "compiler", None)``, the way libraries ask whether the installed torch has a function before
+choosing a code path. The answer comes from the mapping tables: a name the port writes something for (a
+MindSpore target, or a rewrite such as ``torch.jit.is_scripting()`` -> ``False``) is there; any other is not.
+
+- ``hasattr(M, "name")`` -> ``True`` or ``False``;
+- ``getattr(M, "name", default)`` -> the MindSpore target where it takes the same arguments (no parameter
+  facts), ``default`` where the name is not there; a name only a rewrite serves stays as it is (reported).
+
+`M` is a torch module or class named through the file's module-level imports (``import torch.nn.functional
+as F``, ``from torch import nn``). Located on Python's own syntax tree and written as text edits."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Collection
+
+from ..mappings import MappingTable
+from ..portcheck.names import dotted
+from ..source import SourceText
+
+PROBES = frozenset({"hasattr", "getattr"})  # Python's builtins that ask whether an object has a name
+
+
+def import_aliases(tree: ast.Module) -> dict[str, str]:
+    """Name -> dotted module path of each ``import`` and absolute ``from ... import`` of the file."""
+    aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname \
+                    else alias.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            for alias in node.names:
+                aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return aliases
+
+
+class Probes:
+    """The rewrites of one file's feature probes; `done`: "line: what" for each."""
+
+    def __init__(self, table: MappingTable, version: tuple[int, ...], device: str, root: str,
+                 roots: Collection[str]) -> None:
+        self.table = table
+        self.version = version
+        self.device = device
+        self.root = root
+        self.roots = frozenset(roots)
+        self.done: list[str] = []
+
+    def rewrite(self, text: str) -> str:
+        tree = ast.parse(text)
+        aliases = {k: v for k, v in import_aliases(tree).items() if v.split(".")[0] in self.roots}
+        if not aliases:
+            return text
+        source = SourceText(text)
+        edits: list[tuple[int, int, str]] = []
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            new = self._answer(node, aliases, source)
+            if new is not None and node.end_lineno is not None and node.end_col_offset is not None:
+                start = source.offset(node.lineno, source.char_col(node.lineno, node.col_offset))
+                end = source.offset(node.end_lineno, source.char_col(node.end_lineno, node.end_col_offset))
+                if all(end <= s or start >= e for s, e, _ in edits):  # an outer probe was answered first
+                    edits.append((start, end, new))
+                    self.done.append(f"{node.lineno}: feature probe {ast.unparse(node)} -> {new}")
+        for start, end, new in sorted(edits, reverse=True):
+            text = text[:start] + new + text[end:]
+        return text
+
+    def _answer(self, node: ast.Call, aliases: dict[str, str], source: SourceText) -> str | None:
+        func = node.func
+        if not isinstance(func, ast.Name) or func.id not in PROBES or node.keywords \
+                or any(isinstance(a, ast.Starred) for a in node.args):
+            return None
+        probe = func.id == "hasattr"
+        if len(node.args) != (2 if probe else 3):
+            return None
+        owner, name = node.args[0], node.args[1]
+        if not isinstance(name, ast.Constant) or not isinstance(name.value, str):
+            return None
+        module = dotted(owner, aliases)
+        if module is None:
+            return None
+        api = f"{module}.{name.value}"
+        entry = self.table.lookup(api)
+        target = entry.target_for(self.version, self.device) if entry is not None else None
+        if target is not None and not target.api.startswith("mindspore."):
+            target = None
+        there = target is not None or (entry is not None and entry.rewrite is not None)
+        if probe:
+            return "True" if there else "False"
+        if target is not None and not target.params and target.rewrite is None \
+                and (entry is None or entry.rewrite is None):
+            return f"{self.root}.{target.api.removeprefix('mindspore.')}"
+        if not there:
+            default = node.args[2]
+            text = ast.get_source_segment(source.text, default) or ast.unparse(default)
+            return text if isinstance(default, (ast.Constant, ast.Name, ast.Attribute)) else f"({text})"
+        return None
