@@ -44,10 +44,12 @@ def test_a_sample_is_written_as_the_function_or_the_method_call() -> None:
     assert layer_text("torch.nn.Linear", (3, 4), {"bias": False}, (x0,), {}) == "torch.nn.Linear(3, 4, bias=False)(x0)"
 
 
-def test_case_tags_name_the_source_dtype_keywords_and_empty_tensors() -> None:
-    assert case_tags("opinfo", "float32", [Tensor("x0"), 2], {"dim": 1}) == ["opinfo", "dtype=float32", "opt=dim"]
-    assert case_tags("moduleinfo", "float64", [[Tensor("x0", empty=True)]], {}) == \
-        ["moduleinfo", "dtype=float64", "empty"]
+def test_case_tags_name_the_source_dtype_keywords_and_shapes() -> None:
+    x, y = Tensor("x0", (2, 3)), Tensor("x1", (2, 3))
+    assert case_tags("opinfo", "float32", [x, 2, y], {"dim": 1}) == ["opinfo", "dtype=float32", "opt=dim"]
+    assert case_tags("moduleinfo", "float64", [[Tensor("x0", (0, 3))]], {}) == ["moduleinfo", "dtype=float64", "empty"]
+    assert case_tags("opinfo", "float32", [x, Tensor("x1", (3,))], {}) == ["opinfo", "dtype=float32", "broadcast"]
+    assert case_tags("opinfo", "float32", [Tensor("x0", ())], {}) == ["opinfo", "dtype=float32", "0-d"]
 
 
 # ------------------------------------------------------------------ jobs

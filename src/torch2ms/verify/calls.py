@@ -15,10 +15,10 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Tensor:
-    """A tensor argument, written as its variable's name; `empty`: it has no element."""
+    """A tensor argument, written as its variable's name; `shape`: its shape (for the case's tags)."""
 
     name: str
-    empty: bool = False
+    shape: tuple[int, ...] = (1,)
 
 
 @dataclass(frozen=True)
@@ -91,8 +91,14 @@ def tensors_in(value: Any) -> list[Tensor]:
 
 def case_tags(source: str, dtype: str, values: list[Any], kwargs: dict[str, Any]) -> list[str]:
     """What a sample exercises, in the generator's tag words (facts' `covers` cite them): its source,
-    its dtype, each keyword given (`opt=NAME`), and `empty` when a tensor has no element."""
+    its dtype, each keyword given (`opt=NAME`), `0-d` when a tensor is 0-d, `empty` when one has no
+    element, and `broadcast` when two tensors have different shapes."""
     tags = [source, f"dtype={dtype}"] + [f"opt={k}" for k in kwargs]
-    if any(t.empty for v in values for t in tensors_in(v)):
+    shapes = [t.shape for v in values for t in tensors_in(v)]
+    if any(len(shape) == 0 for shape in shapes):
+        tags.append("0-d")
+    if any(0 in shape for shape in shapes):
         tags.append("empty")
+    if len(set(shapes)) > 1:
+        tags.append("broadcast")
     return tags

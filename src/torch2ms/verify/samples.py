@@ -86,7 +86,7 @@ class _Writer:
             array = (t.float() if dtype == "bfloat16" else t.resolve_conj().resolve_neg()).numpy().copy()
             self.rt.held[f"{self.key}.{name}"] = array
             self.inputs[name] = {"held": f"{self.key}.{name}", "dtype": dtype}
-            return Tensor(name, empty=value.numel() == 0)
+            return Tensor(name, tuple(int(n) for n in value.shape))
         if isinstance(value, torch.dtype):
             return Dtype(canonical_dtype(str(value)).replace("py:", ""))
         if isinstance(value, np.generic):
