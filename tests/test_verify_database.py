@@ -50,6 +50,9 @@ def test_case_tags_name_the_source_dtype_keywords_and_shapes() -> None:
     assert case_tags("moduleinfo", "float64", [[Tensor("x0", (0, 3))]], {}) == ["moduleinfo", "dtype=float64", "empty"]
     assert case_tags("opinfo", "float32", [x, Tensor("x1", (3,))], {}) == ["opinfo", "dtype=float32", "broadcast"]
     assert case_tags("opinfo", "float32", [Tensor("x0", ())], {}) == ["opinfo", "dtype=float32", "0-d"]
+    # a matrix product's shapes differ without broadcasting
+    assert case_tags("opinfo", "float32", [Tensor("x0", (5, 0)), Tensor("x1", (0, 5))], {}) == \
+        ["opinfo", "dtype=float32", "empty"]
 
 
 # ------------------------------------------------------------------ jobs
@@ -78,6 +81,14 @@ def test_one_job_per_entry_written_form_and_dtype_in_the_form_for_the_device() -
     assert linear["rewrite"]["device"] == "cpu" and "cpu" in linear["for"]
     every = sample_specs(TABLE, CATALOG, "cpu", every_dtype=True, apis={"torch.add"})
     assert [s["dtype"] for s in every] == ["float32", "float64", "int64"]  # float32 first
+
+
+def test_samples_are_compared_as_the_entrys_own_example() -> None:
+    """torch.empty_like's example compares shapes only (uninitialised memory): so do its samples."""
+    catalog = {"ops": [{"name": "empty_like", "variant": "", "method": False, "dtypes": ["float32"]}]}
+    (spec,) = sample_specs(TABLE, catalog, "cpu")
+    assert TABLE.entries["torch.empty_like"].examples[0].extra["compare"] == "shape"
+    assert spec["compare"] == "shape"
 
 
 def test_record_keeps_the_cases_of_each_source(tmp_path: Path) -> None:

@@ -92,13 +92,18 @@ def tensors_in(value: Any) -> list[Tensor]:
 def case_tags(source: str, dtype: str, values: list[Any], kwargs: dict[str, Any]) -> list[str]:
     """What a sample exercises, in the generator's tag words (facts' `covers` cite them): its source,
     its dtype, each keyword given (`opt=NAME`), `0-d` when a tensor is 0-d, `empty` when one has no
-    element, and `broadcast` when two tensors have different shapes."""
+    element, and `broadcast` when two tensors have different shapes that broadcast together."""
     tags = [source, f"dtype={dtype}"] + [f"opt={k}" for k in kwargs]
     shapes = [t.shape for v in values for t in tensors_in(v)]
     if any(len(shape) == 0 for shape in shapes):
         tags.append("0-d")
     if any(0 in shape for shape in shapes):
         tags.append("empty")
-    if len(set(shapes)) > 1:
+    if any(a != b and broadcastable(a, b) for a in shapes for b in shapes):
         tags.append("broadcast")
     return tags
+
+
+def broadcastable(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    """Whether two shapes broadcast together (each trailing pair equal, or one of them 1)."""
+    return all(x == y or 1 in (x, y) for x, y in zip(reversed(a), reversed(b)))

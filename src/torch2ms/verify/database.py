@@ -16,6 +16,8 @@ from ..model import MappingEntry
 from .cases import VERIFIED_CATEGORIES, form_fields, forms
 
 SOURCES = ("generator", "opinfo", "moduleinfo")
+# How the entry's own example is compared (its tolerances, random results): its samples are compared alike.
+COMPARISON_KEYS = ("rtol", "atol", "random", "compare", "timeout")
 FIRST_DTYPE = "float32"
 CATALOG_TIMEOUT_S = 600.0  # importing the database in a busy worker
 
@@ -66,12 +68,14 @@ def sample_specs(table: MappingTable, catalog: dict[str, Any], device: str = "cp
         if form is None:
             continue
         source = "moduleinfo" if kind == "layer" else "opinfo"
+        compared = {k: entry.examples[0].extra[k] for k in COMPARISON_KEYS
+                    if entry.examples and k in entry.examples[0].extra}
         variant = str(item.get("variant") or "")
         for dtype in _dtypes(list(item.get("dtypes") or []), every_dtype):
             label = f"{item['name']}.{variant}" if variant else str(item["name"])
             specs.append({"id": f"{api}#{source}:{label}:{dtype}@{form.target.api}", "api": api,
                           "source": source, "op": item["name"], "variant": variant, "dtype": dtype,
-                          "kind": kind, **form_fields(form)})
+                          "kind": kind, **compared, **form_fields(form)})
     return specs
 
 
