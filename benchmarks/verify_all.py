@@ -20,7 +20,7 @@ import time
 from torch2ms.mappings import load_table, parse_version
 from torch2ms.model import Category
 from torch2ms.verify.cases import example_specs, select
-from torch2ms.verify.command import entry_line, run_entries, write_run
+from torch2ms.verify.command import entry_line, print_lines, run_entries, write_run
 from torch2ms.verify.pool import Pool
 from torch2ms.verify.record import default_path, device_name
 
@@ -54,13 +54,7 @@ def main() -> int:
     wall = time.perf_counter() - start
     where = device_name(options.device)
     lines = [f"{v.status.upper():7} {api}: {entry_line(v)}" for api, v in sorted(verdicts.items())]
-    if options.entries:
-        with open(options.entries, "w", encoding="utf-8") as handle:
-            handle.write("\n".join(lines) + "\n")
-        print(f"cases per entry and form on {where}: {options.entries}")
-    else:
-        print(f"cases per entry and form on {where}:")
-        print("\n".join("  " + line for line in lines))
+    print_lines(lines, options.entries, f"cases per entry and form on {where}")
     counts: dict[str, int] = {}
     for verdict in verdicts.values():
         counts[verdict.status] = counts.get(verdict.status, 0) + 1

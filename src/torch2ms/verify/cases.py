@@ -122,6 +122,23 @@ def _weights(entry: MappingEntry, ms_class: str, example: Example, facts: Facts 
     return {"layer": entry.api, "ms": ms_class, "forms": facts.closure(entry.api, ms_class).to_json()}
 
 
+def form_fields(form: Form) -> dict[str, Any]:
+    """A job's fields for the form it checks: how the fix rewrites its cases, the form and its devices,
+    the time budget and the tags of cases the form's facts explain (`covers`)."""
+    fields: dict[str, Any] = {
+        "rewrite": {"version": form.version_text, "device": form.rewrite_device,
+                    # measured to have no kernel wherever the fix writes it: write it all the same
+                    "measure": form.rewrite_device in form.target.no_kernel},
+        "form": form.target.api,
+        "for": list(form.devices),
+        "budget": CASE_BUDGET_S,
+    }
+    covers = _covers(form.target)
+    if covers:
+        fields["covers"] = covers
+    return fields
+
+
 def example_specs(entry: MappingEntry, version: tuple[int, ...] = DEFAULT_VERSION,
                   only: Iterable[str] | None = None, facts: Facts | None = None) -> list[dict[str, Any]]:
     """One job per example and form the fix writes: the example's cases, rewritten by the fix engine
@@ -143,21 +160,13 @@ def example_specs(entry: MappingEntry, version: tuple[int, ...] = DEFAULT_VERSIO
                 "api": entry.api,
                 "torch": example.torch,
                 "inputs": dict(example.inputs),
-                "rewrite": {"version": form.version_text, "device": form.rewrite_device,
-                            # measured to have no kernel wherever the fix writes it: write it all the same
-                            "measure": form.rewrite_device in form.target.no_kernel},
-                "form": form.target.api,
-                "for": list(form.devices),
-                "budget": CASE_BUDGET_S,
+                **form_fields(form),
             }
             spec.update({k: example.extra[k] for k in EXAMPLE_KEYS if k in example.extra})
             spec.pop("dtypes", None)
             dtypes = declared_dtypes(form.target, example)
             if dtypes:
                 spec["dtypes"] = dtypes
-            covers = _covers(form.target)
-            if covers:
-                spec["covers"] = covers
             weights = _weights(entry, form.target.api, example, facts)
             if weights is not None:
                 spec["weights"] = weights
@@ -248,18 +257,23 @@ def _form_record(spec: dict[str, Any], results: list[dict[str, Any]]) -> FormRec
     for r in results:
         for tag, why in (r.get("differences") or {}).items():
             differences.setdefault(str(tag), str(why))
+    sources: dict[str, int] = {}
+    for r in results:
+        if r.get("source"):
+            sources[str(r["source"])] = sources.get(str(r["source"]), 0) + int(r.get("cases") or 0)
     return FormRecord(form=str(spec["form"]), status=status, devices=tuple(spec.get("for") or ()),
                       version=str(spec["rewrite"]["version"]), counts=counts,
                       max_abs_err=max(abs_errs) if abs_errs else None,
                       max_rel_err=max(rel_errs) if rel_errs else None, reason=reason,
-                      runs=True if True in runs else (False if False in runs else None), differences=differences)
+                      runs=True if True in runs else (False if False in runs else None), differences=differences,
+                      sources=sources)
 
 
 def entry_verdict(entry: MappingEntry, device: str, specs: list[dict[str, Any]],
                   results: list[dict[str, Any]]) -> EntryRecord:
     """What the entry's jobs (`specs`, in order, with their `results`) say for the device they ran on:
     one record per form; the entry's status is that of the form written for the device."""
-    if not entry.examples:
+    if not entry.examples and not specs:
         if entry.not_runnable:  # declared in the table: counted apart from entries that merely lack one
             return EntryRecord(status="skipped", reason=f"{NOT_RUNNABLE}{entry.not_runnable}")
         return EntryRecord(status="skipped", reason="no example")

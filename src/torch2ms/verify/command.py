@@ -243,6 +243,18 @@ def run(args: argparse.Namespace, out: TextIO | None = None, pool: Pool | None =
     return EXIT_OK if counts["failed"] == 0 and counts["error"] == 0 else EXIT_FAILED
 
 
+def print_lines(lines: list[str], path: str | None, heading: str, out: TextIO = sys.stdout) -> None:
+    """A benchmark's per-entry lines: into the file `path` (then only its name printed), else printed
+    indented under `heading`."""
+    if path:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write("\n".join(lines) + "\n")
+        print(f"{heading}: {path}", file=out)
+    else:
+        print(f"{heading}:", file=out)
+        print("\n".join("  " + line for line in lines), file=out)
+
+
 def entry_line(verdict: EntryRecord) -> str:
     """Cases per form for one entry: `mindspore.nn.Conv2d [cpu, gpu] passed 26/26; ...`."""
     parts = []

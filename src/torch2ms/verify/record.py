@@ -10,7 +10,11 @@ what happened when the fix's own text ran on generated cases (docs/verify.md)::
      "entries": {"torch.abs": {"cpu": {"status": "passed", "reason": "", "forms": [
         {"form": "mindspore.mint.abs", "for": ["cpu", "gpu", "ascend"], "version": "2.10",
          "status": "passed", "cases": 31, "agreed": 31, "stated": 0, "failed": 0, "no_fix": 0,
-         "rejected": 4, "max_abs_err": 0.0, "max_rel_err": 0.0, "runs": true, "reason": ""}]}}}}
+         "rejected": 4, "max_abs_err": 0.0, "max_rel_err": 0.0, "runs": true, "reason": "",
+         "sources": {"generator": 27, "opinfo": 4}}]}}}}
+
+`sources` counts a form's cases by where they came from: the generator (verify/generate.py) or
+torch's own test database (OpInfo, ModuleInfo: verify/samples.py); absent in a record written before.
 
 A form's `status`: passed (a case agreed, and every other differed as a fact of the form
 states), differs (every case differed, each as a fact states), failed (a case disagreed that
@@ -62,6 +66,7 @@ class FormRecord:
     reason: str = ""
     runs: bool | None = None  # MindSpore ran the form's code here (False: no kernel on this device)
     differences: dict[str, str] = field(default_factory=dict)  # case tag -> how its first disagreeing case differed
+    sources: dict[str, int] = field(default_factory=dict)  # cases per source: generator, opinfo, moduleinfo
 
     def count(self, key: str) -> int:
         return int(self.counts.get(key, 0))
@@ -74,6 +79,8 @@ class FormRecord:
                     "runs": self.runs, "reason": self.reason})
         if self.differences:
             out["differences"] = dict(sorted(self.differences.items()))
+        if self.sources:
+            out["sources"] = dict(sorted(self.sources.items()))
         return out
 
 
@@ -203,12 +210,16 @@ def _form(raw: Any, where: str) -> FormRecord:
     differences = raw.get("differences") or {}
     if not isinstance(differences, dict):
         raise RecordError(f"{where}: 'differences' must be an object")
+    sources = raw.get("sources") or {}
+    if not isinstance(sources, dict):
+        raise RecordError(f"{where}: 'sources' must be an object of counts")
     return FormRecord(form=raw["form"], status=raw["status"], devices=tuple(str(d) for d in devices),
                       version=str(raw.get("version") or ""), counts=counts,
                       max_abs_err=_number(raw.get("max_abs_err")), max_rel_err=_number(raw.get("max_rel_err")),
                       reason=str(raw.get("reason") or ""),
                       runs=raw.get("runs") if isinstance(raw.get("runs"), bool) else None,
-                      differences={str(k): str(v) for k, v in differences.items()})
+                      differences={str(k): str(v) for k, v in differences.items()},
+                      sources={str(k): _count(v, f"{where}: 'sources.{k}'") for k, v in sources.items()})
 
 
 def _count(value: Any, where: str) -> int:

@@ -32,13 +32,15 @@ from ..process import configure_process
 from .code import receiver, split_layer
 from . import fixtures
 from . import generate as generate_module
-from .generate import MIN_CASES, Signature, generate, seed_cases
+from .generate import MIN_CASES, Case, Signature, generate, seed_cases
 from .compare import Arr, Outcome, canonical_dtype, compare, compare_draws
 
 STEPS = 3  # optimizer steps
+SAMPLE_SOURCES = ("opinfo", "moduleinfo")  # cases from torch's own test database (verify/samples.py)
 # Notes of a layer case whose weights were copied by the table's facts; a job's generated cases pass them on.
 WEIGHTS_COPIED = "weights copied by the facts of"
 INFERENCE_COMPARED = "inference mode compared"
+STATE_COMPARED = "buffers compared after the call"
 SCHEDULER_STEPS = 6
 
 
@@ -222,6 +224,7 @@ class Runtime:
         # costs microseconds instead of milliseconds of hand-over to the launch thread.
         mindspore.runtime.launch_blocking()
         self.device = device
+        self.held: dict[str, Any] = {}  # arrays the current job made itself, by key (input specs name them)
         self.torch_device = "cpu"
         if device == "gpu":
             if not torch.cuda.is_available():
@@ -245,6 +248,8 @@ class Runtime:
     def make_array(self, name: str, spec: dict[str, Any], seed: int) -> Any:
         np = self.np
         dtype = spec.get("dtype", "float32")
+        if "held" in spec:  # made in this worker (a sample of torch's test database): its values as they are
+            return self.held[str(spec["held"])]
         if "value" in spec:
             return np.array(spec["value"], dtype=None if dtype == "bfloat16" else dtype)
         shape = tuple(spec.get("shape", ()))
@@ -403,7 +408,7 @@ class Job:
             return t_split[1], None
         if self.rt.torch_device != "cpu":
             t_layer.to(self.rt.torch_device)
-        t_layer.train(True)
+        t_layer.train(self.spec.get("train") is not False)
         if self.weights is not None:
             return t_split[1], self.random_weights(t_layer)
         return t_split[1], module_state(t_layer)
@@ -427,7 +432,34 @@ class Job:
                     copied = self.copy_weights(weights, m_layer)
             except Exception as exc:  # noqa: BLE001 - a cell that refuses the values is MindSpore's failure
                 raise ExampleError("mindspore", exc) from exc
+        if isinstance(self.spec.get("train"), bool) and isinstance(m_layer, self.rt.ms.nn.Cell):
+            m_layer.set_train(self.spec["train"])  # the mode the case names (a ModuleInfo's train or eval)
         return m_split[1], copied
+
+    def compare_state(self, t_env: dict[str, Any], m_env: dict[str, Any], outcome: Outcome) -> None:
+        """The layers' floating buffers after the call (running statistics after a training step), each
+        against the cell's parameter of the same name or MindSpore's spelling of it (`param_renames`)."""
+        t_layer, m_layer = t_env.get("__layer"), m_env.get("__layer")
+        if t_layer is None or m_layer is None or not isinstance(m_layer, self.rt.ms.nn.Cell):
+            return
+        renames = param_renames()  # MindSpore's last name component -> torch's
+        params: dict[str, Any] = {}
+        for m_name, param in m_layer.parameters_and_names():
+            head, _, last = m_name.rpartition(".")
+            params.setdefault((f"{head}." if head else "") + renames.get(last, last), param)
+        for name, buffer in t_layer.named_buffers():
+            if not buffer.is_floating_point():
+                continue
+            param = params.get(name)
+            if param is None:  # a cell that wraps its inner one (bn2d.moving_mean): the one name ending so
+                ending = [p for n, p in params.items() if n.endswith("." + name)]
+                param = ending[0] if len(ending) == 1 else None
+            if param is None:
+                outcome.fail(f"the cell has no parameter for torch's buffer {name}")
+                return
+            outcome.merge(self.cmp(self.rt.plain(buffer), self.rt.plain(param), f"{name} after the call",
+                                   mode="values"))
+        self.notes.append(STATE_COMPARED)
 
     def random_weights(self, t_layer: Any) -> dict[str, Any]:
         """Give torch's floating tensors seeded random values, distinct so that a wrong pairing shows in the
@@ -560,6 +592,8 @@ class Job:
                 outcome.merge(compare_draws([a] + a_draws, [b] + b_draws))
         if inference is not None:
             outcome.merge(inference)
+        if outcome.ok and layered and self.spec.get("train") is True and copied:
+            self.compare_state(t_env, m_env, outcome)
         if outcome.ok and t_after is not None and m_receiver is not None:
             try:
                 m_after = rt.plain(m_receiver)
@@ -931,18 +965,27 @@ MAX_FAILURES = 5
 MAX_EXTRA_SEEDS = 40
 
 
-def run_cases(rt: Runtime, spec: dict[str, Any], progress: Any = None) -> dict[str, Any]:
-    """Generate the example's cases, rewrite each with the fix engine for the job's version and
-    device, run both codes and tally: every case torch accepts is agreed, stated (disagrees as a
-    fact of the form says, by its `covers` tags), failed, or not rewritten (no_fix)."""
+MakeCases = Callable[[Runtime, dict[str, Any]], list[Case]]
+
+
+def run_cases(rt: Runtime, spec: dict[str, Any], progress: Any = None,
+              make_cases: MakeCases | None = None) -> dict[str, Any]:
+    """Generate the example's cases (or take those `make_cases` makes: samples of torch's test
+    database), rewrite each with the fix engine for the job's version and device, run both codes and
+    tally: every case torch accepts is agreed, stated (disagrees as a fact of the form says, by its
+    `covers` tags), failed, or not rewritten (no_fix)."""
     start = time.perf_counter()
     budget = float(spec.get("budget", 120))
     kind = str(spec.get("kind") or "function")
     rewrite = dict(spec["rewrite"])
     covers = set(spec.get("covers") or ())
     inputs = dict(spec.get("inputs") or {})
-    sig = signature_of(rt, spec["torch"], kind, inputs)
-    cases = generate(spec, sig)
+    if make_cases is None:
+        cases = generate(spec, signature_of(rt, spec["torch"], kind, inputs))
+        names = list(inputs)
+    else:
+        cases = make_cases(rt, spec)
+        names = sorted({name for case in cases for name in case.inputs})
     tally: dict[str, int] = dict.fromkeys(("agreed", "stated", "failed", "rejected", "no_fix", "uncompared"), 0)
     failures: list[dict[str, Any]] = []
     failed_tags: dict[str, int] = {}
@@ -974,7 +1017,7 @@ def run_cases(rt: Runtime, spec: dict[str, Any], progress: Any = None) -> dict[s
                 progress(index - 1, case.tags)
             if case.torch not in written:
                 todo = sorted({c.torch for c in cases if c.torch not in written})
-                written.update(_REWRITER.rewrite(todo, list(inputs), str(rewrite.get("version", "2.10")),
+                written.update(_REWRITER.rewrite(todo, names, str(rewrite.get("version", "2.10")),
                                                  str(rewrite.get("device", "cpu")), spec.get("form"), spec.get("api"),
                                                  bool(rewrite.get("measure"))))
             ms_code, why = written[case.torch]
@@ -1010,7 +1053,7 @@ def run_cases(rt: Runtime, spec: dict[str, Any], progress: Any = None) -> dict[s
             tally["uncompared"] += 1
             continue
         for note in result.get("notes") or ():
-            if str(note).startswith((WEIGHTS_COPIED, INFERENCE_COMPARED)) and note not in notes:
+            if str(note).startswith((WEIGHTS_COPIED, INFERENCE_COMPARED, STATE_COMPARED)) and note not in notes:
                 notes.append(str(note))
         if result.get("compare"):
             modes.add(str(result["compare"]))
@@ -1035,7 +1078,7 @@ def run_cases(rt: Runtime, spec: dict[str, Any], progress: Any = None) -> dict[s
                 failures.append({"tags": case.tags, "torch": case.torch, "mindspore": ms_code,
                                  "inputs": case.inputs, "reason": result.get("reason")})
         ran = tally["agreed"] + tally["stated"] + tally["failed"]
-        if index == len(cases) and ran < MIN_CASES and extra < MAX_EXTRA_SEEDS and ran:
+        if make_cases is None and index == len(cases) and ran < MIN_CASES and extra < MAX_EXTRA_SEEDS and ran:
             more = seed_cases(spec, len(cases) + 1 + extra, min(8, MAX_EXTRA_SEEDS - extra))
             extra += len(more)
             cases.extend(more)
@@ -1076,7 +1119,8 @@ def run_cases(rt: Runtime, spec: dict[str, Any], progress: Any = None) -> dict[s
     return out
 
 
-def run_one(rt: Runtime, spec: dict[str, Any], progress: Any = None) -> dict[str, Any]:
+def run_one(rt: Runtime, spec: dict[str, Any], progress: Any = None,
+            make_cases: MakeCases | None = None) -> dict[str, Any]:
     """One job: an example's generated cases as the fix writes them (`rewrite` in the spec), or
     one explicit pair of codes (`mindspore` in the spec: FILE:LINE and the backend's own tests).
     `progress(index, tags)` is told each case before it runs (the pool resubmits a job whose case
@@ -1084,7 +1128,7 @@ def run_one(rt: Runtime, spec: dict[str, Any], progress: Any = None) -> dict[str
     start = time.perf_counter()
     try:
         if spec.get("rewrite"):
-            result = run_cases(rt, spec, progress)
+            result = run_cases(rt, spec, progress, make_cases)
         else:
             result = _outcome(rt, spec)
             result.pop("side", None)
@@ -1095,6 +1139,8 @@ def run_one(rt: Runtime, spec: dict[str, Any], progress: Any = None) -> dict[str
         tb = traceback.format_exc(limit=3).strip().splitlines()
         result = {"status": "error", "reason": f"verify backend error: {type(exc).__name__}: {exc}", "notes": tb[-3:]}
     result["id"] = spec.get("id")
+    if spec.get("rewrite"):
+        result["source"] = str(spec.get("source") or "generator")
     result["seconds"] = round(time.perf_counter() - start, 4)
     return result
 
@@ -1161,6 +1207,10 @@ def main(argv: list[str] | None = None) -> int:
         info = {"torch_version": rt.torch.__version__, "mindspore_version": rt.ms.__version__, "device": args.device}
 
         def handle(spec: dict[str, Any], emit: Emit) -> dict[str, Any]:
+            if spec.get("catalog") or spec.get("source") in SAMPLE_SOURCES:
+                from . import samples  # torch's test database: imported by the first job that needs it
+
+                return samples.handle(rt, spec, emit)
             # the pool learns which case a crash hit
             return run_one(rt, spec, lambda index, tags: emit({"progress": index, "tags": tags}))
 
