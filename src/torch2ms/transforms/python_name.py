@@ -2,7 +2,7 @@
 library (the tables' `name`). `migrate` writes it and imports its module (`torch2ms.migrate.transform`);
 a text fix cannot add that import beside the file's own, so the finding keeps no fix there.
 
-Used by torch.jit.Final."""
+Used by torch.jit.Final and torch.Size (`tuple`: MindSpore's Tensor.shape is a tuple)."""
 
 from __future__ import annotations
 
