@@ -28,7 +28,9 @@ The script needs torch and mindspore installed (the `verify` extra). It
    targets: what code rewrites, src/torch2ms/transforms/). `--rewrites-only` does this step alone;
 8. names the structural rewrites of scripts/mapping_structure.yaml (`structure:` of an entry: what
    `torch2ms migrate` rewrites at a call or a name beyond a text fix). `--structure-only` does this step alone;
-9. writes the dynamic-shape facts of scripts/mapping_dynamic.yaml (`dynamic_shape:` of an entry: which
+9. marks the renamed parameters whose MindSpore name sits at another position than torch's
+   (`by_keyword`, from src/torch2ms/data/mindspore_api.json). `--keywords-only` does this step alone;
+10. writes the dynamic-shape facts of scripts/mapping_dynamic.yaml (`dynamic_shape:` of an entry: which
    calls make a shape depend on data). `--dynamic-only` does this step alone.
 
 The generated YAML is committed; the product reads only the YAML.
@@ -1084,6 +1086,7 @@ def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: s
     add_structure(entries)
     add_dynamic(entries, always_dynamic(dyn_rows))
     add_positions(entries)
+    add_keyword_moves(entries)
     annotate_devices(entries.values(), record)
     derive_case_facts(entries.values(), record)
     if only:
@@ -1566,6 +1569,46 @@ def add_positions(entries: dict[str, dict[str, Any]]) -> None:
                         fact["from_position"] = positions[source]
 
 
+def add_keyword_moves(entries: dict[str, dict[str, Any]]) -> None:
+    """Mark the `renamed` facts whose MindSpore parameter is not at torch's position in the target's signature
+    (src/torch2ms/data/mindspore_api.json, introspected from MindSpore): `by_keyword: true`, so the fix passes
+    a value given by position by keyword (`nn.LayerNorm(s, 1e-3)`: torch's eps sits where MindSpore's
+    begin_norm_axis is). Targets without a known signature (most Tensor methods) are left as they are."""
+    from torch2ms.portcheck.api import load_api
+
+    api = load_api()
+    for name, entry in entries.items():
+        for target in entry.get("ms", ()):
+            facts = target.get("params", ())
+            for fact in facts:
+                fact.pop("by_keyword", None)
+            found = api.name(target["api"])
+            if found is None or found.signature is None:
+                continue
+            positional = [p.name for p in found.signature.positional()]
+            if _is_member(name) and not _is_member(target["api"]) and target.get("written_as") != "like":
+                positional = positional[1:]  # a method written as a function of its receiver: x.f(a) -> f(x, a)
+            for fact in facts:
+                ms, position = fact.get("ms"), fact.get("position")
+                if fact["kind"] != "renamed" or not ms or ms == fact.get("torch") or position is None:
+                    continue
+                param = found.signature.param(ms)
+                if param is None or param.kind in ("*", "**"):
+                    continue
+                if position >= len(positional) or positional[position] != ms:
+                    fact["by_keyword"] = True
+
+
+def _is_member(api: str) -> bool:
+    """A member of a class (torch.Tensor.sum, mindspore.nn.Cell.cells_and_names), not a module's function."""
+    return any(part[:1].isupper() for part in api.split(".")[:-1])
+
+
+def refresh_keyword_moves() -> None:
+    """Rewrite only the `by_keyword` marks of the committed tables' facts (nothing else is re-run)."""
+    refresh_committed(add_keyword_moves, "keyword moves")
+
+
 def documented_default_from(obj: Any, param: str) -> str | None:
     """The other parameter whose value torch's docstring gives as `param`'s default ("stride: ... Default
     value is :attr:`kernel_size`"), read from the parameter's own entry of the Args list; None if none.
@@ -1922,6 +1965,9 @@ def main() -> None:
         return
     if sys.argv[1:] == ["--rewrites-only"]:
         refresh_rewrites()
+        return
+    if sys.argv[1:] == ["--keywords-only"]:
+        refresh_keyword_moves()
         return
     if sys.argv[1:] == ["--structure-only"]:
         refresh_structure()

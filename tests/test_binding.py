@@ -351,3 +351,26 @@ def test_a_later_call_of_a_partial_with_positional_arguments_is_not_bound_as_the
     """)
     assert "make = partial(mindspore.nn.BatchNorm2d, 8)" in out
     assert "norm = make(1e-3, 0.2)\n" in out
+
+
+def test_a_renamed_parameter_passed_by_position_goes_by_keyword_where_mindspore_orders_it_otherwise() -> None:
+    """nn.LayerNorm's eps is its second parameter in torch; in mindspore.nn.LayerNorm the second is
+    begin_norm_axis (epsilon comes later): the value goes by keyword, or the call is left when a later
+    positional argument stops it from moving. Layers of another kind keep their keyword as before."""
+    from torch2ms.config import Config
+    from torch2ms.fix import fix_text
+    from torch2ms.mappings import load_table
+    from torch2ms.portcheck.api import load_api
+
+    signature = load_api().name("mindspore.nn.LayerNorm").signature
+    assert signature is not None and signature.positional()[1].name == "begin_norm_axis"
+    source = textwrap.dedent("""\
+        import torch
+        norm = torch.nn.LayerNorm((16,), 1e-6)
+        kept = torch.nn.LayerNorm((16,), 1e-6, True, False)
+        named = torch.nn.LayerNorm((16,), eps=1e-6)
+    """)
+    out = fix_text(source, "m.py", Config(device="cpu"), True, load_table()).text
+    assert "norm = mindspore.nn.LayerNorm((16,), epsilon=1e-6)" in out
+    assert "kept = torch.nn.LayerNorm((16,), 1e-6, True, False)" in out
+    assert "named = mindspore.nn.LayerNorm((16,), epsilon=1e-6)" in out

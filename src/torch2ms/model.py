@@ -269,6 +269,8 @@ class ParamFact:
     result_dtype: tuple[str, str] | None = None
     # a translated value as an expression of torch's, "{}" standing for it ("1 - {}")
     form: str | None = None
+    # renamed: MindSpore's parameter is not at torch's position, so a value passed by position goes by keyword
+    by_keyword: bool = False
 
     @property
     def only_degenerate_inputs(self) -> bool:

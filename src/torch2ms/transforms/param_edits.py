@@ -150,9 +150,11 @@ def param_edits(src: EditBuilder, call: ApiCall, target: Target, receiver_first:
             case FactKind.RENAMED:
                 if passed is not None and fact.ms and fact.ms != fact.torch and passed.keyword_span is not None:
                     edits.append(Edit(passed.keyword_span, fact.ms))
-                elif passed is not None and fact.ms == fact.torch and passed.keyword is None:
-                    # The same name at another place: MindSpore's parameter at this position is another one
-                    # (nn.Dropout: keep_prob, not p), so the value goes by keyword (only the last positional can)
+                elif passed is not None and fact.ms and (fact.ms == fact.torch or fact.by_keyword) \
+                        and passed.keyword is None:
+                    # The parameter at another place: MindSpore's parameter at this position is another one
+                    # (nn.Dropout: keep_prob, not p; nn.LayerNorm: begin_norm_axis, not eps), so the value goes
+                    # by keyword (only the last positional can)
                     if passed.starred or passed is not [a for a in call.args if a.keyword is None][-1]:
                         return None
                     edits.append(Edit(Span(*arg_start(passed), *arg_start(passed)), f"{fact.ms}="))
