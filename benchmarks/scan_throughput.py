@@ -119,7 +119,8 @@ def main() -> None:
     files = corpus_files(args.corpus, args.limit)
     texts = read_all(files)
     lines = sum(t.count("\n") for t in texts)
-    print(f"corpus: {len(files)} files, {lines:,} lines ({args.corpus.name}), {os.cpu_count()} cores")
+    print(f"corpus: {len(files)} files, {lines:,} lines ({args.corpus.name}), {os.cpu_count()} cores, "
+          f"load average {os.getloadavg()[0]:.1f} at the start")
 
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -169,6 +170,7 @@ def main() -> None:
         print(f"start-up:                                {started:.3f} s on the clock, {started_cpu:.3f} s in CPU time  "
               f"(target < 0.25 s)")
         print(f"speed-up with --jobs {args.jobs}: {one / many:.2f}x")
+        print(f"load average {os.getloadavg()[0]:.1f} at the end (a busy machine stretches the clock)")
 
 
 if __name__ == "__main__":
