@@ -44,6 +44,7 @@ def main() -> int:
     if target.exists():
         shutil.rmtree(target)
     env = dict(os.environ, PYTHONPATH=str(HERE / "src"))
+    load = os.getloadavg()[0]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "torch2ms", "migrate", str(source), "--out", str(target),
@@ -57,6 +58,8 @@ def main() -> int:
     print(f"timm: {found} Python files, {sum(p.stat().st_size for p in source.rglob('*.py')) / 1e6:.1f} MB")
     print(f"migrate --jobs {args.jobs}: {wall:.1f} s wall (goal 60), {cpu:.1f} s CPU, "
           f"peak memory of one process {after.ru_maxrss / 1024:.0f} MB, exit code {done.returncode}")
+    print(f"load average {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end "
+          f"({os.cpu_count()} cores; a busy machine stretches the clock, not the CPU time)")
     if summary is None:
         print("no summary line; the command's last lines:")
         print("\n".join((done.stdout + done.stderr).splitlines()[-10:]))

@@ -575,3 +575,17 @@ def test_linear_selection_accepts_exactly_what_the_pairwise_check_accepts(raw: l
             reference = merged
             accepted.add(edit)
     assert accepted.items == reference
+
+
+def test_fix_text_without_its_scan_result_applies_the_same_fixes():
+    """`scan_result=False` (migrate wants the text only): the scans leave out the port check, whose findings
+    carry no fix, and the text and the fixes applied are the same."""
+    text = ("import mindspore\nimport torch\nimport torch.nn as nn\n\n"
+            "layer = nn.Linear(3, 4)\ny = torch.cat([torch.ones(2), torch.zeros(2)], dim=0)\n"
+            "z = mindspore.ops.no_such_op(y)\n")
+    full = fix_text(text, "port.py", unsafe=True)
+    lean = fix_text(text, "port.py", unsafe=True, scan_result=False)
+    assert full.result is not None and any(d.code.startswith("TMS4") for d in full.result.diagnostics)
+    assert lean.result is None
+    assert lean.text == full.text and lean.text != text
+    assert [(d.code, d.span) for d in lean.applied] == [(d.code, d.span) for d in full.applied]

@@ -515,3 +515,38 @@ def test_a_dynamic_shape_finding_carries_the_rewrite_of_its_call():
 ])
 def test_methods_that_become_functions_or_attributes(line: str, expected: str):
     assert f"\n{expected}\n" in fixed_line(line)
+
+
+def test_one_scopes_answers_in_any_order_as_fresh_ones_do():
+    """A def's body is walked when a lookup first reaches into it: lookups in any order on one `Scopes`
+    give what a fresh one gives, the bindings of a body never leak out and `global` still reaches the module."""
+    text = textwrap.dedent("""
+    import torch as t
+
+    def first(t):
+        def deeper():
+            return t
+        return deeper
+
+    def second():
+        global t
+        t = 3
+        keep = [(t := y) for y in range(2)]
+        return t
+
+    class C:
+        def method(self):
+            t = 1
+            return t
+
+    last = t
+    """)
+    lines = text.splitlines()
+    spots = [(i + 1, line.rindex("t")) for i, line in enumerate(lines)  # each read of t (its line's last t)
+             if line.endswith(("return t", "last = t"))]
+    fresh = [Scopes(ast.parse(text)).kinds("t", line, col) for line, col in spots]
+    assert fresh == [frozenset({"param"}), frozenset({"import:torch"}), frozenset({"assign"}),
+                     frozenset({"import:torch"})]
+    for order in (spots, spots[::-1], spots[1::2] + spots[::2]):
+        shared = Scopes(ast.parse(text))
+        assert {spot: shared.kinds("t", *spot) for spot in order} == dict(zip(spots, fresh))

@@ -248,10 +248,13 @@ class _Progress:
 
 
 def _model_records(args: argparse.Namespace) -> list[dict[str, Any]]:
-    """The `verify-model --record` files for the HTML report, read before scanning (a bad one is exit 2)."""
+    """The `verify-model --record` files for the HTML report, read before scanning (a bad one is exit 2). A scan
+    without any imports nothing of `torch2ms.verify`."""
+    if not args.model_record:
+        return []
     from .verify.model_record import read_model_record
 
-    if args.model_record and not (args.html or args.output_format == "html"):
+    if not (args.html or args.output_format == "html"):
         raise ConfigError("--model-record is shown in the HTML report: add --html FILE (or --output-format html)")
     return [read_model_record(path) for path in args.model_record]
 

@@ -19,9 +19,10 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from .codes import CODES
 from .config import Config
 from .mappings import MappingTable, load_table
-from .model import Diagnostic, Edit, FileResult
+from .model import Category, Diagnostic, Edit, FileResult
 from .strings import safe_text
 from .transforms.edits import EditBuilder
 from .transforms.fixer import HELD_TITLE
@@ -216,11 +217,16 @@ def scan_text(text: str, path: str, config: Config, table: MappingTable) -> File
 
 
 def fix_text(text: str, path: str, config: Config | None = None, unsafe: bool = False,
-             table: MappingTable | None = None, held: bool = True) -> FixOutcome:
+             table: MappingTable | None = None, held: bool = True, scan_result: bool = True) -> FixOutcome:
     """`held`: the fixes of calls of a class a variable holds (`norm_layer(dim, momentum=0.01)`) are applied,
     in the first round only: their callee stays the torch class until its value is rewritten, and a second
-    round would translate their values again."""
+    round would translate their values again. `scan_result=False`: the caller wants the text, not the scan of
+    it (`FixOutcome.result` is None): the scans leave out the port check, whose findings have no fix and
+    never decide which fix is applied."""
     config = config or Config()
+    if not scan_result:
+        config = config.with_ignored(tuple(code for code, info in CODES.items()
+                                           if info.category is Category.PORT_CHECK))
     table = table or load_table()
     original = text
     applied: list[Diagnostic] = []
@@ -248,7 +254,7 @@ def fix_text(text: str, path: str, config: Config | None = None, unsafe: bool = 
                 text, result = cleaned, cleaned_result
         if _broken(result, text):  # defensive: never hand back a file that does not parse
             raise FixError(f"{path}: the fixed text does not parse; the file is left unchanged")
-    return FixOutcome(text, applied, result)
+    return FixOutcome(text, applied, result if scan_result else None)
 
 
 def _broken(result: FileResult, text: str) -> bool:

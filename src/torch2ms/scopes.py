@@ -42,6 +42,7 @@ class _Scope:
     children: list[_Scope] = field(default_factory=list)
     parent: _Scope | None = None
     _starts: list[tuple[int, int]] | None = None  # the children's starts, in order, once looked up
+    pending: list[ast.stmt] | None = None  # a def's body, not walked yet (`Scopes._expand`)
 
     def bind(self, name: str, kind: str) -> None:
         self.names.setdefault(name, set()).add(kind)
@@ -69,6 +70,8 @@ _NODE_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def _node_fields(cls: type) -> tuple[str, ...]:
+    """The fields of `cls` that may hold a node (an empty tuple for a leaf: a name), kept in `_NODE_FIELDS`: look
+    there first, with `None` (not an empty tuple) meaning not computed yet."""
     fields = _NODE_FIELDS[cls] = tuple(f for f in cls._fields if f not in _LEAF_FIELDS)  # type: ignore[attr-defined]
     return fields
 
@@ -76,7 +79,8 @@ def _node_fields(cls: type) -> tuple[str, ...]:
 def _children(node: ast.AST) -> Iterator[ast.AST]:
     """The child nodes `ast.iter_child_nodes` gives, in its order, less the leaves of `_LEAF_FIELDS`."""
     cls = type(node)
-    for name in _NODE_FIELDS.get(cls) or _node_fields(cls):
+    fields = _NODE_FIELDS.get(cls)
+    for name in _node_fields(cls) if fields is None else fields:
         value = getattr(node, name, None)
         if isinstance(value, list):
             for item in value:
@@ -123,11 +127,18 @@ _BINDING_NODES = frozenset({
 
 
 class Scopes:
-    """The scopes of one module and the bindings of each."""
+    """The scopes of one module and the bindings of each. A def's body is walked when a lookup first reaches
+    into it: what it binds stays in its own scope and those inside it (`global` and `nonlocal` are declared
+    there, a walrus binds in the def itself), so the scopes outside never wait for it."""
 
     def __init__(self, tree: ast.Module) -> None:
         self.module = _Scope(None, "module")
         self._visit_body(tree.body, self.module)
+
+    def _expand(self, scope: _Scope) -> None:
+        body, scope.pending = scope.pending, None
+        if body is not None:
+            self._visit_body(body, scope)
 
     # ------------------------------------------------------------------ building
     def _new(self, node: ast.AST, kind: str, parent: _Scope) -> _Scope:
@@ -151,7 +162,7 @@ class Scopes:
             inner = self._new(node, "function", scope)
             for arg in _all_args(node.args):
                 inner.bind(arg.arg, "param")
-            self._visit_body(node.body, inner)
+            inner.pending = node.body
             return
         if isinstance(node, ast.ClassDef):
             for expr in [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]:
@@ -253,6 +264,8 @@ class Scopes:
     def _innermost(self, pos: tuple[int, int]) -> _Scope:
         scope = self.module
         while True:
+            if scope.pending is not None:
+                self._expand(scope)
             inner = scope.child_at(pos)
             if inner is None:
                 return scope
@@ -355,7 +368,8 @@ def shadows_root(tree: ast.AST) -> bool:
         if cls in _NAMED_BINDERS and any(name == ROOT and not _is_library_import(binder)
                                          for name, binder in _bindings_of(node)):
             return True
-        for field_name in _NODE_FIELDS.get(cls) or _node_fields(cls):
+        fields = _NODE_FIELDS.get(cls)
+        for field_name in _node_fields(cls) if fields is None else fields:
             value = getattr(node, field_name, None)
             if isinstance(value, list):
                 todo.extend(item for item in value if isinstance(item, ast.AST))

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TypeVar
 
 import libcst as cst
 from libcst.metadata import (ClassScope, FunctionScope, GlobalScope, ImportAssignment, MetadataWrapper, Scope,
                              ScopeProvider)
 
 from ..scopes import ROOT
+
+_N = TypeVar("_N", bound=cst.CSTNode)
 
 
 def _alias_names(alias: cst.ImportAlias, is_from: bool) -> set[str]:
@@ -85,20 +89,49 @@ class _Remove(cst.CSTTransformer):
 def remove_unused(module: cst.Module, roots: frozenset[str], text: str | None = None) -> tuple[cst.Module, list[str]]:
     """`module` without the imports of `roots` (torch, torchvision, ...) that no code refers to. `text`: the
     module's code, when the caller has it (a text importing none of `roots` needs no scope analysis)."""
+    module, removed, _ = _remove_unused(module, roots, text)
+    return module, removed
+
+
+def tidy(module: cst.Module, roots: frozenset[str], text: str | None = None
+         ) -> tuple[cst.Module, list[str], list[str]]:
+    """`remove_unused`, then `localize`: (module, the imports removed, the import statements moved). One scope
+    analysis serves both where the removals are all at module level: the function nodes are then the same
+    objects, and what refers to each import kept is what referred to it before (nothing referred to those
+    removed)."""
+    module, removed, analysis = _remove_unused(module, roots, text)
+    module, localized = localize(module, roots, analysis)
+    return module, removed, localized
+
+
+@dataclass
+class _Analysis:
+    """The scope analysis of a module, kept for its copy without some module-level imports: `origin` maps each
+    module-level statement of the copy that is not the statement analysed to that statement."""
+
+    scopes: Mapping[cst.CSTNode, Scope | None]
+    origin: dict[int, cst.BaseStatement]
+
+
+def _remove_unused(module: cst.Module, roots: frozenset[str], text: str | None
+                   ) -> tuple[cst.Module, list[str], _Analysis | None]:
     if text is not None and not imports_any(text, roots):
-        return module, []
+        return module, [], None
     referenced: dict[tuple[int, str], bool] = {}
+    scopes: Mapping[cst.CSTNode, Scope | None] | None = None
     # no code reads a name these imports bind: every one goes, and no scope analysis is needed
     unread = text is not None and not _names_read(text) & _bound_names(text, roots)
     if not unread:
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         module = wrapper.module
-        for scope in {s for s in wrapper.resolve(ScopeProvider).values() if s is not None}:
+        scopes = wrapper.resolve(ScopeProvider)
+        for scope in {s for s in scopes.values() if s is not None}:
             for assignment in scope.assignments:
                 if isinstance(assignment, ImportAssignment):
                     key = (id(assignment.node), assignment.name)
                     referenced[key] = referenced.get(key, False) or bool(assignment.references)
     gone: set[int] = set()
+    touched: set[int] = set()  # the import statements that lose a name
     for node in _imports(module):
         for alias in node.names if not isinstance(node.names, cst.ImportStar) else ():
             if _module_of(node, alias).split(".")[0] not in roots:
@@ -106,10 +139,30 @@ def remove_unused(module: cst.Module, roots: frozenset[str], text: str | None = 
             names = _alias_names(alias, isinstance(node, cst.ImportFrom))
             if not any(referenced.get((id(node), name), not unread) for name in names):
                 gone.add(id(alias))
+                touched.add(id(node))
     if not gone:
-        return module, []
+        return module, [], None if scopes is None else _Analysis(scopes, {})
     remover = _Remove(gone)
-    return module.visit(remover), remover.removed
+    top = {id(small): statement for statement in module.body if isinstance(statement, cst.SimpleStatementLine)
+           for small in statement.body}
+    if scopes is None or not touched <= top.keys():  # an import inside a block: the whole module is walked
+        return module.visit(remover), remover.removed, None
+    # only module-level lines change: each is walked as the module's walk would (a line that loses every
+    # statement goes), and every other node stays the very same object
+    changed = {id(top[i]) for i in touched}
+    body: list[cst.BaseStatement] = []
+    origin: dict[int, cst.BaseStatement] = {}
+    for statement in module.body:
+        if id(statement) not in changed:
+            body.append(statement)
+            continue
+        new = statement.visit(remover)
+        if isinstance(new, cst.RemovalSentinel) or isinstance(new, cst.SimpleStatementLine) and not new.body:
+            continue
+        assert isinstance(new, cst.BaseStatement)
+        body.append(new)
+        origin[id(new)] = statement
+    return module.with_changes(body=body), remover.removed, _Analysis(scopes, origin)
 
 
 def _bound_names(text: str, roots: frozenset[str]) -> set[str]:
@@ -163,17 +216,28 @@ def imports_any(text: str, roots: frozenset[str]) -> bool:
     return False
 
 
+# The parts of a compound statement that hold statements (an import is a statement: no expression holds one).
+_BLOCK_FIELDS = ("body", "orelse", "handlers", "finalbody", "cases")
+
+
 def _imports(module: cst.Module) -> list[cst.Import | cst.ImportFrom]:
+    """Every import statement of `module`, at any depth, in the order of the source. Only statements and their
+    blocks are walked, never an expression."""
     found: list[cst.Import | cst.ImportFrom] = []
-
-    class _Collect(cst.CSTVisitor):
-        def visit_Import(self, node: cst.Import) -> None:
-            found.append(node)
-
-        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-            found.append(node)
-
-    module.visit(_Collect())
+    todo: list[cst.CSTNode] = list(reversed(module.body))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            found.extend(s for s in node.body if isinstance(s, (cst.Import, cst.ImportFrom)))
+            continue
+        parts: list[cst.CSTNode] = []
+        for name in _BLOCK_FIELDS:
+            value = getattr(node, name, None)
+            if isinstance(value, cst.CSTNode):
+                parts.append(value)
+            elif isinstance(value, (list, tuple)):
+                parts.extend(v for v in value if isinstance(v, cst.CSTNode))
+        todo.extend(reversed(parts))
     return found
 
 
@@ -191,16 +255,23 @@ def _imports_root(statement: cst.CSTNode, root: str) -> bool:
     return False
 
 
+class _Found(Exception):
+    """Ends `_refers_to`'s walk at the first name it looks for."""
+
+
 def _refers_to(module: cst.Module, root: str) -> bool:
-    found = False
+    """Whether any name node of `module` (code, not strings or comments) is `root`; the walk ends at the first."""
 
     class _Find(cst.CSTVisitor):
         def visit_Name(self, node: cst.Name) -> None:
-            nonlocal found
-            found = found or node.value == root
+            if node.value == root:
+                raise _Found
 
-    module.visit(_Find())
-    return found
+    try:
+        module.visit(_Find())
+    except _Found:
+        return True
+    return False
 
 
 def ensure_root_import(module: cst.Module, root: str) -> tuple[cst.Module, bool]:
@@ -248,19 +319,23 @@ def _is_import(statement: cst.CSTNode) -> bool:
         isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body)
 
 
-def localize(module: cst.Module, roots: frozenset[str]) -> tuple[cst.Module, list[str]]:
+def localize(module: cst.Module, roots: frozenset[str], analysis: _Analysis | None = None
+             ) -> tuple[cst.Module, list[str]]:
     """Move each module-level torch import that only function bodies still use into those functions.
 
     What stays torch after a migration is mostly code around the network (loading a torch
     checkpoint from a URL); moved into the functions that run it, the module imports without torch
-    and the rest of it runs. The uses keep their findings."""
+    and the rest of it runs. The uses keep their findings. `analysis`: the scope analysis `_remove_unused`
+    made of the module before it removed imports (see `tidy`)."""
     if not any(_is_import(s) and isinstance(s, cst.SimpleStatementLine)
                and all(_all_rooted(i, roots) for i in s.body if isinstance(i, (cst.Import, cst.ImportFrom)))
                for s in module.body):
         return module, []  # no module-level import of `roots` left to move
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    scopes = wrapper.resolve(ScopeProvider)
-    module = wrapper.module
+    if analysis is None:
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        analysis = _Analysis(wrapper.resolve(ScopeProvider), {})
+        module = wrapper.module
+    scopes = analysis.scopes
     moves: dict[int, list[cst.SimpleStatementLine]] = {}  # function node id -> import statements
     moved: set[int] = set()
     names: list[str] = []
@@ -270,7 +345,10 @@ def localize(module: cst.Module, roots: frozenset[str]) -> tuple[cst.Module, lis
         smalls = [s for s in statement.body if isinstance(s, (cst.Import, cst.ImportFrom))]
         if not smalls or not all(_all_rooted(s, roots) for s in smalls):
             continue
-        functions = _using_functions(smalls, scopes)
+        analysed = analysis.origin.get(id(statement), statement)
+        assert isinstance(analysed, cst.SimpleStatementLine)
+        functions = _using_functions([s for s in analysed.body if isinstance(s, (cst.Import, cst.ImportFrom))],
+                                     scopes)
         if functions is None or not functions:
             continue
         for function in functions:
@@ -280,19 +358,37 @@ def localize(module: cst.Module, roots: frozenset[str]) -> tuple[cst.Module, lis
     if not moved:
         return module, []
 
-    class _Move(cst.CSTTransformer):
-        def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef
-                              ) -> cst.FunctionDef:
-            added = moves.get(id(original_node))
-            if not added or not isinstance(updated_node.body, cst.IndentedBlock):
-                return updated_node
-            body = list(updated_node.body.body)
-            index = 1 if body and _is_docstring(body[0]) else 0
-            return updated_node.with_changes(body=updated_node.body.with_changes(
-                body=[*body[:index], *added, *body[index:]]))
+    def move(function: cst.FunctionDef) -> cst.FunctionDef:
+        added = moves.get(id(function))
+        if not added or not isinstance(function.body, cst.IndentedBlock):
+            return function
+        body = list(function.body.body)
+        index = 1 if body and _is_docstring(body[0]) else 0
+        return function.with_changes(body=function.body.with_changes(body=[*body[:index], *added, *body[index:]]))
 
     kept = module.with_changes(body=[s for s in module.body if id(s) not in moved])  # the same function nodes
-    return kept.visit(_Move()), names
+    return _with_functions(kept, move), names
+
+
+def _with_functions(node: _N, change: Callable[[cst.FunctionDef], cst.FunctionDef]) -> _N:
+    """`node` with `change` made to each outermost function (a method too), through the blocks of statements
+    only: the rest of the tree stays the very same objects."""
+    if isinstance(node, cst.FunctionDef):
+        return change(node)  # type: ignore[return-value]
+    if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        return node
+    changes: dict[str, object] = {}
+    for name in _BLOCK_FIELDS:
+        value = getattr(node, name, None)
+        if isinstance(value, cst.CSTNode):
+            new = _with_functions(value, change)
+            if new is not value:
+                changes[name] = new
+        elif isinstance(value, (list, tuple)) and value and isinstance(value[0], cst.CSTNode):
+            items = [_with_functions(v, change) for v in value]
+            if any(a is not b for a, b in zip(items, value)):
+                changes[name] = items
+    return node.with_changes(**changes) if changes else node
 
 
 def _all_rooted(node: cst.Import | cst.ImportFrom, roots: frozenset[str]) -> bool:

@@ -168,16 +168,18 @@ def _migrate_text(text: str, path: str, options: Options | None, cells: set[str]
         # 2. the fix engine: call targets and parameters from the mapping tables, the forms for config.device
         if root != scopes.ROOT:  # the fix engine spells from the alias the file imports (scopes.choose_root)
             text1 = imports.ensure_root_import(cst.parse_module(text1), root)[0].code
-        outcome = fix_text(text1, path, config, unsafe=True, table=table, held=False)
+        outcome = fix_text(text1, path, config, unsafe=True, table=table, held=False, scan_result=False)
         # 3. forward -> construct in every class that becomes a Cell
         classes = transform.Cells(cells, root)
         text3 = classes.rewrite(outcome.text)
         # 4. imports
-        module, removed = imports.remove_unused(cst.parse_module(text3), table.roots, text3)
-        module, localized = imports.localize(module, table.roots)
+        module, removed, localized = imports.tidy(cst.parse_module(text3), table.roots, text3)
         module, _ = imports.ensure_root_import(module, root)
         for name in sorted(sites.imports):
-            module = imports.ensure_import(module, name)
+            # the module's names are text3's and those of the import of `root`: a name text3 never spells is not
+            # referred to, and no walk of the module is needed to know it
+            if name in text3 or name in (scopes.ROOT, root):
+                module = imports.ensure_import(module, name)
         new = module.code
     except cst.ParserSyntaxError as exc:
         raise MigrateError(f"{path}: cannot rewrite: {exc.message}") from None
