@@ -311,7 +311,7 @@ def test_real_model_file_runs_in_mindspore_like_torch(tmp_path: Path, package: s
     ported = tmp_path / "ported"
     proc = subprocess.run([sys.executable, "-m", "torch2ms", "migrate", str(original / package), "--out",
                            str(ported / package), "--isolated", "-q"], capture_output=True, text=True,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+                          env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
     assert proc.returncode in (0, 1), proc.stderr
     text = (ported / package / f"{module}.py").read_text()
     assert "torch" not in {n.id for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Name)}
