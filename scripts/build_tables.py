@@ -1960,20 +1960,12 @@ def main() -> None:
     if len(sys.argv) >= 2 and sys.argv[1] == "--worker":
         _worker(sys.argv[2], sys.argv[3])
         return
-    if sys.argv[1:] == ["--weights-only"]:
-        refresh_weight_facts()
-        return
-    if sys.argv[1:] == ["--rewrites-only"]:
-        refresh_rewrites()
-        return
-    if sys.argv[1:] == ["--keywords-only"]:
-        refresh_keyword_moves()
-        return
-    if sys.argv[1:] == ["--structure-only"]:
-        refresh_structure()
-        return
-    if sys.argv[1:] == ["--dynamic-only"]:
-        refresh_dynamic()
+    # one build step alone on the committed tables (nothing else is re-run)
+    steps = {"--weights-only": refresh_weight_facts, "--rewrites-only": refresh_rewrites,
+             "--keywords-only": refresh_keyword_moves, "--structure-only": refresh_structure,
+             "--dynamic-only": refresh_dynamic}
+    if len(sys.argv) == 2 and sys.argv[1] in steps:
+        steps[sys.argv[1]]()
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("reference", type=Path, help="folder with the reference CSV files")
