@@ -200,3 +200,24 @@ def test_feature_probes_on_torch_are_answered_from_the_tables() -> None:
     assert "silu = mindspore.mint.nn.functional.silu\n" in ported  # the same arguments: the target itself
     assert 'scripting = getattr(torch.jit, "is_scripting", None)' in ported  # only a rewrite serves it: stays
     assert "    if FUSED:\n        return F.scaled_dot_product_attention(q, k, v)" in ported  # a branch never taken
+
+
+ANNOTATED = textwrap.dedent("""\
+    from torch.jit.annotations import Dict, List, Optional, Tuple
+    import torch
+
+
+    def bucket(rows: List[torch.Tensor], names: Optional[Dict[str, int]] = None) -> Tuple[int, int]:
+        width = max(r.shape[-1] for r in rows)
+        return len(rows), width
+""")
+
+
+def test_typing_names_through_torch_jit_annotations_become_typing_names() -> None:
+    """torch.jit.annotations re-exports typing's generics (older TorchScript code imports them from there): the
+    port spells them from typing, imports typing once and no longer imports torch."""
+    ported = _port(ANNOTATED)
+    assert "def bucket(rows: typing.List[mindspore.Tensor], names: typing.Optional[typing.Dict[str, int]] = None) " \
+           "-> typing.Tuple[int, int]:" in ported
+    assert ported.count("import typing\n") == 1
+    assert "torch" not in ported.replace("mindspore", "")

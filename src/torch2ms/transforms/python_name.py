@@ -2,7 +2,9 @@
 library (the tables' `name`). `migrate` writes it and imports its module (`torch2ms.migrate.transform`);
 a text fix cannot add that import beside the file's own, so the finding keeps no fix there.
 
-Used by torch.jit.Final and torch.Size (`tuple`: MindSpore's Tensor.shape is a tuple)."""
+Used by torch.jit.Final, torch.Size (`tuple`: MindSpore's Tensor.shape is a tuple) and the typing names torch.jit.annotations
+re-exports: torch.jit.annotations.Any, torch.jit.annotations.Dict, torch.jit.annotations.List,
+torch.jit.annotations.Optional, torch.jit.annotations.Tuple, torch.jit.annotations.Union."""
 
 from __future__ import annotations
 
