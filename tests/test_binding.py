@@ -374,3 +374,30 @@ def test_a_renamed_parameter_passed_by_position_goes_by_keyword_where_mindspore_
     assert "norm = mindspore.nn.LayerNorm((16,), epsilon=1e-6)" in out
     assert "kept = torch.nn.LayerNorm((16,), 1e-6, True, False)" in out
     assert "named = mindspore.nn.LayerNorm((16,), epsilon=1e-6)" in out
+
+
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
+@pytest.mark.needs_numpy
+def test_the_layernorm_the_fix_writes_with_eps_by_keyword_gives_torchs_result(tmp_path: Path) -> None:
+    """The exact text the fix writes for `nn.LayerNorm((16,), 1e-6)` runs in MindSpore and agrees with torch."""
+    from torch2ms.config import Config
+    from torch2ms.fix import fix_text
+    from torch2ms.mappings import load_table
+
+    torch_line = "norm = torch.nn.LayerNorm((16,), 1e-6)"
+    fixed = fix_text(f"import torch\n{torch_line}\n", "m.py", Config(device="cpu"), True, load_table()).text
+    ms_line = next(line for line in fixed.splitlines() if line.startswith("norm = "))
+    assert "epsilon=1e-6" in ms_line
+    program = textwrap.dedent(f"""\
+        import numpy as np, torch, mindspore
+        x = np.random.default_rng(0).random((2, 16)).astype(np.float32)
+        {torch_line}
+        expected = norm(torch.tensor(x)).detach().numpy()
+        {ms_line}
+        got = norm(mindspore.Tensor(x)).asnumpy()
+        print(float(np.abs(got - expected).max()))
+    """)
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert float(out.stdout.strip().splitlines()[-1]) < 1e-5
