@@ -1,11 +1,13 @@
-"""Usage programs through `torch2ms scan --fix --unsafe-fixes`, run in torch and MindSpore (prints figures).
+"""Usage programs through `torch2ms scan --fix --unsafe-fixes` (or `migrate`), run in torch and MindSpore.
 
-    python benchmarks/fix_corpus.py [--jobs 2] [--only TOPIC[/NAME]] [--json FILE] [--show NAME]
+    python benchmarks/fix_corpus.py [--jobs 2] [--through fix|migrate] [--only TOPIC[/NAME]] [--json FILE]
+                                    [--show NAME]
 
 The corpus is tests/data/usage_corpus/*.py (programs start at `# %% NAME`; see
 torch2ms/verify/corpus.py). Each program is rewritten by the fix engine, run in torch and,
 unless it still imports torch, in a MindSpore worker where `import torch` fails, and the
-results are compared. Prints the count and share of each verdict, the silent differences
+results are compared. `--through migrate` rewrites each program with `torch2ms migrate` (the whole port:
+training steps, loaders and structure too) instead of the fix engine alone. Prints the count and share of each verdict, the silent differences
 (which must be none) and the other failures grouped by cause. Exit code 1 when a program
 silently differs, when the torch side of a program fails (a broken corpus program) or when
 fewer than --min-same percent give torch's result.
@@ -25,11 +27,13 @@ CORPUS = ROOT / "tests" / "data" / "usage_corpus"
 def main() -> int:
     sys.path.insert(0, str(ROOT))
     from torch2ms.config import Config
-    from torch2ms.verify.corpus import DIFFERENT, SAME, TORCH_FAILED, VERDICTS, load_corpus, run_corpus, summary, \
-        to_json
+    from torch2ms.verify.corpus import DIFFERENT, FIX, REWRITERS, SAME, TORCH_FAILED, VERDICTS, load_corpus, \
+        run_corpus, summary, to_json
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--through", choices=REWRITERS, default=FIX,
+                        help="the rewrite: scan --fix --unsafe-fixes (fix) or the whole port (migrate)")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per program and side")
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--only", default=None, help="programs whose name starts with this (topic or topic/name)")
@@ -48,11 +52,11 @@ def main() -> int:
         return 2
     topics = sorted({p.topic for p in programs})
     print(f"{len(programs)} programs in {len(topics)} topics ({args.corpus.name}), jobs {args.jobs}, "
-          f"MindSpore target version {args.target_version or 'default'}")
+          f"MindSpore target version {args.target_version or 'default'}, rewritten by {args.through}")
     start = time.monotonic()
     config = Config(target_version=args.target_version) if args.target_version else Config()
     verdicts = run_corpus(programs, jobs=args.jobs, timeout=args.timeout, config=config,
-                          progress=lambda line: print(f"  running {line}", file=sys.stderr))
+                          progress=lambda line: print(f"  running {line}", file=sys.stderr), through=args.through)
     elapsed = time.monotonic() - start
     facts = summary(verdicts)
     total = facts["programs"]

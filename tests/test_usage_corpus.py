@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from torch2ms.verify.corpus import (
-    DIFFERENT, FIX_FAILED, IMPORTS_TORCH, RAISES, SAME, TORCH_FAILED, Program, imports_torch, load_corpus, run_corpus,
-    split_programs,
+    DIFFERENT, FIX_FAILED, IMPORTS_TORCH, MIGRATE, RAISES, SAME, TORCH_FAILED, Program, imports_torch, load_corpus,
+    run_corpus, split_programs,
 )
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_mindspore, pytest.mark.slow]  # programs run in both
@@ -148,3 +148,49 @@ def test_the_programs_of_each_fix_class_give_torchs_result():
     assert "mindspore.ops.ComplexAbs()(" in found["linalg/fft_rfft_abs"].fixed
     assert "ddof=0" in found["reductions/std_dim_unbiased_false"].fixed
     assert "mindspore.ops.full_like(" in found["inplace/fill_inplace"].fixed
+
+
+def test_migrate_writes_a_method_as_the_fix_engine_does_and_ports_the_training_step():
+    # `migrate` rewrites each program as a port (--through migrate of benchmarks/fix_corpus.py). A Tensor
+    # method whose MindSpore form is a function is the fix engine's, with the target's own rewrite: a pass of
+    # migrate's own once moved the receiver into the arguments (`mindspore.ops.full(t, (3,), 2)`, a TypeError)
+    # and hid the device move after it from the fix (`.cpu()` left on a MindSpore tensor).
+    text = textwrap.dedent("""
+        # %% receiver_dtype
+        import numpy as np
+        import torch
+
+        t = torch.from_numpy(np.linspace(0, 1, 4).astype(np.float64))
+
+
+        def run():
+            filled = t.new_full((3,), 2)
+            return filled, filled.dtype == t.dtype, (t * 2).detach().cpu().numpy()
+
+        # %% fit_steps
+        import numpy as np
+        import torch
+        from torch import nn
+
+        grid = np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(6, 2)
+        net = nn.Sequential(nn.Linear(2, 3), nn.Tanh(), nn.Linear(3, 1))
+        sgd = torch.optim.SGD(net.parameters(), lr=0.2)
+
+
+        def run():
+            inputs = torch.from_numpy(grid)
+            for _ in range(2):
+                sgd.zero_grad()
+                err = torch.nn.functional.mse_loss(net(inputs), inputs.sum(1, keepdim=True) ** 2)
+                err.backward()
+                sgd.step()
+            return net[2].bias
+        """)
+    programs = split_programs(text, "ported.py", "ported")
+    found = {v.program.ident: v for v in run_corpus(programs, jobs=1, timeout=120, through=MIGRATE)}
+    assert {name: v.verdict for name, v in found.items()} == {"ported/receiver_dtype": SAME, "ported/fit_steps": SAME}
+    assert "mindspore.ops.full((3,), 2, dtype=t.dtype)" in found["ported/receiver_dtype"].fixed
+    assert ".cpu()" not in found["ported/receiver_dtype"].fixed
+    assert "value_and_grad" in found["ported/fit_steps"].fixed
+    with pytest.raises(ValueError, match="unknown rewriter"):
+        run_corpus(programs, through="sed")

@@ -5,8 +5,7 @@ libcst does the rewriting with the full tree in view, so comments and layout sur
 result is valid Python by construction. Two passes:
 
 - `CallSites` (before the fix engine, on the scanned text): rewrites at one call or attribute that
-  need the receiver moved or the statement changed: a Tensor method whose MindSpore form is a
-  function (``x.detach()`` -> ``mindspore.ops.stop_gradient(x)``), nn.init functions as
+  need the receiver moved or the statement changed: nn.init functions as
   initializers on the parameter's data, nn.Module methods as Cell methods, ``register_buffer`` as a
   Parameter that is not trained, size varargs as a tuple, two-int ``transpose`` as ``swapaxes``,
   torch's dtype aliases, flags passed by position (``nn.ReLU(True)`` becomes ``inplace=True``, which
@@ -20,6 +19,10 @@ result is valid Python by construction. Two passes:
   ``self.forward`` and ``super().forward`` references. A rename in place needs no tree rewritten: the
   names are found on Python's own syntax tree and written as text edits (a fifth of the time of a large
   file went to a libcst pass for it).
+
+A Tensor method whose MindSpore form is a function (``x.detach()`` -> ``mindspore.ops.stop_gradient(x)``)
+is the fix engine's, with the target's own rewrite (``x.new_full(s, v)`` -> ``mindspore.ops.full(s, v,
+dtype=x.dtype)``): no pass here moves a receiver into the arguments by itself.
 
 Each rewrite is counted; anything a rule does not cover is left as it is for the scan to report.
 """
@@ -36,7 +39,7 @@ from libcst.metadata import CodeRange, PositionProvider
 
 from ..mappings import MappingTable
 from ..source import SourceText
-from ..model import ApiCall, CallKind, Category, Confidence, FactKind, MappingEntry, Span, Structure, StructureRule
+from ..model import ApiCall, CallKind, Confidence, FactKind, MappingEntry, Span, Structure, StructureRule
 from ..transforms import default_keyword
 from ..transforms.result_form import ResultForm
 
@@ -221,7 +224,7 @@ class CallSites(_Rewriter):
             return None
         receiver = node.func.value
         if structure is None:
-            return self._method_to_function(call, node, receiver)
+            return None  # a method call the tables rewrite as it is: the fix engine's (targets, rewrites, forms)
         if structure.arg("no_arguments", False) and node.args:
             return None
         match structure.rule:
@@ -254,7 +257,7 @@ class CallSites(_Rewriter):
                 return self._positional_in_graph(tuple(structure.arg("params")), node)
             case StructureRule.INITIALIZER | StructureRule.ALIAS | StructureRule.BUFFER | StructureRule.UNWRAP_MODEL \
                     | StructureRule.NO_TAPE | StructureRule.CELL_CONTAINER:
-                return self._method_to_function(call, node, receiver)  # (rules done at their statement or name)
+                return None  # rules done at their statement or name; the call itself is the fix engine's
             case _ as unreachable:
                 assert_never(unreachable)
 
@@ -293,19 +296,6 @@ class CallSites(_Rewriter):
             return None
         return node.with_changes(func=node.func.with_changes(attr=cst.Name(str(structure.arg("method")))),
                                  args=[cst.Arg(values[name]) for name in names])
-
-    def _method_to_function(self, call: ApiCall, node: cst.Call, receiver: cst.BaseExpression
-                            ) -> cst.BaseExpression | None:
-        """``x.detach()`` -> ``mindspore.ops.stop_gradient(x)``: a table target that is a function, with
-        the same arguments after the receiver (only for entries without parameter facts)."""
-        entry = self.table.lookup(call.api)
-        target = entry.target_for(self.version, self.device) if entry is not None else None
-        if entry is None or target is None or target.params or _is_member(target.api) \
-                or entry.category_for(self.version, self.device) is not Category.EQUIVALENT \
-                or not target.api.startswith("mindspore."):
-            return None
-        func = dotted(self.root, target.api.removeprefix("mindspore."))
-        return cst.Call(func=func, args=_clean_args([cst.Arg(receiver), *node.args]))
 
     def _data_initializer(self, rule: Structure, node: cst.Call) -> cst.BaseExpression | None:
         """``m.weight.data.normal_(0, 0.01)`` -> the initializer on ``m.weight`` (as for nn.init.normal_)."""

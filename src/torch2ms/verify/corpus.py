@@ -5,7 +5,8 @@ self-contained module (its own imports) that builds seeded NumPy data and its la
 level and returns its result from ``run()``. For every program:
 
 1. the program is rewritten by the fix engine (`torch2ms.fix.fix_text`, safe and unsafe fixes:
-   what ``torch2ms scan --fix --unsafe-fixes`` writes);
+   what ``torch2ms scan --fix --unsafe-fixes`` writes), or, `through` ``migrate``, by the whole port
+   (`torch2ms.migrate.pipeline.migrate_text`: what ``torch2ms migrate`` writes, training steps included);
 2. the original runs in a torch worker, which also saves the parameters of its top-level layers;
 3. a rewritten program that still imports torch is not run: its verdict names the torch uses
    the scan of the rewritten text still reports;
@@ -18,7 +19,7 @@ level and returns its result from ``run()``. For every program:
 Verdicts: `SAME`, `RAISES` (the rewritten program raised; the cause names the error class, and
 "no CPU kernel" when MindSpore has no kernel for the op on this CPU), `IMPORTS_TORCH`, `DIFFERENT`
 (it ran and computed something else, silently), and two that mean the corpus or the tool is
-broken: `TORCH_FAILED` (the torch program itself did not run) and `FIX_FAILED`.
+broken: `TORCH_FAILED` (the torch program itself did not run) and `FIX_FAILED` (the rewrite raised).
 Workers: `torch2ms.verify.program_worker` in `torch2ms.verify.pool.Pool` (time and memory limits,
 crashes contained).
 """
@@ -37,6 +38,7 @@ from typing import Any
 from ..config import Config
 from ..fix import FixError, fix_text
 from ..mappings import MappingTable, load_table
+from ..model import FileResult
 from .compare import Outcome, compare, plain_from_json
 from .pool import Pool
 from .program_worker import BLOCKED
@@ -130,14 +132,30 @@ def _uses_left(outcome_result: Any, imports: list[str]) -> list[str]:
     return uses or [f"{line} (kept)" for line in imports]
 
 
-def fix_program(program: Program, config: Config, table: MappingTable) -> Verdict | tuple[str, list[str], list[str]]:
+FIX, MIGRATE = "fix", "migrate"  # what rewrites a program: `scan --fix --unsafe-fixes`, or `migrate`
+REWRITERS = (FIX, MIGRATE)
+
+
+def fix_program(program: Program, config: Config, table: MappingTable, through: str = FIX
+                ) -> Verdict | tuple[str, list[str], list[str]]:
     """The rewritten text, the imports of torch it keeps and the torch uses left; or a FIX_FAILED verdict."""
-    try:
-        outcome = fix_text(program.source, program.path, config, unsafe=True, table=table)
-    except FixError as exc:
-        return Verdict(program, FIX_FAILED, "the fix raised FixError", str(exc))
-    imports = imports_torch(outcome.text)
-    return outcome.text, imports, _uses_left(outcome.result, imports) if imports else []
+    result: FileResult | None
+    if through == MIGRATE:
+        from ..migrate.pipeline import MigrateError, Options, migrate_text
+
+        try:
+            migration = migrate_text(program.source, program.path, Options(config=config), table=table)
+        except MigrateError as exc:
+            return Verdict(program, FIX_FAILED, "migrate raised MigrateError", str(exc))
+        text, result = migration.text, migration.result
+    else:
+        try:
+            outcome = fix_text(program.source, program.path, config, unsafe=True, table=table)
+        except FixError as exc:
+            return Verdict(program, FIX_FAILED, "the fix raised FixError", str(exc))
+        text, result = outcome.text, outcome.result
+    imports = imports_torch(text)
+    return text, imports, _uses_left(result, imports) if imports else []
 
 
 def _result_value(result: dict[str, Any]) -> Any:
@@ -167,15 +185,17 @@ def compare_results(torch_result: dict[str, Any], ms_result: dict[str, Any]) -> 
 
 def run_corpus(programs: Iterable[Program], jobs: int = 2, timeout: float = 60.0, memory_mb: int = 4096,
                config: Config | None = None, table: MappingTable | None = None,
-               progress: Callable[[str], None] | None = None) -> list[Verdict]:
-    """Fix, run and compare every program; one verdict each, in order."""
+               progress: Callable[[str], None] | None = None, through: str = FIX) -> list[Verdict]:
+    """Rewrite (`through`: FIX or MIGRATE), run and compare every program; one verdict each, in order."""
+    if through not in REWRITERS:
+        raise ValueError(f"unknown rewriter {through!r}: one of {', '.join(REWRITERS)}")
     config = config or Config()
     table = table or load_table()
     programs = list(programs)
     verdicts: dict[int, Verdict] = {}
     fixed: dict[int, str] = {}
     for k, program in enumerate(programs):
-        found = fix_program(program, config, table)
+        found = fix_program(program, config, table, through)
         if isinstance(found, Verdict):
             verdicts[k] = found
             continue
