@@ -407,10 +407,16 @@ class PortChecker:
             return "SELF:" + info.name if info.cell else None
         if isinstance(node.func, ast.Attribute):
             receiver = self.value_of(node.func.value, env)
-            if receiver in (TENSOR, PARAMETER):
+            if receiver in _TENSORISH and not (receiver == ARGUMENT and node.func.attr in _SEQUENCE_MEMBERS):
+                # (on a tensor-or-sequence, a Tensor method that runs at all ran on a tensor)
                 member = self.api.tensor_member(node.func.attr, parameter=receiver == PARAMETER)
-                if member is not None and member.returns == "T":
-                    return TENSOR
+                if member is not None and (member.returns == "T" or member.returns == "?" and (
+                        node.func.attr in self.torch_tensor_members
+                        and node.func.attr not in self.table.meta.non_tensor_methods)):
+                    return TENSOR  # (where MindSpore's docstring does not say: the torch data model's answer)
+        callee = self.value_of(node.func, env)
+        if callee is not None and callee.startswith(("CELL:", "SELF:")):
+            return ARGUMENT  # what a Cell's construct returns: a tensor, or a tuple of them
         return None
 
     def _int64(self, node: ast.expr, env: dict[str, Value]) -> bool:
