@@ -21,32 +21,123 @@ A descriptor (str):
   file whose facts are partly elsewhere). Ops: ``.name`` (attribute), ``()`` (call), ``[]`` (index),
   ``[2]`` (a constant index, as ``a, b = helper(x)`` unpacks).
 
-What a descriptor denotes is a `Kind`: the descriptor kinds above plus function values, bound methods
-and "depends on another file" (only while a file is resolved alone).
+What a descriptor denotes is a `Kind`: one of the typed values below (the descriptor kinds above, plus
+function values, bound members, a module-level value of another file and "depends on another file", only
+while a file is resolved alone). The evaluator dispatches on them with `match`, so mypy names a kind a
+dispatch leaves out.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Protocol
+from dataclasses import dataclass
+from enum import Enum
+from typing import Protocol, assert_never
 
 from .mappings import MappingTable
 from .model import Returns
 
 TENSOR, TENSORS, NONE, OTHER, UNKNOWN = "T", "TS", "N", "X", "?"
 
-# Kinds: tuples whose first item says what they are.
-Kind = tuple[str, ...]
 # A call of a function: (file, positional argument descriptors, keyword ones, whether *args/**kwargs pass more)
 CallSite = tuple[int, tuple[str, ...], tuple[tuple[str, str], ...], bool]
-K_TENSOR: Kind = ("T",)
-K_NONE: Kind = ("N",)
-K_OTHER: Kind = ("X",)
-K_UNKNOWN: Kind = ("?",)
-K_EXTERNAL: Kind = ("E",)  # needs another file's facts
-# ("S", qual) torch object; ("I", qual) torch instance; ("C", file, cls) user class; ("O", file, cls) its
-# instance; ("F", file, context) a function; ("BT", member) a tensor's bound member; ("BI", api, result)
-# a torch instance's bound member (result: the kind its call gives, "self" or "X")
+
+
+class Plain(Enum):
+    """A kind that carries nothing more than what it is."""
+
+    TENSOR = TENSOR
+    TENSORS = TENSORS
+    NONE = NONE
+    OTHER = OTHER
+    UNKNOWN = UNKNOWN
+    EXTERNAL = "E"  # needs another file's facts
+
+
+K_TENSOR, K_TENSORS, K_NONE = Plain.TENSOR, Plain.TENSORS, Plain.NONE
+K_OTHER, K_UNKNOWN, K_EXTERNAL = Plain.OTHER, Plain.UNKNOWN, Plain.EXTERNAL
+
+
+@dataclass(frozen=True, slots=True)
+class _Torch:
+    qual: str  # the torch name
+
+
+class TorchObject(_Torch):
+    """``S:qual``: a torch API object (a class such as torch.nn.GELU, a function, a module)."""
+
+    __slots__ = ()
+
+
+class TorchInstance(_Torch):
+    """``I:qual``: an instance of a torch class."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class _Project:
+    file: int  # the file the class is in
+    cls: str  # the class's name there
+
+
+class UserClass(_Project):
+    """``C:Name``: a class of the project."""
+
+    __slots__ = ()
+
+
+class UserInstance(_Project):
+    """``O:Name``: an instance of a class of the project."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Function:
+    """A function or method of file `file` as a value (`context`: its qualified name in the file)."""
+
+    file: int
+    context: str
+
+
+@dataclass(frozen=True, slots=True)
+class TensorMember:
+    """A tensor's member read (``x.sum``): a method when called, an attribute's value when not."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceMember:
+    """A member of a torch instance or of a project Module (``m.parameters``), the torch API `api`: its call
+    gives the instance itself (`returns_self`, ``m.train()``), else `result` (OTHER, or UNKNOWN)."""
+
+    api: str
+    owner: TorchInstance | UserInstance
+    returns_self: bool = False
+    result: Plain = Plain.UNKNOWN
+
+
+@dataclass(frozen=True, slots=True)
+class TupleOf:
+    """``(d;d;...)``: a tuple of the descriptors `items`, read in file `file`."""
+
+    file: int
+    items: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleValue:
+    """A module-level name of file `file` whose value is the descriptor `desc` (an import reference's target)."""
+
+    file: int
+    desc: str
+
+
+Kind = Plain | TorchObject | TorchInstance | UserClass | UserInstance | Function | TensorMember | InstanceMember \
+    | TupleOf | ModuleValue
+Found = tuple[int, str]  # (file, descriptor or context) of an attribute or a method, through a class's bases
 
 _MAX_DEPTH = 24
 
@@ -112,24 +203,25 @@ class Facts(Protocol):
     def returns(self, file: int, context: str) -> Sequence[str] | None:
         """Descriptors of what function `context` of `file` returns; None: not a function there."""
 
-    def attribute(self, file: int, cls: str, name: str) -> tuple[int, str] | None | Kind:
-        """(file, descriptor) of attribute `name` of class `cls` through its bases; a Kind when unknowable."""
+    def attribute(self, file: int, cls: str, name: str) -> Found | Plain | None:
+        """(file, descriptor) of attribute `name` of class `cls` through its bases; a Plain kind when
+        unknowable (K_EXTERNAL: another file must say); None: no such attribute."""
 
-    def method(self, file: int, cls: str, name: str) -> tuple[int, str] | None | Kind:
-        """(file, context) of the method `name` of class `cls` through its bases; a Kind when unknowable."""
+    def method(self, file: int, cls: str, name: str) -> Found | Plain | None:
+        """(file, context) of the method `name` of class `cls` through its bases; as `attribute` otherwise."""
 
     def is_module(self, file: int, cls: str) -> bool | None:
         """Whether `cls` is an nn.Module subclass; None when another file would have to say."""
 
     def ref(self, file: int, ref: str) -> Kind:
-        """What an import reference made in `file` denotes: C, F, or ("V", file, descriptor) for a
+        """What an import reference made in `file` denotes: a UserClass, a Function, or a ModuleValue for a
         module-level name with a value."""
 
     def function(self, file: int, context: str) -> Kind:
-        """A function or method context of `file` as a value (F), or a class of the file (C)."""
+        """A function or method context of `file` as a value (a Function), or a class of the file (a UserClass)."""
 
-    def arguments(self, file: int, context: str) -> list[CallSite] | Kind:
-        """The calls of function `context` of `file` that pass values worth knowing; a Kind when unknowable."""
+    def arguments(self, file: int, context: str) -> list[CallSite] | Plain:
+        """The calls of function `context` of `file` that pass values worth knowing; a Plain kind when unknowable."""
 
 
 def join(kinds: Iterable[Kind]) -> Kind:
@@ -137,12 +229,12 @@ def join(kinds: Iterable[Kind]) -> Kind:
     out: Kind | None = None
     external = False
     for kind in kinds:
-        if kind == K_NONE:
+        if kind is K_NONE:
             continue
-        if kind == K_EXTERNAL:
+        if kind is K_EXTERNAL:
             external = True
             continue
-        if kind == K_UNKNOWN:
+        if kind is K_UNKNOWN:
             return K_UNKNOWN
         if out is None:
             out = kind
@@ -156,19 +248,25 @@ def join(kinds: Iterable[Kind]) -> Kind:
 def exportable(evaluator: Evaluator, desc: str) -> str | None:
     """`desc` as another file should see it: resolved where the file alone decides (a tensor, a torch
     class), kept as it is where another file must say; None when it is nothing torch or unknown."""
-    kind = evaluator.value(0, desc)
-    tag = kind[0]
-    if tag in ("T", "TS", "N"):
-        return tag
-    if tag in ("S", "I"):
-        return f"{tag}:{kind[1]}"
-    if tag in ("C", "O"):
-        return f"{tag}:{kind[2]}"
-    if tag == "TU" or tag == "E":
-        return desc
-    if tag == "F":
-        return symbol("fn:" + kind[2])
-    return None
+    match evaluator.value(0, desc):
+        case Plain.TENSOR | Plain.TENSORS | Plain.NONE as plain:
+            return str(plain.value)
+        case TorchObject(qual):
+            return f"S:{qual}"
+        case TorchInstance(qual):
+            return f"I:{qual}"
+        case UserClass(_, cls):
+            return f"C:{cls}"
+        case UserInstance(_, cls):
+            return f"O:{cls}"
+        case TupleOf() | Plain.EXTERNAL:
+            return desc
+        case Function(_, context):
+            return symbol("fn:" + context)
+        case Plain.OTHER | Plain.UNKNOWN | TensorMember() | InstanceMember() | ModuleValue():
+            return None
+        case _ as unreachable:
+            assert_never(unreachable)
 
 
 class Evaluator:
@@ -208,27 +306,34 @@ class Evaluator:
 
     def plain(self, file: int, desc: str) -> Kind:
         if desc in (TENSOR, TENSORS, NONE, OTHER):
-            return (desc,)
+            return Plain(desc)
         if desc[:1] == "(" and desc[-1:] == ")":  # a tuple: (item;item;...)
-            return ("TU", str(file), *desc[1:-1].split(";"))
+            return TupleOf(file, tuple(desc[1:-1].split(";")))
         tag, _, name = desc.partition(":")
-        if tag in ("S", "I") and name:
-            return (tag, name)
-        if tag in ("C", "O") and name:
-            return (tag, str(file), name)
+        if not name:
+            return K_UNKNOWN
+        match tag:
+            case "S":
+                return TorchObject(name)
+            case "I":
+                return TorchInstance(name)
+            case "C":
+                return UserClass(file, name)
+            case "O":
+                return UserInstance(file, name)
         return K_UNKNOWN
 
     def _root(self, file: int, root: str) -> Kind:
         tag, _, name = root.partition(":")
         if tag == "ref":
             kind = self.facts.ref(file, name)
-            if kind[0] == "V":  # a module-level name of another file: its value there
-                return self.value(int(kind[1]), kind[2])
+            if isinstance(kind, ModuleValue):  # a module-level name of another file: its value there
+                return self.value(kind.file, kind.desc)
             return kind
         if tag == "fn":
             return self.facts.function(file, name)
         if tag == "self":
-            return ("O", str(file), name)
+            return UserInstance(file, name)
         if tag == "param":  # param:context:position:name: what its callers pass
             context, position, param = name.split(":")
             return self._parameter(file, context, int(position), param)
@@ -241,7 +346,7 @@ class Evaluator:
         sites = self.facts.arguments(file, context)
         if not isinstance(sites, list):
             return sites
-        kinds = []
+        kinds: list[Kind] = []
         for site_file, positional, keywords, more in sites:
             passed = dict(keywords).get(name)
             if passed is None and 0 <= position < len(positional):
@@ -254,105 +359,100 @@ class Evaluator:
 
     def _settle(self, kind: Kind) -> Kind:
         """A bound member read without a call is an attribute value."""
-        if kind[0] == "BT":
-            return K_TENSOR if kind[1] in self.tensor_valued else K_OTHER
-        if kind[0] == "BI":
+        if isinstance(kind, TensorMember):
+            return K_TENSOR if kind.name in self.tensor_valued else K_OTHER
+        if isinstance(kind, InstanceMember):
             return K_OTHER
         return kind
 
     def apply(self, kind: Kind, op: str) -> Kind:
         """The kind of `op` applied to a value of kind `kind`."""
-        tag = kind[0]
         if op == "()":
             return self._call(kind)
-        if tag in ("BT", "BI"):
-            kind = self._settle(kind)
-            tag = kind[0]
+        kind = self._settle(kind)
         if op[:1] == "[":
-            if tag in ("T", "TS"):
-                return K_TENSOR
-            if tag == "TU":
-                items = kind[2:]
-                if op == "[]":
-                    return join(self.value(int(kind[1]), d) for d in items)
-                index = int(op[1:-1])
-                return self.value(int(kind[1]), items[index]) if -len(items) <= index < len(items) else K_UNKNOWN
-            if tag == "I" and kind[1] in self.containers:
-                return ("I", "torch.nn.Module")
-            if tag == "O" and op == "[]":
-                found = self.facts.method(int(kind[1]), kind[2], "__getitem__")
-                if isinstance(found, tuple) and len(found) == 2 and isinstance(found[0], int):
-                    return self._returns(found[0], str(found[1]))
-            return K_UNKNOWN
+            return self._index(kind, op)
         name = op[1:]
-        if tag == "T":
-            if name in self.tensor_members:
-                return ("BT", name)
-            return K_UNKNOWN
-        if tag == "I":
-            qual = kind[1]
-            if qual.startswith("torch.nn.") and name in self.layer_tensors:
-                return K_TENSOR
-            if qual in self.containers and name not in self.module_members:
-                return ("I", "torch.nn.Module")
-            api = instance_member(self.table, qual, name)
-            result = "self" if api.startswith("torch.nn.Module.") and name in self.self_methods else OTHER
-            if api.startswith("torch.nn.Module.") or qual.startswith("torch.nn."):
-                return ("BI", api, result, qual)
-            return ("BI", api, UNKNOWN, qual)
-        if tag == "S":
-            return ("S", f"{kind[1]}.{name}")
-        if tag in ("O", "C"):
-            return self._member(kind, name)
+        match kind:
+            case Plain.TENSOR:
+                return TensorMember(name) if name in self.tensor_members else K_UNKNOWN
+            case TorchInstance(qual):
+                if qual.startswith("torch.nn.") and name in self.layer_tensors:
+                    return K_TENSOR
+                if qual in self.containers and name not in self.module_members:
+                    return TorchInstance("torch.nn.Module")
+                api = instance_member(self.table, qual, name)
+                if api.startswith("torch.nn.Module.") or qual.startswith("torch.nn."):
+                    return InstanceMember(api, kind, returns_self=api.startswith("torch.nn.Module.")
+                                          and name in self.self_methods, result=K_OTHER)
+                return InstanceMember(api, kind)
+            case TorchObject(qual):
+                return TorchObject(f"{qual}.{name}")
+            case UserInstance() | UserClass():
+                return self._member(kind, name)
         return K_UNKNOWN
 
-    def _member(self, kind: Kind, name: str) -> Kind:
-        file, cls = int(kind[1]), kind[2]
+    def _index(self, kind: Kind, op: str) -> Kind:
+        """The kind of ``value[...]`` (`op` "[]", or "[k]" for a constant index)."""
+        match kind:
+            case Plain.TENSOR | Plain.TENSORS:
+                return K_TENSOR
+            case TupleOf(file, items):
+                if op == "[]":
+                    return join(self.value(file, d) for d in items)
+                index = int(op[1:-1])
+                return self.value(file, items[index]) if -len(items) <= index < len(items) else K_UNKNOWN
+            case TorchInstance(qual) if qual in self.containers:
+                return TorchInstance("torch.nn.Module")
+            case UserInstance(file, cls) if op == "[]":
+                found = self.facts.method(file, cls, "__getitem__")
+                if isinstance(found, tuple):
+                    return self._returns(*found)
+        return K_UNKNOWN
+
+    def _member(self, kind: UserInstance | UserClass, name: str) -> Kind:
+        file, cls = kind.file, kind.cls
         attr = self.facts.attribute(file, cls, name)
-        if isinstance(attr, tuple) and len(attr) == 2 and isinstance(attr[0], int):
-            return self.value(attr[0], str(attr[1]))
-        if attr == K_EXTERNAL:
+        if isinstance(attr, tuple):
+            return self.value(*attr)
+        if attr is K_EXTERNAL:
             return K_EXTERNAL
         method = self.facts.method(file, cls, name)
-        if isinstance(method, tuple) and len(method) == 2 and isinstance(method[0], int):
-            return ("F", str(method[0]), str(method[1]))
-        if method == K_EXTERNAL:
+        if isinstance(method, tuple):
+            return Function(*method)
+        if method is K_EXTERNAL:
             return K_EXTERNAL
-        if kind[0] == "O":
+        if isinstance(kind, UserInstance):
             module = self.facts.is_module(file, cls)
             if module is None:
                 return K_EXTERNAL
             if module and name in self.module_members:
-                api = f"torch.nn.Module.{name}"
-                return ("BI", api, "self" if name in self.self_methods else OTHER, "O", str(file), cls)
+                return InstanceMember(f"torch.nn.Module.{name}", kind, returns_self=name in self.self_methods,
+                                      result=K_OTHER)
         return K_UNKNOWN
 
     def _call(self, kind: Kind) -> Kind:
-        tag = kind[0]
-        if tag == "BT":
-            return K_OTHER if kind[1] in self.non_tensor else K_TENSOR
-        if tag == "BI":
-            if kind[2] == "self":
-                return ("I", kind[3]) if kind[3] != "O" else ("O", kind[4], kind[5])
-            return K_OTHER if kind[2] == OTHER else K_UNKNOWN
-        if tag == "S":
-            return self.plain(0, result_of(self.table, kind[1]))
-        if tag == "I":
-            return K_TENSOR if kind[1].startswith("torch.nn.") else K_UNKNOWN
-        if tag == "C":
-            return ("O", kind[1], kind[2])
-        if tag == "O":
-            module = self.facts.is_module(int(kind[1]), kind[2])
-            if module:
-                return K_TENSOR
-            if module is None:
-                return K_EXTERNAL
-            found = self.facts.method(int(kind[1]), kind[2], "__call__")
-            if isinstance(found, tuple) and len(found) == 2 and isinstance(found[0], int):
-                return self._returns(found[0], str(found[1]))
-            return K_UNKNOWN
-        if tag == "F":
-            return self._returns(int(kind[1]), kind[2])
+        match kind:
+            case TensorMember(name):
+                return K_OTHER if name in self.non_tensor else K_TENSOR
+            case InstanceMember(_, owner, returns_self, result):
+                return owner if returns_self else result
+            case TorchObject(qual):
+                return self.plain(0, result_of(self.table, qual))
+            case TorchInstance(qual):
+                return K_TENSOR if qual.startswith("torch.nn.") else K_UNKNOWN
+            case UserClass(file, cls):
+                return UserInstance(file, cls)
+            case UserInstance(file, cls):
+                module = self.facts.is_module(file, cls)
+                if module:
+                    return K_TENSOR
+                if module is None:
+                    return K_EXTERNAL
+                found = self.facts.method(file, cls, "__call__")
+                return self._returns(*found) if isinstance(found, tuple) else K_UNKNOWN
+            case Function(file, context):
+                return self._returns(file, context)
         return K_UNKNOWN
 
     def _returns(self, file: int, context: str) -> Kind:
@@ -362,22 +462,21 @@ class Evaluator:
         return join(self.value(file, d) for d in descs)
 
     # ------------------------------------------------------------------ pending calls
-    def member_api(self, file: int, receiver: str, member: str) -> str | None | Kind:
+    def member_api(self, file: int, receiver: str, member: str) -> str | None | Plain:
         """The torch API a pending call names: `member` called on `receiver` (a method), or the receiver
         itself called (member ""). None: not a torch API; K_EXTERNAL: another file must say."""
         kind = self.value(file, receiver) if member else self._unsettled(file, receiver)
-        if kind == K_EXTERNAL:
+        if kind is K_EXTERNAL:
             return K_EXTERNAL
         if not member:
-            return kind[1] if kind[0] == "S" else None
-        tag = kind[0]
-        if tag == "T":
+            return kind.qual if isinstance(kind, TorchObject) else None
+        if kind is K_TENSOR:
             return f"torch.Tensor.{member}" if member in self.tensor_members else None
-        if tag in ("I", "O"):
+        if isinstance(kind, (TorchInstance, UserInstance)):
             bound = self.apply(kind, "." + member)
-            if bound == K_EXTERNAL:
+            if bound is K_EXTERNAL:
                 return K_EXTERNAL
-            return bound[1] if bound[0] == "BI" else None
+            return bound.api if isinstance(bound, InstanceMember) else None
         return None
 
     def _unsettled(self, file: int, desc: str) -> Kind:
@@ -387,7 +486,7 @@ class Evaluator:
         root, *ops = desc[1:].split("|")
         kind = self._root(file, root)
         for op in ops:
-            if kind in (K_UNKNOWN, K_OTHER, K_EXTERNAL):
+            if kind is K_UNKNOWN or kind is K_OTHER or kind is K_EXTERNAL:
                 break
             kind = self.apply(kind, op)
         return kind

@@ -466,7 +466,7 @@ class _DataFacts:
         self._by_name: dict[str, list[tuple[int, str, df.CallSite]]] | None = None
         self._sites: dict[tuple[int, str], list[df.CallSite]] = {}
 
-    def arguments(self, file: int, context: str) -> list[df.CallSite] | df.Kind:
+    def arguments(self, file: int, context: str) -> list[df.CallSite] | df.Plain:
         key = (file, context)
         if key not in self._sites:
             if self._by_name is None:  # the calls by the callee's last name: only those are resolved
@@ -479,7 +479,7 @@ class _DataFacts:
             for index, callee, site in self._by_name.get(context.rpartition(".")[2], ()):
                 tag, _, name = callee[1:].partition(":")
                 kind = self.ref(index, name) if tag == "ref" else self.function(index, name)
-                if kind[0] == "F" and (int(kind[1]), kind[2]) == key:
+                if isinstance(kind, df.Function) and (kind.file, kind.context) == key:
                     sites.append(site)
             self._sites[key] = sites
         return self._sites[key] or df.K_UNKNOWN
@@ -502,14 +502,14 @@ class _DataFacts:
             todo[:0] = [b for b in (self.project._class(node[0], base) for base in fact[1]) if b is not None]
         return out
 
-    def attribute(self, file: int, cls: str, name: str) -> tuple[int, str] | None | df.Kind:
+    def attribute(self, file: int, cls: str, name: str) -> df.Found | df.Plain | None:
         for index, owner in self._chain(file, cls):
             desc = self.project.files[index].attrs.get(owner, {}).get(name)
             if desc is not None:
                 return index, desc
         return None
 
-    def method(self, file: int, cls: str, name: str) -> tuple[int, str] | None | df.Kind:
+    def method(self, file: int, cls: str, name: str) -> df.Found | df.Plain | None:
         if file not in self.project.files or cls not in self.project.files[file].classes:
             return None
         return self.project.defining(file, cls, name)
@@ -526,7 +526,7 @@ class _DataFacts:
         index, name = found
         target = self.project.files[index]
         if name in target.values:
-            return ("V", str(index), target.values[name])
+            return df.ModuleValue(index, target.values[name])
         return self.function(index, name)
 
     def function(self, file: int, context: str) -> df.Kind:
@@ -536,10 +536,10 @@ class _DataFacts:
         owner, dot, method = context.rpartition(".")
         if dot and owner in target.classes:
             found = self.project.defining(file, owner, method)
-            return ("F", str(found[0]), found[1]) if found is not None else df.K_UNKNOWN
+            return df.Function(*found) if found is not None else df.K_UNKNOWN
         if context in target.classes:
-            return ("C", str(file), context)
-        return ("F", str(file), context)
+            return df.UserClass(file, context)
+        return df.Function(file, context)
 
 
 # The message of a finding the project pass made for a call whose line's noqa comment turns it off: it is

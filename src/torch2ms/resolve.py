@@ -1472,7 +1472,7 @@ class LocalFacts:
             todo[:0] = info.bases
         return out, external
 
-    def attribute(self, file: int, cls: str, name: str) -> tuple[int, str] | None | df.Kind:
+    def attribute(self, file: int, cls: str, name: str) -> df.Found | df.Plain | None:
         chain, external = self._chain(cls)
         for info in chain:
             val = info.attrs.get(name)
@@ -1480,7 +1480,7 @@ class LocalFacts:
                 return 0, descriptor(val)
         return df.K_EXTERNAL if external else None
 
-    def method(self, file: int, cls: str, name: str) -> tuple[int, str] | None | df.Kind:
+    def method(self, file: int, cls: str, name: str) -> df.Found | df.Plain | None:
         chain, external = self._chain(cls)
         for info in chain:
             if name in info.own:
@@ -1498,7 +1498,7 @@ class LocalFacts:
     def ref(self, file: int, ref: str) -> df.Kind:
         return df.K_EXTERNAL
 
-    def arguments(self, file: int, context: str) -> list[df.CallSite] | df.Kind:
+    def arguments(self, file: int, context: str) -> list[df.CallSite] | df.Plain:
         if self._sites is None:
             self._sites = {}
             for callee, positional, keywords, more in self.resolver.arguments:
@@ -1514,18 +1514,18 @@ class LocalFacts:
         if not callee.startswith("$fn:"):
             return None
         kind = self.function(0, callee[4:])
-        return kind[2] if kind[0] == "F" else None
+        return kind.context if isinstance(kind, df.Function) else None
 
     def function(self, file: int, context: str) -> df.Kind:
         owner, dot, method = context.rpartition(".")
         if dot and owner in self.classes:
             found = self.method(file, owner, method)
-            if isinstance(found, tuple) and len(found) == 2 and isinstance(found[0], int):
-                return ("F", "0", str(found[1]))
-            return df.K_EXTERNAL if found == df.K_EXTERNAL else df.K_UNKNOWN
+            if isinstance(found, tuple):
+                return df.Function(0, found[1])
+            return df.K_EXTERNAL if found is df.K_EXTERNAL else df.K_UNKNOWN
         if context in self.classes:
-            return ("C", "0", context)
-        return ("F", "0", context)
+            return df.UserClass(0, context)
+        return df.Function(0, context)
 
 
 def _all_args(args: ast.arguments) -> list[ast.arg]:
@@ -1578,7 +1578,7 @@ def _exported_facts(resolver: Resolver) -> DataflowFacts:
     values = tuple((name, d[0]) for name, val in sorted(resolver.scope.module().names.items())
                    if val.kind in (SYMBOL, INSTANCE, SYM, TENSOR) and (d := useful([descriptor(val)])))
     arguments = tuple(site for site in resolver.arguments if facts._callee(site[0]) is None
-                      or facts.function(0, site[0][4:]) == df.K_EXTERNAL)
+                      or facts.function(0, site[0][4:]) is df.K_EXTERNAL)
     return DataflowFacts(tuple(returns), tuple(attrs), values, arguments)
 
 
