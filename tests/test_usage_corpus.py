@@ -194,3 +194,55 @@ def test_migrate_writes_a_method_as_the_fix_engine_does_and_ports_the_training_s
     assert "value_and_grad" in found["ported/fit_steps"].fixed
     with pytest.raises(ValueError, match="unknown rewriter"):
         run_corpus(programs, through="sed")
+
+
+def test_composed_forms_for_ops_without_a_cpu_kernel_give_torchs_result():
+    # round to decimals (MindSpore's round takes only 0), take and Tensor.scatter_add (no CPU kernel; the src
+    # larger than the index, as torch allows), the default dtype, soft margin loss as a function and as a layer
+    text = textwrap.dedent("""
+        # %% decimals
+        import numpy as np
+        import torch
+
+        grid = torch.from_numpy(np.linspace(-7.5, 7.5, 10, dtype=np.float32)) * 13.0771
+
+
+        def run():
+            return torch.round(grid, decimals=1), grid.round(decimals=-1), torch.round(grid), grid.round(decimals=0)
+
+        # %% gather_scatter
+        import numpy as np
+        import torch
+
+        base = torch.from_numpy(np.arange(12, dtype=np.float32).reshape(4, 3))
+        where = torch.tensor([[2, 0], [1, 1], [0, 2]])
+
+
+        def run():
+            flat = torch.take(base, where * 3)
+            into_rows = torch.scatter_add(torch.ones(3, 3), 0, where, base[:3, :2])
+            into_cols = torch.zeros(4, 3)[:3].scatter_add(1, where, base[1:] - 1)
+            return flat, into_rows, into_cols
+
+        # %% margin
+        import numpy as np
+        import torch
+        import torch.nn.functional as F
+
+        scores = torch.from_numpy(np.cos(np.arange(8, dtype=np.float32)))
+        signs = torch.from_numpy(np.where(np.arange(8) % 3 == 0, 1.0, -1.0).astype(np.float32))
+
+
+        def run():
+            per_item = F.soft_margin_loss(scores, signs, reduction="none")
+            layer = torch.nn.SoftMarginLoss(reduction="sum")
+            return per_item, F.soft_margin_loss(scores * 2, signs), layer(scores, signs), torch.get_default_dtype()
+        """)
+    programs = split_programs(text, "composed.py", "composed")
+    found = {v.program.ident: v for v in run_corpus(programs, jobs=1, timeout=120)}
+    assert {name: v.verdict for name, v in found.items()} == dict.fromkeys(found, SAME), \
+        {name: v.detail for name, v in found.items()}
+    decimals = found["composed/decimals"].fixed
+    assert decimals.count("mindspore.ops.round(__v * 10.0 ** __d)") == 2  # decimals=0, passed or not: the call
+    assert "x.take(" not in decimals and ".take(" in found["composed/gather_scatter"].fixed
+    assert found["composed/gather_scatter"].fixed.count("tensor_scatter_elements") == 2

@@ -152,7 +152,6 @@ class StructureRule(ValueEnum):
     CELL_METHOD = "cell_method"
     ALL_CELLS = "all_cells"
     BUFFER = "buffer"
-    SIZE_VARARGS = "size_varargs"
     SWAP_AXES = "swap_axes"
     POSITIONAL_IN_GRAPH = "positional_in_graph"
     UNWRAP_MODEL = "unwrap_model"

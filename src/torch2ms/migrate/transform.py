@@ -7,7 +7,7 @@ result is valid Python by construction. Two passes:
 - `CallSites` (before the fix engine, on the scanned text): rewrites at one call or attribute that
   need the receiver moved or the statement changed: nn.init functions as
   initializers on the parameter's data, nn.Module methods as Cell methods, ``register_buffer`` as a
-  Parameter that is not trained, size varargs as a tuple, two-int ``transpose`` as ``swapaxes``,
+  Parameter that is not trained, two-int ``transpose`` as ``swapaxes``,
   torch's dtype aliases, flags passed by position (``nn.ReLU(True)`` becomes ``inplace=True``, which
   the fix engine then drops), DataParallel wrappers and ``torch.no_grad`` removed, a layer
   class passed as a value whose form needs keywords as ``functools.partial``,
@@ -243,14 +243,6 @@ class CallSites(_Rewriter):
                     return renamed
                 # the target's result in torch's form (transforms/result_form.py), as the fix engine writes it
                 return cst.parse_expression(form.replace("{result}", cst.Module([]).code_for_node(renamed)))
-            case StructureRule.SIZE_VARARGS:
-                positional = _positional(node.args)
-                if len(positional) < 2 or any(a.star for a in node.args) or len(positional) != len(
-                        [a for a in node.args if a.keyword is None]):
-                    return None
-                size = cst.Tuple([cst.Element(a.value) for a in positional])
-                rest = [a for a in node.args if a.keyword is not None]
-                return node.with_changes(args=_clean_args([cst.Arg(size), *rest]))
             case StructureRule.SWAP_AXES:
                 return self._swap(structure, node)
             case StructureRule.POSITIONAL_IN_GRAPH:

@@ -11,6 +11,8 @@ Arguments (``rewrite: {transform: compose, ...}``):
 - `defaults`: the text written for a parameter the call leaves out (one without a default must be passed);
 - `when`: ``{param: value}``, the values the call must pass (or leave to a default equal to them), written as
   literals, for the form to apply: ``{inplace: true}``;
+- `unless`: ``{param: value}``, a value for which the form does not apply (passed as that literal or left to a
+  default equal to it; any other value, written or computed, takes the form): ``{decimals: 0}``;
 - `always`: the form applies even where the entry has a form for the device (whose result differs, e.g.
   `aminmax` over all elements); otherwise only where it has none;
 - `updates`: the parameter (or ``self``) the form writes into (``{self}.copy_(...)``): it must be a name or
@@ -24,8 +26,10 @@ call) is evaluated once, through a ``lambda``.
 
 Used by torch.roll, torch.Tensor.roll, torch.nn.functional.normalize, torch.nn.functional.layer_norm,
 torch.linalg.vander, torch.nn.functional.embedding, torch.aminmax, torch.Tensor.aminmax,
-torch.nn.functional.relu, torch.Tensor.zero_, torch.Tensor.normal_, torch.nn.Unfold, torch.nn.InstanceNorm1d,
-torch.nn.InstanceNorm2d and torch.nn.InstanceNorm3d."""
+torch.nn.functional.relu, torch.Tensor.zero_, torch.Tensor.normal_, torch.round, torch.Tensor.round, torch.take,
+torch.scatter_add, torch.Tensor.scatter_add, torch.get_default_dtype, torch.nn.functional.soft_margin_loss,
+torch.nn.Unfold, torch.nn.SoftMarginLoss, torch.nn.InstanceNorm1d, torch.nn.InstanceNorm2d and
+torch.nn.InstanceNorm3d."""
 
 from __future__ import annotations
 
@@ -115,6 +119,10 @@ def composed(src: EditBuilder, call: ApiCall, ctx: Context) -> Fix | None | Pass
         value = written_literal(texts[name])
         if value is NOT_LITERAL or type(value) is not type(wanted) or value != wanted:
             return PASS  # another value (or one not written as a literal): the form does not apply
+    for name, spared in ctx.arg("unless", ()):
+        value = written_literal(texts[name]) if name in texts else NOT_LITERAL
+        if value is not NOT_LITERAL and type(value) is type(spared) and value == spared:
+            return PASS  # the value the single call handles: the ordinary rewrite
     receiver = _receiver(src, call)
     if receiver is not None:
         texts["self"] = receiver

@@ -242,6 +242,17 @@ def _held_class(src: EditBuilder, call: ApiCall) -> bool:
     return isinstance(func, ast.Call)
 
 
+def _call_edits(ctxs: list[tuple[Context, Transform]], edits: list[Edit]) -> list[Edit] | None:
+    """`edits` with what the target's rewrites change in the call's arguments (a size as one tuple); None when
+    one of them cannot write the call."""
+    for ctx, transform in ctxs:
+        more = transform.call_edits(ctx, edits)
+        if more is None:
+            return None
+        edits = more
+    return edits
+
+
 def _target_fix(src: EditBuilder, call: ApiCall, target: Target, ctxs: list[tuple[Context, Transform]]) -> Fix | None:
     """The rewrite to `target`: its name, receiver and parameter facts."""
     like = call.kind is CallKind.METHOD and target.written_as is WrittenAs.LIKE
@@ -263,8 +274,11 @@ def _target_fix(src: EditBuilder, call: ApiCall, target: Target, ctxs: list[tupl
         new = target.api.rpartition(".")[2]
         if new != old:
             edits.insert(0, Edit(call.name_span, new))
+        changed = _call_edits(ctxs, edits)
+        if changed is None:
+            return None
         # the same-named method has nothing to change at the call site (no edits: no fix, unless a cast)
-        return Fix(title=f"Use {target.api}", edits=tuple(edits), safe=safe)
+        return Fix(title=f"Use {target.api}", edits=tuple(changed), safe=safe)
     if member or is_member(target.api):
         return None
     if call.kind is CallKind.CALL:
@@ -287,11 +301,10 @@ def _target_fix(src: EditBuilder, call: ApiCall, target: Target, ctxs: list[tupl
     if not held:
         edits.insert(0, Edit(replaced, target.api))
     if call.kind is CallKind.CALL:
-        for ctx, transform in ctxs:
-            more = transform.call_edits(ctx, edits)
-            if more is None:
-                return None
-            edits = more
+        changed = _call_edits(ctxs, edits)
+        if changed is None:
+            return None
+        edits = changed
     if held and not edits:
         return None  # nothing to change where the class is called
     if params.out is not None:

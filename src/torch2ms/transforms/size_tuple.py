@@ -2,7 +2,8 @@
 also takes it as separate arguments.
 
 Used by the targets mindspore.mint.zeros, mindspore.ops.zeros, mindspore.mint.ones and mindspore.ops.ones of
-torch.zeros and torch.ones."""
+torch.zeros and torch.ones, and by the methods torch.Tensor.new_zeros, torch.Tensor.new_ones and
+torch.Tensor.new_empty (``x.new_zeros(2, 3)`` -> ``x.new_zeros((2, 3))``)."""
 
 from __future__ import annotations
 
