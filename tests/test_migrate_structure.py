@@ -116,3 +116,11 @@ def test_aliases_of_the_grad_mode_and_of_the_wrappers_follow_their_entries() -> 
 def test_each_call_rule_follows_the_tables(rule: StructureRule, source: str, written: str, left: str) -> None:
     assert written in _migrate(source)
     assert left in _migrate(source, _without(rule))
+
+
+def test_a_legacy_typed_tensor_class_naming_a_type_is_mindspores_tensor_class() -> None:
+    source = "import torch\n\n\ndef pick(rows: torch.LongTensor, k: int) -> torch.FloatTensor:\n" \
+             "    return torch.FloatTensor(k, 2) + rows[:k, None]\n"
+    out = _migrate(source)
+    assert "def pick(rows: mindspore.Tensor, k: int) -> mindspore.Tensor:" in out
+    assert "mindspore.ops.zeros((k, 2), mindspore.float32)" in out and "torch" not in out

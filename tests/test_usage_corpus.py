@@ -246,3 +246,37 @@ def test_composed_forms_for_ops_without_a_cpu_kernel_give_torchs_result():
     assert decimals.count("mindspore.ops.round(__v * 10.0 ** __d)") == 2  # decimals=0, passed or not: the call
     assert "x.take(" not in decimals and ".take(" in found["composed/gather_scatter"].fixed
     assert found["composed/gather_scatter"].fixed.count("tensor_scatter_elements") == 2
+
+
+def test_legacy_typed_tensor_classes_become_mindspore_tensors_of_their_dtype():
+    # torch.LongTensor(data) and torch.FloatTensor(sizes): data keeps its values and dtype; sizes give torch's
+    # uninitialised memory, so only the shape is compared. A lone name (data or a size?) keeps its finding.
+    text = textwrap.dedent("""
+        # %% typed
+        import torch
+
+        widths = [3, 1, 4]
+
+
+        def run():
+            ids = torch.LongTensor([[5, 0], [2, 7]])
+            mask = torch.BoolTensor((True, False, True))
+            scratch = torch.DoubleTensor(2, 5)
+            counts = torch.ByteTensor(3)
+            return ids * 2, mask, list(scratch.shape), list(counts.shape), torch.FloatTensor([w / 2 for w in widths])
+
+        # %% ambiguous
+        import torch
+
+        n = 3
+
+
+        def run():
+            return torch.IntTensor(n)
+        """)
+    programs = split_programs(text, "legacy.py", "legacy")
+    found = {v.program.ident: v for v in run_corpus(programs, jobs=1, timeout=120)}
+    assert found["legacy/typed"].verdict == SAME, found["legacy/typed"].detail
+    assert "mindspore.ops.zeros((2, 5), mindspore.float64)" in found["legacy/typed"].fixed
+    assert "mindspore.tensor([[5, 0], [2, 7]], dtype=mindspore.int64)" in found["legacy/typed"].fixed
+    assert found["legacy/ambiguous"].verdict == IMPORTS_TORCH and "torch.IntTensor" in found["legacy/ambiguous"].cause

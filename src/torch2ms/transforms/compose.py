@@ -36,7 +36,7 @@ from __future__ import annotations
 import ast
 import string
 
-from ..model import ApiCall, Arg, CallKind, Edit, Fix
+from ..model import ApiCall, Arg, CallKind, Fix
 from .base import PASS, Context, Pass, Transform, register
 from .edits import NOT_LITERAL, EditBuilder, partial_call, pure, receiver_length, written_literal
 
@@ -139,12 +139,9 @@ def composed(src: EditBuilder, call: ApiCall, ctx: Context) -> Fix | None | Pass
         text = f"(lambda {', '.join(f'__{n}' for n in once)}: {inner})({', '.join(texts[n] for n in once)})"
     else:
         text = form.format(**{name: _grouped(value, "**" in form) for name, value in texts.items()})
-    if not src.mindspore_visible(call.span):
+    edits = src.replaced_call(call.span, text)
+    if edits is None:
         return None
-    edits = [Edit(call.span, text)]
-    imp = src.import_edit()
-    if imp is not None:
-        edits.append(imp)
     unsafe = ctx.arg("unsafe", ())
     safe = unsafe is not True and not any(name in bound for name in (unsafe if unsafe is not True else ()))
     return Fix(title=f"Compose {call.api} from MindSpore calls", edits=tuple(edits), safe=safe)

@@ -89,6 +89,17 @@ class EditBuilder(SourceText):
             return None
         return Fix(fix.title, tuple(Edit(e.span, respell(e.text, self.root)) for e in fix.edits), fix.safe)
 
+    def replaced_call(self, span: Span, text: str) -> list[Edit] | None:
+        """The edits that write `text` (MindSpore code spelled from ``mindspore.``) in place of `span`, with the
+        ``import mindspore`` the file lacks; None where a local name shadows the module there."""
+        if not self.mindspore_visible(span):
+            return None
+        edits = [Edit(span, text)]
+        imp = self.import_edit()
+        if imp is not None:
+            edits.append(imp)
+        return edits
+
     # ------------------------------------------------------------- imports
     def import_edit(self) -> Edit | None:
         """The insertion of ``import mindspore`` after the leading import block, or None if present."""

@@ -1,0 +1,53 @@
+"""`torch.LongTensor([1, 2])` -> `mindspore.tensor([1, 2], dtype=mindspore.int64)`, and `torch.FloatTensor(2, 3)`
+-> `mindspore.ops.zeros((2, 3), mindspore.float32)`: torch's legacy typed tensor classes, called with data (a
+list or tuple written out) or with sizes (int literals, or two or more arguments). The sizes form is torch's
+uninitialised memory, so zeros are one of its possible values. One argument that is neither (a name, which
+may hold either) is left with its finding. Arguments: `dtype`, the MindSpore dtype's name; `type_name`, what
+`migrate` writes where the class names a type (`x: torch.LongTensor`).
+
+Used by torch.FloatTensor, torch.DoubleTensor, torch.LongTensor,
+torch.IntTensor, torch.ShortTensor, torch.CharTensor, torch.ByteTensor and torch.BoolTensor."""
+
+from __future__ import annotations
+
+import ast
+
+from ..model import CallKind, Fix
+from .base import Context, Pass, Transform, register
+
+
+def _is_data(node: ast.expr) -> bool:
+    return isinstance(node, (ast.List, ast.Tuple, ast.ListComp))
+
+
+def _is_size(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) is int
+
+
+@register
+class LegacyTensor(Transform):
+    name = "legacy_tensor"
+    codes = frozenset({"TMS103"})
+    needs_target = False
+
+    def whole(self, ctx: Context) -> Fix | None | Pass:
+        call, src = ctx.call, ctx.src
+        dtype = f"mindspore.{ctx.arg('dtype')}"
+        if call.kind is not CallKind.CALL or not call.args or any(a.keyword is not None or a.starred for a in call.args):
+            return None
+        texts = [src.slice(a.span).strip() for a in call.args]
+        try:
+            nodes = [ast.parse(f"({text})", mode="eval").body for text in texts]
+        except SyntaxError:
+            return None
+        if len(nodes) == 1 and _is_data(nodes[0]):
+            text = f"mindspore.tensor({texts[0]}, dtype={dtype})"
+        elif len(nodes) > 1 or _is_size(nodes[0]):
+            size = f"({texts[0]},)" if len(texts) == 1 else f"({', '.join(texts)})"
+            text = f"mindspore.ops.zeros({size}, {dtype})"
+        else:
+            return None  # one argument that may be data or a size
+        edits = src.replaced_call(call.span, text)
+        if edits is None:
+            return None
+        return Fix(title=f"Build the tensor with MindSpore's {dtype}", edits=tuple(edits), safe=True)
