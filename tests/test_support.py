@@ -267,3 +267,21 @@ def test_where_the_class_cannot_apply_the_finding_stays() -> None:
     assert [(d.span.start_line, d.torch_api) for d in migration.result.diagnostics
             if d.torch_api == "torch.nn.Embedding"] == [(line, "torch.nn.Embedding")]
     assert imported_support("import os\nimport numpy\n") == {}
+
+
+def test_in_place_the_support_module_goes_to_the_folder_argument(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "train").mkdir(parents=True)
+    (project / "train" / "loop.py").write_text(textwrap.dedent("""\
+        import torch
+        weights = [torch.nn.Parameter(torch.ones(3))]
+        optimizer = torch.optim.Adam(weights, lr=0.1)
+        """), encoding="utf-8")
+    (project / "plain.py").write_text("import torch\nx = torch.ones(2)\n", encoding="utf-8")
+    single = tmp_path / "single.py"
+    single.write_text("import torch.nn as nn\ntable = nn.Embedding(4, 2, padding_idx=1)\n", encoding="utf-8")
+    main(["migrate", str(project), str(single), "--in-place", "-q"])
+    assert "t2ms_support.Adam(weights, lr=0.1)" in (project / "train" / "loop.py").read_text(encoding="utf-8")
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob(f"{MODULE}.py")) == \
+        [f"project/{MODULE}.py", f"{MODULE}.py"]  # the folder argument's top; a file argument's own folder
+    assert (project / f"{MODULE}.py").read_text(encoding="utf-8") == support_source(MODULE)
