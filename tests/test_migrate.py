@@ -497,6 +497,76 @@ def test_parameter_names_of_the_form_inside_isinstance_branches_and_graph_safe_c
     assert "a, b = x.chunk(2, -1)" in out and "a.chunk(2)[0]" in out
 
 
+_GATES = """\
+import torch
+import torch.nn as nn
+
+
+class Gates(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.width = width
+
+    def forward(self, x):
+        value, gate = x.split(self.width, dim=-1)
+        first, rest = value.split(split_size=[1, 2], dim=1)
+        low, high = torch.split(gate, self.width // 2, dim=2)
+        even, odd = x.chunk(2, dim=1)
+        return (first * rest.sum(-1, keepdim=True)).sum() + (torch.sigmoid(low) * high).sum() + (even * odd).mean()
+"""
+_GATES_RUN = """\
+import sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+x = np.linspace(-1.0, 1.0, 2 * 3 * 8, dtype=np.float32).reshape(2, 3, 8)
+if sys.argv[2] == "torch":
+    import torch
+    import gates
+    t = torch.tensor(x, requires_grad=True)
+    out = gates.Gates(4)(t)
+    out.backward()
+    value, grad = out.item(), t.grad.numpy()
+else:
+    import mindspore
+    mindspore.set_context(mode=mindspore.GRAPH_MODE)
+    import gates
+    step = mindspore.jit(mindspore.value_and_grad(gates.Gates(4)))
+    out, g = step(mindspore.Tensor(x))
+    value, grad = float(out), g.asnumpy()
+np.save(sys.argv[3], np.concatenate([[value], grad.ravel()]))
+"""
+
+
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
+def test_split_and_chunk_with_a_dim_keyword_run_in_graph_mode_on_cpu(tmp_path: Path) -> None:
+    """In GRAPH mode on the CPU, `x.split(n, dim=d)` compiles to SplitTensor and `x.chunk(n, dim=d)` to Chunk,
+    kernels the CPU lacks; by position they compile to kernels it has (the `positional_in_graph` rule): the
+    port's value and gradient, compiled, are torch's."""
+    out = migrate(_GATES)
+    assert "value, gate = x.split(self.width, -1)" in out
+    assert "first, rest = value.split([1, 2], 1)" in out
+    assert "even, odd = x.chunk(2, 1)" in out
+    for side in ("torch", "mindspore"):
+        folder = tmp_path / side
+        folder.mkdir()
+        (folder / "gates.py").write_text(_GATES if side == "torch" else out, encoding="utf-8")
+        proc = subprocess.run([sys.executable, "-c", _GATES_RUN, str(folder), side, str(tmp_path / f"{side}.npy")],
+                              capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+    import numpy as np
+    expected, got = np.load(tmp_path / "torch.npy"), np.load(tmp_path / "mindspore.npy")
+    assert np.allclose(expected, got, rtol=1e-5, atol=1e-6), (expected, got)
+    # the keyword form the rule writes away is what the CPU cannot compile
+    keyword = tmp_path / "keyword"
+    keyword.mkdir()
+    (keyword / "gates.py").write_text(out.replace("x.split(self.width, -1)", "x.split(self.width, dim=-1)"),
+                                      encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-c", _GATES_RUN, str(keyword), "mindspore", str(tmp_path / "k.npy")],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode != 0 and "SplitTensor" in proc.stderr, proc.stderr[-2000:]
+
+
 def test_a_torch_name_the_port_still_uses_with_no_finding_gets_one_never_zero_remaining() -> None:
     # a torch module as a parameter's annotation is evaluated when the def runs: the port imports torch
     result = migrate_text(textwrap.dedent("""\

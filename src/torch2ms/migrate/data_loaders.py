@@ -11,7 +11,9 @@ by the scan's resolved names and the forms come from ``data/training.yaml`` (`lo
   returns (a class of the same file), or the number of tensors of a ``TensorDataset``, whose tensors
   become a list of NumPy sample tuples;
 - ``torch.save(m.state_dict(), path)`` becomes a checkpoint of the Cell, and
-  ``m.load_state_dict(torch.load(path))`` reads it back, from the name MindSpore's save wrote;
+  ``m.load_state_dict(torch.load(path))`` reads it back, from the name MindSpore's save wrote; a dict of
+  states saved to one file is one checkpoint of every state's tensors under KEY.NAME, and
+  ``m.load_state_dict(torch.load(path)["KEY"])`` reads that state's tensors back under their names;
 - a loader with a sampler, a collate function or a dataset whose samples cannot be counted is left as
   it is (the scan's TMS351 / TMS102 findings), with a note saying why.
 """
@@ -182,12 +184,21 @@ class DataLoaders(cst.CSTTransformer):
         return cst.parse_expression(spell(text, self.root))
 
     def _load(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        """m.load_state_dict(torch.load(path, ...)) -> the table's form on the name the save form wrote."""
-        load, _apply, suffix, form = self.rules.load_state
+        """m.load_state_dict(torch.load(path, ...)) -> the table's form on the name the save form wrote;
+        m.load_state_dict(torch.load(path, ...)["key"]) -> the state the dict-of-states form saved under key."""
+        load, _apply, suffix, form, prefix, state_form = self.rules.load_state
         if len(original.args) != 1 or original.args[0].keyword is not None or original.args[0].star:
             return updated
         inner = original.args[0].value
         func = original.func
+        key: str | None = None
+        if isinstance(inner, cst.Subscript):
+            index = inner.slice[0].slice if len(inner.slice) == 1 else None
+            if not (isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString)
+                    and isinstance(index.value.evaluated_value, str)):
+                return updated
+            key = index.value.evaluated_value
+            inner = inner.value
         if not (isinstance(inner, cst.Call) and self._api(inner) == load and inner.args
                 and inner.args[0].keyword is None and not inner.args[0].star and isinstance(func, cst.Attribute)):
             return updated
@@ -201,8 +212,12 @@ class DataLoaders(cst.CSTTransformer):
         else:
             return updated
         self.count += 1
-        self.done.append(f"{self._line(original)}: a module's state read from a MindSpore checkpoint")
-        return cst.parse_expression(spell(form, self.root).format(module=_code(func.value), path=named))
+        if key is None:
+            self.done.append(f"{self._line(original)}: a module's state read from a MindSpore checkpoint")
+            return cst.parse_expression(spell(form, self.root).format(module=_code(func.value), path=named))
+        self.done.append(f"{self._line(original)}: a module's state read from the states of a MindSpore checkpoint")
+        return cst.parse_expression(spell(state_form, self.root).format(
+            module=_code(func.value), path=named, prefix=repr(prefix.format(key=key))))
 
     def _loader(self, api: str, call: cst.Call) -> cst.BaseExpression:
         rule = self.rules.loaders[api]

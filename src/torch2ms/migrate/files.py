@@ -9,7 +9,9 @@ defines cell classes goes the parameter-name map of every one of them (NAME.weig
 the two files and the tables' weight facts: `torch2ms.weights.mapping.write_map_beside`), once the
 whole tree is written, so that classes imported from the project's other files are followed; and
 NAME.migrate.json beside each changed port that defines cell classes: which finding and mapping
-entry each changed line answers (`torch2ms.migrate.provenance`).
+entry each changed line answers (`torch2ms.migrate.provenance`). A support module the ports import
+(`t2ms_support.py`: torch2ms.transforms.support) is written once at the top of the tree (`--out DIR`;
+in place, the folder argument), and counted with the other files copied.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from ..limits import LimitExceeded
 from ..mappings import load_table
 from ..project_graph import module_classes
 from .pipeline import MigrateError, Migration, Options, existing_cells, migrate_text
+from ..transforms.support import support_source
 from .provenance import write_beside
 
 
@@ -207,7 +210,42 @@ def migrate_paths(paths: Sequence[str], options: Options, out: str | None = None
         _write_all(outcomes, order, texts, _lazy(pool, _migrate_one, work), cells_of, out, write, on_each)
         if out is not None and write:
             _write_maps([o for o in outcomes if o.written], pool, on_each)
+    if write:
+        for destination, error in _write_support(outcomes, paths, out):
+            if copied is not None:
+                copied.append((destination, error))
     return outcomes
+
+
+def _write_support(outcomes: Sequence[FileOutcome], paths: Sequence[str],
+                   out: str | None) -> list[tuple[str, str | None]]:
+    """The support modules the written ports import (torch2ms.transforms.support), each written once at the top
+    of the tree: `out`; in place, each folder argument holding such a port (a file argument's own folder).
+    Returns (destination, error or None) for each."""
+    folders = [os.path.abspath(p) for p in paths if os.path.isdir(p)]
+    tops: dict[str, set[str]] = {}
+    for outcome in outcomes:
+        if not outcome.written or outcome.migration is None or not outcome.migration.support:
+            continue
+        if out is not None:
+            top = out
+        else:
+            source = os.path.abspath(outcome.source)
+            top = next((f for f in folders if (source + os.sep).startswith(f + os.sep)), os.path.dirname(source))
+        tops.setdefault(top, set()).update(outcome.migration.support)
+    written: list[tuple[str, str | None]] = []
+    for top, modules in sorted(tops.items()):
+        for module in sorted(modules):
+            destination = os.path.join(top, f"{module}.py")
+            text = support_source(module)
+            try:
+                if text is None:  # (a name Migration.support holds only when the module exists)
+                    raise FixError(f"{destination}: no support module {module}")
+                write_new(destination, text)
+                written.append((destination, None))
+            except FixError as exc:
+                written.append((destination, str(exc)))
+    return written
 
 
 def _write_all(outcomes: list[FileOutcome], order: list[int], texts: dict[int, tuple[str, str, bool]],

@@ -60,6 +60,8 @@ class Migration:
     notes: list[str] = field(default_factory=list)  # "line: what" for each structural rewrite
     source_findings: tuple[Diagnostic, ...] = ()  # the findings of the original text (what the rewrites answer)
     left: list[str] = field(default_factory=list)  # "line: what was left as it is: why" (training loops, loaders)
+    # the support modules the new text imports (torch2ms.transforms.support): written once into the output tree
+    support: tuple[str, ...] = ()
 
     @property
     def remaining(self) -> int:
@@ -193,7 +195,7 @@ def _migrate_text(text: str, path: str, options: Options | None, cells: set[str]
     return Migration(path, original, new, len(before.diagnostics), rewritten, after, root, removed,
                      loaders.done + loaders.left + steps.done + steps.left + probed.done + sites.done + classes.done
                      + [f"moved into the functions using it: {n}" for n in localized], tuple(before.diagnostics),
-                     loaders.left + steps.left)
+                     loaders.left + steps.left, tuple(sorted(m for m in sites.support if m in new)))
 
 
 def torch_references(text: str, roots: Collection[str] = ("torch",)) -> list[tuple[int, int, str]]:

@@ -88,7 +88,8 @@ class TrainingRules:
     dataset_bases: frozenset[str] = frozenset()
     save_state: tuple[str, str, str] = ("", "", "")  # (torch save, torch state, MindSpore form)
     save_states: tuple[frozenset[str], str, str] = (frozenset(), "", "")  # (torch states, form, extras form)
-    load_state: tuple[str, str, str, str] = ("", "", "", "")  # (torch load, torch apply, suffix, MindSpore form)
+    # (torch load, torch apply, suffix, MindSpore form, prefix of a state's names, form of one state of a dict)
+    load_state: tuple[str, str, str, str, str, str] = ("", "", "", "", "", "")
     label_casts: dict[str, LabelCast] = field(default_factory=dict)
 
     def role(self, api: str) -> str | None:
@@ -118,7 +119,8 @@ def parse_rules(text: str, file_name: str = TRAINING_FILE) -> TrainingRules:
         save_states=(frozenset(doc["save_states"]["states"]), str(doc["save_states"]["form"]),
                      str(doc["save_states"]["extras"])),
         load_state=(str(doc["load_state"]["load"]), str(doc["load_state"]["apply"]), str(doc["load_state"]["suffix"]),
-                    str(doc["load_state"]["form"])),
+                    str(doc["load_state"]["form"]), str(doc["load_state"]["prefix"]),
+                    str(doc["load_state"]["state_form"])),
         label_casts={api: LabelCast(int(rule["position"]), str(rule["keyword"]), str(rule["form"]),
                                           {str(k): str(v) for k, v in rule["renames"].items()})
                      for api, rule in doc["label_casts"].items()})

@@ -42,6 +42,7 @@ from ..source import SourceText
 from ..model import ApiCall, CallKind, Confidence, FactKind, MappingEntry, Span, Structure, StructureRule
 from ..transforms import default_keyword
 from ..transforms.result_form import ResultForm
+from ..transforms.support import support_name
 
 Key = tuple[int, int, int, int]
 _NAMED = (CallKind.ATTRIBUTE, CallKind.TYPE)
@@ -133,6 +134,7 @@ class CallSites(_Rewriter):
         self.device = device  # the forms written are those for this device (`MappingEntry.choose`)
         self.used = set(used)  # every name the file binds or reads: new local names avoid them
         self.imports: set[str] = set()  # modules the rewritten text uses (`functools`)
+        self.support: set[str] = set()  # the support modules among them (torch2ms.transforms.support)
         self.annotations = 0  # depth inside annotations and comparisons (a class there is a type, not a value)
         self.bases: set[int] = set()  # ids of class bases (a class there is subclassed, not called)
         self.by_span: dict[Key, list[ApiCall]] = {}
@@ -219,7 +221,7 @@ class CallSites(_Rewriter):
                 return positional[0].value if positional else None
             if structure is not None and rule is StructureRule.INITIALIZER:
                 return self._initializer(structure, node)
-            return self._flag_by_keyword(call, node)
+            return self._support(call, node) or self._flag_by_keyword(call, node)
         if call.kind != CallKind.METHOD or not isinstance(node.func, cst.Attribute):
             return None
         receiver = node.func.value
@@ -252,6 +254,19 @@ class CallSites(_Rewriter):
                 return None  # rules done at their statement or name; the call itself is the fix engine's
             case _ as unreachable:
                 assert_never(unreachable)
+
+    def _support(self, call: ApiCall, node: cst.Call) -> cst.BaseExpression | None:
+        """``torch.optim.Adam(ps, lr=0.1)`` -> ``t2ms_support.Adam(ps, lr=0.1)``: a class of the support module
+        that the entry's rewrite names (torch2ms.transforms.support), called with torch's arguments; the file
+        imports the module and the migration says it needs it (`support`)."""
+        entry = self.table.lookup(call.api)
+        name = support_name(call, entry.rewrite if entry is not None else None)
+        if name is None or call.func_span is None:
+            return None
+        module = name.partition(".")[0]
+        self.imports.add(module)
+        self.support.add(module)
+        return node.with_changes(func=cst.parse_expression(name))
 
     def _positional_in_graph(self, names: tuple[str, ...], node: cst.Call) -> cst.BaseExpression | None:
         """``x.chunk(2, dim=-1)`` -> ``x.chunk(2, -1)`` (the `positional_in_graph` rule)."""

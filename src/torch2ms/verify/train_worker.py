@@ -6,6 +6,8 @@ torch|mindspore``; it speaks the pool's protocol. A job is ``{"id", "source", "f
 copy in the job's ``out`` folder, its working directory) with:
 
 - MindSpore side: PyNative, or GRAPH mode (``"mode": "graph"``) for the whole program;
+- the ``out`` folder first on the module path, as Python puts a script's folder there: the modules written
+  beside the program (a port's support module, `torch2ms.transforms.support`) import;
 - every dropout an identity (Dropout at p=0 on both sides) and data loaders unshuffled, so both sides
   see the same batches in the same order;
 - torch side: the first optimizer's parameters, in its group order, saved as they are when it is
@@ -190,6 +192,11 @@ def _instrument_mindspore(ms: Any, rec: Recorder, initial: dict[str, Any] | None
     return saved
 
 
+def _beside(module: ModuleType | None, folder: str) -> bool:
+    path = getattr(module, "__file__", None)
+    return isinstance(path, str) and os.path.dirname(os.path.abspath(path)) == os.path.abspath(folder)
+
+
 def _restore(saved: list[tuple[Any, str, Any]]) -> None:
     for owner, name, value in reversed(saved):
         if not name:
@@ -235,6 +242,7 @@ def run_training(side: Side, job: dict[str, Any]) -> dict[str, Any]:
             handle.write(str(job["source"]))
         env["__file__"] = path
         sys.argv = [path]
+        sys.path.insert(0, out)  # the program's folder, as Python runs a script: the modules beside it import
         code = compile(str(job["source"]), path, "exec")
         sys.modules["__main__"] = program
         try:
@@ -260,6 +268,10 @@ def run_training(side: Side, job: dict[str, Any]) -> dict[str, Any]:
     finally:
         os.chdir(cwd)
         sys.argv = argv
+        if sys.path and sys.path[0] == out:
+            del sys.path[0]
+        for name in [n for n, m in sys.modules.items() if _beside(m, out)]:
+            del sys.modules[name]  # a module of the program's folder (the next job's may differ)
         if main_module is not None:
             sys.modules["__main__"] = main_module
         _restore(saved)

@@ -1,0 +1,78 @@
+"""`torch.optim.Adam(...)` -> `t2ms_support.Adam(...)`: a class of a support module that `torch2ms migrate`
+writes once into its output tree, where no MindSpore class computes what torch's does. The module is a file of
+the tables' package (src/torch2ms/data/t2ms_support.py, MindSpore code checked against torch); its
+classes take the torch class's arguments, so the call keeps them and only its name changes. `migrate` writes
+the rewrite (torch2ms.migrate.transform), imports the module and writes the module at the top of the tree it writes;
+a text fix cannot write the module, so where the call needs the class the finding keeps no fix (the target's
+form does not do what torch does), and where it does not (`given` not passed) the target's ordinary fix.
+
+Arguments (``rewrite: {transform: support, ...}``):
+
+- `name`: the class, dotted from the support module's name (``t2ms_support.Adam``);
+- `params`: torch's parameters the class takes, in positional order; a call passing another (or ``*args``)
+  is left to the ordinary rewrite;
+- `given`: parameters the call must pass for the class to be needed (``padding_idx``); absent: every call.
+
+Used by torch.optim.Adam and torch.nn.Embedding."""
+
+from __future__ import annotations
+
+import ast
+from importlib import resources
+
+from ..model import ApiCall, Fix, Rewrite
+from .base import PASS, Context, Pass, Transform, register
+from .compose import bind
+
+NAME = "support"
+
+
+@register
+class Support(Transform):
+    name = NAME
+    needs_target = False
+
+    def whole(self, ctx: Context) -> Fix | None | Pass:
+        # where the call needs the class (and migrate writes it), the target's form does not do what torch does,
+        # and only migrate writes the support module: the finding keeps no fix
+        given = ctx.arg("given", ())
+        bound = bind(ctx.call, tuple(ctx.arg("params", ())))
+        return None if bound is not None and all(name in bound for name in given) else PASS
+
+
+def support_name(call: ApiCall, rewrite: Rewrite | None) -> str | None:
+    """The support class (``t2ms_support.Adam``) the call is written as, where the entry's rewrite is
+    `support` and the call passes what the class takes (and what `given` asks for); None otherwise."""
+    if rewrite is None or rewrite.transform != NAME:
+        return None
+    bound = bind(call, tuple(rewrite.arg("params", ())))
+    if bound is None or any(name not in bound for name in rewrite.arg("given", ())):
+        return None
+    name = str(rewrite.arg("name", ""))
+    return name if support_source(name.partition(".")[0]) is not None else None
+
+
+def support_source(module: str) -> str | None:
+    """The text of the support module named `module` (a file of the tables' package), or None."""
+    if not module.isidentifier() or module.startswith("_"):
+        return None
+    path = resources.files("torch2ms.data").joinpath(f"{module}.py")
+    return path.read_text(encoding="utf-8") if path.is_file() else None
+
+
+def imported_support(text: str) -> dict[str, str]:
+    """The support modules a port's text imports (``import t2ms_support``): name -> the module's text."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return {}
+    found: dict[str, str] = {}
+    for node in ast.walk(tree):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
+        for name in names:
+            module = name.partition(".")[0]
+            source = support_source(module) if module not in found else None
+            if source is not None:
+                found[module] = source
+    return found
