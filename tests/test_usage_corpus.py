@@ -280,3 +280,36 @@ def test_legacy_typed_tensor_classes_become_mindspore_tensors_of_their_dtype():
     assert "mindspore.ops.zeros((2, 5), mindspore.float64)" in found["legacy/typed"].fixed
     assert "mindspore.tensor([[5, 0], [2, 7]], dtype=mindspore.int64)" in found["legacy/typed"].fixed
     assert found["legacy/ambiguous"].verdict == IMPORTS_TORCH and "torch.IntTensor" in found["legacy/ambiguous"].cause
+
+
+def test_a_forward_pass_on_data_the_loop_does_not_bind_stays_in_the_trained_function():
+    # `scores = net(features)` on module-level data, then a held loss on what it returns: the forward pass must
+    # be inside the function value_and_grad differentiates, or every gradient is zero and the port trains
+    # nothing, silently
+    text = textwrap.dedent("""
+        # %% held_loss
+        import numpy as np
+        import torch
+        from torch import nn
+
+        features = torch.from_numpy(np.sin(np.arange(20, dtype=np.float32)).reshape(5, 4))
+        wanted = torch.from_numpy(np.cos(np.arange(10, dtype=np.float32)).reshape(5, 2))
+        net = nn.Linear(4, 2)
+        criterion = nn.MSELoss()
+        opt = torch.optim.SGD(net.parameters(), lr=0.5)
+
+
+        def run():
+            for _ in range(3):
+                opt.zero_grad()
+                scores = net(features)
+                err = criterion(scores, wanted)
+                err.backward()
+                opt.step()
+            return net.weight, net.bias
+        """)
+    programs = split_programs(text, "held.py", "held")
+    [verdict] = run_corpus(programs, jobs=1, timeout=120, through=MIGRATE)
+    assert verdict.verdict == SAME, verdict.detail
+    forward = verdict.fixed[verdict.fixed.index("def forward_fn"):verdict.fixed.index("grad_fn =")]
+    assert "net(features)" in forward

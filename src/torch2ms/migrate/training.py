@@ -643,7 +643,9 @@ class TrainingSteps(cst.CSTTransformer):
         return _Plan(replace, prelude, id(first))
 
     def _calls_model(self, stmt: cst.CSTNode, loop_bound: set[str]) -> bool:
-        """Whether `stmt` calls a variable (not an import, a def or a builtin) on a name the loop binds."""
+        """Whether `stmt` calls a variable (not an import, a def, a builtin or what the loop binds): a model, a
+        held loss or anything that may hold parameters, whatever it is passed (``model(x)`` on data the loop
+        does not bind is the forward pass too: left outside the forward function, its gradients are zero)."""
         for node in _walk_no_defs(stmt):
             if not isinstance(node, cst.Call):
                 continue
@@ -652,9 +654,7 @@ class TrainingSteps(cst.CSTTransformer):
                 root = root.value
             if not isinstance(root, cst.Name) or root.value in self.definitions or root.value in loop_bound:
                 continue
-            if root.value in _BUILTINS:
-                continue
-            if set(names_of(node.args).reads) & loop_bound:
+            if root.value not in _BUILTINS:
                 return True
         return False
 
