@@ -40,10 +40,11 @@ def _relevant(call: ApiCall, target: Target, fact: ParamFact) -> bool:
         case FactKind.RENAMED:  # only a keyword argument is affected
             return any(a.keyword == fact.torch for a in call.args if a.keyword)
         case FactKind.UNSUPPORTED_VALUES:
-            return passed is not None and (not passed.is_const or passed.value in fact.values)
+            return passed is not None and (not passed.is_const or fact.matches(passed.value))
         case FactKind.SEMANTICS_DIFFER | FactKind.UNSUPPORTED_INPUTS if fact.torch is not None:  # when passed
-            # (with `values`: one of those, or unknown)
-            return passed is not None and (not fact.values or not passed.is_const or passed.value in fact.values)
+            # (with `values` or `types`: one of those, or unknown)
+            return passed is not None and (not (fact.values or fact.types) or not passed.is_const
+                                           or fact.matches(passed.value))
         case FactKind.DEFAULT_DIFFERS:
             # (not where another passed parameter sets the same MindSpore one: unbiased= for ddof)
             return passed is None and not any(
