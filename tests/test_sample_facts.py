@@ -53,6 +53,7 @@ def test_calls_mindspore_cannot_run_as_torch_does_are_left_to_their_findings() -
             j = torch.linalg.eigvals(square)               # another order
             return a, b, c, d, e, f, g, h, i, j
     """)
+    assert "torch.cartesian_prod(*square)" in fixed("import torch\nr = torch.cartesian_prod(*square)\n")  # one or more
     for kept in ("torch.var_mean(scores, True)", "torch.std_mean(scores, 0, correction=0.5)",
                  "torch.any(mask, dim=(0, 1))", "torch.all(mask, dim=())", "mask.any(dim=(0,))", "mask.all(dim=())",
                  "feats.narrow(0, 3, 0)", "torch.logspace(0, 1, 5, 2.5)", 'F.conv1d(feats, kernel, padding="same")',
@@ -93,10 +94,68 @@ def test_the_rewritten_calls_give_torchs_results_on_cpu(tmp_path: Path) -> None:
 
         def case_narrow_with_ints():
             return torch.tensor(SCORES).narrow(1, 1, 2)
+
+        def case_cartesian_products():
+            ids, tags = torch.tensor(SCORES[0]), torch.tensor(SCORES[1, :2])
+            return torch.cartesian_prod(ids), torch.cartesian_prod(ids, tags)
     """, rewrite=fixed)
+    assert "mindspore.ops.cartesian_prod(ids).reshape(-1)" in ported
+    assert "mindspore.ops.cartesian_prod(ids, tags)" in ported
     assert "mindspore.ops.rot90(patch, k=1, dims=(0, 1))" in ported
     assert "mindspore.ops.rot90(patch, 3, dims=(0, 1))" in ported
     assert "mindspore.ops.logspace(float(-4), float(-1), 4)" in ported
+    assert_same(ported, torch_side, ms_side)
+
+
+def test_a_layer_called_with_torchs_forward_keywords_passes_mindspores() -> None:
+    out = fixed("""
+        import torch.nn as nn
+
+        class Scorer(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(4, 3)
+                self.crit = nn.L1Loss(reduction="sum")
+
+            def forward(self, feats, gold, **extra):
+                return self.crit(self.proj(input=feats), target=gold), self.proj(feats, **extra)
+    """)
+    assert "self.crit(self.proj(x=feats), labels=gold)" in out
+    assert "self.proj(feats, **extra)" in out  # nothing by torch's keyword: left as written
+
+
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
+@pytest.mark.needs_numpy
+def test_layers_called_with_torchs_forward_keywords_give_torchs_results_on_cpu(tmp_path: Path) -> None:
+    """After `migrate` (the fix engine and the structural rewrites: the weights set by nn.init)."""
+    ported, torch_side, ms_side = run_both(tmp_path, """
+        import numpy as np
+        import torch
+        import torch.nn as nn
+
+        FEATS = np.random.RandomState(5).rand(2, 4).astype(np.float32)
+        GOLD = np.random.RandomState(6).rand(2, 3).astype(np.float32)
+
+
+        class Scorer(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(4, 3)
+                self.crit = nn.L1Loss(reduction="sum")
+                self.pad = nn.ZeroPad2d(1)
+                nn.init.constant_(self.proj.weight, 0.25)
+                nn.init.constant_(self.proj.bias, -0.5)
+
+            def forward(self, feats, gold):
+                guess = self.proj(input=feats)
+                return guess, self.crit(input=guess, target=gold), self.pad(input=feats[None])
+
+
+        def case_layers_by_keyword():
+            return Scorer()(torch.tensor(FEATS), torch.tensor(GOLD))
+    """)
+    assert "self.proj(x=feats)" in ported and "labels=gold" in ported
     assert_same(ported, torch_side, ms_side)
 
 
@@ -107,7 +166,7 @@ from mindspore import mint, nn, ops
 def raises(call):
     try:
         call()
-    except (TypeError, ValueError, RuntimeError):
+    except (TypeError, ValueError, RuntimeError, AttributeError):
         return True
     return False
 
@@ -132,8 +191,20 @@ m = np.random.RandomState(1).standard_normal((5, 5)).astype(np.float32)
 ours, theirs = ops.eigvals(mindspore.Tensor(m)).asnumpy(), torch.linalg.eigvals(torch.tensor(m)).numpy()
 assert np.allclose(np.sort_complex(ours), np.sort_complex(theirs), atol=1e-4)  # the same values ...
 assert not np.allclose(ours, theirs, atol=1e-4)  # ... in another order
+assert ops.cartesian_prod(mindspore.Tensor(np.arange(3.0))).shape == (3, 1)  # of one tensor: a column
+logp = mindspore.Tensor(np.log(np.full((5, 2, 4), 0.25, np.float32)))
+lengths, sizes = mindspore.Tensor(np.array([5, 5], np.int32)), mindspore.Tensor(np.array([2, 1], np.int32))
+assert raises(lambda: nn.CTCLoss()(logp, mindspore.Tensor(np.array([1, 2, 1], np.int32)), lengths, sizes)), "1-D targets"
+padded = mindspore.Tensor(np.array([[1, 2], [1, 0]], np.int32))
+assert not raises(lambda: nn.CTCLoss()(logp, padded, lengths, sizes))
+assert raises(lambda: nn.CTCLoss()(logp, padded, (5, 5), (2, 1))), "lengths as tuples"
 print("ok")
 """
+
+
+# cdist, each in a process of its own: after one error every later cdist of the process raises the same
+_CDIST = ("(2, 3, 4), (3, 4)",  # ranks that differ
+          "(1, 2, 3, 4), (1, 2, 5, 4)")  # rank 4
 
 
 @pytest.mark.needs_torch
@@ -142,3 +213,8 @@ print("ok")
 def test_the_installed_mindspore_still_behaves_as_the_facts_say() -> None:
     out = subprocess.run([sys.executable, "-c", _FACTS], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
+    for shapes in _CDIST:
+        program = (f"import numpy as np, mindspore\na, b = ({shapes})\n"
+                   "mindspore.mint.cdist(mindspore.Tensor(np.ones(a, np.float32)), mindspore.Tensor(np.ones(b, np.float32))).asnumpy()")
+        out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300)
+        assert out.returncode != 0 and "ValueError" in out.stderr, (shapes, out.stderr[-2000:])

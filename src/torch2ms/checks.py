@@ -10,7 +10,8 @@ from . import dynamic_shape
 from .codes import CODES
 from .mappings import TableView, doc_url
 from .model import (
-    ApiCall, CallKind, Category, Confidence, Diagnostic, FactKind, MappingEntry, ParamFact, Target, TargetChoice,
+    ApiCall, CallKind, Category, Confidence, Diagnostic, Edit, FactKind, Fix, MappingEntry, ParamFact, Target,
+    TargetChoice,
     arg_for,
 )
 
@@ -175,3 +176,27 @@ def _finding(call: ApiCall, view: TableView, network: bool | None, shapes: bool 
         torch_api=call.api, mindspore_api=target.api if target else None,
         doc_url=doc_url(entry, target) or info.doc_url,
     )
+
+
+def layer_call(call: ApiCall, view: TableView, fixes: bool = True) -> Diagnostic | None:
+    """A torch layer instance called with keywords its forward names and MindSpore's construct names otherwise
+    (`self.fc(input=x)`: mindspore.mint.nn.Linear's construct takes `x`), as a finding whose fix renames them;
+    None where the call passes no such keyword (or the layer has no form for the scan)."""
+    entry = view.lookup(call.api)
+    target = view.target(entry) if entry is not None else None
+    if target is None or not target.forward:
+        return None
+    renames = dict(target.forward)
+    passed = [a for a in call.args if a.keyword in renames and a.keyword_span is not None and not a.starred]
+    if not passed:
+        return None
+    info = CODES["TMS102"]
+    names = ", ".join(f"'{a.keyword}' is '{renames[str(a.keyword)]}'" for a in passed)
+    fix = None
+    if fixes:
+        edits = tuple(Edit(a.keyword_span, renames[str(a.keyword)]) for a in passed if a.keyword_span is not None)
+        fix = Fix(title=f"Pass {target.api}'s construct keywords", edits=edits, safe=True)
+    return Diagnostic(code=info.code, severity=info.severity, category=Category.DIFF_PARAMS, span=call.span,
+                      message=f"{call.api} called with torch's forward keywords: in {target.api}'s construct {names}",
+                      torch_api=call.api, mindspore_api=target.api, doc_url=doc_url(entry, target) or info.doc_url,
+                      fix=fix)

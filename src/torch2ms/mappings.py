@@ -301,6 +301,7 @@ def _entry(raw: dict[str, Any], source: str) -> MappingEntry:
             verified=tuple(Device(d) for d in t.get("verified", ())),
             written_as=WrittenAs(t["written_as"]) if "written_as" in t else None,
             rewrite=_rewrite(t.get("rewrite")),
+            forward=tuple((str(k), str(v)) for k, v in (t.get("forward") or {}).items()),
         )
         for t in raw.get("ms", ())
     )

@@ -383,6 +383,8 @@ class Target:
     verified: tuple[Device, ...] = ()
     written_as: WrittenAs | None = None
     rewrite: Rewrite | None = None  # a transform the fix applies for this form
+    # a layer's call: torch's forward keyword -> MindSpore's construct parameter at its position
+    forward: tuple[tuple[str, str], ...] = ()
 
     def applies_to(self, version: tuple[int, ...]) -> bool:
         if self.since is not None and version < self.since:
