@@ -184,3 +184,33 @@ def test_running_statistics_after_a_training_step_are_compared(pool) -> None:
     assert same["status"] == "passed", same
     assert "buffers compared after the call" in same["notes"]
     assert wrong["status"] == "failed" and "running_mean after the call" in wrong["reason"], wrong
+
+
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
+@pytest.mark.needs_numpy
+def test_verify_takes_its_cases_from_the_sources_named(pool) -> None:
+    """`torch2ms verify API --source opinfo` runs torch's samples of the entry (not its examples' generated
+    cases); an unknown source is a usage error."""
+    import argparse
+    import io
+
+    from torch2ms.cli import main
+    from torch2ms.verify import command
+
+    parser = argparse.ArgumentParser()
+    command.add_arguments(parser)
+    out = io.StringIO()
+    args = parser.parse_args(["torch.nn.functional.relu", "--source", "opinfo", "--json"])
+    assert command.run(args, out=out, pool=pool) == 0
+    results = [json.loads(line) for line in out.getvalue().splitlines() if line.startswith("{")]
+    assert results and {r["source"] for r in results} == {"opinfo"}
+    assert sum(r["cases"] for r in results) > 0 and all(r["status"] == "passed" for r in results), results
+    both = io.StringIO()
+    args = parser.parse_args(["torch.nn.functional.relu", "--source", "opinfo", "--source", "generator", "--json"])
+    assert command.run(args, out=both, pool=pool) == 0
+    assert {json.loads(line)["source"] for line in both.getvalue().splitlines() if line.startswith("{")} == \
+        {"opinfo", "generator"}
+    with pytest.raises(SystemExit) as exc:
+        main(["verify", "torch.abs", "--source", "elsewhere"])
+    assert exc.value.code == 2
