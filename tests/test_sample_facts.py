@@ -35,13 +35,26 @@ def test_a_fact_names_values_by_literal_and_by_type_and_true_is_not_the_dimensio
     assert not ParamFact(kind=FactKind.UNSUPPORTED_VALUES, torch="flag", values=(True,)).matches(1)
 
 
+def test_a_translated_fact_with_types_binds_a_positional_value_of_those_types_only() -> None:
+    from torch2ms.model import Arg, Span
+
+    fact = ParamFact(kind=FactKind.TRANSLATED, torch="unbiased", ms="ddof", position=1, types=("bool",),
+                     values=((True, 1), (False, 0)))
+    at = Span(1, 0, 1, 1)
+    x, flag, dim = Arg(None, at), Arg(None, at, is_const=True, value=True), Arg(None, at, is_const=True, value=1)
+    assert fact.passed((x, flag)) is flag
+    assert fact.passed((x, dim)) is None and fact.passed((x, Arg(None, at))) is None  # dim, or not told
+    keyword = Arg("unbiased", at, is_const=True, value=False)
+    assert fact.passed((x, keyword)) is keyword
+
+
 def test_calls_mindspore_cannot_run_as_torch_does_are_left_to_their_findings() -> None:
     out = fixed("""
         import torch
         import torch.nn.functional as F
 
-        def stats(scores, mask, feats, kernel, volume, square):
-            a = torch.var_mean(scores, True)              # torch's older overload: unbiased by position
+        def stats(scores, mask, feats, kernel, volume, square, flag):
+            a = torch.var_mean(scores, flag)              # a bool here is unbiased, an int dim: not told
             b = torch.std_mean(scores, 0, correction=0.5)  # MindSpore's ddof takes an int
             c = torch.any(mask, dim=(0, 1))               # mint.any takes one dimension
             d = torch.all(mask, dim=())                    # MindSpore reduces every dimension, torch none
@@ -54,7 +67,7 @@ def test_calls_mindspore_cannot_run_as_torch_does_are_left_to_their_findings() -
             return a, b, c, d, e, f, g, h, i, j
     """)
     assert "torch.cartesian_prod(*square)" in fixed("import torch\nr = torch.cartesian_prod(*square)\n")  # one or more
-    for kept in ("torch.var_mean(scores, True)", "torch.std_mean(scores, 0, correction=0.5)",
+    for kept in ("mindspore.ops.var_mean(scores, flag, ddof=1)", "torch.std_mean(scores, 0, correction=0.5)",
                  "torch.any(mask, dim=(0, 1))", "torch.all(mask, dim=())", "mask.any(dim=(0,))", "mask.all(dim=())",
                  "feats.narrow(0, 3, 0)", "torch.logspace(0, 1, 5, 2.5)", 'F.conv1d(feats, kernel, padding="same")',
                  "F.avg_pool3d(volume, 2, padding=(1, 0, 1))", "torch.linalg.eigvals(square)"):
@@ -86,7 +99,8 @@ def test_the_rewritten_calls_give_torchs_results_on_cpu(tmp_path: Path) -> None:
 
         def case_var_mean_by_dimension_and_keyword():
             s = torch.tensor(SCORES)
-            return torch.var_mean(s, 1) + torch.std_mean(s, unbiased=False) + torch.var_mean(s, 0, correction=0)
+            by_dim = torch.var_mean(s, 1) + torch.std_mean(s, unbiased=False) + torch.var_mean(s, 0, correction=0)
+            return by_dim + torch.var_mean(s, True) + torch.std_mean(s, False)  # the older overload: unbiased
 
         def case_masks_reduced_over_one_dimension():
             keep = torch.tensor(SCORES) > 0
@@ -99,6 +113,7 @@ def test_the_rewritten_calls_give_torchs_results_on_cpu(tmp_path: Path) -> None:
             ids, tags = torch.tensor(SCORES[0]), torch.tensor(SCORES[1, :2])
             return torch.cartesian_prod(ids), torch.cartesian_prod(ids, tags)
     """, rewrite=fixed)
+    assert "mindspore.ops.var_mean(s, ddof=1)" in ported and "mindspore.ops.std_mean(s, ddof=0)" in ported
     assert "mindspore.ops.cartesian_prod(ids).reshape(-1)" in ported
     assert "mindspore.ops.cartesian_prod(ids, tags)" in ported
     assert "mindspore.ops.rot90(patch, k=1, dims=(0, 1))" in ported

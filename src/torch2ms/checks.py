@@ -12,7 +12,6 @@ from .mappings import TableView, doc_url
 from .model import (
     ApiCall, CallKind, Category, Confidence, Diagnostic, Edit, FactKind, Fix, MappingEntry, ParamFact, Target,
     TargetChoice,
-    arg_for,
 )
 
 _CODE_BY_CATEGORY = {
@@ -32,7 +31,7 @@ def relevant_params(call: ApiCall, target: Target) -> list[ParamFact]:
 
 
 def _relevant(call: ApiCall, target: Target, fact: ParamFact) -> bool:
-    passed = arg_for(call.args, fact.torch, fact.position)
+    passed = fact.passed(call.args)
     match fact.kind:
         case FactKind.TRANSLATED | FactKind.DROPPED:
             return passed is not None
@@ -50,7 +49,7 @@ def _relevant(call: ApiCall, target: Target, fact: ParamFact) -> bool:
             # (not where another passed parameter sets the same MindSpore one: unbiased= for ddof)
             return passed is None and not any(
                 other.kind is FactKind.TRANSLATED and other.ms == fact.ms and other.ms is not None
-                and arg_for(call.args, other.torch, other.position) is not None for other in target.params)
+                and other.passed(call.args) is not None for other in target.params)
         case FactKind.SEMANTICS_DIFFER | FactKind.UNSUPPORTED_INPUTS | FactKind.ADDED_REQUIRED:
             return True
         case _:

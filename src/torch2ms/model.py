@@ -275,6 +275,18 @@ class ParamFact:
     # ("float": any float literal, "tuple": any tuple display), by their type's name
     types: tuple[str, ...] = ()
 
+    def passed(self, args: Sequence[Arg]) -> Arg | None:
+        """The argument a call passes for the fact's torch parameter, by keyword or by position; a fact of
+        `kind` translated with `types` takes a positional argument only when it is a literal of those types
+        (the overload torch picks by the value: `var_mean(x, True)` passes unbiased, `var_mean(x, 1)` dim)."""
+        if self.torch is None:
+            return None
+        arg = arg_for(args, self.torch, self.position)
+        if arg is not None and self.kind is FactKind.TRANSLATED and self.types and arg.keyword is None \
+                and not (arg.is_const and type(arg.value).__name__ in self.types):
+            return None
+        return arg
+
     def matches(self, value: Any) -> bool:
         """Whether a literal the call passes is one the fact names: one of its `values` (a bool only where the
         value is a bool: True is not the dimension 1) or of one of its `types`."""
