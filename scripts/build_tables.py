@@ -31,7 +31,10 @@ The script needs torch and mindspore installed (the `verify` extra). It
 9. marks the renamed parameters whose MindSpore name sits at another position than torch's
    (`by_keyword`, from src/torch2ms/data/mindspore_api.json). `--keywords-only` does this step alone;
 10. writes the dynamic-shape facts of scripts/mapping_dynamic.yaml (`dynamic_shape:` of an entry: which
-   calls make a shape depend on data). `--dynamic-only` does this step alone.
+   calls make a shape depend on data). `--dynamic-only` does this step alone;
+11. gives each layer's target the forward keywords MindSpore's construct names otherwise (`forward:`, from
+   torch's forward and the construct of src/torch2ms/data/mindspore_api.json). `--forward-only` does this
+   step alone.
 
 The generated YAML is committed; the product reads only the YAML.
 """
@@ -1087,6 +1090,7 @@ def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: s
     add_dynamic(entries, always_dynamic(dyn_rows))
     add_positions(entries)
     add_keyword_moves(entries)
+    add_forward_keywords(entries)
     annotate_devices(entries.values(), record)
     derive_case_facts(entries.values(), record)
     if only:
@@ -1599,6 +1603,50 @@ def add_keyword_moves(entries: dict[str, dict[str, Any]]) -> None:
                     fact["by_keyword"] = True
 
 
+def forward_keywords(torch_forward: Any, construct: list[str]) -> dict[str, str]:
+    """torch's forward parameter -> the name MindSpore's construct gives the parameter at the same position,
+    where the two differ (`input` -> `x` for Linear); `construct`: its positional parameters' names."""
+    import inspect
+
+    try:
+        params = list(inspect.signature(torch_forward).parameters.values())[1:]  # without self
+    except (TypeError, ValueError):
+        return {}
+    plain = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    names = [p.name for p in params if p.kind in plain]
+    return {t: m for t, m in zip(names, construct) if t != m}
+
+
+def add_forward_keywords(entries: dict[str, dict[str, Any]]) -> None:
+    """Give each layer's target (a Cell class of src/torch2ms/data/mindspore_api.json) the forward keywords its
+    construct names otherwise (`forward: {input: x}`): a call of the layer that passes torch's keyword
+    passes MindSpore's. Layers whose forward or construct signature cannot be read are left as they are."""
+    import torch
+    from torch2ms.portcheck.api import load_api
+
+    api = load_api()
+    for name, entry in entries.items():
+        if not name.startswith("torch.nn.") or name.count(".") != 2:
+            continue
+        cls = getattr(torch.nn, name.rpartition(".")[2], None)
+        if not isinstance(cls, type) or not issubclass(cls, torch.nn.Module):
+            continue
+        for target in entry.get("ms", ()):
+            target.pop("forward", None)
+            found = api.name(target["api"])
+            construct = api.class_member(found.cls, "construct") if found is not None and found.cell else None
+            if construct is None or construct.signature is None:
+                continue
+            renames = forward_keywords(getattr(cls, "forward", None), [p.name for p in construct.signature.positional()])
+            if renames:
+                target["forward"] = renames
+
+
+def refresh_forward_keywords() -> None:
+    """Rewrite only the `forward` keywords of the committed tables' layer targets (nothing else is re-run)."""
+    refresh_committed(add_forward_keywords, "forward keywords")
+
+
 def _is_member(api: str) -> bool:
     """A member of a class (torch.Tensor.sum, mindspore.nn.Cell.cells_and_names), not a module's function."""
     return any(part[:1].isupper() for part in api.split(".")[:-1])
@@ -1963,7 +2011,7 @@ def main() -> None:
     # one build step alone on the committed tables (nothing else is re-run)
     steps = {"--weights-only": refresh_weight_facts, "--rewrites-only": refresh_rewrites,
              "--keywords-only": refresh_keyword_moves, "--structure-only": refresh_structure,
-             "--dynamic-only": refresh_dynamic}
+             "--dynamic-only": refresh_dynamic, "--forward-only": refresh_forward_keywords}
     if len(sys.argv) == 2 and sys.argv[1] in steps:
         steps[sys.argv[1]]()
         return

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -91,10 +92,12 @@ print(json.dumps(out))
 """
 
 
-def run_both(tmp_path: Path, source: str) -> tuple[str, dict[str, list[list[float]]], dict[str, list[list[float]]]]:
-    """The program's `case_*` functions' results in torch and, after `migrate`, in MindSpore (torch blocked)."""
+def run_both(tmp_path: Path, source: str, rewrite: Callable[[str], str] | None = None,
+             ) -> tuple[str, dict[str, list[list[float]]], dict[str, list[list[float]]]]:
+    """The program's `case_*` functions' results in torch and, after `migrate` (or `rewrite`), in MindSpore
+    (torch blocked)."""
     text = textwrap.dedent(source)
-    ported = migrate_text(text, "prog.py").text
+    ported = rewrite(text) if rewrite is not None else migrate_text(text, "prog.py").text
     results = []
     for side, code in (("torch", text), ("mindspore", ported)):
         folder = tmp_path / side

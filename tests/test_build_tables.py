@@ -21,14 +21,18 @@ def build() -> Any:
 
 def _committed(key: str) -> dict[str, Any]:
     """`key` of every entry of the committed tables that has it, by API."""
+    return {api: entry[key] for api, entry in _committed_entries().items() if key in entry}
+
+
+def _committed_entries() -> dict[str, Any]:
+    """Every entry of the committed tables, by API."""
     import yaml
 
-    written = {}
+    entries = {}
     for path in sorted((ROOT / "src" / "torch2ms" / "data").glob("torch*.yaml")):
-        for entry in yaml.safe_load(path.read_text(encoding="utf-8"))["entries"]:
-            if key in entry:
-                written[entry["api"]] = entry[key]
-    return written
+        for entry in yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["entries"]:
+            entries[entry["api"]] = entry
+    return entries
 
 
 def _facts(build: Any, api: str, target: str) -> set[tuple[str, str | None, str | None]]:
@@ -304,12 +308,7 @@ def test_the_committed_tables_mark_the_renamed_parameters_mindspore_orders_other
     parameter sits elsewhere (nn.Linear's bias is nn.Dense's has_bias, after weight_init and bias_init)."""
     import copy
 
-    import yaml
-
-    entries = {}
-    for path in sorted((ROOT / "src" / "torch2ms" / "data").glob("torch*.yaml")):
-        for entry in yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["entries"]:
-            entries[entry["api"]] = entry
+    entries = _committed_entries()
     derived = copy.deepcopy(entries)
     build.add_keyword_moves(derived)
     assert derived == entries
@@ -321,3 +320,26 @@ def test_the_committed_tables_mark_the_renamed_parameters_mindspore_orders_other
             for fact in target.get("params", ()):
                 if fact.get("by_keyword"):
                     assert fact["kind"] == "renamed" and fact["ms"] != fact["torch"]
+
+
+@pytest.mark.needs_torch
+def test_the_committed_tables_name_the_forward_keywords_mindspore_constructs_name_otherwise(build: Any) -> None:
+    """`forward` of the committed layer targets is what `build_tables.py --forward-only` derives from torch's forward
+    and MindSpore's construct (nothing to change on a rerun), by position: Linear's input is x, L1Loss's
+    input and target are logits and labels; a parameter only one side has is not named."""
+    import copy
+
+    entries = _committed_entries()
+    derived = copy.deepcopy(entries)
+    build.add_forward_keywords(derived)
+    assert derived == entries
+    linear = next(t for t in entries["torch.nn.Linear"]["ms"] if t["api"] == "mindspore.mint.nn.Linear")
+    assert linear["forward"] == {"input": "x"}
+    loss = next(t for t in entries["torch.nn.L1Loss"]["ms"] if t["api"] == "mindspore.nn.L1Loss")
+    assert loss["forward"] == {"input": "logits", "target": "labels"}
+
+    class Two:
+        def forward(self, input: Any, target: Any, weight: Any = None, *rest: Any) -> None: ...
+
+    assert build.forward_keywords(Two.forward, ["x", "target"]) == {"input": "x"}
+    assert build.forward_keywords(None, ["x"]) == {}

@@ -3,6 +3,7 @@ sources, and a slice of ops and layers run for real in torch 2.13 and MindSpore 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -46,13 +47,17 @@ def test_a_sample_is_written_as_the_function_or_the_method_call() -> None:
 
 def test_case_tags_name_the_source_dtype_keywords_and_shapes() -> None:
     x, y = Tensor("x0", (2, 3)), Tensor("x1", (2, 3))
-    assert case_tags("opinfo", "float32", [x, 2, y], {"dim": 1}) == ["opinfo", "dtype=float32", "opt=dim"]
-    assert case_tags("moduleinfo", "float64", [[Tensor("x0", (0, 3))]], {}) == ["moduleinfo", "dtype=float64", "empty"]
-    assert case_tags("opinfo", "float32", [x, Tensor("x1", (3,))], {}) == ["opinfo", "dtype=float32", "broadcast"]
-    assert case_tags("opinfo", "float32", [Tensor("x0", ())], {}) == ["opinfo", "dtype=float32", "0-d"]
+    assert case_tags("opinfo", "float32", [x, 2, y], {"dim": 1}) == ["opinfo", "dtype=float32", "opt=dim", "rank=2"]
+    assert case_tags("moduleinfo", "float64", [[Tensor("x0", (0, 3))]], {}) == \
+        ["moduleinfo", "dtype=float64", "rank=2", "empty"]
+    assert case_tags("opinfo", "float32", [x, Tensor("x1", (3,))], {}) == ["opinfo", "dtype=float32", "rank=2", "broadcast"]
+    assert case_tags("opinfo", "float32", [Tensor("x0", ())], {}) == ["opinfo", "dtype=float32", "rank=0", "0-d"]
     # a matrix product's shapes differ without broadcasting
     assert case_tags("opinfo", "float32", [Tensor("x0", (5, 0)), Tensor("x1", (0, 5))], {}) == \
-        ["opinfo", "dtype=float32", "empty"]
+        ["opinfo", "dtype=float32", "rank=2", "empty"]
+    # the rank is the first tensor's (a layer's input without its batch dimension: one less), not a later one's
+    assert "rank=1" in case_tags("moduleinfo", "float32", [Tensor("x0", (4,)), Tensor("x1", (2, 4))], {})
+    assert not any(t.startswith("rank=") for t in case_tags("opinfo", "float32", [2, 3.0], {}))
 
 
 # ------------------------------------------------------------------ jobs
@@ -89,6 +94,19 @@ def test_samples_are_compared_as_the_entrys_own_example() -> None:
     (spec,) = sample_specs(TABLE, catalog, "cpu")
     assert TABLE.entries["torch.empty_like"].examples[0].extra["compare"] == "shape"
     assert spec["compare"] == "shape"
+
+
+def test_a_layer_job_carries_the_weight_facts_of_the_form_it_runs() -> None:
+    """MindSpore's nn.BatchNorm3d keeps its tensors in an inner cell (bn2d.gamma, ...): the worker copies
+    torch's tensors by the form's facts, as for the entry's own example, not by name (which would leave the
+    cell's initial values and compare other layers)."""
+    catalog = {"modules": [{"name": "torch.nn.BatchNorm3d", "variant": "", "dtypes": ["float32"]},
+                           {"name": "torch.nn.ReLU", "variant": "", "dtypes": ["float32"]}]}
+    specs = {s["api"]: s for s in sample_specs(TABLE, catalog, "cpu")}
+    bn = specs["torch.nn.BatchNorm3d"]
+    assert bn["weights"]["layer"] == "torch.nn.BatchNorm3d" and bn["weights"]["ms"] == bn["form"]
+    assert "bn2d.gamma" in json.dumps(bn["weights"]["forms"])
+    assert "weights" not in specs["torch.nn.ReLU"]  # no tensors, no facts
 
 
 def test_record_keeps_the_cases_of_each_source(tmp_path: Path) -> None:
@@ -129,7 +147,7 @@ def test_a_slice_of_the_database_runs_as_the_fix_writes_it(pool) -> None:
     names = {op["name"] for op in catalog["ops"]}
     assert {"add", "abs", "nn.functional.relu"} <= names
     assert "torch.nn.BatchNorm1d" in {m["name"] for m in catalog["modules"]}
-    apis = {"torch.add", "torch.Tensor.add", "torch.nn.functional.relu", "torch.nn.BatchNorm1d"}
+    apis = {"torch.add", "torch.Tensor.add", "torch.nn.functional.relu", "torch.nn.BatchNorm1d", "torch.nn.BatchNorm3d"}
     specs = sample_specs(TABLE, catalog, "cpu", apis=apis)
     assert {s["api"] for s in specs} == apis
     results = {s["api"]: r for s, r in zip(specs, pool.run(specs))}
@@ -143,6 +161,8 @@ def test_a_slice_of_the_database_runs_as_the_fix_writes_it(pool) -> None:
     bn = results["torch.nn.BatchNorm1d"]
     assert bn["source"] == "moduleinfo" and bn["cases"] > 0 and bn["failed"] == 0, bn
     assert "buffers compared after the call" in bn["notes"], bn  # running statistics after a training step
+    bn3 = results["torch.nn.BatchNorm3d"]  # its tensors copied by the weight facts (an inner bn2d cell)
+    assert bn3["cases"] > 0 and bn3["failed"] == 0 and any(n.startswith("weights copied by the facts of") for n in bn3["notes"]), bn3
     verdict = entry_verdict(TABLE.entries["torch.add"], "cpu", [s for s in specs if s["api"] == "torch.add"],
                             [results["torch.add"]])
     assert verdict.status == "passed" and verdict.forms[0].sources == {"opinfo": results["torch.add"]["cases"]}
@@ -164,3 +184,33 @@ def test_running_statistics_after_a_training_step_are_compared(pool) -> None:
     assert same["status"] == "passed", same
     assert "buffers compared after the call" in same["notes"]
     assert wrong["status"] == "failed" and "running_mean after the call" in wrong["reason"], wrong
+
+
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
+@pytest.mark.needs_numpy
+def test_verify_takes_its_cases_from_the_sources_named(pool) -> None:
+    """`torch2ms verify API --source opinfo` runs torch's samples of the entry (not its examples' generated
+    cases); an unknown source is a usage error."""
+    import argparse
+    import io
+
+    from torch2ms.cli import main
+    from torch2ms.verify import command
+
+    parser = argparse.ArgumentParser()
+    command.add_arguments(parser)
+    out = io.StringIO()
+    args = parser.parse_args(["torch.nn.functional.relu", "--source", "opinfo", "--json"])
+    assert command.run(args, out=out, pool=pool) == 0
+    results = [json.loads(line) for line in out.getvalue().splitlines() if line.startswith("{")]
+    assert results and {r["source"] for r in results} == {"opinfo"}
+    assert sum(r["cases"] for r in results) > 0 and all(r["status"] == "passed" for r in results), results
+    both = io.StringIO()
+    args = parser.parse_args(["torch.nn.functional.relu", "--source", "opinfo", "--source", "generator", "--json"])
+    assert command.run(args, out=both, pool=pool) == 0
+    assert {json.loads(line)["source"] for line in both.getvalue().splitlines() if line.startswith("{")} == \
+        {"opinfo", "generator"}
+    with pytest.raises(SystemExit) as exc:
+        main(["verify", "torch.abs", "--source", "elsewhere"])
+    assert exc.value.code == 2

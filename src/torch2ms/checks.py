@@ -10,8 +10,8 @@ from . import dynamic_shape
 from .codes import CODES
 from .mappings import TableView, doc_url
 from .model import (
-    ApiCall, CallKind, Category, Confidence, Diagnostic, FactKind, MappingEntry, ParamFact, Target, TargetChoice,
-    arg_for,
+    ApiCall, CallKind, Category, Confidence, Diagnostic, Edit, FactKind, Fix, MappingEntry, ParamFact, Target,
+    TargetChoice,
 )
 
 _CODE_BY_CATEGORY = {
@@ -31,7 +31,7 @@ def relevant_params(call: ApiCall, target: Target) -> list[ParamFact]:
 
 
 def _relevant(call: ApiCall, target: Target, fact: ParamFact) -> bool:
-    passed = arg_for(call.args, fact.torch, fact.position)
+    passed = fact.passed(call.args)
     match fact.kind:
         case FactKind.TRANSLATED | FactKind.DROPPED:
             return passed is not None
@@ -40,15 +40,16 @@ def _relevant(call: ApiCall, target: Target, fact: ParamFact) -> bool:
         case FactKind.RENAMED:  # only a keyword argument is affected
             return any(a.keyword == fact.torch for a in call.args if a.keyword)
         case FactKind.UNSUPPORTED_VALUES:
-            return passed is not None and (not passed.is_const or passed.value in fact.values)
+            return passed is not None and (not passed.is_const or fact.matches(passed.value))
         case FactKind.SEMANTICS_DIFFER | FactKind.UNSUPPORTED_INPUTS if fact.torch is not None:  # when passed
-            # (with `values`: one of those, or unknown)
-            return passed is not None and (not fact.values or not passed.is_const or passed.value in fact.values)
+            # (with `values` or `types`: one of those, or unknown)
+            return passed is not None and (not (fact.values or fact.types) or not passed.is_const
+                                           or fact.matches(passed.value))
         case FactKind.DEFAULT_DIFFERS:
             # (not where another passed parameter sets the same MindSpore one: unbiased= for ddof)
             return passed is None and not any(
                 other.kind is FactKind.TRANSLATED and other.ms == fact.ms and other.ms is not None
-                and arg_for(call.args, other.torch, other.position) is not None for other in target.params)
+                and other.passed(call.args) is not None for other in target.params)
         case FactKind.SEMANTICS_DIFFER | FactKind.UNSUPPORTED_INPUTS | FactKind.ADDED_REQUIRED:
             return True
         case _:
@@ -174,3 +175,27 @@ def _finding(call: ApiCall, view: TableView, network: bool | None, shapes: bool 
         torch_api=call.api, mindspore_api=target.api if target else None,
         doc_url=doc_url(entry, target) or info.doc_url,
     )
+
+
+def layer_call(call: ApiCall, view: TableView, fixes: bool = True) -> Diagnostic | None:
+    """A torch layer instance called with keywords its forward names and MindSpore's construct names otherwise
+    (`self.fc(input=x)`: mindspore.mint.nn.Linear's construct takes `x`), as a finding whose fix renames them;
+    None where the call passes no such keyword (or the layer has no form for the scan)."""
+    entry = view.lookup(call.api)
+    target = view.target(entry) if entry is not None else None
+    if target is None or not target.forward:
+        return None
+    renames = dict(target.forward)
+    passed = [a for a in call.args if a.keyword in renames and a.keyword_span is not None and not a.starred]
+    if not passed:
+        return None
+    info = CODES["TMS102"]
+    names = ", ".join(f"'{a.keyword}' is '{renames[str(a.keyword)]}'" for a in passed)
+    fix = None
+    if fixes:
+        edits = tuple(Edit(a.keyword_span, renames[str(a.keyword)]) for a in passed if a.keyword_span is not None)
+        fix = Fix(title=f"Pass {target.api}'s construct keywords", edits=edits, safe=True)
+    return Diagnostic(code=info.code, severity=info.severity, category=Category.DIFF_PARAMS, span=call.span,
+                      message=f"{call.api} called with torch's forward keywords: in {target.api}'s construct {names}",
+                      torch_api=call.api, mindspore_api=target.api, doc_url=doc_url(entry, target) or info.doc_url,
+                      fix=fix)

@@ -317,6 +317,8 @@ def _analyse(text: str, path: str, config: Config, table: MappingTable | None, f
         view = table.view(config.version, config.device)  # the target choice of this scan
         fixer = Fixer(text, tree, view) if fixes else None
         diagnostics.extend(diagnose(calls, view, shape_events, network, fixer))
+        # layers called with torch's forward keywords, where MindSpore's construct names them otherwise
+        diagnostics.extend(d for d in (checks.layer_call(c, view, fixes) for c in module.layer_calls) if d is not None)
         scope = dynamic_shape.scope_facts(calls, shape_events, classes, module.imports, network,
                                           view)  # for the network scope across files
         scope = _with_dataflow(scope, module, text)  # for the data flow across files

@@ -230,6 +230,7 @@ def _params(raw: list[dict[str, Any]] | None) -> tuple[ParamFact, ...]:
             from_position=p.get("from_position"),
             form=p.get("form"),
             by_keyword=bool(p.get("by_keyword", False)),
+            types=tuple(p.get("types", ())),
             covers=tuple(p.get("covers", ())),
             result_dtype=(p["result_dtype"]["torch"], p["result_dtype"]["ms"]) if "result_dtype" in p else None,
         )
@@ -300,6 +301,7 @@ def _entry(raw: dict[str, Any], source: str) -> MappingEntry:
             verified=tuple(Device(d) for d in t.get("verified", ())),
             written_as=WrittenAs(t["written_as"]) if "written_as" in t else None,
             rewrite=_rewrite(t.get("rewrite")),
+            forward=tuple((str(k), str(v)) for k, v in (t.get("forward") or {}).items()),
         )
         for t in raw.get("ms", ())
     )

@@ -270,6 +270,28 @@ class ParamFact:
     form: str | None = None
     # renamed: MindSpore's parameter is not at torch's position, so a value passed by position goes by keyword
     by_keyword: bool = False
+    # unsupported_values, semantics_differ: the Python types of the literals the fact is about besides `values`
+    # ("float": any float literal, "tuple": any tuple display), by their type's name
+    types: tuple[str, ...] = ()
+
+    def passed(self, args: Sequence[Arg]) -> Arg | None:
+        """The argument a call passes for the fact's torch parameter, by keyword or by position; a fact of
+        `kind` translated with `types` takes a positional argument only when it is a literal of those types
+        (the overload torch picks by the value: `var_mean(x, True)` passes unbiased, `var_mean(x, 1)` dim)."""
+        if self.torch is None:
+            return None
+        arg = arg_for(args, self.torch, self.position)
+        if arg is not None and self.kind is FactKind.TRANSLATED and self.types and arg.keyword is None \
+                and not (arg.is_const and type(arg.value).__name__ in self.types):
+            return None
+        return arg
+
+    def matches(self, value: Any) -> bool:
+        """Whether a literal the call passes is one the fact names: one of its `values` (a bool only where the
+        value is a bool: True is not the dimension 1) or of one of its `types`."""
+        if type(value).__name__ in self.types:
+            return True
+        return any(v == value and isinstance(v, bool) == isinstance(value, bool) for v in self.values)
 
     @property
     def only_degenerate_inputs(self) -> bool:
@@ -293,8 +315,9 @@ class ParamFact:
                     f"(torch {torch_default}, MindSpore {self.ms_default!r})"
                 )
             case FactKind.UNSUPPORTED_VALUES:
-                vals = ", ".join(repr(v) for v in self.values)
-                return f"'{self.torch}' values not supported in MindSpore: {vals}"
+                vals = ", ".join([repr(v) for v in self.values] + [f"any {t}" for t in self.types])
+                text = f"'{self.torch}' values not supported in MindSpore: {vals}"
+                return text + (f" ({self.note})" if self.note and self.types else "")
             case FactKind.TRANSLATED if self.form is not None and self.ms == self.torch:
                 return f"'{self.torch}' means another value in MindSpore: {self.form.format(self.torch)}"
             case FactKind.TRANSLATED if self.form is not None:
@@ -371,6 +394,8 @@ class Target:
     verified: tuple[Device, ...] = ()
     written_as: WrittenAs | None = None
     rewrite: Rewrite | None = None  # a transform the fix applies for this form
+    # a layer's call: torch's forward keyword -> MindSpore's construct parameter at its position
+    forward: tuple[tuple[str, str], ...] = ()
 
     def applies_to(self, version: tuple[int, ...]) -> bool:
         if self.since is not None and version < self.since:

@@ -171,6 +171,7 @@ class Resolver:
         self.modules = table.modules or self.meta.modules
         self.pos = positions
         self.calls: list[ApiCall] = []
+        self.layer_calls: list[ApiCall] = []  # calls of torch layer instances that pass keywords (their forward's)
         self.events: list[ds.ShapeEvent] = []  # facts for the dynamic-shape rules
         self.scope = Scope("module", None)
         self.deferred: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, Scope, ClassInfo | None]] = []
@@ -276,6 +277,10 @@ class Resolver:
                call: ast.Call | None = None, args: tuple[Arg, ...] = ()) -> None:
         if self._type_ref and kind is CallKind.ATTRIBUTE:
             kind = CallKind.TYPE  # a name of a type: nothing of torch runs here
+        self.calls.append(self._api_call(api, node, kind, confidence, call, args))
+
+    def _api_call(self, api: str, node: ast.expr, kind: CallKind, confidence: Confidence = Confidence.HIGH,
+                  call: ast.Call | None = None, args: tuple[Arg, ...] = ()) -> ApiCall:
         span = self.pos.span(node)
         func_span = name_span = None
         if call is not None:
@@ -286,9 +291,8 @@ class Resolver:
                                  func_span.end_line, func_span.end_col)
             else:
                 name_span = func_span
-        self.calls.append(ApiCall(api=api, span=span, kind=kind, confidence=confidence,
-                                  func_span=func_span, name_span=name_span, args=args,
-                                  in_network=self.in_network, context=self.context))
+        return ApiCall(api=api, span=span, kind=kind, confidence=confidence, func_span=func_span,
+                       name_span=name_span, args=args, in_network=self.in_network, context=self.context)
 
     # ------------------------------------------------------------------ values
     def _dynamic(self, api: str) -> DynamicShape | None:
@@ -770,6 +774,9 @@ class Resolver:
                 return Val(TENSOR, tag=ds.DYN)  # x.repeat_interleave(counts): dynamic for these arguments
             return callee.value if isinstance(callee.value, Val) else V_UNKNOWN
         if kind == INSTANCE:
+            if any(a.keyword for a in args) and self.table.lookup(callee.name) is not None:
+                # a layer called with keywords (its forward's): MindSpore's construct may name them otherwise
+                self.layer_calls.append(self._api_call(callee.name, node, CallKind.CALL, call=node, args=args))
             return V_TENSOR if callee.name.startswith("torch.nn.") else V_UNKNOWN
         if kind == USERCLASS:
             return Val(USEROBJ, callee.name, cls=callee.cls)
@@ -1595,6 +1602,7 @@ class ModuleFacts:
     imports: tuple[tuple[str, str], ...]
     exported: tuple[Pending, ...]
     dataflow: DataflowFacts
+    layer_calls: tuple[ApiCall, ...] = ()  # torch layer instances called with keywords (the layer's API)
 
 
 _UNPARSE_LIMIT = 400  # characters of source past which a quoted expression is cut from the source instead
@@ -1647,4 +1655,5 @@ def resolve_module(tree: ast.Module, table: MappingTable, positions: SourceText)
     resolver = Resolver(table, positions)
     resolver.run(tree)
     return ModuleFacts(tuple(resolver.calls), tuple(resolver.events), tuple(resolver.classes),
-                       tuple(resolver.imports), tuple(resolver.exported), _exported_facts(resolver))
+                       tuple(resolver.imports), tuple(resolver.exported), _exported_facts(resolver),
+                       tuple(resolver.layer_calls))

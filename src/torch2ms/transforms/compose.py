@@ -17,6 +17,8 @@ Arguments (``rewrite: {transform: compose, ...}``):
   `aminmax` over all elements); otherwise only where it has none;
 - `updates`: the parameter (or ``self``) the form writes into (``{self}.copy_(...)``): it must be a name or
   an attribute chain, since MindSpore's views (``x[0]``) do not write through;
+- `only_bound`: the form is for the calls that bind to `params` only; another call (more positional arguments)
+  gets the entry's ordinary rewrite (`torch.cartesian_prod` of one tensor, which MindSpore returns as a column);
 - `unsafe`: parameters whose value the form ignores and that change something else than the result (a
   gradient): passing one makes the fix unsafe; `true`: the fix is always unsafe (a layer written as a
   function, which a SequentialCell does not take).
@@ -28,8 +30,8 @@ Used by torch.roll, torch.Tensor.roll, torch.nn.functional.normalize, torch.nn.f
 torch.linalg.vander, torch.nn.functional.embedding, torch.aminmax, torch.Tensor.aminmax,
 torch.nn.functional.relu, torch.Tensor.zero_, torch.Tensor.normal_, torch.round, torch.Tensor.round, torch.take,
 torch.scatter_add, torch.Tensor.scatter_add, torch.get_default_dtype, torch.nn.functional.soft_margin_loss,
-torch.nn.Unfold, torch.nn.SoftMarginLoss, torch.nn.InstanceNorm1d, torch.nn.InstanceNorm2d and
-torch.nn.InstanceNorm3d."""
+torch.nn.Unfold, torch.nn.SoftMarginLoss, torch.nn.InstanceNorm1d, torch.nn.InstanceNorm2d, torch.nn.InstanceNorm3d
+and torch.cartesian_prod."""
 
 from __future__ import annotations
 
@@ -105,7 +107,8 @@ def composed(src: EditBuilder, call: ApiCall, ctx: Context) -> Fix | None | Pass
     params = tuple(ctx.arg("params", ()))
     bound = bind(call, params)
     if bound is None:
-        return None
+        starred = any(a.starred for a in call.args)  # perhaps one argument after all: not told
+        return PASS if ctx.arg("only_bound", False) and not starred else None
     defaults = dict(ctx.arg("defaults", ()))
     texts: dict[str, str] = {}
     for name in params:

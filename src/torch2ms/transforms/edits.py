@@ -15,7 +15,7 @@ import ast
 import re
 from collections.abc import Iterator, Sequence
 
-from ..model import ApiCall, Arg, Edit, Fix, ParamFact, Span, arg_for
+from ..model import ApiCall, Arg, Edit, Fix, ParamFact, Span
 from ..scopes import ROOT, Scopes, choose_root, respell, written_root
 from ..source import SourceText
 
@@ -236,7 +236,7 @@ def keyword_arg(call: ApiCall, name: str | None) -> Arg | None:
 
 def passed_arg(call: ApiCall, fact: ParamFact) -> Arg | None:
     """The argument the call passes for the fact's torch parameter, by keyword or by position."""
-    return arg_for(call.args, fact.torch, fact.position) if fact.torch is not None else None
+    return fact.passed(call.args)
 
 
 def partial_call(call: ApiCall) -> bool:

@@ -130,8 +130,9 @@ def param_edits(src: EditBuilder, call: ApiCall, target: Target, receiver_first:
                 explicit.append(f"{fact.ms}={value}")  # the table names the value torch implies
                 continue
             case FactKind.SEMANTICS_DIFFER:
-                if passed is not None:
-                    return None  # the value passed may mean something else in MindSpore
+                if passed is not None and (not (fact.values or fact.types) or not passed.is_const
+                                           or fact.matches(passed.value)):
+                    return None  # the value passed may mean something else in MindSpore (one the fact names)
                 if "all" in fact.covers and fact.torch is None:
                     return None  # the form never gives torch's result as written (another structure): a person ports it
                 if fact.torch is None and fact.ms is None and result_dtype(fact) is None \
@@ -142,9 +143,9 @@ def param_edits(src: EditBuilder, call: ApiCall, target: Target, receiver_first:
                     safe = False
                 continue
             case FactKind.UNSUPPORTED_VALUES:
-                if passed is not None and (not passed.is_const or passed.value in fact.values):
+                if passed is not None and (not passed.is_const or fact.matches(passed.value)):
                     return None
-                if passed is None and fact.torch_default is not None and fact.torch_default in fact.values:
+                if passed is None and fact.torch_default is not None and fact.matches(fact.torch_default):
                     return None
                 continue
             case FactKind.RENAMED:

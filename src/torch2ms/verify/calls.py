@@ -91,10 +91,13 @@ def tensors_in(value: Any) -> list[Tensor]:
 
 def case_tags(source: str, dtype: str, values: list[Any], kwargs: dict[str, Any]) -> list[str]:
     """What a sample exercises, in the generator's tag words (facts' `covers` cite them): its source,
-    its dtype, each keyword given (`opt=NAME`), `0-d` when a tensor is 0-d, `empty` when one has no
-    element, and `broadcast` when two tensors have different shapes that broadcast together."""
+    its dtype, each keyword given (`opt=NAME`), the rank of its first tensor (`rank=2`: a layer's input
+    without the batch dimension has one less than the batched one), `0-d` when a tensor is 0-d, `empty`
+    when one has no element, and `broadcast` when two tensors have different shapes that broadcast together."""
     tags = [source, f"dtype={dtype}"] + [f"opt={k}" for k in kwargs]
     shapes = [t.shape for v in values for t in tensors_in(v)]
+    if shapes:
+        tags.append(f"rank={len(shapes[0])}")
     if any(len(shape) == 0 for shape in shapes):
         tags.append("0-d")
     if any(0 in shape for shape in shapes):

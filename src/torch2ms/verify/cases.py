@@ -115,7 +115,15 @@ def _covers(target: Target) -> list[str]:
 
 def _weights(entry: MappingEntry, ms_class: str, example: Example, facts: Facts | None) -> dict[str, Any] | None:
     """The weight facts of `ms_class` for a layer example of the entry (with its sub-layers' facts), if any."""
-    if example.kind not in (ExampleKind.LAYER, ExampleKind.LOSS) or entry.weight_form(ms_class) is None:
+    if example.kind not in (ExampleKind.LAYER, ExampleKind.LOSS):
+        return None
+    return layer_weights(entry, ms_class, facts)
+
+
+def layer_weights(entry: MappingEntry, ms_class: str, facts: Facts | None = None) -> dict[str, Any] | None:
+    """The weight facts of `ms_class` for a layer call of the entry (with its sub-layers' facts), if it has
+    any: the worker copies torch's tensors into the cell by them."""
+    if entry.weight_form(ms_class) is None:
         return None
     if facts is None:
         facts = Facts.from_entries(load_table().entries.values())

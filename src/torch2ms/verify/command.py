@@ -18,6 +18,7 @@ from typing import Any, TextIO
 from ..mappings import load_table
 from ..model import MappingEntry
 from .cases import NOT_RUNNABLE, entry_verdict, example_specs, select
+from .database import SOURCES, catalog_spec, sample_specs
 from .pool import Pool, VerifyError
 from .record import STATUSES, EntryRecord, RecordError, default_path, device_name, merged, read_record, write_record
 
@@ -48,6 +49,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="write the verification record (default: src/torch2ms/data/verification.json); "
                              "a partial run updates the entries it ran (a value not ending in .json is "
                              "a TARGET: `--write-record torch.abs` verifies torch.abs into the default record)")
+    parser.add_argument("--source", action="append", choices=SOURCES, default=None, metavar="SOURCE",
+                        help="where the cases come from, repeatable: generator (from each entry's examples, the "
+                             "default), opinfo or moduleinfo (torch's own test samples of the entries they reach)")
     parser.add_argument("--json", action="store_true", help="print every example's result as JSON")
     parser.add_argument("-v", "--verbose", action="store_true", help="also list the entries that passed")
 
@@ -62,11 +66,35 @@ def _fmt_err(value: Any) -> str:
     return "-" if not isinstance(value, (int, float)) else f"{value:.2g}"
 
 
-def run_entries(entries: list[MappingEntry], pool: Pool, on_entry: Any = None,
-                device: str | None = None) -> tuple[dict[str, EntryRecord], list[dict[str, Any]]]:
-    """Run the cases of every form of `entries` on the pool's device; (record per api, raw results)."""
+class DatabaseMissing(VerifyError):
+    """torch's test database cannot be listed in the workers (its imports need expecttest and hypothesis)."""
+
+
+def database_specs(entries: list[MappingEntry], pool: Pool, device: str,
+                   sources: set[str]) -> dict[str, list[dict[str, Any]]]:
+    """The jobs of torch's test samples (`opinfo`, `moduleinfo` in `sources`) that reach `entries`, by API."""
+    wanted = sources & {"opinfo", "moduleinfo"}
+    if not wanted:
+        return {}
+    catalog = pool.run([catalog_spec()])[0]
+    if catalog.get("status") != "passed":
+        raise DatabaseMissing(f"torch's test database is not available: {catalog.get('reason')}")
+    out: dict[str, list[dict[str, Any]]] = {}
+    for spec in sample_specs(load_table(), catalog, device, apis={e.api for e in entries}):
+        if spec["source"] in wanted:
+            out.setdefault(str(spec["api"]), []).append(spec)
+    return out
+
+
+def run_entries(entries: list[MappingEntry], pool: Pool, on_entry: Any = None, device: str | None = None,
+                sources: set[str] | None = None) -> tuple[dict[str, EntryRecord], list[dict[str, Any]]]:
+    """Run the cases of every form of `entries` on the pool's device, from `sources` (default: the generator,
+    from each entry's examples; `opinfo`, `moduleinfo`: torch's test samples); (record per api, raw results)."""
     device = device or pool.device
-    specs_of = {entry.api: example_specs(entry) for entry in entries}
+    sources = sources or {"generator"}
+    database = database_specs(entries, pool, device, sources)
+    specs_of = {entry.api: (example_specs(entry) if "generator" in sources else []) + database.get(entry.api, [])
+                for entry in entries}
     specs = [spec for entry in entries for spec in specs_of[entry.api]]
     results = pool.run(specs)
     by_api: dict[str, list[dict[str, Any]]] = {}
@@ -197,10 +225,12 @@ def run(args: argparse.Namespace, out: TextIO | None = None, pool: Pool | None =
     except KeyError as exc:
         print(f"torch2ms verify: error: not an entry of the mapping tables: {exc.args[0]}", file=sys.stderr)
         return EXIT_ERROR
+    sources = set(args.source or ["generator"])
     with_examples = [e for e in entries if e.examples]
     n_jobs = sum(len(example_specs(e)) for e in with_examples)
-    print(f"verifying {len(with_examples)} entries ({n_jobs} example forms, each on its generated cases) on "
-          f"{pool_args['jobs']} worker(s), device {args.device}", file=sys.stderr)
+    what = f"{len(with_examples)} entries ({n_jobs} example forms, each on its generated cases)" \
+        if sources == {"generator"} else f"{len(entries)} entries (cases from {', '.join(sorted(sources))})"
+    print(f"verifying {what} on {pool_args['jobs']} worker(s), device {args.device}", file=sys.stderr)
     start = time.perf_counter()
     device = args.device
 
@@ -211,7 +241,11 @@ def run(args: argparse.Namespace, out: TextIO | None = None, pool: Pool | None =
             out.write(f"{verdict.status.upper():7} {api}: {entry_line(verdict)}\n")
 
     with _pool(pool_args, shared) as pool:
-        verdicts, results = run_entries(entries, pool, show, device)
+        try:
+            verdicts, results = run_entries(entries, pool, show, device, sources)
+        except DatabaseMissing as exc:
+            print(f"torch2ms verify: error: {exc}", file=sys.stderr)
+            return EXIT_ERROR
         info = dict(pool.info) or {"device": device}
         restarts = pool.restarts
     elapsed = time.perf_counter() - start

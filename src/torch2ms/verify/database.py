@@ -4,7 +4,8 @@ Pure: no torch, no MindSpore, no processes. The worker lists the database (`samp
 with `catalog: true`); this module pairs each OpInfo and ModuleInfo with the table's entries it
 reaches and makes one job per (entry, written form, dtype): the OpInfo `add` reaches `torch.add`
 (written `torch.add(x0, x1)`) and `torch.Tensor.add` (written `x0.add(x1)`); the ModuleInfo of
-`torch.nn.Linear` reaches that entry. Each job runs in the form the fix writes for the device.
+`torch.nn.Linear` reaches that entry. Each job runs in the form the fix writes for the device; a layer's
+carries the form's weight facts, by which the worker copies torch's tensors into the cell.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from typing import Any
 
 from ..mappings import MappingTable, parse_version
 from ..model import MappingEntry
-from .cases import VERIFIED_CATEGORIES, form_fields, forms
+from ..weights.facts import Facts
+from .cases import VERIFIED_CATEGORIES, form_fields, forms, layer_weights
 
 SOURCES = ("generator", "opinfo", "moduleinfo")
 # How the entry's own example is compared (its tolerances, random results): its samples are compared alike.
@@ -60,6 +62,7 @@ def sample_specs(table: MappingTable, catalog: dict[str, Any], device: str = "cp
     (`apis`: only these entries)."""
     version = parse_version(table.meta.default_target)
     specs: list[dict[str, Any]] = []
+    facts: Facts | None = None
     for api, kind, item in reached(table, catalog):
         if apis is not None and api not in apis:
             continue
@@ -70,6 +73,13 @@ def sample_specs(table: MappingTable, catalog: dict[str, Any], device: str = "cp
         source = "moduleinfo" if kind == "layer" else "opinfo"
         compared = {k: entry.examples[0].extra[k] for k in COMPARISON_KEYS
                     if entry.examples and k in entry.examples[0].extra}
+        # a layer's tensors go into the cell by the form's weight facts, as for the entry's own example
+        weights = None
+        if kind == "layer" and entry.weight_form(form.target.api) is not None:
+            facts = facts or Facts.from_entries(table.entries.values())
+            weights = layer_weights(entry, form.target.api, facts)
+        if weights is not None:
+            compared["weights"] = weights
         variant = str(item.get("variant") or "")
         for dtype in _dtypes(list(item.get("dtypes") or []), every_dtype):
             label = f"{item['name']}.{variant}" if variant else str(item["name"])
