@@ -1438,6 +1438,8 @@ def add_rewrites(entries: dict[str, dict[str, Any]]) -> None:
             raise SystemExit(f"{REWRITES.name}: {item['target']} is not a target of {item['api']}")
         for target in targets:
             target["rewrite"] = item["rewrite"]
+            if "forward" in target:  # a later step's key stays after it, as a full build writes them
+                target["forward"] = target.pop("forward")
 
 
 def refresh_rewrites() -> None:
