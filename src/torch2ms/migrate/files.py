@@ -20,7 +20,7 @@ import os
 import stat
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from .. import process, writing
@@ -34,6 +34,7 @@ from ..limits import LimitExceeded
 from ..mappings import load_table
 from ..project_graph import module_classes
 from .pipeline import MigrateError, Migration, Options, existing_cells, migrate_text
+from . import support as support_module
 from .provenance import write_beside
 
 
@@ -162,11 +163,14 @@ MAX_DATA_BYTES = 1 << 30  # a data file of a package larger than this is not cop
 
 def migrate_paths(paths: Sequence[str], options: Options, out: str | None = None, write: bool = True,
                   on_each: Callable[[int, int, str], None] | None = None,
-                  copied: list[tuple[str, str | None]] | None = None, jobs: int = 1) -> list[FileOutcome]:
+                  copied: list[tuple[str, str | None]] | None = None, jobs: int = 1,
+                  support: list[tuple[str, str | None]] | None = None) -> list[FileOutcome]:
     """Migrate every Python file under `paths` into `out` (None: in place); `write=False` only computes.
     `on_each(done, total, path)`: called as each file's migration is taken up (progress); `copied`: receives
     (destination, error or None) for each non-Python file copied with the tree (`out` only); `jobs`: worker
-    processes for the migrations."""
+    processes for the migrations; `support`: receives (path, error or None) for the support module written where
+    a port uses it (`torch2ms.migrate.support`: at the root of `out`, or of each folder migrated in place)."""
+    options = replace(options, support=support_module.import_name(paths, out))
     data: list[tuple[str, str]] = []
     pairs = _targets(paths, out, data if out is not None and write else None)
     writing.add_inputs(source for source, _ in pairs)
@@ -205,9 +209,28 @@ def migrate_paths(paths: Sequence[str], options: Options, out: str | None = None
         work = [(texts[index][0], outcomes[index].source, options, cells_of.get(position, set()))
                 for position, index in enumerate(order)]
         _write_all(outcomes, order, texts, _lazy(pool, _migrate_one, work), cells_of, out, write, on_each)
+        if write and any(o.written and o.migration is not None and o.migration.support for o in outcomes):
+            _write_support(paths, out, options, support)  # before the maps, which read the layers it defines
         if out is not None and write:
             _write_maps([o for o in outcomes if o.written], pool, on_each)
     return outcomes
+
+
+def _write_support(paths: Sequence[str], out: str | None, options: Options,
+                   written: list[tuple[str, str | None]] | None) -> None:
+    """The support module at the root of the output tree (`out`), or beside each path migrated in place."""
+    folders = [out] if out is not None else sorted({p if os.path.isdir(p) else os.path.dirname(p) or "."
+                                                    for p in paths})
+    text = support_module.support_text(load_table(), options.config.version, options.device)
+    for folder in folders:
+        path = os.path.join(folder, f"{support_module.MODULE}.py")
+        error: str | None = None
+        try:
+            write_new(path, text)
+        except FixError as exc:
+            error = str(exc)
+        if written is not None:
+            written.append((path, error))
 
 
 def _write_all(outcomes: list[FileOutcome], order: list[int], texts: dict[int, tuple[str, str, bool]],

@@ -365,6 +365,8 @@ class CallSites(_Rewriter):
         if target is None or any(a.star for a in node.args):
             return None
         positional = _positional(node.args)
+        if len(positional) == len([a for a in call.args if a.keyword is None]) + 1:
+            positional = positional[1:]  # `partial(nn.LayerNorm, 4, 1e-3)`: the class is partial's first argument
         for fact in target.params:
             if fact.kind is not FactKind.DROPPED or fact.torch is None or fact.position is None \
                     or fact.position != len(positional) - 1:
