@@ -34,7 +34,10 @@ The script needs torch and mindspore installed (the `verify` extra). It
    calls make a shape depend on data). `--dynamic-only` does this step alone;
 11. gives each layer's target the forward keywords MindSpore's construct names otherwise (`forward:`, from
    torch's forward and the construct of src/torch2ms/data/mindspore_api.json). `--forward-only` does this
-   step alone.
+   step alone;
+12. gives the layer classes of scripts/mapping_adapters.yaml their `adapter:` (torch's constructor
+   parameters, read from the installed torch, and the facts written there): the torch-signature layer
+   `torch2ms migrate` writes into its support module. `--adapters-only` does this step alone.
 
 The generated YAML is committed; the product reads only the YAML.
 """
@@ -70,6 +73,8 @@ OVERRIDES = sorted(p for p in Path(__file__).resolve().parent.glob("mapping_over
 REWRITES = Path(__file__).resolve().parent / "mapping_rewrites.yaml"
 # The structural rewrites migrate does (a `structure:` list): the entries' `structure:`.
 STRUCTURE = Path(__file__).resolve().parent / "mapping_structure.yaml"
+# The torch layer classes that get a torch-signature layer in migrate's support module (an `adapters:` list).
+ADAPTERS = Path(__file__).resolve().parent / "mapping_adapters.yaml"
 # Which calls make a shape depend on data (a `dynamic:` list): the entries' `dynamic_shape:`.
 DYNAMIC = Path(__file__).resolve().parent / "mapping_dynamic.yaml"
 
@@ -1087,6 +1092,7 @@ def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: s
     add_weight_facts(entries)
     add_rewrites(entries)
     add_structure(entries)
+    add_adapters(entries)
     add_dynamic(entries, always_dynamic(dyn_rows))
     add_positions(entries)
     add_keyword_moves(entries)
@@ -1469,6 +1475,53 @@ def add_structure(entries: dict[str, dict[str, Any]]) -> None:
 def refresh_structure() -> None:
     """Rewrite only the `structure:` of the committed tables' entries (nothing else is re-run)."""
     refresh_committed(add_structure, "structure")
+
+
+# ---------------------------------------------------------------------------------- adapters
+def torch_signature(api: str) -> list[dict[str, Any]]:
+    """torch's constructor parameters of the class `api`, in order (the installed torch): ``{"name": N}`` for a
+    required one, with ``"default"`` for one that has a default and ``"kw_only": true`` after a bare ``*``."""
+    import inspect
+
+    cls = resolve(api)
+    if not isinstance(cls, type):
+        raise SystemExit(f"{ADAPTERS.name}: {api} is not a class of the installed torch")
+    out: list[dict[str, Any]] = []
+    init = cls.__init__  # type: ignore[misc]
+    for param in list(inspect.signature(init).parameters.values())[1:]:
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise SystemExit(f"{ADAPTERS.name}: {api} takes *{param.name}: no signature to adapt")
+        item: dict[str, Any] = {"name": param.name}
+        if param.default is not inspect.Parameter.empty:
+            if param.default is not None and not isinstance(param.default, (bool, int, float, str)):
+                raise SystemExit(f"{ADAPTERS.name}: {api}: the default of {param.name} is not a literal")
+            item["default"] = param.default
+        if param.kind is param.KEYWORD_ONLY:
+            item["kw_only"] = True
+        out.append(item)
+    return out
+
+
+def add_adapters(entries: dict[str, dict[str, Any]]) -> None:
+    """Give the layer classes of scripts/mapping_adapters.yaml their `adapter:` (and no other entry one)."""
+    import yaml
+
+    doc = yaml.safe_load(ADAPTERS.read_text(encoding="utf-8")) or {}
+    for entry in entries.values():
+        entry.pop("adapter", None)
+    for item in doc.get("adapters", []):
+        item = dict(item)
+        api = item.pop("api")
+        if api not in entries:
+            raise SystemExit(f"{ADAPTERS.name}: {api} is not an entry of the tables")
+        if "adapter" in entries[api]:
+            raise SystemExit(f"{ADAPTERS.name}: {api} is listed twice")
+        entries[api]["adapter"] = {"params": torch_signature(api), **item}
+
+
+def refresh_adapters() -> None:
+    """Rewrite only the `adapter:` of the committed tables' entries (nothing else is re-run)."""
+    refresh_committed(add_adapters, "adapters")
 
 
 # ---------------------------------------------------------------------------------- dynamic shapes
@@ -2013,7 +2066,8 @@ def main() -> None:
     # one build step alone on the committed tables (nothing else is re-run)
     steps = {"--weights-only": refresh_weight_facts, "--rewrites-only": refresh_rewrites,
              "--keywords-only": refresh_keyword_moves, "--structure-only": refresh_structure,
-             "--dynamic-only": refresh_dynamic, "--forward-only": refresh_forward_keywords}
+             "--dynamic-only": refresh_dynamic, "--forward-only": refresh_forward_keywords,
+             "--adapters-only": refresh_adapters}
     if len(sys.argv) == 2 and sys.argv[1] in steps:
         steps[sys.argv[1]]()
         return

@@ -4,8 +4,6 @@ these constructs: as text after `migrate`, and by running torch and the port on 
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -14,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from case_runner import case_results
 from torch2ms.migrate.pipeline import migrate_text
 from torch2ms.transforms.param_edits import translated_value
 
@@ -72,26 +71,6 @@ def test_partial_arguments_bind_from_the_first_parameter_and_take_written_defaul
 
 
 # ------------------------------------------------------------------------------------------ running
-_RUN = """
-import importlib, json, sys
-import numpy as np
-if sys.argv[2] == "mindspore":
-    sys.modules["torch"] = None  # the port must not need torch
-sys.path.insert(0, sys.argv[1])
-prog = importlib.import_module("prog")
-out = {}
-for name in sorted(n for n in dir(prog) if n.startswith("case_")):
-    value = getattr(prog, name)()
-    values = value if isinstance(value, (tuple, list)) else [value]
-    flat = []
-    for v in values:
-        v = v.asnumpy() if hasattr(v, "asnumpy") else v.detach().numpy() if hasattr(v, "detach") else np.asarray(v)
-        flat.append([float(f) for f in np.asarray(v, dtype=np.float64).ravel()])
-    out[name] = flat
-print(json.dumps(out))
-"""
-
-
 def run_both(tmp_path: Path, source: str, rewrite: Callable[[str], str] | None = None,
              ) -> tuple[str, dict[str, list[list[float]]], dict[str, list[list[float]]]]:
     """The program's `case_*` functions' results in torch and, after `migrate` (or `rewrite`), in MindSpore
@@ -103,10 +82,9 @@ def run_both(tmp_path: Path, source: str, rewrite: Callable[[str], str] | None =
         folder = tmp_path / side
         folder.mkdir()
         (folder / "prog.py").write_text(code)
-        proc = subprocess.run([sys.executable, "-c", _RUN, str(folder), side], capture_output=True, text=True,
-                              env=dict(os.environ, GLOG_v="3"), timeout=300)
-        assert proc.returncode == 0, f"{side}:\n{proc.stderr[-3000:]}\n{ported}"
-        results.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+        code, stderr, result = case_results(folder, side)
+        assert code == 0, f"{side}:\n{stderr[-3000:]}\n{ported}"
+        results.append(result)
     return ported, results[0], results[1]
 
 

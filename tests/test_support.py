@@ -19,6 +19,7 @@ from torch2ms.config import Config
 from torch2ms.engine import scan_source
 from torch2ms.mappings import load_table
 from torch2ms.migrate.pipeline import migrate_text, torch_references
+from torch2ms.migrate.support import module_text
 from torch2ms.transforms.support import imported_support, support_source
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -219,9 +220,10 @@ def test_migrate_writes_the_support_module_once_and_the_port_trains_like_torch(t
     (project / "models" / "second.py").write_text(_BAG.replace("lr=0.05", "lr=0.02"), encoding="utf-8")
     out = tmp_path / "out"
     main(["migrate", str(project), "--out", str(out), "-q"])
-    assert "1 other file(s) copied" in capsys.readouterr().out  # one support module for the whole tree
+    printed = capsys.readouterr().out
+    assert printed.count(": support module") == 1 and f"{out / MODULE}.py: support module" in printed  # one per tree
     assert sorted(p.name for p in out.rglob(f"{MODULE}.py")) == [f"{MODULE}.py"]
-    assert (out / f"{MODULE}.py").read_text(encoding="utf-8") == support_source(MODULE)
+    assert (out / f"{MODULE}.py").read_text(encoding="utf-8") == _whole_module()
     port = (out / "bag.py").read_text(encoding="utf-8")
     assert torch_references(port) == [], port
     assert f"import {MODULE}\n" in port and imported_support(port).keys() == {MODULE}
@@ -238,6 +240,14 @@ def test_migrate_writes_the_support_module_once_and_the_port_trains_like_torch(t
     assert len(expected) == len(got) == 7 and expected[-1] == got[-1] == 0.0  # the padding row never moved
     for a, b in zip(expected, got):
         assert abs(a - b) <= 2e-5 * max(1.0, abs(a)), (expected, got)
+
+
+def _whole_module() -> str:
+    """What migrate writes: the torch-signature layers, then the static classes (one module per tree)."""
+    text = module_text(load_table(), Config().version, "cpu")
+    static = support_source(MODULE)
+    assert static is not None and "class Adam(" in text and "class Embedding(" in text
+    return text
 
 
 def test_where_the_class_cannot_apply_the_finding_stays() -> None:
@@ -262,7 +272,7 @@ def test_where_the_class_cannot_apply_the_finding_stays() -> None:
     # max_norm: a parameter the class does not take: the torch layer and its finding stay
     assert "c = nn.Embedding(5, 3, padding_idx=0, max_norm=1.0)" in migration.text
     assert "d = mindspore.nn.Embedding(5, 3)" in migration.text
-    assert migration.support == (MODULE,)
+    assert migration.support is True
     line = migration.text.splitlines().index("c = nn.Embedding(5, 3, padding_idx=0, max_norm=1.0)") + 1
     assert [(d.span.start_line, d.torch_api) for d in migration.result.diagnostics
             if d.torch_api == "torch.nn.Embedding"] == [(line, "torch.nn.Embedding")]
@@ -284,4 +294,4 @@ def test_in_place_the_support_module_goes_to_the_folder_argument(tmp_path: Path)
     assert "t2ms_support.Adam(weights, lr=0.1)" in (project / "train" / "loop.py").read_text(encoding="utf-8")
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob(f"{MODULE}.py")) == \
         [f"project/{MODULE}.py", f"{MODULE}.py"]  # the folder argument's top; a file argument's own folder
-    assert (project / f"{MODULE}.py").read_text(encoding="utf-8") == support_source(MODULE)
+    assert (project / f"{MODULE}.py").read_text(encoding="utf-8") == _whole_module()

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from .files import user_cache_dir
 from .model import (
-    Category, Device, DynamicArg, DynamicShape, DynCondition, DynRule, Effort, Example, FactKind, MappingEntry,
+    Adapter, AdapterParam, Category, Device, DynamicArg, DynamicShape, DynCondition, DynRule, Effort, Example, FactKind, MappingEntry,
     ParamFact, Returns, Rewrite, ShapeResult, Structure, StructureRule, Target, TargetChoice, WeightForm, WeightParam, WrittenAs,
 )
 from .model import __file__ as model_file
@@ -288,6 +288,15 @@ def _structure(raw: dict[str, Any] | None) -> Structure | None:
                                                               if k != "rule")))
 
 
+def _adapter(raw: dict[str, Any] | None) -> Adapter | None:
+    if raw is None:
+        return None
+    params = tuple(AdapterParam(str(p["name"]), "default" not in p, p.get("default"), bool(p.get("kw_only", False)))
+                   for p in raw["params"])
+    values = tuple(sorted((str(name), tuple((a, b) for a, b in pairs)) for name, pairs in raw.get("values", {}).items()))
+    return Adapter(params, tuple(raw.get("tuples", ())), raw.get("rank"), values)
+
+
 def _entry(raw: dict[str, Any], source: str) -> MappingEntry:
     targets = tuple(
         Target(
@@ -333,6 +342,7 @@ def _entry(raw: dict[str, Any], source: str) -> MappingEntry:
         effort=Effort(raw["effort"]) if "effort" in raw else None,
         rewrite=_rewrite(raw.get("rewrite")),
         structure=_structure(raw.get("structure")),
+        adapter=_adapter(raw.get("adapter")),
     )
 
 

@@ -376,6 +376,28 @@ class Structure:
 
 
 @dataclass(frozen=True, slots=True)
+class AdapterParam:
+    """One of torch's constructor parameters of a layer class (schema: adapter.params)."""
+
+    name: str
+    required: bool = True
+    default: Any = None
+    kw_only: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Adapter:
+    """The torch-signature layer `torch2ms migrate` writes for a layer class into its support module
+    (schema: `adapter`; torch2ms.migrate.support): torch's constructor parameters and the facts about torch's
+    layer that the parameter facts do not hold."""
+
+    params: tuple[AdapterParam, ...]
+    tuples: tuple[str, ...] = ()  # parameters torch stores as a tuple (of `rank` items where rank is given)
+    rank: int | None = None
+    values: tuple[tuple[str, tuple[tuple[Any, Any], ...]], ...] = ()  # parameter -> ((torch value, MindSpore's), ...)
+
+
+@dataclass(frozen=True, slots=True)
 class Target:
     """The MindSpore API a torch API maps to, for a range of MindSpore versions and for devices.
 
@@ -562,6 +584,7 @@ class MappingEntry:
     rewrite: Rewrite | None = None  # a transform the fix applies to every use of the entry
     structure: Structure | None = None  # a structural rewrite of migrate (torch2ms.migrate.transform)
     effort: Effort | None = None  # remove, automatic, manual or blocker when the table states it (torch2ms.effort)
+    adapter: Adapter | None = None  # the torch-signature layer of migrate's support module (torch2ms.migrate.support)
 
     def weight_form(self, ms_class: str) -> WeightForm | None:
         return next((form for form in self.weights if form.ms == ms_class), None)

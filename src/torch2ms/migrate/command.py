@@ -76,9 +76,10 @@ def run(args: argparse.Namespace) -> int:
     freeze_long_lived()  # the tables out of the collector's passes, which a large file's rewrite would repeat
     progress = _progress(sys.stderr) if sys.stderr.isatty() and not args.quiet else None
     copied: list[tuple[str, str | None]] = []
+    support: list[tuple[str, str | None]] = []
     try:
         outcomes = migrate_paths(args.paths, options, out=args.out, write=not args.diff, on_each=progress,
-                                 copied=copied, jobs=args.jobs or default_jobs())
+                                 copied=copied, jobs=args.jobs or default_jobs(), support=support)
     except CollisionError as exc:
         print(f"torch2ms migrate: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -116,6 +117,12 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{shown}:{note}")
             result = migration.result
             sys.stdout.write(render_file(type(result)(shown, result.diagnostics, result.lines)))
+    for path, error in support:  # torch-signature layers the ports import (docs/migrate.md)
+        if error is not None:
+            errors += 1
+            print(f"torch2ms migrate: error: {error}", file=sys.stderr)
+        else:
+            print(f"{path}: support module (the torch-signature layers and classes the ports use)")
     copies = sum(1 for _, error in copied if error is None)
     print(f"torch2ms migrate: {migrated} of {len(outcomes)} Python file(s) migrated"
           + (f", {copies} other file(s) copied" if copied else "")

@@ -9,9 +9,9 @@ defines cell classes goes the parameter-name map of every one of them (NAME.weig
 the two files and the tables' weight facts: `torch2ms.weights.mapping.write_map_beside`), once the
 whole tree is written, so that classes imported from the project's other files are followed; and
 NAME.migrate.json beside each changed port that defines cell classes: which finding and mapping
-entry each changed line answers (`torch2ms.migrate.provenance`). A support module the ports import
-(`t2ms_support.py`: torch2ms.transforms.support) is written once at the top of the tree (`--out DIR`;
-in place, the folder argument), and counted with the other files copied.
+entry each changed line answers (`torch2ms.migrate.provenance`). The support module the ports import
+(`t2ms_support.py`: torch2ms.migrate.support, torch-signature layers and the tables' static classes) is
+written once at the top of the tree (`--out DIR`; in place, beside each path) when a port uses it.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import os
 import stat
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from .. import process, writing
@@ -36,7 +36,7 @@ from ..limits import LimitExceeded
 from ..mappings import load_table
 from ..project_graph import module_classes
 from .pipeline import MigrateError, Migration, Options, existing_cells, migrate_text
-from ..transforms.support import support_source
+from . import support as support_module
 from .provenance import write_beside
 
 
@@ -165,11 +165,14 @@ MAX_DATA_BYTES = 1 << 30  # a data file of a package larger than this is not cop
 
 def migrate_paths(paths: Sequence[str], options: Options, out: str | None = None, write: bool = True,
                   on_each: Callable[[int, int, str], None] | None = None,
-                  copied: list[tuple[str, str | None]] | None = None, jobs: int = 1) -> list[FileOutcome]:
+                  copied: list[tuple[str, str | None]] | None = None, jobs: int = 1,
+                  support: list[tuple[str, str | None]] | None = None) -> list[FileOutcome]:
     """Migrate every Python file under `paths` into `out` (None: in place); `write=False` only computes.
     `on_each(done, total, path)`: called as each file's migration is taken up (progress); `copied`: receives
     (destination, error or None) for each non-Python file copied with the tree (`out` only); `jobs`: worker
-    processes for the migrations."""
+    processes for the migrations; `support`: receives (path, error or None) for the support module written where
+    a port uses it (`torch2ms.migrate.support`: at the root of `out`, or of each folder migrated in place)."""
+    options = replace(options, support=support_module.import_name(paths, out))
     data: list[tuple[str, str]] = []
     pairs = _targets(paths, out, data if out is not None and write else None)
     writing.add_inputs(source for source, _ in pairs)
@@ -208,44 +211,29 @@ def migrate_paths(paths: Sequence[str], options: Options, out: str | None = None
         work = [(texts[index][0], outcomes[index].source, options, cells_of.get(position, set()))
                 for position, index in enumerate(order)]
         _write_all(outcomes, order, texts, _lazy(pool, _migrate_one, work), cells_of, out, write, on_each)
+        if write and any(o.written and o.migration is not None and o.migration.support for o in outcomes):
+            _write_support(paths, out, options, support)  # before the maps, which read the layers it defines
         if out is not None and write:
             _write_maps([o for o in outcomes if o.written], pool, on_each)
-    if write:
-        for destination, error in _write_support(outcomes, paths, out):
-            if copied is not None:
-                copied.append((destination, error))
     return outcomes
 
 
-def _write_support(outcomes: Sequence[FileOutcome], paths: Sequence[str],
-                   out: str | None) -> list[tuple[str, str | None]]:
-    """The support modules the written ports import (torch2ms.transforms.support), each written once at the top
-    of the tree: `out`; in place, each folder argument holding such a port (a file argument's own folder).
-    Returns (destination, error or None) for each."""
-    folders = [os.path.abspath(p) for p in paths if os.path.isdir(p)]
-    tops: dict[str, set[str]] = {}
-    for outcome in outcomes:
-        if not outcome.written or outcome.migration is None or not outcome.migration.support:
-            continue
-        if out is not None:
-            top = out
-        else:
-            source = os.path.abspath(outcome.source)
-            top = next((f for f in folders if (source + os.sep).startswith(f + os.sep)), os.path.dirname(source))
-        tops.setdefault(top, set()).update(outcome.migration.support)
-    written: list[tuple[str, str | None]] = []
-    for top, modules in sorted(tops.items()):
-        for module in sorted(modules):
-            destination = os.path.join(top, f"{module}.py")
-            text = support_source(module)
-            try:
-                if text is None:  # (a name Migration.support holds only when the module exists)
-                    raise FixError(f"{destination}: no support module {module}")
-                write_new(destination, text)
-                written.append((destination, None))
-            except FixError as exc:
-                written.append((destination, str(exc)))
-    return written
+def _write_support(paths: Sequence[str], out: str | None, options: Options,
+                   written: list[tuple[str, str | None]] | None) -> None:
+    """The support module (torch2ms.migrate.support: torch-signature layers and the tables' static classes) at
+    the root of the output tree (`out`), or beside each path migrated in place."""
+    folders = [out] if out is not None else sorted({p if os.path.isdir(p) else os.path.dirname(p) or "."
+                                                    for p in paths})
+    text = support_module.module_text(load_table(), options.config.version, options.device)
+    for folder in folders:
+        path = os.path.join(folder, f"{support_module.MODULE}.py")
+        error: str | None = None
+        try:
+            write_new(path, text)
+        except FixError as exc:
+            error = str(exc)
+        if written is not None:
+            written.append((path, error))
 
 
 def _write_all(outcomes: list[FileOutcome], order: list[int], texts: dict[int, tuple[str, str, bool]],

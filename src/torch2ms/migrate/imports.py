@@ -287,13 +287,18 @@ def ensure_import(module: cst.Module, name: str) -> cst.Module:
     NAME and does not import it."""
     if not _refers_to(module, name):
         return module
+    return ensure_module_import(module, name)
+
+
+def ensure_module_import(module: cst.Module, dotted_name: str) -> cst.Module:
+    """Add ``import DOTTED.NAME`` at module level unless the module has it (names spelled from it in full)."""
     for statement in module.body:
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
                 if isinstance(small, cst.Import) and any(
-                        a.asname is None and cst.Module([]).code_for_node(a.name) == name for a in small.names):
+                        a.asname is None and cst.Module([]).code_for_node(a.name) == dotted_name for a in small.names):
                     return module
-    return _insert_import(module, f"import {name}")
+    return _insert_import(module, f"import {dotted_name}")
 
 
 def _insert_import(module: cst.Module, text: str) -> cst.Module:

@@ -28,7 +28,7 @@ from ..model import Diagnostic, FileResult
 from ..resolve import resolve_module
 from ..source import SourceText
 from .. import leftover, scopes
-from . import data_loaders, imports, probes, training, transform
+from . import data_loaders, imports, probes, support, training, transform
 
 
 class MigrateError(Exception):
@@ -39,6 +39,7 @@ class MigrateError(Exception):
 class Options:
     config: Config = field(default_factory=Config)  # its `device`: where the output must run (the forms written)
     limits: Limits | None = None  # per-file limits of `migrate_paths` (torch2ms.limits); None: none
+    support: str = support.MODULE  # the name the files import the tree's support module by (support.import_name)
 
     @property
     def device(self) -> str:
@@ -60,8 +61,7 @@ class Migration:
     notes: list[str] = field(default_factory=list)  # "line: what" for each structural rewrite
     source_findings: tuple[Diagnostic, ...] = ()  # the findings of the original text (what the rewrites answer)
     left: list[str] = field(default_factory=list)  # "line: what was left as it is: why" (training loops, loaders)
-    # the support modules the new text imports (torch2ms.transforms.support): written once into the output tree
-    support: tuple[str, ...] = ()
+    support: bool = False  # the port uses the tree's support module (torch2ms.migrate.support)
 
     @property
     def remaining(self) -> int:
@@ -166,17 +166,22 @@ def _migrate_text(text: str, path: str, options: Options | None, cells: set[str]
             tree = parse(text)
             facts = resolve_module(tree, table, SourceText(text))
         text1, sites = _rewrite(text, transform.CallSites(facts.calls, table, config.version, root, config.device,
-                                                              scopes.used_names(tree)))
+                                                              scopes.used_names(tree), options.support))
         # 2. the fix engine: call targets and parameters from the mapping tables, the forms for config.device
         if root != scopes.ROOT:  # the fix engine spells from the alias the file imports (scopes.choose_root)
             text1 = imports.ensure_root_import(cst.parse_module(text1), root)[0].code
         outcome = fix_text(text1, path, config, unsafe=True, table=table, held=False, scan_result=False)
+        # torch layer classes where no call's rewrite can stand for them (bases, values, unpacked arguments): the
+        # support module's torch-signature layers
+        text2, adapted = support.adapt(outcome.text, original, table, config.version, config.device, options.support)
         # 3. forward -> construct in every class that becomes a Cell
         classes = transform.Cells(cells, root)
-        text3 = classes.rewrite(outcome.text)
+        text3 = classes.rewrite(text2)
         # 4. imports
         module, removed, localized = imports.tidy(cst.parse_module(text3), table.roots, text3)
         module, _ = imports.ensure_root_import(module, root)
+        if adapted or sites.support:
+            module = imports.ensure_module_import(module, options.support)
         for name in sorted(sites.imports):
             # the module's names are text3's and those of the import of `root`: a name text3 never spells is not
             # referred to, and no walk of the module is needed to know it
@@ -191,11 +196,11 @@ def _migrate_text(text: str, path: str, options: Options | None, cells: set[str]
         raise MigrateError(f"{path}: the migrated text does not parse ({exc.msg}); nothing written") from None
     after = _with_left_torch(scan_source(new, path, config, table), new, table.roots, config)
     rewritten = loaders.count + steps.count + len(probed.done) + len(held) + sites.count + len(outcome.applied) \
-        + classes.count + len(localized)
+        + classes.count + len(localized) + len(adapted)
     return Migration(path, original, new, len(before.diagnostics), rewritten, after, root, removed,
-                     loaders.done + loaders.left + steps.done + steps.left + probed.done + sites.done + classes.done
-                     + [f"moved into the functions using it: {n}" for n in localized], tuple(before.diagnostics),
-                     loaders.left + steps.left, tuple(sorted(m for m in sites.support if m in new)))
+                     loaders.done + loaders.left + steps.done + steps.left + probed.done + sites.done + adapted
+                     + classes.done + [f"moved into the functions using it: {n}" for n in localized],
+                     tuple(before.diagnostics), loaders.left + steps.left, bool(adapted) or sites.support)
 
 
 def torch_references(text: str, roots: Collection[str] = ("torch",)) -> list[tuple[int, int, str]]:

@@ -42,7 +42,7 @@ from ..source import SourceText
 from ..model import ApiCall, CallKind, Confidence, FactKind, MappingEntry, Span, Structure, StructureRule
 from ..transforms import default_keyword
 from ..transforms.result_form import ResultForm
-from ..transforms.support import support_name
+from ..transforms.support import MODULE as SUPPORT_MODULE, support_name
 
 Key = tuple[int, int, int, int]
 _NAMED = (CallKind.ATTRIBUTE, CallKind.TYPE)
@@ -127,14 +127,15 @@ class CallSites(_Rewriter):
     """Rewrites at the calls and attributes the scanner resolved to torch APIs (see the module's docstring)."""
 
     def __init__(self, calls: Sequence[ApiCall], table: MappingTable, version: tuple[int, ...], root: str,
-                 device: str, used: Collection[str] = ()) -> None:
+                 device: str, used: Collection[str] = (), support: str = SUPPORT_MODULE) -> None:
         super().__init__(root)
         self.table = table
+        self.support_import = support  # the dotted name the file imports the tree's support module by
         self.version = version
         self.device = device  # the forms written are those for this device (`MappingEntry.choose`)
         self.used = set(used)  # every name the file binds or reads: new local names avoid them
         self.imports: set[str] = set()  # modules the rewritten text uses (`functools`)
-        self.support: set[str] = set()  # the support modules among them (torch2ms.transforms.support)
+        self.support = False  # whether the text uses the support module's classes (torch2ms.transforms.support)
         self.annotations = 0  # depth inside annotations and comparisons (a class there is a type, not a value)
         self.bases: set[int] = set()  # ids of class bases (a class there is subclassed, not called)
         self.by_span: dict[Key, list[ApiCall]] = {}
@@ -263,10 +264,8 @@ class CallSites(_Rewriter):
         name = support_name(call, entry.rewrite if entry is not None else None)
         if name is None or call.func_span is None:
             return None
-        module = name.partition(".")[0]
-        self.imports.add(module)
-        self.support.add(module)
-        return node.with_changes(func=cst.parse_expression(name))
+        self.support = True  # (the module is imported by its name in this tree: `timm.t2ms_support` in a package)
+        return node.with_changes(func=cst.parse_expression(f"{self.support_import}.{name.partition('.')[2]}"))
 
     def _positional_in_graph(self, names: tuple[str, ...], node: cst.Call) -> cst.BaseExpression | None:
         """``x.chunk(2, dim=-1)`` -> ``x.chunk(2, -1)`` (the `positional_in_graph` rule)."""
@@ -362,6 +361,8 @@ class CallSites(_Rewriter):
         if target is None or any(a.star for a in node.args):
             return None
         positional = _positional(node.args)
+        if len(positional) == len([a for a in call.args if a.keyword is None]) + 1:
+            positional = positional[1:]  # `partial(nn.LayerNorm, 4, 1e-3)`: the class is partial's first argument
         for fact in target.params:
             if fact.kind is not FactKind.DROPPED or fact.torch is None or fact.position is None \
                     or fact.position != len(positional) - 1:

@@ -43,7 +43,7 @@ def default_keyword(fact: ParamFact) -> str | None:
 # Dropped parameters whose value does not change what the call computes, only whether its input is
 # overwritten: a value other than torch's default may go in an unsafe fix. Any other dropped parameter
 # passed with a value other than torch's default leaves the call unfixed (its result would change).
-_VALUE_NEUTRAL = frozenset({"inplace"})
+VALUE_NEUTRAL = frozenset({"inplace"})
 
 
 # Keywords every torch creation function or layer may take that MindSpore has no use for (it places the
@@ -58,7 +58,7 @@ _GENERAL_DROPPED: dict[str, tuple[object, ...]] = {
 
 # Keywords MindSpore has too but that go where they pass torch's default (None: the default dtype, float32 in
 # both libraries); MindSpore's older layers (mindspore.nn.Dense, Conv2d, LayerNorm) raise on dtype=None.
-_DEFAULT_DROPPED: dict[str, tuple[object, ...]] = {"dtype": (None,)}
+DEFAULT_DROPPED: dict[str, tuple[object, ...]] = {"dtype": (None,)}
 
 
 def _dropped_mapping(arg: Arg, declared: set[str]) -> bool | None:
@@ -68,7 +68,7 @@ def _dropped_mapping(arg: Arg, declared: set[str]) -> bool | None:
     or None when it must stay."""
     if not arg.starred or arg.keyword is not None or not arg.keys:
         return None
-    if any(key in declared or (key not in _GENERAL_DROPPED and key not in _DEFAULT_DROPPED) for key, _ in arg.keys):
+    if any(key in declared or (key not in _GENERAL_DROPPED and key not in DEFAULT_DROPPED) for key, _ in arg.keys):
         return None
     return all(none for _, none in arg.keys)
 
@@ -183,7 +183,7 @@ def param_edits(src: EditBuilder, call: ApiCall, target: Target, receiver_first:
                                                                    len(positional) != len(call.args))):
                     return None  # only the last argument may go when it is passed by position
                 if not (passed.is_const and fact.torch_default is not None and passed.value == fact.torch_default):
-                    if fact.torch not in _VALUE_NEUTRAL:
+                    if fact.torch not in VALUE_NEUTRAL:
                         return None  # the value passed selects another computation: dropping it changes results
                     safe = False  # inplace=True: only whether the input is overwritten is lost
                 dropped.append(passed)
@@ -225,8 +225,8 @@ def param_edits(src: EditBuilder, call: ApiCall, target: Target, receiver_first:
             if not _general_default(src, arg):
                 safe = False
             dropped.append(arg)
-        elif arg.keyword in _DEFAULT_DROPPED and arg.keyword not in declared and arg.is_const \
-                and arg.value in _DEFAULT_DROPPED[arg.keyword]:
+        elif arg.keyword in DEFAULT_DROPPED and arg.keyword not in declared and arg.is_const \
+                and arg.value in DEFAULT_DROPPED[arg.keyword]:
             dropped.append(arg)
         elif (mapping := _dropped_mapping(arg, declared)) is not None:
             safe = safe and mapping  # a value other than None: what it selected (a dtype) is lost

@@ -25,6 +25,7 @@ from .base import PASS, Context, Pass, Transform, register
 from .compose import bind
 
 NAME = "support"
+MODULE = "t2ms_support"  # the support module: its static classes are src/torch2ms/data/t2ms_support.py
 
 
 @register

@@ -24,6 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..config import Config
+from ..mappings import load_table
+from ..migrate.support import module_text
 from ..transforms.support import imported_support
 from .pool import Pool, VerifyError
 
@@ -166,8 +169,9 @@ def _short(value: Any) -> Any:
 def verify(original: Path, ported_text: str, steps: int, args: argparse.Namespace) -> dict[str, Any]:
     source = original.read_text(encoding="utf-8")
     with tempfile.TemporaryDirectory(prefix="torch2ms-train-") as out:
-        for module, text in imported_support(ported_text).items():  # as migrate writes them beside the port
-            Path(out, f"{module}.py").write_text(text, encoding="utf-8")
+        for module in imported_support(ported_text):  # as migrate writes it beside the port
+            config = Config()
+            Path(out, f"{module}.py").write_text(module_text(load_table(), config.version, "cpu"), encoding="utf-8")
         job = {"source": source, "filename": original.name, "steps": steps, "out": out, "timeout": args.timeout}
         with _pool("torch", args) as torch_pool:
             ref, again = torch_pool.run([dict(job, id="torch", threads=1), dict(job, id="torch-again", threads=2)])

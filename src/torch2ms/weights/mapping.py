@@ -22,7 +22,7 @@ from ..mappings import MappingTable
 from ..files import MiB
 from ..jsonfile import Schema, read_json, write_json
 from .facts import Facts, Transform, describe_transform, fill
-from .structure import NONE, Choice, Container, Instance, Layer, Structure, Unknown, Value
+from .structure import NONE, Choice, Container, Instance, Layer, Structure, Unknown, Value, walk
 
 FORMAT = "torch2ms-weight-map"
 VERSION = 1
@@ -253,6 +253,11 @@ class _Pairing:
             rules.append(Rule(tp, mp, "unknown", f"in the port: {m.reason}"))
         elif isinstance(t, Layer) and isinstance(m, Layer):
             self._layer(t.api, m.api, tp, mp, entries, rules)
+        elif isinstance(t, Layer) and isinstance(m, Instance) and m.base and not m.params and not any(
+                isinstance(v, (Layer, Instance, Container)) for _, child in m.children for v in walk(child)):
+            # a class of the port that only derives from a layer (a torch-signature layer of migrate's support
+            # module, torch2ms.migrate.support): its tensors are the layer's
+            self._layer(t.api, m.base, tp, mp, entries, rules)
         elif isinstance(t, Instance) and isinstance(m, Instance):
             self._instance(t, m, tp, mp, depth, entries, rules)
         elif isinstance(t, Container) and isinstance(m, Container):

@@ -285,7 +285,10 @@ class Structure:
     def _top_level(self, node: ast.stmt) -> None:
         if isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.asname:
+                file = self._project_file(alias.name, 0)
+                if file is not None and (alias.asname or "." not in alias.name):  # a module of the project
+                    self.globals[alias.asname or alias.name] = Pending(file, "")
+                elif alias.asname:
                     self.globals[alias.asname] = ModuleAlias(alias.name)
                 else:
                     top = alias.name.partition(".")[0]
@@ -784,6 +787,10 @@ class Structure:
     def _attribute(self, node: ast.Attribute, frame: _Frame, depth: int) -> Value:
         base = self._ev(node.value, frame, depth)
         if isinstance(base, ModuleAlias):
+            file = self._project_file(f"{base.name}.{node.attr}", 0)  # `import pkg.mod` then `pkg.mod.Name`
+            if file is not None and node.attr[:1].islower():
+                other = self._load(file)
+                return FileModule(other.key) if other is not None else Unknown(f"{file} cannot be read")
             return self._qualified(f"{base.name}.{node.attr}")
         if base == Const("self") and frame.cls is not None and frame.owner is not None:
             if node.attr in frame.attrs:

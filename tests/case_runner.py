@@ -1,0 +1,41 @@
+"""Runs a program's `case_*` functions in torch, or in MindSpore with torch blocked (PyNative or GRAPH mode), in a
+child process, and hands back their results as lists of floats: the tests that compare a port with torch share it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+RUN = """
+import importlib, json, sys
+import numpy as np
+if sys.argv[2] != "torch":
+    sys.modules["torch"] = None  # the port must not need torch
+    import mindspore
+    if sys.argv[2] == "graph":
+        mindspore.set_context(mode=mindspore.GRAPH_MODE)
+sys.path.insert(0, sys.argv[1])
+prog = importlib.import_module("prog")
+out = {}
+for name in sorted(n for n in dir(prog) if n.startswith("case_")):
+    value = getattr(prog, name)()
+    values = value if isinstance(value, (tuple, list)) else [value]
+    flat = []
+    for v in values:
+        v = v.asnumpy() if hasattr(v, "asnumpy") else v.detach().numpy() if hasattr(v, "detach") else np.asarray(v)
+        flat.append([float(f) for f in np.asarray(v, dtype=np.float64).ravel()])
+    out[name] = flat
+print(json.dumps(out))
+"""
+
+
+def case_results(folder: Path, side: str, timeout: int = 300) -> tuple[int, str, dict[str, list[list[float]]]]:
+    """(exit code, stderr, results) of `folder`/prog.py's cases; `side`: torch, mindspore or graph."""
+    proc = subprocess.run([sys.executable, "-c", RUN, str(folder), side], capture_output=True, text=True,
+                          env=dict(os.environ, GLOG_v="3"), timeout=timeout)
+    if proc.returncode != 0:
+        return proc.returncode, proc.stderr, {}
+    return 0, proc.stderr, json.loads(proc.stdout.strip().splitlines()[-1])
