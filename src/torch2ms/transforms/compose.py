@@ -25,7 +25,7 @@ call) is evaluated once, through a ``lambda``.
 Used by torch.roll, torch.Tensor.roll, torch.nn.functional.normalize, torch.nn.functional.layer_norm,
 torch.linalg.vander, torch.nn.functional.embedding, torch.aminmax, torch.Tensor.aminmax,
 torch.nn.functional.relu, torch.Tensor.zero_, torch.Tensor.normal_, torch.nn.Unfold, torch.nn.InstanceNorm1d,
-torch.nn.InstanceNorm2d and torch.nn.InstanceNorm3d."""
+torch.nn.InstanceNorm2d, torch.nn.InstanceNorm3d and torch.nn.functional.scaled_dot_product_attention."""
 
 from __future__ import annotations
 

@@ -1,0 +1,100 @@
+"""What kept torch alive in ported code, written the way many libraries write it: attention through
+torch's fused function, torch's float constants, ... Each becomes MindSpore (a composed form, a plain-Python
+name) named by the tables, and the port runs in MindSpore with torch blocked and gives torch's results."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from test_binding import assert_same, run_both
+
+from torch2ms.migrate.pipeline import migrate_text
+
+
+def port(source: str) -> str:
+    return migrate_text(textwrap.dedent(source), "prog.py").text
+
+
+def test_torch_float_constants_become_the_math_modules() -> None:
+    out = port("""
+        import torch
+        from torch import inf
+
+
+        def circle(radius):
+            return 2 * torch.pi * radius, torch.e ** radius, -inf, torch.nan
+    """)
+    assert "import torch" not in out and "from torch" not in out
+    assert "import math" in out
+    assert "return 2 * math.pi * radius, math.e ** radius, -math.inf, math.nan" in out
+
+
+def test_fused_attention_is_composed_with_every_argument_bound() -> None:
+    out = port("""
+        import torch.nn.functional as F
+
+
+        def attend(q, k, v, bias, training, rate):
+            return F.scaled_dot_product_attention(q, k, v, bias, dropout_p=rate if training else 0.0, scale=0.5)
+    """)
+    assert "import torch" not in out and "scaled_dot_product_attention" not in out
+    assert out.rstrip().endswith("(q, k, v, bias, (rate if training else 0.0), False, 0.5, False)")
+
+
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
+@pytest.mark.needs_numpy
+@pytest.mark.slow
+def test_fused_attention_and_constants_give_torchs_results_on_cpu(tmp_path: Path) -> None:
+    ported, torch_side, ms_side = run_both(tmp_path, """
+        import numpy as np
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        R = np.random.RandomState(0)
+        X = R.rand(2, 5, 8).astype(np.float32)
+        MEMORY = R.rand(2, 7, 8).astype(np.float32)
+        KEEP = R.rand(5, 7) > 0.4
+        KEEP[:, 0] = True
+        BIAS = R.rand(2, 1, 5, 7).astype(np.float32)
+
+
+        class Attend(nn.Module):  # torch's fused attention in a layer, its dropout only in training
+            def __init__(self, causal):
+                super().__init__()
+                self.causal = causal
+                self.rate = 0.25
+
+            def forward(self, q, k, v):
+                return F.scaled_dot_product_attention(q, k, v, dropout_p=self.rate if self.training else 0.0,
+                                                      is_causal=self.causal)
+
+
+        def case_masks():
+            x, memory = torch.tensor(X), torch.tensor(MEMORY)
+            q = x.reshape(2, 5, 2, 4).transpose(1, 2)
+            k = memory.reshape(2, 7, 2, 4).transpose(1, 2)
+            plain = F.scaled_dot_product_attention(q, k, k)
+            kept = F.scaled_dot_product_attention(q, k, k, torch.tensor(KEEP))
+            added = F.scaled_dot_product_attention(q, k, k, attn_mask=torch.tensor(BIAS), scale=0.3)
+            return plain, kept, added
+
+        def case_causal_self_attention():
+            q = torch.tensor(X).reshape(2, 5, 2, 4).transpose(1, 2)
+            layer = Attend(True)
+            layer.eval()
+            return F.scaled_dot_product_attention(q, q, q, is_causal=True), layer(q, q * 0.5, q)
+
+        def case_grouped_heads():
+            q = torch.tensor(X).reshape(2, 5, 4, 2).transpose(1, 2)
+            k = torch.tensor(MEMORY).reshape(2, 7, 4, 2).transpose(1, 2)[:, :2]
+            return F.scaled_dot_product_attention(q, k, k * 2, enable_gqa=True)
+
+        def case_constants():
+            return torch.tensor(X[0, 0]) * torch.pi, torch.e, torch.tensor(X[0]).clamp(max=torch.inf)
+    """)
+    assert "import torch" not in ported
+    assert_same(ported, torch_side, ms_side)
