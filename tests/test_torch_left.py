@@ -98,3 +98,87 @@ def test_fused_attention_and_constants_give_torchs_results_on_cpu(tmp_path: Path
     """)
     assert "import torch" not in ported
     assert_same(ported, torch_side, ms_side)
+
+
+def test_a_composed_form_imports_the_modules_it_names_once() -> None:
+    out = port("""
+        import numpy as np
+        import torch
+        import torch.nn.functional as F
+
+
+        def limits(x, w):
+            return torch.finfo(x.dtype).min, torch.iinfo(torch.int16).max, F.rms_norm(x, (4,), w)
+    """)
+    assert out.count("import numpy\n") == 1 and "import numpy as np\n" in out  # the alias is the file's own
+    assert "numpy.finfo(mindspore.dtype_to_nptype(x.dtype)).min" in out
+    assert "numpy.iinfo(mindspore.dtype_to_nptype(mindspore.int16)).max" in out
+    assert "import torch" not in out
+
+
+def test_a_factory_is_composed_only_where_it_passes_what_the_single_call_lacks() -> None:
+    out = port("""
+        import torch
+
+
+        def ramps(n, device):
+            return torch.linspace(0, 1, n), torch.linspace(-1.0, 1.0, steps=n, device=device, dtype=torch.float16)
+    """)
+    assert "return mindspore.ops.linspace(0, 1, n), mindspore.ops.linspace(-1.0, 1.0, n).astype(" in out
+    assert "import torch" not in out
+
+
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
+@pytest.mark.needs_numpy
+@pytest.mark.slow
+def test_limits_norms_and_factories_give_torchs_results_on_cpu(tmp_path: Path) -> None:
+    ported, torch_side, ms_side = run_both(tmp_path, """
+        import numpy as np
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        R = np.random.RandomState(5)
+        X = R.rand(3, 4, 5).astype(np.float32) * 2 - 0.5
+        G = R.rand(5).astype(np.float32) + 0.5
+        IMAGES = R.rand(2, 3, 4, 4).astype(np.float32)
+        KERNEL = R.rand(6, 3, 3, 3).astype(np.float32) - 0.5
+
+
+        class StandardizedConv(nn.Module):  # weights normalised per output channel before each use
+            def __init__(self):
+                super().__init__()
+                self.weight = nn.Parameter(torch.tensor(KERNEL))
+                self.gain = nn.Parameter(torch.tensor(np.linspace(0.5, 1.5, 6).astype(np.float32)))
+
+            def forward(self, x):
+                w = F.batch_norm(self.weight.reshape(1, 6, -1), None, None, weight=self.gain, training=True,
+                                 momentum=0.0, eps=1e-6).reshape(6, 3, 3, 3)
+                return w
+
+
+        def case_limits():
+            x = torch.tensor(X)
+            return (torch.finfo(x.dtype).min, torch.finfo(torch.float16).eps, torch.finfo().tiny,
+                    torch.finfo(torch.float64).max, torch.iinfo(torch.int32).max,
+                    torch.iinfo(torch.int8).min, torch.finfo(x.dtype).bits)
+
+        def case_rms_norm():
+            x = torch.tensor(X)
+            return F.rms_norm(x, (5,), torch.tensor(G), 1e-6), F.rms_norm(x, [4, 5]), torch.rms_norm(x, (5,), eps=0.1)
+
+        def case_batch_statistics():
+            images = torch.tensor(IMAGES)
+            plain = F.batch_norm(images, None, None, training=True)
+            affine = F.batch_norm(images, None, None, torch.tensor(G[:3]), torch.tensor(G[1:4]), True, 0.1, 1e-3)
+            return plain, affine, StandardizedConv()(images)
+
+        def case_linspace():
+            a = torch.linspace(-1.0, 1.0, steps=5, device="cpu")
+            b = torch.linspace(0, 10, 4, dtype=torch.int64)
+            c = torch.linspace(0.5, 2.0, 7, dtype=torch.float64)
+            return a, b, c, float(c.dtype == torch.float64), float(b.dtype == torch.int64)
+    """)
+    assert "import torch" not in ported
+    assert_same(ported, torch_side, ms_side)

@@ -13,8 +13,12 @@ Arguments (``rewrite: {transform: compose, ...}``):
   literals, for the form to apply: ``{inplace: true}``;
 - `always`: the form applies even where the entry has a form for the device (whose result differs, e.g.
   `aminmax` over all elements); otherwise only where it has none;
+- `passed`: the form applies (as with `always`) only where the call passes one of these parameters, the ones
+  the device's single call lacks (`torch.linspace(..., dtype=d)`); other calls take the ordinary rewrite;
 - `updates`: the parameter (or ``self``) the form writes into (``{self}.copy_(...)``): it must be a name or
   an attribute chain, since MindSpore's views (``x[0]``) do not write through;
+- `imports`: the modules beside MindSpore that the form names (``numpy``): the fix imports each under its
+  own name;
 - `unsafe`: parameters whose value the form ignores and that change something else than the result (a
   gradient): passing one makes the fix unsafe; `true`: the fix is always unsafe (a layer written as a
   function, which a SequentialCell does not take).
@@ -25,7 +29,8 @@ call) is evaluated once, through a ``lambda``.
 Used by torch.roll, torch.Tensor.roll, torch.nn.functional.normalize, torch.nn.functional.layer_norm,
 torch.linalg.vander, torch.nn.functional.embedding, torch.aminmax, torch.Tensor.aminmax,
 torch.nn.functional.relu, torch.Tensor.zero_, torch.Tensor.normal_, torch.nn.Unfold, torch.nn.InstanceNorm1d,
-torch.nn.InstanceNorm2d, torch.nn.InstanceNorm3d and torch.nn.functional.scaled_dot_product_attention."""
+torch.nn.InstanceNorm2d, torch.nn.InstanceNorm3d, torch.nn.functional.scaled_dot_product_attention, torch.linspace,
+torch.finfo, torch.iinfo, torch.nn.functional.rms_norm, torch.rms_norm and torch.nn.functional.batch_norm."""
 
 from __future__ import annotations
 
@@ -133,10 +138,12 @@ def composed(src: EditBuilder, call: ApiCall, ctx: Context) -> Fix | None | Pass
         text = form.format(**{name: _grouped(value, "**" in form) for name, value in texts.items()})
     if not src.mindspore_visible(call.span):
         return None
+    if any(not src.name_visible(module, call.span) for module in ctx.arg("imports", ())):
+        return None  # a local name shadows a module the form names
     edits = [Edit(call.span, text)]
-    imp = src.import_edit()
-    if imp is not None:
-        edits.append(imp)
+    for imp in (src.import_edit(), *(src.module_import_edit(module) for module in ctx.arg("imports", ()))):
+        if imp is not None:
+            edits.append(imp)
     unsafe = ctx.arg("unsafe", ())
     safe = unsafe is not True and not any(name in bound for name in (unsafe if unsafe is not True else ()))
     return Fix(title=f"Compose {call.api} from MindSpore calls", edits=tuple(edits), safe=safe)
@@ -149,8 +156,13 @@ class Compose(Transform):
     needs_target = False
 
     def whole(self, ctx: Context) -> Fix | None | Pass:
-        if ctx.diag.code != "TMS103" and not ctx.arg("always", False):
-            return PASS  # a single MindSpore call runs on the device: the ordinary rewrite
         if ctx.call.kind not in (CallKind.CALL, CallKind.METHOD):
             return PASS
+        passed = tuple(ctx.arg("passed", ()))
+        if passed:
+            bound = bind(ctx.call, tuple(ctx.arg("params", ())))
+            if bound is not None and not any(name in bound for name in passed):
+                return PASS  # none of what the single call lacks: the ordinary rewrite
+        elif ctx.diag.code != "TMS103" and not ctx.arg("always", False):
+            return PASS  # a single MindSpore call runs on the device: the ordinary rewrite
         return composed(ctx.src, ctx.call, ctx)
