@@ -173,7 +173,7 @@ def _migrate_text(text: str, path: str, options: Options | None, cells: set[str]
         classes = transform.Cells(cells, root)
         text3 = classes.rewrite(outcome.text)
         # 4. imports
-        module, removed, localized = imports.tidy(cst.parse_module(text3), table.roots, text3)
+        module, removed = imports.remove_unused(cst.parse_module(text3), table.roots, text3)
         module, _ = imports.ensure_root_import(module, root)
         for name in sorted(sites.imports):
             # the module's names are text3's and those of the import of `root`: a name text3 never spells is not
@@ -189,10 +189,10 @@ def _migrate_text(text: str, path: str, options: Options | None, cells: set[str]
         raise MigrateError(f"{path}: the migrated text does not parse ({exc.msg}); nothing written") from None
     after = _with_left_torch(scan_source(new, path, config, table), new, table.roots, config)
     rewritten = loaders.count + steps.count + len(probed.done) + len(held) + sites.count + len(outcome.applied) \
-        + classes.count + len(localized)
+        + classes.count
     return Migration(path, original, new, len(before.diagnostics), rewritten, after, root, removed,
-                     loaders.done + loaders.left + steps.done + steps.left + probed.done + sites.done + classes.done
-                     + [f"moved into the functions using it: {n}" for n in localized], tuple(before.diagnostics),
+                     loaders.done + loaders.left + steps.done + steps.left + probed.done + sites.done + classes.done,
+                     tuple(before.diagnostics),
                      loaders.left + steps.left)
 
 
