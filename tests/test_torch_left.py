@@ -128,6 +128,26 @@ def test_a_factory_is_composed_only_where_it_passes_what_the_single_call_lacks()
     assert "import torch" not in out
 
 
+def test_mixed_precision_switched_off_is_plain_code_and_switched_on_stays_with_its_finding() -> None:
+    result = migrate_text(textwrap.dedent("""\
+        import torch
+
+
+        def blend(x, y, device):
+            if torch.is_autocast_enabled() or torch.is_autocast_cpu_enabled():
+                x = x.float()
+            with torch.amp.autocast(device_type=device.type, enabled=False):
+                mixed = x * y
+            with torch.autocast(device.type, None, True):
+                return mixed + x
+    """), "prog.py")
+    out = result.text
+    assert "    if False or False:\n        x = x.float()\n    mixed = x * y\n" in out
+    assert "    with torch.autocast(device.type, None, True):\n        return mixed + x" in out
+    assert out.startswith("import torch\n")  # still needed at module level, never moved into the function
+    assert any(d.torch_api == "torch.autocast" and d.span.start_line == 8 for d in result.result.diagnostics)
+
+
 @pytest.mark.needs_torch
 @pytest.mark.needs_mindspore
 @pytest.mark.needs_numpy
@@ -173,6 +193,16 @@ def test_limits_norms_and_factories_give_torchs_results_on_cpu(tmp_path: Path) -
             plain = F.batch_norm(images, None, None, training=True)
             affine = F.batch_norm(images, None, None, torch.tensor(G[:3]), torch.tensor(G[1:4]), True, 0.1, 1e-3)
             return plain, affine, StandardizedConv()(images)
+
+        def case_mixed_precision_switched_off():
+            x = torch.tensor(X)
+            if torch.is_autocast_enabled():
+                x = x.half()
+            with torch.amp.autocast(device_type="cpu", enabled=False):
+                y = x * 2
+            with torch.autocast("cpu", torch.bfloat16, False):
+                z = y + x
+            return y, z
 
         def case_linspace():
             a = torch.linspace(-1.0, 1.0, steps=5, device="cpu")
