@@ -30,7 +30,8 @@ Used by torch.roll, torch.Tensor.roll, torch.nn.functional.normalize, torch.nn.f
 torch.linalg.vander, torch.nn.functional.embedding, torch.aminmax, torch.Tensor.aminmax,
 torch.nn.functional.relu, torch.Tensor.zero_, torch.Tensor.normal_, torch.nn.Unfold, torch.nn.InstanceNorm1d,
 torch.nn.InstanceNorm2d, torch.nn.InstanceNorm3d, torch.nn.functional.scaled_dot_product_attention, torch.linspace,
-torch.finfo, torch.iinfo, torch.nn.functional.rms_norm, torch.rms_norm and torch.nn.functional.batch_norm."""
+torch.finfo, torch.iinfo, torch.nn.functional.rms_norm, torch.rms_norm, torch.nn.functional.batch_norm,
+torch.hub.load_state_dict_from_url and torch.utils.model_zoo.load_url."""
 
 from __future__ import annotations
 
@@ -138,7 +139,7 @@ def composed(src: EditBuilder, call: ApiCall, ctx: Context) -> Fix | None | Pass
         text = form.format(**{name: _grouped(value, "**" in form) for name, value in texts.items()})
     if not src.mindspore_visible(call.span):
         return None
-    if any(not src.name_visible(module, call.span) for module in ctx.arg("imports", ())):
+    if any(not src.name_visible(module.partition(".")[0], call.span) for module in ctx.arg("imports", ())):
         return None  # a local name shadows a module the form names
     edits = [Edit(call.span, text)]
     for imp in (src.import_edit(), *(src.module_import_edit(module) for module in ctx.arg("imports", ()))):
