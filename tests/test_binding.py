@@ -76,6 +76,9 @@ import importlib, json, sys
 import numpy as np
 if sys.argv[2] == "mindspore":
     sys.modules["torch"] = None  # the port must not need torch
+    if sys.argv[3:] == ["graph"]:  # the Cells' construct compiled in GRAPH mode
+        import mindspore
+        mindspore.set_context(mode=mindspore.GRAPH_MODE)
 sys.path.insert(0, sys.argv[1])
 prog = importlib.import_module("prog")
 out = {}
@@ -91,8 +94,10 @@ print(json.dumps(out))
 """
 
 
-def run_both(tmp_path: Path, source: str) -> tuple[str, dict[str, list[list[float]]], dict[str, list[list[float]]]]:
-    """The program's `case_*` functions' results in torch and, after `migrate`, in MindSpore (torch blocked)."""
+def run_both(tmp_path: Path, source: str, graph: bool = False
+             ) -> tuple[str, dict[str, list[list[float]]], dict[str, list[list[float]]]]:
+    """The program's `case_*` functions' results in torch and, after `migrate`, in MindSpore (torch blocked;
+    `graph`: in GRAPH mode)."""
     text = textwrap.dedent(source)
     ported = migrate_text(text, "prog.py").text
     results = []
@@ -100,7 +105,8 @@ def run_both(tmp_path: Path, source: str) -> tuple[str, dict[str, list[list[floa
         folder = tmp_path / side
         folder.mkdir()
         (folder / "prog.py").write_text(code)
-        proc = subprocess.run([sys.executable, "-c", _RUN, str(folder), side], capture_output=True, text=True,
+        proc = subprocess.run([sys.executable, "-c", _RUN, str(folder), side, *(["graph"] if graph else [])],
+                              capture_output=True, text=True,
                               env=dict(os.environ, GLOG_v="3"), timeout=300)
         assert proc.returncode == 0, f"{side}:\n{proc.stderr[-3000:]}\n{ported}"
         results.append(json.loads(proc.stdout.strip().splitlines()[-1]))
