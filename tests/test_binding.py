@@ -71,10 +71,10 @@ def test_partial_arguments_bind_from_the_first_parameter_and_take_written_defaul
 
 
 # ------------------------------------------------------------------------------------------ running
-def run_both(tmp_path: Path, source: str, rewrite: Callable[[str], str] | None = None,
+def run_both(tmp_path: Path, source: str, rewrite: Callable[[str], str] | None = None, graph: bool = False,
              ) -> tuple[str, dict[str, list[list[float]]], dict[str, list[list[float]]]]:
     """The program's `case_*` functions' results in torch and, after `migrate` (or `rewrite`), in MindSpore
-    (torch blocked)."""
+    (torch blocked; `graph`: in GRAPH mode)."""
     text = textwrap.dedent(source)
     ported = rewrite(text) if rewrite is not None else migrate_text(text, "prog.py").text
     results = []
@@ -82,7 +82,7 @@ def run_both(tmp_path: Path, source: str, rewrite: Callable[[str], str] | None =
         folder = tmp_path / side
         folder.mkdir()
         (folder / "prog.py").write_text(code)
-        code, stderr, result = case_results(folder, side)
+        code, stderr, result = case_results(folder, "graph" if graph and side == "mindspore" else side)
         assert code == 0, f"{side}:\n{stderr[-3000:]}\n{ported}"
         results.append(result)
     return ported, results[0], results[1]

@@ -173,6 +173,7 @@ PROBED = textwrap.dedent("""\
     from torch import nn
 
     FUSED = hasattr(torch.nn.functional, "scaled_dot_product_attention")
+    GROUPED_MM = hasattr(torch.nn.functional, "scaled_grouped_mm")
     NATIVE_RMS = hasattr(F, 'rms_norm')
     EXPORTING = hasattr(torch, "compiler") and hasattr(torch.compiler, "is_exporting")
     no_compile = getattr(getattr(torch, "compiler", None), "disable", None) or (lambda fn: fn)
@@ -181,6 +182,8 @@ PROBED = textwrap.dedent("""\
 
 
     def attention(q, k, v):
+        if GROUPED_MM:
+            return F.scaled_grouped_mm(q, k)
         if FUSED:
             return F.scaled_dot_product_attention(q, k, v)
         return (q @ k.transpose(-2, -1)).softmax(-1) @ v
@@ -191,15 +194,19 @@ def test_feature_probes_on_torch_are_answered_from_the_tables() -> None:
     """hasattr/getattr on a torch module: a name the port writes something for is there (a MindSpore target,
     or a rewrite of its own), any other is not; getattr gives the target or its default."""
     table = load_table()
-    missing = table.lookup("torch.nn.functional.scaled_dot_product_attention")
+    missing = table.lookup("torch.nn.functional.scaled_grouped_mm")
+    composed = table.lookup("torch.nn.functional.scaled_dot_product_attention")
     rms = table.lookup("torch.nn.functional.rms_norm")
-    assert missing is not None and not missing.targets and rms is not None and rms.targets  # the facts used
+    assert missing is not None and not missing.targets and missing.rewrite is None  # the facts used
+    assert composed is not None and not composed.targets and composed.rewrite is not None
+    assert rms is not None and rms.targets
     ported = _port(PROBED)
-    assert 'FUSED = False\nNATIVE_RMS = True\nEXPORTING = False and True\n' in ported
+    assert 'FUSED = True\nGROUPED_MM = False\nNATIVE_RMS = True\nEXPORTING = False and True\n' in ported
     assert 'no_compile = getattr(None, "disable", None) or (lambda fn: fn)' in ported
     assert "silu = mindspore.mint.nn.functional.silu\n" in ported  # the same arguments: the target itself
     assert 'scripting = getattr(torch.jit, "is_scripting", None)' in ported  # only a rewrite serves it: stays
-    assert "    if FUSED:\n        return F.scaled_dot_product_attention(q, k, v)" in ported  # a branch never taken
+    assert "    if GROUPED_MM:\n        return F.scaled_grouped_mm(q, k)" in ported  # a branch never taken
+    assert "    if FUSED:\n        return (lambda q, k, v, m, d, c, s, g:" in ported  # composed where the port has it
 
 
 ANNOTATED = textwrap.dedent("""\

@@ -1,6 +1,8 @@
 """Imports of a migrated module, managed with libcst: torch imports nothing uses any more are removed
 (also single names of a multi-line ``from torch import (...)``), and ``import mindspore`` (or
 ``import mindspore as ms_``, see `torch2ms.scopes.choose_root`) is added when the module refers to it.
+A torch import that code still uses stays where it is (at module level): nothing is moved into a function to
+hide it, and the uses keep their findings in the port's scan.
 
 A name counts as used when code refers to it (libcst's scope analysis), not when a string or
 comment mentions it: a docstring saying ``torch.Tensor`` keeps no import alive.
@@ -10,17 +12,12 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from typing import TypeVar
+from collections.abc import Iterable, Mapping
 
 import libcst as cst
-from libcst.metadata import (ClassScope, FunctionScope, GlobalScope, ImportAssignment, MetadataWrapper, Scope,
-                             ScopeProvider)
+from libcst.metadata import ImportAssignment, MetadataWrapper, Scope, ScopeProvider
 
 from ..scopes import ROOT
-
-_N = TypeVar("_N", bound=cst.CSTNode)
 
 
 def _alias_names(alias: cst.ImportAlias, is_from: bool) -> set[str]:
@@ -89,34 +86,12 @@ class _Remove(cst.CSTTransformer):
 def remove_unused(module: cst.Module, roots: frozenset[str], text: str | None = None) -> tuple[cst.Module, list[str]]:
     """`module` without the imports of `roots` (torch, torchvision, ...) that no code refers to. `text`: the
     module's code, when the caller has it (a text importing none of `roots` needs no scope analysis)."""
-    module, removed, _ = _remove_unused(module, roots, text)
-    return module, removed
+    return _remove_unused(module, roots, text)
 
 
-def tidy(module: cst.Module, roots: frozenset[str], text: str | None = None
-         ) -> tuple[cst.Module, list[str], list[str]]:
-    """`remove_unused`, then `localize`: (module, the imports removed, the import statements moved). One scope
-    analysis serves both where the removals are all at module level: the function nodes are then the same
-    objects, and what refers to each import kept is what referred to it before (nothing referred to those
-    removed)."""
-    module, removed, analysis = _remove_unused(module, roots, text)
-    module, localized = localize(module, roots, analysis)
-    return module, removed, localized
-
-
-@dataclass
-class _Analysis:
-    """The scope analysis of a module, kept for its copy without some module-level imports: `origin` maps each
-    module-level statement of the copy that is not the statement analysed to that statement."""
-
-    scopes: Mapping[cst.CSTNode, Scope | None]
-    origin: dict[int, cst.BaseStatement]
-
-
-def _remove_unused(module: cst.Module, roots: frozenset[str], text: str | None
-                   ) -> tuple[cst.Module, list[str], _Analysis | None]:
+def _remove_unused(module: cst.Module, roots: frozenset[str], text: str | None) -> tuple[cst.Module, list[str]]:
     if text is not None and not imports_any(text, roots):
-        return module, [], None
+        return module, []
     referenced: dict[tuple[int, str], bool] = {}
     scopes: Mapping[cst.CSTNode, Scope | None] | None = None
     # no code reads a name these imports bind: every one goes, and no scope analysis is needed
@@ -141,17 +116,16 @@ def _remove_unused(module: cst.Module, roots: frozenset[str], text: str | None
                 gone.add(id(alias))
                 touched.add(id(node))
     if not gone:
-        return module, [], None if scopes is None else _Analysis(scopes, {})
+        return module, []
     remover = _Remove(gone)
     top = {id(small): statement for statement in module.body if isinstance(statement, cst.SimpleStatementLine)
            for small in statement.body}
     if scopes is None or not touched <= top.keys():  # an import inside a block: the whole module is walked
-        return module.visit(remover), remover.removed, None
+        return module.visit(remover), remover.removed
     # only module-level lines change: each is walked as the module's walk would (a line that loses every
     # statement goes), and every other node stays the very same object
     changed = {id(top[i]) for i in touched}
     body: list[cst.BaseStatement] = []
-    origin: dict[int, cst.BaseStatement] = {}
     for statement in module.body:
         if id(statement) not in changed:
             body.append(statement)
@@ -161,8 +135,7 @@ def _remove_unused(module: cst.Module, roots: frozenset[str], text: str | None
             continue
         assert isinstance(new, cst.BaseStatement)
         body.append(new)
-        origin[id(new)] = statement
-    return module.with_changes(body=body), remover.removed, _Analysis(scopes, origin)
+    return module.with_changes(body=body), remover.removed
 
 
 def _bound_names(text: str, roots: frozenset[str]) -> set[str]:
@@ -322,105 +295,3 @@ def _is_docstring(statement: cst.CSTNode) -> bool:
 def _is_import(statement: cst.CSTNode) -> bool:
     return isinstance(statement, cst.SimpleStatementLine) and all(
         isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body)
-
-
-def localize(module: cst.Module, roots: frozenset[str], analysis: _Analysis | None = None
-             ) -> tuple[cst.Module, list[str]]:
-    """Move each module-level torch import that only function bodies still use into those functions.
-
-    What stays torch after a migration is mostly code around the network (loading a torch
-    checkpoint from a URL); moved into the functions that run it, the module imports without torch
-    and the rest of it runs. The uses keep their findings. `analysis`: the scope analysis `_remove_unused`
-    made of the module before it removed imports (see `tidy`)."""
-    if not any(_is_import(s) and isinstance(s, cst.SimpleStatementLine)
-               and all(_all_rooted(i, roots) for i in s.body if isinstance(i, (cst.Import, cst.ImportFrom)))
-               for s in module.body):
-        return module, []  # no module-level import of `roots` left to move
-    if analysis is None:
-        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-        analysis = _Analysis(wrapper.resolve(ScopeProvider), {})
-        module = wrapper.module
-    scopes = analysis.scopes
-    moves: dict[int, list[cst.SimpleStatementLine]] = {}  # function node id -> import statements
-    moved: set[int] = set()
-    names: list[str] = []
-    for statement in module.body:
-        if not _is_import(statement) or not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        smalls = [s for s in statement.body if isinstance(s, (cst.Import, cst.ImportFrom))]
-        if not smalls or not all(_all_rooted(s, roots) for s in smalls):
-            continue
-        analysed = analysis.origin.get(id(statement), statement)
-        assert isinstance(analysed, cst.SimpleStatementLine)
-        functions = _using_functions([s for s in analysed.body if isinstance(s, (cst.Import, cst.ImportFrom))],
-                                     scopes)
-        if functions is None or not functions:
-            continue
-        for function in functions:
-            moves.setdefault(id(function), []).append(statement.with_changes(leading_lines=[]))
-        moved.add(id(statement))
-        names.append(cst.Module([]).code_for_node(statement).strip())
-    if not moved:
-        return module, []
-
-    def move(function: cst.FunctionDef) -> cst.FunctionDef:
-        added = moves.get(id(function))
-        if not added or not isinstance(function.body, cst.IndentedBlock):
-            return function
-        body = list(function.body.body)
-        index = 1 if body and _is_docstring(body[0]) else 0
-        return function.with_changes(body=function.body.with_changes(body=[*body[:index], *added, *body[index:]]))
-
-    kept = module.with_changes(body=[s for s in module.body if id(s) not in moved])  # the same function nodes
-    return _with_functions(kept, move), names
-
-
-def _with_functions(node: _N, change: Callable[[cst.FunctionDef], cst.FunctionDef]) -> _N:
-    """`node` with `change` made to each outermost function (a method too), through the blocks of statements
-    only: the rest of the tree stays the very same objects."""
-    if isinstance(node, cst.FunctionDef):
-        return change(node)  # type: ignore[return-value]
-    if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-        return node
-    changes: dict[str, object] = {}
-    for name in _BLOCK_FIELDS:
-        value = getattr(node, name, None)
-        if isinstance(value, cst.CSTNode):
-            new = _with_functions(value, change)
-            if new is not value:
-                changes[name] = new
-        elif isinstance(value, (list, tuple)) and value and isinstance(value[0], cst.CSTNode):
-            items = [_with_functions(v, change) for v in value]
-            if any(a is not b for a, b in zip(items, value)):
-                changes[name] = items
-    return node.with_changes(**changes) if changes else node
-
-
-def _all_rooted(node: cst.Import | cst.ImportFrom, roots: frozenset[str]) -> bool:
-    if isinstance(node.names, cst.ImportStar):
-        return False
-    return all(_module_of(node, alias).split(".")[0] in roots for alias in node.names)
-
-
-def _using_functions(smalls: list[cst.Import | cst.ImportFrom],
-                     scopes: Mapping[cst.CSTNode, Scope | None]) -> list[cst.FunctionDef] | None:
-    """The outermost functions whose bodies use the names these imports bind; None when code outside
-    any function uses one of them."""
-    found: dict[int, cst.FunctionDef] = {}
-    for scope in {s for s in scopes.values() if s is not None}:
-        for assignment in scope.assignments:
-            if not isinstance(assignment, ImportAssignment) or not any(assignment.node is s for s in smalls):
-                continue
-            for access in assignment.references:
-                outer: cst.FunctionDef | None = None
-                current: Scope | None = access.scope
-                while current is not None and not isinstance(current, GlobalScope):
-                    if isinstance(current, FunctionScope) and isinstance(current.node, cst.FunctionDef):
-                        outer = current.node
-                    elif isinstance(current, ClassScope) and outer is None:
-                        return None  # a class body uses it
-                    current = current.parent
-                if outer is None:
-                    return None
-                found[id(outer)] = outer
-    return list(found.values())

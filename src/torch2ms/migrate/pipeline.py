@@ -178,7 +178,7 @@ def _migrate_text(text: str, path: str, options: Options | None, cells: set[str]
         classes = transform.Cells(cells, root)
         text3 = classes.rewrite(text2)
         # 4. imports
-        module, removed, localized = imports.tidy(cst.parse_module(text3), table.roots, text3)
+        module, removed = imports.remove_unused(cst.parse_module(text3), table.roots, text3)
         module, _ = imports.ensure_root_import(module, root)
         if adapted or sites.support:
             module = imports.ensure_module_import(module, options.support)
@@ -196,11 +196,10 @@ def _migrate_text(text: str, path: str, options: Options | None, cells: set[str]
         raise MigrateError(f"{path}: the migrated text does not parse ({exc.msg}); nothing written") from None
     after = _with_left_torch(scan_source(new, path, config, table), new, table.roots, config)
     rewritten = loaders.count + steps.count + len(probed.done) + len(held) + sites.count + len(outcome.applied) \
-        + classes.count + len(localized) + len(adapted)
+        + classes.count + len(adapted)
     return Migration(path, original, new, len(before.diagnostics), rewritten, after, root, removed,
                      loaders.done + loaders.left + steps.done + steps.left + probed.done + sites.done + adapted
-                     + classes.done + [f"moved into the functions using it: {n}" for n in localized],
-                     tuple(before.diagnostics), loaders.left + steps.left, bool(adapted) or sites.support)
+                     + classes.done, tuple(before.diagnostics), loaders.left + steps.left, bool(adapted) or sites.support)
 
 
 def torch_references(text: str, roots: Collection[str] = ("torch",)) -> list[tuple[int, int, str]]:

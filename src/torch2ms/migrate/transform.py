@@ -39,7 +39,8 @@ from libcst.metadata import CodeRange, PositionProvider
 
 from ..mappings import MappingTable
 from ..source import SourceText
-from ..model import ApiCall, CallKind, Confidence, FactKind, MappingEntry, Span, Structure, StructureRule
+from ..model import ApiCall, CallKind, Confidence, FactKind, MappingEntry, Span, Structure, StructureRule, \
+    arg_for
 from ..transforms import default_keyword
 from ..transforms.result_form import ResultForm
 from ..transforms.support import MODULE as SUPPORT_MODULE, support_name
@@ -264,7 +265,7 @@ class CallSites(_Rewriter):
         name = support_name(call, entry.rewrite if entry is not None else None)
         if name is None or call.func_span is None:
             return None
-        self.support = True  # (the module is imported by its name in this tree: `timm.t2ms_support` in a package)
+        self.support = True  # (the module is imported by its name in this tree: `pkg.t2ms_support` in a package)
         return node.with_changes(func=cst.parse_expression(f"{self.support_import}.{name.partition('.')[2]}"))
 
     def _positional_in_graph(self, names: tuple[str, ...], node: cst.Call) -> cst.BaseExpression | None:
@@ -588,7 +589,7 @@ class CallSites(_Rewriter):
                 or original_node.asynchronous is not None:
             return updated_node
         no_tape = self._ruled(original_node.items[0].item, StructureRule.NO_TAPE, CallKind.CALL)
-        if no_tape is None:
+        if no_tape is None or not _passes(*no_tape):
             return updated_node
         block = updated_node.body
         statements: list[cst.SimpleStatementLine | cst.BaseCompoundStatement] = []
@@ -616,6 +617,17 @@ class CallSites(_Rewriter):
         if len(kept) == len(updated_node.decorators):
             return updated_node
         return updated_node.with_changes(decorators=kept)
+
+
+def _passes(call: ApiCall, structure: Structure) -> bool:
+    """Whether the call passes the literal values the rule's `when` names (torch's `params` give positions):
+    ``autocast(..., enabled=False)`` switches nothing on that MindSpore would need."""
+    params = list(structure.arg("params", ()))
+    for name, wanted in structure.arg("when", ()):
+        arg = arg_for(call.args, name, params.index(name) if name in params else None)
+        if arg is None or not arg.is_const or type(arg.value) is not type(wanted) or arg.value != wanted:
+            return False
+    return True
 
 
 def _assigns(line: cst.SimpleStatementLine) -> list[cst.Assign]:

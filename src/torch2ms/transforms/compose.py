@@ -15,10 +15,14 @@ Arguments (``rewrite: {transform: compose, ...}``):
   default equal to it; any other value, written or computed, takes the form): ``{decimals: 0}``;
 - `always`: the form applies even where the entry has a form for the device (whose result differs, e.g.
   `aminmax` over all elements); otherwise only where it has none;
+- `passed`: the form applies (as with `always`) only where the call passes one of these parameters, the ones
+  the device's single call lacks (`torch.linspace(..., dtype=d)`); other calls take the ordinary rewrite;
 - `updates`: the parameter (or ``self``) the form writes into (``{self}.copy_(...)``): it must be a name or
   an attribute chain, since MindSpore's views (``x[0]``) do not write through;
 - `only_bound`: the form is for the calls that bind to `params` only; another call (more positional arguments)
   gets the entry's ordinary rewrite (`torch.cartesian_prod` of one tensor, which MindSpore returns as a column);
+- `imports`: the modules beside MindSpore that the form names (``numpy``): the fix imports each under its
+  own name;
 - `unsafe`: parameters whose value the form ignores and that change something else than the result (a
   gradient): passing one makes the fix unsafe; `true`: the fix is always unsafe (a layer written as a
   function, which a SequentialCell does not take).
@@ -30,8 +34,10 @@ Used by torch.roll, torch.Tensor.roll, torch.nn.functional.normalize, torch.nn.f
 torch.linalg.vander, torch.nn.functional.embedding, torch.aminmax, torch.Tensor.aminmax,
 torch.nn.functional.relu, torch.Tensor.zero_, torch.Tensor.normal_, torch.round, torch.Tensor.round, torch.take,
 torch.scatter_add, torch.Tensor.scatter_add, torch.get_default_dtype, torch.nn.functional.soft_margin_loss,
-torch.nn.Unfold, torch.nn.SoftMarginLoss, torch.nn.InstanceNorm1d, torch.nn.InstanceNorm2d, torch.nn.InstanceNorm3d
-and torch.cartesian_prod."""
+torch.nn.Unfold, torch.nn.SoftMarginLoss, torch.nn.InstanceNorm1d, torch.nn.InstanceNorm2d, torch.nn.InstanceNorm3d,
+torch.cartesian_prod, torch.nn.functional.scaled_dot_product_attention, torch.linspace, torch.finfo, torch.iinfo,
+torch.nn.functional.rms_norm, torch.rms_norm, torch.nn.functional.batch_norm, torch.hub.load_state_dict_from_url
+and torch.utils.model_zoo.load_url."""
 
 from __future__ import annotations
 
@@ -145,6 +151,12 @@ def composed(src: EditBuilder, call: ApiCall, ctx: Context) -> Fix | None | Pass
     edits = src.replaced_call(call.span, text)
     if edits is None:
         return None
+    if any(not src.name_visible(module.partition(".")[0], call.span) for module in ctx.arg("imports", ())):
+        return None  # a local name shadows a module the form names
+    for module in ctx.arg("imports", ()):
+        imp = src.module_import_edit(module)
+        if imp is not None:
+            edits.append(imp)
     unsafe = ctx.arg("unsafe", ())
     safe = unsafe is not True and not any(name in bound for name in (unsafe if unsafe is not True else ()))
     return Fix(title=f"Compose {call.api} from MindSpore calls", edits=tuple(edits), safe=safe)
@@ -157,8 +169,13 @@ class Compose(Transform):
     needs_target = False
 
     def whole(self, ctx: Context) -> Fix | None | Pass:
-        if ctx.diag.code != "TMS103" and not ctx.arg("always", False):
-            return PASS  # a single MindSpore call runs on the device: the ordinary rewrite
         if ctx.call.kind not in (CallKind.CALL, CallKind.METHOD):
             return PASS
+        passed = tuple(ctx.arg("passed", ()))
+        if passed:
+            bound = bind(ctx.call, tuple(ctx.arg("params", ())))
+            if bound is not None and not any(name in bound for name in passed):
+                return PASS  # none of what the single call lacks: the ordinary rewrite
+        elif ctx.diag.code != "TMS103" and not ctx.arg("always", False):
+            return PASS  # a single MindSpore call runs on the device: the ordinary rewrite
         return composed(ctx.src, ctx.call, ctx)

@@ -27,7 +27,7 @@ class EditBuilder(SourceText):
     """A source text (positions: `torch2ms.source`) with the syntax-tree lookups shared by every fix of one file,
     and the ``import mindspore`` edit they add."""
 
-    __slots__ = ("_tree", "_import_edit", "_classes", "_statements", "_scopes", "_root")
+    __slots__ = ("_tree", "_import_edit", "_module_imports", "_classes", "_statements", "_scopes", "_root")
 
     def __init__(self, text: str, tree: ast.Module | None = None) -> None:
         super().__init__(text)
@@ -35,6 +35,7 @@ class EditBuilder(SourceText):
         self._scopes: Scopes | None = None
         self._root: str | None = None
         self._import_edit: Edit | None | bool = False
+        self._module_imports: dict[str, Edit | None] = {}
         self._classes: dict[tuple[int, int], ast.ClassDef] | None = None
         self._statements: dict[tuple[int, int, int | None, int | None],
                                 tuple[ast.Expr | ast.Assign, list[ast.stmt]]] | None = None
@@ -77,8 +78,12 @@ class EditBuilder(SourceText):
 
     def mindspore_visible(self, span: Span) -> bool:
         """True when the root name at `span` means the module (no parameter or variable shadows it)."""
-        kinds = self._kinds(self.root, span)
-        return kinds is None or kinds == {"import:mindspore"}
+        return self.name_visible(self.root, span, ROOT)
+
+    def name_visible(self, name: str, span: Span, module: str | None = None) -> bool:
+        """True when `name` at `span` is free or means the module `module` (default: the module `name`)."""
+        kinds = self._kinds(name, span)
+        return kinds is None or kinds == {f"import:{module or name}"}
 
     def respelled(self, fix: Fix, span: Span) -> Fix | None:
         """`fix` with ``mindspore`` spelled from the file's root; None where the file's own text in the
@@ -107,12 +112,21 @@ class EditBuilder(SourceText):
             self._import_edit = self._compute_import_edit()
         return self._import_edit  # type: ignore[return-value]
 
-    def _compute_import_edit(self) -> Edit | None:
+    def module_import_edit(self, module: str) -> Edit | None:
+        """The insertion of ``import MODULE`` (a module a composed form names beside MindSpore, e.g. numpy) after
+        the leading import block, or None where the file imports it under its own name."""
+        if module not in self._module_imports:
+            self._module_imports[module] = self._compute_import_edit(module, module)
+        return self._module_imports[module]
+
+    def _compute_import_edit(self, module: str = ROOT, bound: str | None = None) -> Edit | None:
         body = self.tree.body
+        bound = bound or self.root
         for stmt in body:
             if isinstance(stmt, ast.Import) and any(
-                    a.name == ROOT and (a.asname or ROOT) == self.root for a in stmt.names):
+                    a.name == module and (a.asname or module) == bound for a in stmt.names):
                 return None
+        line = IMPORT_LINE if module == ROOT else f"import {module}"
         index = 0
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
                 and isinstance(body[0].value.value, str):
@@ -128,12 +142,12 @@ class EditBuilder(SourceText):
             after = body[index]
             index += 1
         if after is None:
-            return Edit(Span(1, 0, 1, 0), IMPORT_LINE + self.newline)
+            return Edit(Span(1, 0, 1, 0), line + self.newline)
         end_line = after.end_lineno or after.lineno
         if end_line < len(self.line_starts):
-            return Edit(Span(end_line + 1, 0, end_line + 1, 0), IMPORT_LINE + self.newline)
+            return Edit(Span(end_line + 1, 0, end_line + 1, 0), line + self.newline)
         last = len(self.text) - self.line_starts[-1]
-        return Edit(Span(end_line, last, end_line, last), self.newline + IMPORT_LINE)
+        return Edit(Span(end_line, last, end_line, last), self.newline + line)
 
     # ------------------------------------------------------------- statements
     def expression_statement(self, span: Span, receiver: str | None = None) -> Edit | None:

@@ -1,7 +1,8 @@
 """`torch.jit.is_scripting()` -> `False`: a query about torch's own machinery whose answer is one fixed
 Python value in MindSpore code (the tables' `value`, a literal), written in place of the call.
 
-Used by torch.jit.is_scripting, torch.jit.is_tracing, torch.compiler.is_exporting."""
+Used by torch.jit.is_scripting, torch.jit.is_tracing, torch.compiler.is_exporting, torch.is_autocast_enabled and
+torch.is_autocast_cpu_enabled (torch's mixed precision is never on in MindSpore code)."""
 
 from __future__ import annotations
 
