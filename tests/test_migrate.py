@@ -540,6 +540,7 @@ np.save(sys.argv[3], np.concatenate([[value], grad.ravel()]))
 
 @pytest.mark.needs_torch
 @pytest.mark.needs_mindspore
+@pytest.mark.needs_numpy
 def test_split_and_chunk_with_a_dim_keyword_run_in_graph_mode_on_cpu(tmp_path: Path) -> None:
     """In GRAPH mode on the CPU, `x.split(n, dim=d)` compiles to SplitTensor and `x.chunk(n, dim=d)` to Chunk,
     kernels the CPU lacks; by position they compile to kernels it has (the `positional_in_graph` rule): the
