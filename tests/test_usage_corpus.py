@@ -185,10 +185,32 @@ def test_migrate_writes_a_method_as_the_fix_engine_does_and_ports_the_training_s
                 err.backward()
                 sgd.step()
             return net[2].bias
+
+        # %% adam_support
+        import numpy as np
+        import torch
+        from torch import nn
+
+        points = torch.from_numpy(np.linspace(0.0, 2.0, 8, dtype=np.float32).reshape(4, 2))
+        head = nn.Linear(2, 1)
+        adam = torch.optim.Adam(head.parameters(), lr=0.1, weight_decay=0.01)
+
+
+        def run():
+            for _ in range(3):
+                adam.zero_grad()
+                gap = (head(points) - 1.0).abs().mean()
+                gap.backward()
+                adam.step()
+            return head.weight
         """)
     programs = split_programs(text, "ported.py", "ported")
     found = {v.program.ident: v for v in run_corpus(programs, jobs=1, timeout=120, through=MIGRATE)}
-    assert {name: v.verdict for name, v in found.items()} == {"ported/receiver_dtype": SAME, "ported/fit_steps": SAME}
+    # (a port that uses the support module migrate writes beside it runs with that module importable)
+    assert {name: v.verdict for name, v in found.items()} == {
+        "ported/receiver_dtype": SAME, "ported/fit_steps": SAME, "ported/adam_support": SAME}, \
+        {name: v.detail for name, v in found.items()}
+    assert "t2ms_support.Adam(" in found["ported/adam_support"].fixed
     assert "mindspore.ops.full((3,), 2, dtype=t.dtype)" in found["ported/receiver_dtype"].fixed
     assert ".cpu()" not in found["ported/receiver_dtype"].fixed
     assert "value_and_grad" in found["ported/fit_steps"].fixed

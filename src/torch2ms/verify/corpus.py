@@ -40,6 +40,7 @@ from ..fix import FixError, fix_text
 from ..mappings import MappingTable, load_table
 from ..model import FileResult
 from .compare import Outcome, compare, plain_from_json
+from ..transforms.support import MODULE as SUPPORT_MODULE, imported_support
 from .pool import Pool
 from .program_worker import BLOCKED
 
@@ -223,7 +224,18 @@ def run_corpus(programs: Iterable[Program], jobs: int = 2, timeout: float = 60.0
                 cause, detail = _failure(result)
                 verdicts[k] = Verdict(programs[k], TORCH_FAILED, cause, detail, fixed.get(k, ""))
         runnable = [k for k in todo if k not in verdicts]
-        weights = {k: {"weights": torch_results[k]["weights"]} for k in runnable if torch_results[k].get("weights")}
+        weights: dict[int, dict[str, Any]] = {
+            k: {"weights": torch_results[k]["weights"]} for k in runnable if torch_results[k].get("weights")}
+        supported = [k for k in runnable if imported_support(fixed[k])]
+        if supported:  # the support module migrate writes beside a port that uses it
+            from ..migrate.support import module_text
+
+            folder = Path(tmp, "modules")
+            folder.mkdir()
+            (folder / f"{SUPPORT_MODULE}.py").write_text(module_text(table, config.version, config.device),
+                                                        encoding="utf-8")
+            for k in supported:
+                weights.setdefault(k, {})["modules"] = str(folder)
         if progress:
             progress(f"MindSpore: {len(runnable)} programs")
         with Pool(jobs=jobs, timeout=timeout, memory_mb=memory_mb, worker=PROGRAM_WORKER, worker_args=("--side", "mindspore")) as pool:

@@ -6,7 +6,8 @@ pool's protocol (a ``ready`` line, then one JSON result line per JSON job line).
 
 A program (see `torch2ms.verify.corpus`) is module source that builds its data and
 layers at top level and exposes its result as ``run()`` (or a global ``result``).
-A job is ``{"id", "source", "filename", "timeout", "out"[, "weights"]}``:
+A job is ``{"id", "source", "filename", "timeout", "out"[, "weights", "modules"]}`` (`modules`: a folder put
+first on the module path, holding modules the program imports, as a port's support module):
 
 1. the source runs as a fresh module after seeding NumPy and the library;
 2. torch side: the parameters and buffers of every top-level ``nn.Module`` are saved to
@@ -129,6 +130,9 @@ def _raised(stage: str, exc: BaseException) -> dict[str, Any]:
 def run_program(side: Side, job: dict[str, Any]) -> dict[str, Any]:
     ident = str(job["id"])
     out = str(job["out"])
+    modules = job.get("modules")  # a folder of modules the program imports (a port's support module)
+    if modules and str(modules) not in sys.path:
+        sys.path.insert(0, str(modules))
     stem = re.sub(r"[^\w.-]", "_", ident)
     env: dict[str, Any] = {"__name__": "usage_program", "__file__": str(job.get("filename", ident)),
                            "__builtins__": builtins}
