@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -178,13 +179,7 @@ def migrate_paths(paths: Sequence[str], options: Options, out: str | None = None
     writing.add_inputs(source for source, _ in pairs)
     writing.add_inputs(origin for origin, _ in data)
     for origin, destination in data:
-        error: str | None = None
-        try:
-            copy_file(origin, destination)
-        except FixError as exc:
-            error = str(exc)
-        if copied is not None:
-            copied.append((destination, error))
+        _logged(functools.partial(copy_file, origin, destination), destination, copied)
     outcomes: list[FileOutcome] = []
     texts: dict[int, tuple[str, str, bool]] = {}
     for index, (source, target) in enumerate(pairs):
@@ -227,13 +222,19 @@ def _write_support(paths: Sequence[str], out: str | None, options: Options,
     text = support_module.module_text(load_table(), options.config.version, options.device)
     for folder in folders:
         path = os.path.join(folder, f"{support_module.MODULE}.py")
-        error: str | None = None
-        try:
-            write_new(path, text)
-        except FixError as exc:
-            error = str(exc)
-        if written is not None:
-            written.append((path, error))
+        _logged(functools.partial(write_new, path, text), path, written)
+
+
+def _logged(write: Callable[[], None], destination: str, log: list[tuple[str, str | None]] | None) -> None:
+    """Write one file (a copy, the support module), recording (destination, error or None) in `log`: a file
+    that cannot be written is reported and the others still go."""
+    error: str | None = None
+    try:
+        write()
+    except FixError as exc:
+        error = str(exc)
+    if log is not None:
+        log.append((destination, error))
 
 
 def _write_all(outcomes: list[FileOutcome], order: list[int], texts: dict[int, tuple[str, str, bool]],
