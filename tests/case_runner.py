@@ -39,3 +39,30 @@ def case_results(folder: Path, side: str, timeout: int = 300) -> tuple[int, str,
     if proc.returncode != 0:
         return proc.returncode, proc.stderr, {}
     return 0, proc.stderr, json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def assert_same_results(expected: dict[str, list[list[float]]], got: dict[str, list[list[float]]],
+                        rtol: float, atol: float, context: str = "") -> None:
+    """Every case of `expected` (torch's) has `got`'s values within the bounds; `context` ends a failure's message."""
+    import numpy as np
+
+    assert got.keys() == expected.keys()
+    for name, values in expected.items():
+        assert len(got[name]) == len(values), name
+        for a, b in zip(values, got[name]):
+            assert np.allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=atol), f"{name}: {a} != {b}\n{context}"
+
+
+def migrate_program(tmp_path: Path, text: str) -> Path:
+    """`torch2ms migrate` of a folder holding `text` as prog.py, run as a user runs it; the output folder, which
+    holds the support module."""
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    (src / "prog.py").write_text(text)
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.run([sys.executable, "-m", "torch2ms", "migrate", str(src), "--out", str(out)],
+                          capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(root / "src")),
+                          timeout=600)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert "t2ms_support.py: support module" in proc.stdout
+    return out

@@ -27,7 +27,7 @@ UPDATE_GOLDEN = os.environ.get("TORCH2MS_UPDATE_GOLDEN") == "1"
 
 # The heavy extras a marker stands for: a marked test runs only where the module is installed.
 EXTRA_OF_MARKER = {"needs_torch": ("torch", "verify"), "needs_mindspore": ("mindspore", "verify"),
-                   "needs_numpy": ("numpy", "verify")}
+                   "needs_numpy": ("numpy", "verify"), "needs_einops": ("einops", "verify")}
 
 
 def _missing(marker: str) -> str | None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from case_runner import case_results
+from case_runner import assert_same_results, case_results, migrate_program
 from torch2ms.mappings import load_table
 from torch2ms.migrate import support
 from torch2ms.migrate.pipeline import migrate_text
@@ -212,18 +212,6 @@ def test_adapter_signatures_and_tuple_facts_are_torchs() -> None:
 
 
 # ------------------------------------------------------------------------------------------ running
-def _migrate(tmp_path: Path, text: str) -> Path:
-    src, out = tmp_path / "src", tmp_path / "out"
-    src.mkdir()
-    (src / "prog.py").write_text(text)
-    proc = subprocess.run([sys.executable, "-m", "torch2ms", "migrate", str(src), "--out", str(out)],
-                          capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT / "src")),
-                          timeout=600)
-    assert proc.returncode in (0, 1), proc.stderr
-    assert f"{support.MODULE}.py: support module" in proc.stdout
-    return out
-
-
 def _results(folder: Path, side: str) -> dict[str, list[list[float]]]:
     code, stderr, result = case_results(folder, side)
     assert code == 0, f"{side}:\n{stderr[-3000:]}"
@@ -235,17 +223,11 @@ def _results(folder: Path, side: str) -> dict[str, list[list[float]]]:
 @pytest.mark.needs_numpy
 @pytest.mark.slow
 def test_ported_subclasses_values_and_unpacked_calls_agree_with_torch(tmp_path: Path) -> None:
-    import numpy as np
 
-    out = _migrate(tmp_path, PROGRAM)
+    out = migrate_program(tmp_path, PROGRAM)
     expected = _results(tmp_path / "src", "torch")
     for side in ("mindspore", "graph"):
-        got = _results(out, side)
-        assert got.keys() == expected.keys()
-        for name, values in expected.items():
-            assert len(got[name]) == len(values), name
-            for a, b in zip(values, got[name]):
-                assert np.allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-5), f"{side} {name}: {a} != {b}"
+        assert_same_results(expected, _results(out, side), rtol=1e-4, atol=1e-5, context=side)
 
 
 @pytest.mark.needs_torch
@@ -254,7 +236,7 @@ def test_ported_subclasses_values_and_unpacked_calls_agree_with_torch(tmp_path: 
 def test_every_tensor_of_the_subclasses_is_placed(tmp_path: Path) -> None:
     import torch
 
-    out = _migrate(tmp_path, PROGRAM)
+    out = migrate_program(tmp_path, PROGRAM)
     data = json.loads((out / "prog.weights.json").read_text())
     placed = {e["torch"]: e["ms"] for e in data["roots"]["Stem"]["entries"] if e["torch"] is not None}
     namespace: dict[str, object] = {}

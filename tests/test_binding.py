@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from case_runner import case_results
+from case_runner import assert_same_results, case_results
 from torch2ms.migrate.pipeline import migrate_text
 from torch2ms.transforms.param_edits import translated_value
 
@@ -89,14 +89,7 @@ def run_both(tmp_path: Path, source: str, rewrite: Callable[[str], str] | None =
 
 
 def assert_same(ported: str, torch_side: dict[str, list[list[float]]], ms_side: dict[str, list[list[float]]]) -> None:
-    import numpy as np
-
-    assert torch_side.keys() == ms_side.keys()
-    for name, expected in torch_side.items():
-        got = ms_side[name]
-        assert len(got) == len(expected), name
-        for a, b in zip(expected, got):
-            assert np.allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-5), f"{name}: {a} != {b}\n{ported}"
+    assert_same_results(torch_side, ms_side, rtol=1e-4, atol=1e-5, context=ported)
 
 
 @pytest.mark.needs_torch

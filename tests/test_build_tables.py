@@ -218,6 +218,8 @@ def test_the_tables_carry_the_effort_build_tables_gives(build: Any) -> None:
     for path in build.OVERRIDES:
         for entry in yaml.safe_load(path.read_text(encoding="utf-8"))["entries"]:
             manual[entry["api"]] = entry
+    for library in yaml.safe_load(build.HAND_LIBRARIES.read_text(encoding="utf-8"))["libraries"].values():
+        manual.update((entry["api"], entry) for entry in library["entries"])  # hand-written, effort stated
     for amendment in yaml.safe_load(build.FACTS.read_text(encoding="utf-8"))["facts"]:
         if amendment.get("drop") and (amendment.get("entry") or {}).get("note"):  # the note names the workaround
             manual[amendment["api"]] = dict(manual.get(amendment["api"], {}), category="missing")
@@ -343,3 +345,16 @@ def test_the_committed_tables_name_the_forward_keywords_mindspore_constructs_nam
 
     assert build.forward_keywords(Two.forward, ["x", "target"]) == {"input": "x"}
     assert build.forward_keywords(None, ["x"]) == {}
+
+
+def test_the_committed_library_tables_are_their_hand_written_source(build: Any, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """src/torch2ms/data/einops.yaml is scripts/mapping_libraries.yaml as `build_tables.py --libraries-only` writes it."""
+    import yaml
+
+    monkeypatch.setattr(build, "MAPPINGS", tmp_path)
+    build.write_hand_libraries()
+    libraries = yaml.safe_load((ROOT / "scripts" / "mapping_libraries.yaml").read_text(encoding="utf-8"))["libraries"]
+    assert sorted(p.stem for p in tmp_path.glob("*.yaml")) == sorted(libraries)
+    for path in tmp_path.glob("*.yaml"):
+        assert path.read_text(encoding="utf-8") == (ROOT / "src" / "torch2ms" / "data" / path.name).read_text(encoding="utf-8")

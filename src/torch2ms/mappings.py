@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import pickle
+import re
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
@@ -544,13 +545,18 @@ def _inventory(text: str) -> Inventory:
 
 
 def table_files(directory: Path | None = None) -> list[tuple[str, str]]:
-    """(name, text) of every table file, from `directory` or the installed package."""
+    """(name, text) of every table file, from `directory` or the installed package: the YAML files that state a
+    namespace (torch's, a domain library's, einops's)."""
     if directory is not None:
-        paths = sorted(p for p in directory.glob("*.yaml") if p.name.startswith("torch"))
-        return [(p.name, p.read_text(encoding="utf-8")) for p in paths]
-    root = resources.files("torch2ms.data")
-    names = sorted(p.name for p in root.iterdir() if p.name.startswith("torch") and p.name.endswith(".yaml"))
-    return [(name, root.joinpath(name).read_text(encoding="utf-8")) for name in names]
+        texts = [(p.name, p.read_text(encoding="utf-8")) for p in sorted(directory.glob("*.yaml"))]
+    else:
+        root = resources.files("torch2ms.data")
+        names = sorted(p.name for p in root.iterdir() if p.name.endswith(".yaml"))
+        texts = [(name, root.joinpath(name).read_text(encoding="utf-8")) for name in names]
+    return [(name, text) for name, text in texts if _TABLE_MARK.search(text)]
+
+
+_TABLE_MARK = re.compile(r"^namespace:", re.MULTILINE)
 
 
 def parse_table_file(name: str, text: str) -> list[MappingEntry]:

@@ -2,7 +2,8 @@
 
 `torch2ms migrate` writes this file once at the top of its output tree when a port uses it; a port
 imports it as `t2ms_support`. Each class takes the torch class's arguments and computes what torch
-computes (checked against torch 2.13 with MindSpore 2.10 on CPU, PyNative and GRAPH mode).
+computes (checked against torch 2.13 with MindSpore 2.10 on CPU, PyNative and GRAPH mode); the einops
+section gives einops's functions and layers for MindSpore tensors.
 """
 
 import mindspore
@@ -61,3 +62,165 @@ class Embedding(mindspore.nn.Cell):
         out = ops.gather(self.weight, ids, 0)
         keep = ops.expand_dims(ids != self.padding_row, -1).astype(out.dtype)
         return out * keep + ops.stop_gradient(out * (1 - keep))
+
+
+# ------------------------------------------------------------------ einops on MindSpore tensors
+# einops dispatches on the tensor's library and has no MindSpore backend. rearrange / reduce / repeat and the
+# Rearrange / Reduce layers below take einops's arguments and run einops's own pattern analysis when the
+# graph is built (a constant function of the pattern and the input's shape), then reshape, permute, reduce
+# and tile with MindSpore operators: they run in PyNative and GRAPH mode and are differentiable. Importing
+# this module also registers a MindSpore backend with einops, so its other functions (pack, unpack,
+# parse_shape, asnumpy) take MindSpore tensors in PyNative mode.
+try:
+    from einops._backends import AbstractBackend as _EinopsBackend
+    from einops.einops import _prepare_transformation_recipe, _reconstruct_from_shape_uncached
+    from einops.layers import RearrangeMixin as _RearrangeMixin
+    from einops.layers import ReduceMixin as _ReduceMixin
+    import einops as _einops
+except ImportError:  # the port uses no einops, or einops is not installed: say so where it is used
+    _einops = None
+
+    class _EinopsMissing:
+        def __init__(self, *args, **kwargs):
+            raise ImportError("this port uses einops: install it (pip install einops)")
+
+    _RearrangeMixin = _ReduceMixin = _EinopsBackend = _EinopsMissing
+
+
+@ops.constexpr
+def _einops_plan(pattern, operation, lengths, shape):
+    """What einops does to a tensor of `shape`: (first shape, permutation, reduced axes, added axes, tile
+    repeats, final shape); None where a step is not needed."""
+    if _einops is None:
+        raise ImportError("this port uses einops: install it (pip install einops)")
+    recipe = _prepare_transformation_recipe(pattern, operation, tuple(name for name, _ in lengths), len(shape))
+    first, order, reduced, added, final, count = _reconstruct_from_shape_uncached(recipe, list(shape), list(lengths))
+    repeats = [1] * count
+    for position, length in added.items():
+        repeats[position] = length
+    return (None if first is None else tuple(first), None if order is None else tuple(order), tuple(reduced),
+            tuple(sorted(added)), tuple(repeats), None if final is None else tuple(final))
+
+
+def _einops_apply(tensor, pattern, operation, lengths):
+    if isinstance(tensor, (list, tuple)):
+        tensor = ops.stack(tensor)
+    first, order, reduced, added, repeats, final = _einops_plan(pattern, operation, lengths, tensor.shape)
+    if first is not None:
+        tensor = tensor.reshape(first)
+    if order is not None:
+        tensor = tensor.permute(*order)
+    if reduced:
+        if operation == "sum":
+            tensor = tensor.sum(axis=reduced)
+        elif operation == "mean":
+            tensor = tensor.mean(axis=reduced)
+        elif operation == "max":
+            tensor = tensor.amax(axis=reduced)
+        elif operation == "min":
+            tensor = tensor.amin(axis=reduced)
+        else:  # prod, any, all: one axis at a time, the last first
+            for axis in reduced[::-1]:
+                if operation == "prod":
+                    tensor = tensor.prod(axis)
+                elif operation == "any":
+                    tensor = tensor.any(axis)
+                else:
+                    tensor = tensor.all(axis)
+    if added:
+        for position in added:
+            tensor = tensor.expand_dims(position)
+        tensor = tensor.tile(repeats)
+    if final is not None:
+        tensor = tensor.reshape(final)
+    return tensor
+
+
+def rearrange(tensor, pattern, **axes_lengths):
+    """einops.rearrange."""
+    return _einops_apply(tensor, pattern, "rearrange", tuple(axes_lengths.items()))
+
+
+def reduce(tensor, pattern, reduction, **axes_lengths):
+    """einops.reduce with a named reduction (min, max, sum, mean, prod, any, all)."""
+    return _einops_apply(tensor, pattern, reduction, tuple(axes_lengths.items()))
+
+
+def repeat(tensor, pattern, **axes_lengths):
+    """einops.repeat."""
+    return _einops_apply(tensor, pattern, "repeat", tuple(axes_lengths.items()))
+
+
+class Rearrange(_RearrangeMixin, mindspore.nn.Cell):
+    """einops.layers.torch.Rearrange."""
+
+    def construct(self, x):
+        return _einops_apply(x, self.pattern, "rearrange", self._axes_lengths)
+
+
+class Reduce(_ReduceMixin, mindspore.nn.Cell):
+    """einops.layers.torch.Reduce."""
+
+    def construct(self, x):
+        return _einops_apply(x, self.pattern, self.reduction, self._axes_lengths)
+
+
+class _EinopsMindSpore(_EinopsBackend):
+    """einops's backend for MindSpore tensors (found by einops among the backends' subclasses)."""
+
+    framework_name = "mindspore"
+
+    def is_appropriate_type(self, tensor):
+        return isinstance(tensor, mindspore.Tensor)
+
+    def from_numpy(self, x):
+        return mindspore.Tensor(x)
+
+    def to_numpy(self, x):
+        return x.asnumpy()
+
+    def arange(self, start, stop):
+        return ops.arange(start, stop, dtype=mindspore.int64)
+
+    def shape(self, x):
+        return tuple(x.shape)
+
+    def reshape(self, x, shape):
+        return x.reshape(tuple(shape))
+
+    def transpose(self, x, axes):
+        return x.permute(*axes)
+
+    def reduce(self, x, operation, axes):
+        return _einops_apply(x, " ".join(f"a{i}" for i in range(x.ndim)) + " -> "
+                             + " ".join(f"a{i}" for i in range(x.ndim) if i not in axes), operation, ())
+
+    def stack_on_zeroth_dimension(self, tensors):
+        return ops.stack(list(tensors))
+
+    def add_axis(self, x, new_position):
+        return x.expand_dims(new_position)
+
+    def tile(self, x, repeats):
+        return x.tile(tuple(repeats))
+
+    def concat(self, tensors, axis):
+        return ops.cat(list(tensors), axis)
+
+    def is_float_type(self, x):
+        return x.dtype in (mindspore.float16, mindspore.float32, mindspore.float64, mindspore.bfloat16)
+
+
+def pack(tensors, pattern):
+    """einops.pack (PyNative mode)."""
+    return _einops.pack(tensors, pattern)
+
+
+def unpack(tensor, packed_shapes, pattern):
+    """einops.unpack (PyNative mode)."""
+    return _einops.unpack(tensor, packed_shapes, pattern)
+
+
+def parse_shape(x, pattern):
+    """einops.parse_shape."""
+    return _einops.parse_shape(x, pattern)

@@ -50,17 +50,20 @@ from .edits import NOT_LITERAL, EditBuilder, partial_call, pure, receiver_length
 
 def bind(call: ApiCall, params: tuple[str, ...]) -> dict[str, Arg] | None:
     """The call's arguments by torch parameter name, as Python binds them; None where it cannot be told or
-    the call passes something the parameters do not name."""
+    the call passes something the parameters do not name. A last parameter ``**`` takes any other keyword
+    (a ``**kwargs`` of the API: einops's axis lengths)."""
     if any(a.starred for a in call.args):
         return None
+    more = params[-1:] == ("**",)
+    named = params[:-1] if more else params
     positional = [a for a in call.args if a.keyword is None]
-    if len(positional) > len(params):
+    if len(positional) > len(named):
         return None
-    bound = dict(zip(params, positional))
+    bound = dict(zip(named, positional))
     for arg in call.args:
         if arg.keyword is None:
             continue
-        if arg.keyword not in params or arg.keyword in bound:
+        if (arg.keyword not in named and not more) or arg.keyword in bound:
             return None
         bound[arg.keyword] = arg
     return bound

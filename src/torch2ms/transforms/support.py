@@ -10,10 +10,13 @@ Arguments (``rewrite: {transform: support, ...}``):
 
 - `name`: the class, dotted from the support module's name (``t2ms_support.Adam``);
 - `params`: torch's parameters the class takes, in positional order; a call passing another (or ``*args``)
-  is left to the ordinary rewrite;
+  is left to the ordinary rewrite; a last ``**`` takes any other keyword (einops's axis lengths);
 - `given`: parameters the call must pass for the class to be needed (``padding_idx``); absent: every call.
 
-Used by torch.optim.Adam and torch.nn.Embedding."""
+Used by torch.optim.Adam and torch.nn.Embedding, and by einops's functions and layers, which have no MindSpore
+backend (the support module runs einops's pattern analysis with MindSpore operators): einops.rearrange,
+einops.reduce, einops.repeat, einops.pack, einops.unpack, einops.parse_shape, einops.layers.torch.Rearrange and
+einops.layers.torch.Reduce."""
 
 from __future__ import annotations
 
