@@ -550,3 +550,20 @@ def test_one_scopes_answers_in_any_order_as_fresh_ones_do():
     for order in (spots, spots[::-1], spots[1::2] + spots[::2]):
         shared = Scopes(ast.parse(text))
         assert {spot: shared.kinds("t", *spot) for spot in order} == dict(zip(spots, fresh))
+
+
+# ---------------------------------------------------------------- sizes as one tuple
+@pytest.mark.parametrize(("line", "out"), [
+    ("t = torch.zeros(*shape)", "t = mindspore.mint.zeros((*shape,))"),  # mint.zeros(*shape) raises for two sizes
+    ("t = torch.ones(*shape, dtype=torch.float32)", "t = mindspore.mint.ones((*shape,), dtype=mindspore.float32)"),
+    ("y = x.expand(2, -1, -1)", "y = x.broadcast_to((2, -1, -1))"),  # Tensor.expand does not compile in GRAPH mode
+    ("y = x.expand(*shape)", "y = x.broadcast_to((*shape,))"),
+    ("y = x.expand(shape)", "y = x.broadcast_to(shape)"),
+])
+def test_sizes_become_one_tuple(line: str, out: str):
+    assert f"\n{out}\n" in fixed_line(line, "x = torch.ones(1, 3, 4)\nshape = (2, 3, 4)")
+
+
+def test_unpacked_keywords_are_not_sizes():
+    text = fixed("import torch\ndef f(**options):\n    return torch.zeros(**options)\n")
+    assert "mindspore.mint.zeros(**options)" in text

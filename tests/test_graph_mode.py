@@ -118,3 +118,37 @@ def test_what_construct_calls_is_graph_code_and_other_methods_are_not() -> None:
     found = {(d.span.start_line, d.message) for d in scan_source(text, "net.py").diagnostics if d.code == "TMS441"}
     assert [line for line, _ in found] == [6]
     assert "(in helper, called from Net.construct)" in next(iter(found))[1]
+
+
+@pytest.mark.needs_mindspore
+def test_member_rules_match_their_argument_shapes_only(tmp_path: Path) -> None:
+    """transpose with the whole permutation (or a 2-D tensor's swap written as one) compiles and has no finding; two
+    axes other than that are reported, and on a 2-D tensor GRAPH mode silently keeps the tensor as it is."""
+    body = "y = x.transpose(1, 0)\nz = x.reshape(1, 2, 3).transpose(0, 2, 1)\nreturn y.sum() + z.sum() + x.swapaxes(0, 1)\n"
+    text = _module(body)
+    assert _graph_findings(text) == []
+    assert _compile(tmp_path / "ok.py", text).shape == (3, 2)
+    swapped = _module("return x.transpose(0, 1)\n")
+    assert _graph_findings(swapped) == [_BODY_LINE]
+    assert _compile(tmp_path / "kept.py", swapped).shape == (2, 3)  # torch and PyNative: (3, 2)
+
+
+def test_a_member_rule_is_graph_codes_only() -> None:
+    text = textwrap.dedent('''\
+        from mindspore import nn, ops
+
+
+        def widen(x):
+            return x.expand(4, 2, 3).transpose(1, 2)
+
+
+        class Net(nn.Cell):
+            def __init__(self):
+                super().__init__()
+                self.transpose = ops.Transpose()
+
+            def construct(self, x):
+                y = self.transpose(x, (0, 2, 1)) + ops.transpose(x, (0, 2, 1))
+                return x.broadcast_to((4, 2, 3)).swapaxes(1, 2) + y
+    ''')
+    assert _graph_findings(text) == []  # a module's function and the Cell's own operator are not a tensor's method

@@ -172,7 +172,7 @@ class PortChecker:
             info = self.classes.get(code.cls)
             parameters = {n for n, v in info.attrs.items() if v == PARAMETER} if info is not None else set()
             where = f"in {code.name}" + (f", called from {code.via}" if code.via else "")
-            for node, rule in graph.violations(code, parameters):
+            for node, rule in graph.violations(code, parameters, self.names):
                 self.report("TMS441", node, f"GRAPH mode: {rule.reason} ({where})", first_line=True)
 
     def _guarded_imports(self) -> set[int]:

@@ -25,7 +25,9 @@ class GraphRule:
     example: str
     node: str = ""  # an ast node class name
     member: str = ""  # or a method name ...
-    receiver: str = ""  # ... on a value of this kind ("parameter")
+    receiver: str = ""  # ... on a value of this kind ("parameter"; "": any value) ...
+    positional: int = -1  # ... called with this many positional arguments (-1: any number) ...
+    allowed: tuple[str, ...] = ()  # ... unless they are these, as written ("1, 0")
 
 
 @lru_cache(maxsize=1)
@@ -36,13 +38,13 @@ def load_rules() -> tuple[GraphRule, ...]:
     data = yaml.safe_load(text)
     out = []
     for index, raw in enumerate(data["rules"]):
-        unknown = set(raw) - {"node", "member", "receiver", "reason", "raises", "example"}
+        unknown = set(raw) - {"node", "member", "receiver", "positional", "allowed", "reason", "raises", "example"}
         if unknown or not raw.get("reason") or bool(raw.get("node")) == bool(raw.get("member")):
             raise ValueError(f"{DATA_FILE}: rules[{index}]: a rule has a reason and either node or member "
                              f"(unknown keys: {sorted(unknown)})")
         if raw.get("node") and not isinstance(getattr(ast, raw["node"], None), type):
             raise ValueError(f"{DATA_FILE}: rules[{index}].node: {raw['node']!r} is not an ast node class")
-        out.append(GraphRule(**raw))
+        out.append(GraphRule(**{**raw, "allowed": tuple(raw.get("allowed", ()))}))
     return tuple(out)
 
 
@@ -122,9 +124,10 @@ def _walk_graph(node: ast.AST) -> Iterator[ast.AST]:
             stack.extend(ast.iter_child_nodes(item))
 
 
-def violations(code: GraphCode, parameter_attrs: set[str]) -> Iterator[tuple[ast.AST, GraphRule]]:
+def violations(code: GraphCode, parameter_attrs: set[str], names: dict[str, str]) -> Iterator[tuple[ast.AST, GraphRule]]:
     """(node, rule) for each construct of `code` a rule rejects; `parameter_attrs`: the attributes of
-    self that hold a Parameter."""
+    self that hold a Parameter; `names`: the file's MindSpore imports (a member rule is a method's, not a
+    module's function: ``ops.transpose(x, perm)``)."""
     by_node = {rule.node: rule for rule in load_rules() if rule.node}
     members = {rule.member: rule for rule in load_rules() if rule.member}
     for node in _walk_graph(code.node):
@@ -132,9 +135,22 @@ def violations(code: GraphCode, parameter_attrs: set[str]) -> Iterator[tuple[ast
         if rule is not None:
             yield node, rule
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in members:
-            receiver = node.func.value
             member_rule = members[node.func.attr]
-            if member_rule.receiver == "parameter" and isinstance(receiver, ast.Attribute) \
-                    and isinstance(receiver.value, ast.Name) and receiver.value.id == "self" \
-                    and receiver.attr in parameter_attrs:
+            if ms_names.dotted(node.func.value, names) is None and _member_matches(member_rule, node, parameter_attrs):
                 yield node, member_rule
+
+
+def _member_matches(rule: GraphRule, call: ast.Call, parameter_attrs: set[str]) -> bool:
+    receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
+    if isinstance(receiver, ast.Name) and receiver.id == "self":
+        return False  # the Cell's own method or operator (`self.transpose = ops.Transpose()`), not a tensor's
+    if rule.receiver == "parameter" and not (
+            isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name)
+            and receiver.value.id == "self" and receiver.attr in parameter_attrs):
+        return False
+    if rule.positional >= 0:
+        if len(call.args) != rule.positional or any(isinstance(a, ast.Starred) for a in call.args):
+            return False
+        if ", ".join(ast.unparse(a) for a in call.args) in rule.allowed:
+            return False
+    return True
