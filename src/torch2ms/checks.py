@@ -122,8 +122,10 @@ def _type_reference(call: ApiCall, view: TableView,
     diag = Diagnostic(code=info.code, severity=info.severity, category=info.category, span=call.span,
                       message=message, torch_api=call.api, mindspore_api=target.api if target else None,
                       doc_url=doc_url(entry, target) or info.doc_url)
-    if fixer is None or target is None:
+    if fixer is None:
         return diag
+    if target is None:  # a transform the entry names may port what the type is used for (a custom gradient's class)
+        return fixer(call, diag)
     # the fixer rewrites an equivalent attribute use of the API: the same name written elsewhere
     as_use = Diagnostic(code="TMS101", severity=info.severity, category=Category.EQUIVALENT, span=call.span,
                         message=message, torch_api=call.api, mindspore_api=target.api)

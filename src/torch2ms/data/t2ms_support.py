@@ -1,7 +1,8 @@
-"""MindSpore forms of torch classes that no single MindSpore class gives, written by torch2ms migrate.
+"""MindSpore forms of torch classes and functions that no single MindSpore class or function gives on the
+device, written by torch2ms migrate.
 
 `torch2ms migrate` writes this file once at the top of its output tree when a port uses it; a port
-imports it as `t2ms_support`. Each class takes the torch class's arguments and computes what torch
+imports it as `t2ms_support`. Each class or function takes the torch API's arguments and computes what torch
 computes (checked against torch 2.13 with MindSpore 2.10 on CPU, PyNative and GRAPH mode); the einops
 section gives einops's functions and layers for MindSpore tensors.
 """
@@ -62,6 +63,164 @@ class Embedding(mindspore.nn.Cell):
         out = ops.gather(self.weight, ids, 0)
         keep = ops.expand_dims(ids != self.padding_row, -1).astype(out.dtype)
         return out * keep + ops.stop_gradient(out * (1 - keep))
+
+
+
+_EINSUM_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"  # torch numbers its labels in this order
+
+
+def _einsum_labels(term, ndim, ellipsis_dims):
+    """The labels of one operand's axes: a letter's number in torch's order, an ellipsis axis 52 + its place
+    among the ellipsis axes counted from the right of the widest ellipsis (so that they broadcast)."""
+    letters = term.replace("...", "")
+    if any(c not in _EINSUM_LETTERS for c in letters):
+        raise ValueError(f"einsum(): invalid subscript in {term!r}: only letters and '...'")
+    if "..." not in term:
+        if len(letters) != ndim:
+            raise ValueError(f"einsum(): the term {term!r} has {len(letters)} subscripts for an operand of "
+                             f"{ndim} dimensions")
+        return [_EINSUM_LETTERS.index(c) for c in term]
+    before, _, after = term.partition("...")
+    count = ndim - len(letters)
+    if count < 0:
+        raise ValueError(f"einsum(): the term {term!r} has more subscripts than its operand has dimensions")
+    middle = [52 + ellipsis_dims - count + k for k in range(count)]
+    return [_EINSUM_LETTERS.index(c) for c in before] + middle + [_EINSUM_LETTERS.index(c) for c in after]
+
+
+def _einsum_sum(labels, drop):
+    """(the axes of `labels` in `drop`, the labels left)."""
+    return tuple(i for i, label in enumerate(labels) if label in drop), [label for label in labels if label not in drop]
+
+
+def _einsum_perm(labels, order):
+    perm = tuple(labels.index(label) for label in order)
+    return () if perm == tuple(range(len(perm))) else perm
+
+
+def _einsum_pair(la, sa, lb, sb, keep):
+    """The steps that contract two operands (labels, shapes) over their shared labels that `keep` does not hold,
+    as one batched matrix product (batch, left, shared) @ (batch, shared, right); a label of size 1 broadcasts."""
+    sum_a, la2 = _einsum_sum(la, {label for label in la if label not in lb and label not in keep})
+    sum_b, lb2 = _einsum_sum(lb, {label for label in lb if label not in la and label not in keep})
+    size = {}
+    for labels, shape in ((la, sa), (lb, sb)):
+        for label, n in zip(labels, shape):
+            size[label] = max(size.get(label, 1), n)
+    batch = [label for label in la2 if label in lb2 and label in keep]
+    shared = [label for label in la2 if label in lb2 and label not in keep]
+    left = [label for label in la2 if label not in lb2]
+    right = [label for label in lb2 if label not in la2]
+
+    def sizes(labels):
+        return tuple(size[label] for label in labels)
+
+    def count(labels):
+        n = 1
+        for label in labels:
+            n *= size[label]
+        return n
+
+    step = (sum_a, _einsum_perm(la2, batch + left + shared), sizes(batch + left + shared),
+            (count(batch), count(left), count(shared)),
+            sum_b, _einsum_perm(lb2, batch + shared + right), sizes(batch + shared + right),
+            (count(batch), count(shared), count(right)), sizes(batch + left + right))
+    return step, batch + left + right, [size[label] for label in batch + left + right]
+
+
+@ops.constexpr
+def _einsum_plan(equation, shapes):
+    """The steps of an einsum, computed from the equation and the operands' shapes alone (in GRAPH mode, while
+    the graph compiles): per operand its diagonals and the axes summed first, per further operand the steps of
+    its contraction with the product so far, and the axes summed and the order of the result."""
+    equation = equation.replace(" ", "")
+    lhs, arrow, rhs = equation.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(shapes):
+        raise ValueError(f"einsum(): {len(terms)} terms in the equation for {len(shapes)} operands")
+    ellipsis_dims = max([len(s) - len(t.replace("...", "")) for s, t in zip(shapes, terms) if "..." in t], default=0)
+    labelled, counts, diagonals = [], {}, []
+    for shape, term in zip(shapes, terms):
+        labels = _einsum_labels(term, len(shape), ellipsis_dims)
+        shape = list(shape)
+        for label in labels:
+            counts[label] = counts.get(label, 0) + 1
+        steps = []
+        while len(set(labels)) < len(labels):  # a subscript repeated in one term: the diagonal of its two axes
+            label = next(label for label in labels if labels.count(label) > 1)
+            first = labels.index(label)
+            second = labels.index(label, first + 1)
+            steps.append((first, second))
+            kept = [i for i in range(len(labels)) if i not in (first, second)]
+            labels = [labels[i] for i in kept] + [label]
+            shape = [shape[i] for i in kept] + [min(shape[first], shape[second])]
+        diagonals.append(tuple(steps))
+        labelled.append((labels, shape))
+    if arrow:
+        out = _einsum_labels(rhs, len(rhs.replace("...", "")) + (ellipsis_dims if "..." in rhs else 0),
+                             ellipsis_dims)
+        if len(set(out)) < len(out) or any(label not in counts for label in out):
+            raise ValueError(f"einsum(): the output term {rhs!r} repeats a subscript or names one no input has")
+    else:
+        out = [label for label in sorted(counts) if label >= 52] + \
+            [label for label in sorted(counts) if label < 52 and counts[label] == 1]
+    labels, shape = labelled[0]
+    pairs = []
+    for i in range(1, len(labelled)):
+        keep = set(out)
+        for later, _ in labelled[i + 1:]:
+            keep.update(later)
+        step, labels, shape = _einsum_pair(labels, shape, labelled[i][0], labelled[i][1], keep)
+        pairs.append(step)
+    axes, labels = _einsum_sum(labels, {label for label in labels if label not in out})
+    return tuple(diagonals), tuple(pairs), axes, _einsum_perm(labels, out)
+
+
+def _einsum_sublists(args):
+    """torch's sublist form (operand, sublist, ..., [output sublist]) as (equation, operands)."""
+
+    def term(sublist):
+        return "".join("..." if item is Ellipsis else _EINSUM_LETTERS[item] for item in sublist)
+
+    equation = ",".join(term(args[i + 1]) for i in range(0, len(args) - 1, 2))
+    if len(args) % 2:
+        equation += "->" + term(args[-1])
+    return equation, tuple(args[i] for i in range(0, len(args) - 1, 2))
+
+
+def _einsum_run(x, axes, perm):
+    if axes:
+        x = x.sum(axis=axes)
+    if perm:
+        x = ops.transpose(x, perm)
+    return x
+
+
+def einsum(*args):
+    """torch.einsum(equation, *operands) on operations MindSpore 2.10 runs on the CPU (mindspore.ops.einsum and
+    mindspore.mint.einsum have no CPU kernel), in PyNative and GRAPH mode: repeated subscripts in one operand take
+    its diagonal, subscripts no other term holds are summed first, the operands are contracted pairwise as
+    batched matrix products, and the result is ordered as the output term says (without '->': the ellipsis axes,
+    then the subscripts that occur once, in torch's order, upper case first). Operands may follow the equation,
+    come as one list or tuple, or in torch's sublist form; size-1 axes broadcast."""
+    if isinstance(args[0], str):
+        equation, operands = args[0], args[1:]
+        if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+            operands = operands[0]
+    else:
+        equation, operands = _einsum_sublists(args)
+    diagonals, pairs, axes, perm = _einsum_plan(equation, tuple(x.shape for x in operands))
+    xs = []
+    for x, steps in zip(operands, diagonals):
+        for first, second in steps:
+            x = ops.diagonal(x, 0, first, second)
+        xs.append(x)
+    x = xs[0]
+    for i, (sum_a, perm_a, wide_a, flat_a, sum_b, perm_b, wide_b, flat_b, shape) in enumerate(pairs):
+        a = ops.broadcast_to(_einsum_run(x, sum_a, perm_a), wide_a).reshape(flat_a)
+        b = ops.broadcast_to(_einsum_run(xs[i + 1], sum_b, perm_b), wide_b).reshape(flat_b)
+        x = ops.bmm(a, b).reshape(shape)
+    return _einsum_run(x, axes, perm)
 
 
 # ------------------------------------------------------------------ einops on MindSpore tensors

@@ -173,7 +173,9 @@ def _migrate_text(text: str, path: str, options: Options | None, cells: set[str]
         outcome = fix_text(text1, path, config, unsafe=True, table=table, held=False, scan_result=False)
         # torch layer classes where no call's rewrite can stand for them (bases, values, unpacked arguments): the
         # support module's torch-signature layers
-        text2, adapted = support.adapt(outcome.text, original, table, config.version, config.device, options.support)
+        text2, called = support.functions(outcome.text, table, config.version, config.device, options.support)
+        text2, adapted = support.adapt(text2, original, table, config.version, config.device, options.support)
+        adapted = called + adapted
         # 3. forward -> construct in every class that becomes a Cell
         classes = transform.Cells(cells, root)
         text3 = classes.rewrite(text2)

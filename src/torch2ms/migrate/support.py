@@ -28,7 +28,7 @@ from ..mappings import MappingTable
 from ..model import Adapter, FactKind, MappingEntry, Target
 from ..portcheck.api import load_api
 from ..transforms.param_edits import DEFAULT_DROPPED, VALUE_NEUTRAL
-from ..transforms.support import MODULE as SUPPORT_MODULE, support_source
+from ..transforms.support import MODULE as SUPPORT_MODULE, NAME as SUPPORT, support_name, support_source
 
 MODULE = SUPPORT_MODULE  # the module's name: a file of that name at the output tree's root
 SHAPE_TUPLE = "shape_tuple"  # the transform (torch2ms.transforms.shape_tuple) of a target that takes a shape as a tuple
@@ -301,6 +301,46 @@ def import_name(roots: Iterable[str], out: str | None) -> str:
         base = out if out is not None else folders[0]
         return f"{os.path.basename(os.path.normpath(os.path.abspath(base)))}.{MODULE}"
     return MODULE
+
+
+def _function_names(table: MappingTable) -> set[str]:
+    """The last names of the torch APIs whose entries name a function (not a class) of the support module."""
+    out = set()
+    for entry in table.entries.values():
+        rewrite = entry.rewrite
+        if rewrite is not None and rewrite.transform == SUPPORT \
+                and not str(rewrite.arg("name", "")).rpartition(".")[2][:1].isupper():
+            out.add(entry.api.rpartition(".")[2])
+    return out
+
+
+def functions(text: str, table: MappingTable, version: tuple[int, ...], device: str,
+              module: str) -> tuple[str, list[str]]:
+    """`text` (a port, after the fix engine) with each call of a torch function that the tables write as a
+    function of the support module (``torch.einsum(...)`` -> ``t2ms_support.einsum(...)``, the arguments as they
+    are). Written after the fix engine, which rewrote the calls around it knowing the torch function's result (a
+    tensor: ``.softmax(dim=-1)`` on it becomes MindSpore's) and left this call (its fix has no form to write).
+    Returns (text, "line: what" for each change)."""
+    from ..fix import apply_edits
+    from ..model import CallKind, Confidence, Edit
+    from ..resolve import resolve_module
+    from ..source import SourceText
+
+    names = _function_names(table)
+    if not any(name in text for name in names):
+        return text, []
+    source = SourceText(text)
+    edits, notes = [], []
+    for call in resolve_module(ast.parse(text), table, source).calls:
+        if call.kind is not CallKind.CALL or call.confidence is not Confidence.HIGH or call.func_span is None \
+                or call.api.rpartition(".")[2] not in names:
+            continue
+        entry = table.lookup(call.api)
+        name = support_name(call, entry.rewrite if entry is not None else None, entry, version, device)
+        if name is not None:
+            edits.append(Edit(call.func_span, f"{module}.{name.partition('.')[2]}"))
+            notes.append(f"{call.span.start_line}: {call.api} -> {module}.{name.partition('.')[2]}")
+    return (apply_edits(text, edits), notes) if edits else (text, [])
 
 
 PARTIAL = "functools.partial"  # a class given to it is called later, with arguments the rewrite cannot see

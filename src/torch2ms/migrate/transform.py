@@ -262,9 +262,9 @@ class CallSites(_Rewriter):
         that the entry's rewrite names (torch2ms.transforms.support), called with torch's arguments; the file
         imports the module and the migration says it needs it (`support`)."""
         entry = self.table.lookup(call.api)
-        name = support_name(call, entry.rewrite if entry is not None else None)
-        if name is None or call.func_span is None:
-            return None
+        name = support_name(call, entry.rewrite if entry is not None else None, entry, self.version, self.device)
+        if name is None or call.func_span is None or not name.rpartition(".")[2][:1].isupper():
+            return None  # (a function of the module is written after the fix engine: torch2ms.migrate.support)
         self.support = True  # (the module is imported by its name in this tree: `pkg.t2ms_support` in a package)
         return node.with_changes(func=cst.parse_expression(f"{self.support_import}.{name.partition('.')[2]}"))
 

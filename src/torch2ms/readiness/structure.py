@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from ..model import CallKind, Confidence, Diagnostic
+from ..transforms.custom_gradient import blocker
 from .facts import Facts, diag
 
 _MODEL_NAME = re.compile(r"(?i)model|net|module|encoder|decoder|classifier|backbone|generator|discriminator|^m$|"
@@ -28,10 +29,13 @@ def check_module_structure(facts: Facts) -> Iterator[Diagnostic]:
     """TMS331-TMS336: nn.Module classes, buffers, hooks, custom autograd, train/eval, state dicts."""
     for cls in facts.class_list:
         if cls.is_function:
+            why = blocker(cls.node)
+            port = "; torch2ms migrate (or --fix --unsafe-fixes) writes it so" if why is None else \
+                f"; it is left for a hand port because {why}"
             yield diag("TMS334", facts.def_span(cls.node),
                         f"class {cls.name} is a custom torch.autograd.Function: MindSpore writes a custom "
                         f"gradient as a bprop method on a mindspore.nn.Cell (construct for the forward, bprop "
-                        f"for the backward) and calls the Cell instead of {cls.name}.apply",
+                        f"for the backward) and calls the Cell instead of {cls.name}.apply{port}",
                         torch_api="torch.autograd.Function", mindspore_api="mindspore.nn.Cell")
         elif cls.is_module:
             names = {s.name for s in cls.node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}

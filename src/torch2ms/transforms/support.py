@@ -1,4 +1,4 @@
-"""`torch.optim.Adam(...)` -> `t2ms_support.Adam(...)`: a class of a support module that `torch2ms migrate`
+"""`torch.optim.Adam(...)` -> `t2ms_support.Adam(...)`: a class (or function) of a support module that `torch2ms migrate`
 writes once into its output tree, where no MindSpore class computes what torch's does. The module is a file of
 the tables' package (src/torch2ms/data/t2ms_support.py, MindSpore code checked against torch); its
 classes take the torch class's arguments, so the call keeps them and only its name changes. `migrate` writes
@@ -10,20 +10,25 @@ Arguments (``rewrite: {transform: support, ...}``):
 
 - `name`: the class, dotted from the support module's name (``t2ms_support.Adam``);
 - `params`: torch's parameters the class takes, in positional order; a call passing another (or ``*args``)
-  is left to the ordinary rewrite; a last ``**`` takes any other keyword (einops's axis lengths);
-- `given`: parameters the call must pass for the class to be needed (``padding_idx``); absent: every call.
+  is left to the ordinary rewrite; a last parameter spelled ``*name`` takes every further positional argument
+  (``*operands`` of ``torch.einsum(equation, *operands)``), unpacked ones too; a last ``**`` takes any other
+  keyword (einops's axis lengths);
+- `given`: parameters the call must pass for the class to be needed (``padding_idx``); absent: every call;
+- `missing_only`: the class stands in only where the entry has no form for the device (no target, or one
+  without a kernel there, `MappingEntry.category_for`); elsewhere the target's ordinary rewrite.
 
-Used by torch.optim.Adam and torch.nn.Embedding, and by einops's functions and layers, which have no MindSpore
-backend (the support module runs einops's pattern analysis with MindSpore operators): einops.rearrange,
-einops.reduce, einops.repeat, einops.pack, einops.unpack, einops.parse_shape, einops.layers.torch.Rearrange and
-einops.layers.torch.Reduce."""
+Used by torch.optim.Adam, torch.nn.Embedding and torch.einsum, and by einops's functions and layers, which have
+no MindSpore backend (the support module runs einops's pattern analysis with MindSpore operators):
+einops.rearrange, einops.reduce, einops.repeat, einops.pack, einops.unpack, einops.parse_shape,
+einops.layers.torch.Rearrange and einops.layers.torch.Reduce."""
 
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from importlib import resources
 
-from ..model import ApiCall, Fix, Rewrite
+from ..model import ApiCall, Arg, Category, Fix, MappingEntry, Rewrite
 from .base import PASS, Context, Pass, Transform, register
 from .compose import bind
 
@@ -39,17 +44,41 @@ class Support(Transform):
     def whole(self, ctx: Context) -> Fix | None | Pass:
         # where the call needs the class (and migrate writes it), the target's form does not do what torch does,
         # and only migrate writes the support module: the finding keeps no fix
+        # (called for a finding with a form for the device: with `missing_only`, that form is written)
+        if ctx.arg("missing_only", False):
+            return PASS
         given = ctx.arg("given", ())
-        bound = bind(ctx.call, tuple(ctx.arg("params", ())))
+        bound = bound_params(ctx.call, tuple(ctx.arg("params", ())))
         return None if bound is not None and all(name in bound for name in given) else PASS
 
 
-def support_name(call: ApiCall, rewrite: Rewrite | None) -> str | None:
+def bound_params(call: ApiCall, params: tuple[str, ...]) -> dict[str, Arg] | None:
+    """The call's arguments by the class's parameter name (`compose.bind`); a last parameter ``*name`` takes the
+    positional arguments after the others (any number, unpacked ones too)."""
+    if not params or not params[-1].startswith("*") or params[-1] == "**":  # ``**``: compose.bind's keywords
+        return bind(call, params)
+    fixed = params[:-1]
+    positional = [a for a in call.args if a.keyword is None]
+    head, rest = positional[:len(fixed)], positional[len(fixed):]
+    if any(a.starred for a in head):
+        return None
+    bound = bind(replace(call, args=tuple(head + [a for a in call.args if a.keyword is not None])), fixed)
+    if bound is not None and rest:
+        bound[params[-1][1:]] = rest[0]
+    return bound
+
+
+def support_name(call: ApiCall, rewrite: Rewrite | None, entry: MappingEntry | None = None,
+                 version: tuple[int, ...] = (), device: str | None = None) -> str | None:
     """The support class (``t2ms_support.Adam``) the call is written as, where the entry's rewrite is
-    `support` and the call passes what the class takes (and what `given` asks for); None otherwise."""
+    `support` and the call passes what the class takes (and what `given` asks for), and (`missing_only`) the
+    entry has no form for the version and device; None otherwise."""
     if rewrite is None or rewrite.transform != NAME:
         return None
-    bound = bind(call, tuple(rewrite.arg("params", ())))
+    if rewrite.arg("missing_only", False) and entry is not None \
+            and entry.category_for(version, device) is not Category.MISSING:
+        return None
+    bound = bound_params(call, tuple(rewrite.arg("params", ())))
     if bound is None or any(name not in bound for name in rewrite.arg("given", ())):
         return None
     name = str(rewrite.arg("name", ""))
