@@ -71,6 +71,11 @@ PROGRAM = textwrap.dedent("""\
         return rearrange([a, b], "s b n d -> b n s d"), rearrange(a, "b ... d -> b d ...")
 
 
+    def case_einsum():
+        q, k = torch.tensor(TOKENS), torch.tensor(TOKENS[:, :3]) * 0.5
+        return einops.einsum(q, k, "batch query dim, batch key dim -> batch query key")
+
+
     def case_pack_and_shape():
         a, b = torch.tensor(TOKENS), torch.tensor(IMAGES.reshape(2, 4, 4, 12))
         packed, shapes = einops.pack([a, b], "b * d")
@@ -85,7 +90,8 @@ def test_einops_uses_are_findings_that_name_the_support_module() -> None:
     findings = scan_source(PROGRAM, "prog.py", Config(device="cpu")).diagnostics
     einops_apis = {d.torch_api for d in findings if d.torch_api and d.torch_api.startswith("einops.")}
     assert {"einops.rearrange", "einops.reduce", "einops.repeat", "einops.pack", "einops.unpack",
-            "einops.parse_shape", "einops.layers.torch.Rearrange", "einops.layers.torch.Reduce"} <= einops_apis
+            "einops.parse_shape", "einops.einsum", "einops.layers.torch.Rearrange",
+            "einops.layers.torch.Reduce"} <= einops_apis
     assert all("t2ms_support" in d.message for d in findings if d.torch_api in einops_apis)
 
 
@@ -137,8 +143,9 @@ def test_the_port_computes_what_einops_computes_on_torch(tmp_path: Path) -> None
 @pytest.mark.needs_numpy
 @pytest.mark.needs_einops
 @pytest.mark.slow
-def test_the_support_forms_are_differentiable(tmp_path: Path) -> None:
-    """A training step through a rearranged, pooled tensor: the gradient is einops's on numpy, worked by hand."""
+def test_the_support_forms_are_differentiable_and_einmix_contracts(tmp_path: Path) -> None:
+    """A training step through a rearranged, pooled tensor: the gradient is einops's on numpy, worked by hand; an
+    EinMix layer with given weights computes numpy's contraction plus its bias."""
     (tmp_path / f"{support.MODULE}.py").write_text(support.module_text(load_table(), (2, 10), "cpu"))
     script = textwrap.dedent(f"""\
         import numpy as np, mindspore, {support.MODULE} as s
@@ -148,8 +155,14 @@ def test_the_support_forms_are_differentiable(tmp_path: Path) -> None:
         want = np.zeros((2, 3, 4), np.float32)
         want[:, :, 3] = 2 * np.arange(24, dtype=np.float32).reshape(2, 3, 4)[:, :, 3]
         print(np.array_equal(grad, want))
+        mix = s.EinMix("b t c -> b t d", weight_shape="c d", bias_shape="d", c=3, d=5)
+        w, bias = np.random.RandomState(0).rand(3, 5).astype(np.float32), np.arange(5, dtype=np.float32)
+        mix.weight.set_data(mindspore.Tensor(w))
+        mix.bias.set_data(mindspore.Tensor(bias))
+        tokens = np.random.RandomState(1).rand(2, 4, 3).astype(np.float32)
+        print(np.allclose(mix(mindspore.Tensor(tokens)).asnumpy(), np.einsum("btc,cd->btd", tokens, w) + bias, atol=1e-6))
     """)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path,
                           env=dict(os.environ, GLOG_v="3"), timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout.strip().splitlines()[-1] == "True"
+    assert proc.stdout.strip().splitlines()[-2:] == ["True", "True"]

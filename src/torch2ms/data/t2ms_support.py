@@ -227,7 +227,8 @@ def einsum(*args):
 # einops dispatches on the tensor's library and has no MindSpore backend. rearrange / reduce / repeat and the
 # Rearrange / Reduce layers below take einops's arguments and run einops's own pattern analysis when the
 # graph is built (a constant function of the pattern and the input's shape), then reshape, permute, reduce
-# and tile with MindSpore operators: they run in PyNative and GRAPH mode and are differentiable. Importing
+# and tile with MindSpore operators: they run in PyNative and GRAPH mode and are differentiable; einops's
+# einsum and EinMix contract with this module's einsum. Importing
 # this module also registers a MindSpore backend with einops, so its other functions (pack, unpack,
 # parse_shape, asnumpy) take MindSpore tensors in PyNative mode.
 try:
@@ -235,6 +236,8 @@ try:
     from einops.einops import _prepare_transformation_recipe, _reconstruct_from_shape_uncached
     from einops.layers import RearrangeMixin as _RearrangeMixin
     from einops.layers import ReduceMixin as _ReduceMixin
+    from einops.layers._einmix import _EinmixMixin
+    from einops.einops import _compactify_pattern_for_einsum
     import einops as _einops
 except ImportError:  # the port uses no einops, or einops is not installed: say so where it is used
     _einops = None
@@ -243,7 +246,7 @@ except ImportError:  # the port uses no einops, or einops is not installed: say 
         def __init__(self, *args, **kwargs):
             raise ImportError("this port uses einops: install it (pip install einops)")
 
-    _RearrangeMixin = _ReduceMixin = _EinopsBackend = _EinopsMissing
+    _RearrangeMixin = _ReduceMixin = _EinopsBackend = _EinmixMixin = _EinopsMissing
 
 
 @ops.constexpr
@@ -322,6 +325,47 @@ class Reduce(_ReduceMixin, mindspore.nn.Cell):
 
     def construct(self, x):
         return _einops_apply(x, self.pattern, self.reduction, self._axes_lengths)
+
+
+@ops.constexpr
+def _einops_equation(pattern):
+    """einops's einsum pattern (axis names as words, `->` required) as a letters-only einsum equation."""
+    if _einops is None:
+        raise ImportError("this port uses einops: install it (pip install einops)")
+    return _compactify_pattern_for_einsum(pattern)
+
+
+def einops_einsum(*tensors_and_pattern):
+    """einops.einsum(*tensors, pattern), on this module's einsum (any device)."""
+    return einsum(_einops_equation(tensors_and_pattern[-1]), *tensors_and_pattern[:-1])
+
+
+class EinMix(_EinmixMixin, mindspore.nn.Cell):
+    """einops.layers.torch.EinMix: its weight and bias are `weight` and `bias`, initialized as einops does
+    (uniform within the bounds of the layer's fan-in); the contraction is this module's einsum."""
+
+    def _create_rearrange_layers(self, pre_reshape_pattern, pre_reshape_lengths, post_reshape_pattern,
+                                 post_reshape_lengths):
+        self.pre_rearrange = None if pre_reshape_pattern is None else \
+            Rearrange(pre_reshape_pattern, **pre_reshape_lengths)
+        self.post_rearrange = None if post_reshape_pattern is None else \
+            Rearrange(post_reshape_pattern, **post_reshape_lengths)
+
+    def _create_parameters(self, weight_shape, weight_bound, bias_shape, bias_bound):
+        self.weight = mindspore.Parameter(ops.uniform(tuple(weight_shape), mindspore.Tensor(-weight_bound),
+                                                      mindspore.Tensor(weight_bound)), name="weight")
+        self.bias = None if bias_shape is None else mindspore.Parameter(
+            ops.uniform(tuple(bias_shape), mindspore.Tensor(-bias_bound), mindspore.Tensor(bias_bound)), name="bias")
+
+    def construct(self, x):
+        if self.pre_rearrange is not None:
+            x = self.pre_rearrange(x)
+        x = einsum(self.einsum_pattern, x, self.weight)
+        if self.bias is not None:
+            x = x + self.bias
+        if self.post_rearrange is not None:
+            x = self.post_rearrange(x)
+        return x
 
 
 class _EinopsMindSpore(_EinopsBackend):
