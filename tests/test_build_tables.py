@@ -358,3 +358,10 @@ def test_the_committed_library_tables_are_their_hand_written_source(build: Any, 
     assert sorted(p.stem for p in tmp_path.glob("*.yaml")) == sorted(libraries)
     for path in tmp_path.glob("*.yaml"):
         assert path.read_text(encoding="utf-8") == (ROOT / "src" / "torch2ms" / "data" / path.name).read_text(encoding="utf-8")
+
+
+def test_an_example_that_ran_out_of_time_or_crashed_its_worker_is_not_cached(build: Any) -> None:
+    assert build._transient({"ok": False, "errors": ["torch.optim.SGD(...): TimeoutError: example took too long"]})
+    assert build._transient({"ok": False, "errors": ["worker crashed"]})
+    assert not build._transient({"ok": False, "errors": ["torch.abs(x): TypeError: bad operand"]})
+    assert not build._transient({"ok": True, "errors": []})
