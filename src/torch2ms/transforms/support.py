@@ -19,8 +19,8 @@ Arguments (``rewrite: {transform: support, ...}``):
 
 Used by torch.optim.Adam, torch.nn.Embedding and torch.einsum, and by einops's functions and layers, which have
 no MindSpore backend (the support module runs einops's pattern analysis with MindSpore operators):
-einops.rearrange, einops.reduce, einops.repeat, einops.pack, einops.unpack, einops.parse_shape,
-einops.layers.torch.Rearrange and einops.layers.torch.Reduce."""
+einops.rearrange, einops.reduce, einops.repeat, einops.einsum, einops.pack, einops.unpack, einops.parse_shape,
+einops.layers.torch.Rearrange, einops.layers.torch.Reduce and einops.layers.torch.EinMix."""
 
 from __future__ import annotations
 
