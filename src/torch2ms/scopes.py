@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+import weakref
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -40,9 +41,15 @@ class _Scope:
     declared_global: set[str] = field(default_factory=set)
     declared_nonlocal: set[str] = field(default_factory=set)
     children: list[_Scope] = field(default_factory=list)
-    parent: _Scope | None = None
+    # the enclosing scope, held weakly: a parent and its children in a reference cycle would keep every
+    # file's scopes and syntax tree until the cyclic collector runs (the `Scopes` object holds them all)
+    up: weakref.ref[_Scope] | None = None
     _starts: list[tuple[int, int]] | None = None  # the children's starts, in order, once looked up
     pending: list[ast.stmt] | None = None  # a def's body, not walked yet (`Scopes._expand`)
+
+    @property
+    def parent(self) -> _Scope | None:
+        return None if self.up is None else self.up()
 
     def bind(self, name: str, kind: str) -> None:
         self.names.setdefault(name, set()).add(kind)
@@ -143,7 +150,7 @@ class Scopes:
     # ------------------------------------------------------------------ building
     def _new(self, node: ast.AST, kind: str, parent: _Scope) -> _Scope:
         start, end = _region(node)
-        scope = _Scope(node, kind, start, end, parent=parent)
+        scope = _Scope(node, kind, start, end, up=weakref.ref(parent))
         parent.children.append(scope)
         return scope
 
