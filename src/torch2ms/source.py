@@ -20,6 +20,8 @@ import bisect
 import re
 from collections.abc import Iterator
 from enum import Enum
+from itertools import accumulate, repeat
+from operator import add
 from typing import Protocol
 
 from .model import Span
@@ -46,7 +48,19 @@ class Encoding(str, Enum):
 
 def split_lines(text: str) -> list[str]:
     """The physical lines of `text` without their line breaks (a text ending in a break has an empty last line)."""
-    return LINE_BREAK.split(text)
+    return text.split("\n") if "\r" not in text else LINE_BREAK.split(text)
+
+
+def line_starts(text: str, lines: list[str] | None = None) -> list[int]:
+    """The offset where each physical line of `text` starts; `lines`, when given, are its `split_lines`."""
+    if "\r" in text:
+        return [0, *(match.end() for match in LINE_BREAK.finditer(text))]
+    # one break character after each line: the running sum of the lines' lengths plus one (in C, no
+    # Python step per line: this runs on every file scanned)
+    starts = list(accumulate(map(add, map(len, text.split("\n") if lines is None else lines), repeat(1)),
+                             initial=0))
+    starts.pop()  # the sum after the last line: no line starts there
+    return starts
 
 
 def split_lines_keepends(text: str) -> list[str]:
@@ -106,7 +120,7 @@ class SourceText:
     def line_starts(self) -> list[int]:
         """The offset where each physical line starts."""
         if self._starts is None:
-            self._starts = [0, *(match.end() for match in LINE_BREAK.finditer(self.text))]
+            self._starts = line_starts(self.text, self._lines)
         return self._starts
 
     @property
