@@ -159,10 +159,25 @@ class Scopes:
             self._visit(stmt, scope)
 
     def _visit(self, node: ast.AST, scope: _Scope) -> None:
-        if type(node) not in _BINDING_NODES:  # most nodes: nothing but their children to visit
-            for child in _children(node):
-                self._visit(child, scope)
-            return
+        """Bind what `node` and the nodes under it bind in `scope` (and open their scopes). Most nodes bind
+        nothing: their subtrees are walked here, in a loop, down to the nodes that do (the bindings are sets
+        and a scope's children are sorted when first looked up, so the order of the walk does not matter)."""
+        todo = [node]
+        while todo:
+            current = todo.pop()
+            cls = type(current)
+            if cls in _BINDING_NODES:
+                self._visit_binding(current, scope)
+                continue
+            fields = _NODE_FIELDS.get(cls)
+            for name in _node_fields(cls) if fields is None else fields:
+                value = getattr(current, name, None)
+                if isinstance(value, list):
+                    todo.extend([item for item in value if isinstance(item, ast.AST)])
+                elif isinstance(value, ast.AST):
+                    todo.append(value)
+
+    def _visit_binding(self, node: ast.AST, scope: _Scope) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self._outer_parts(node, scope)
             scope.bind(node.name, "def")

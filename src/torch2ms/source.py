@@ -157,10 +157,12 @@ class SourceText:
     # ------------------------------------------------------------------ offsets
     def offset(self, line: int, col: int) -> int:
         """The offset of (1-based line, code-point column); ValueError outside the text."""
-        if not 1 <= line <= len(self.line_starts):
-            raise ValueError(f"line {line} is outside the text ({len(self.line_starts)} lines)")
-        start = self.line_starts[line - 1]
-        if not 0 <= col <= self.line_after(line) - start:
+        starts = self.line_starts
+        if not 1 <= line <= len(starts):
+            raise ValueError(f"line {line} is outside the text ({len(starts)} lines)")
+        start = starts[line - 1]
+        after = starts[line] if line < len(starts) else len(self.text)  # `line_after`, inline: a hot path
+        if not 0 <= col <= after - start:
             raise ValueError(f"column {col} is outside line {line}")
         return start + col
 
@@ -196,6 +198,8 @@ class SourceText:
         """The span of an ast node that carries a position (statements, expressions, keywords, ...)."""
         lineno = node.lineno
         end_lineno = node.end_lineno or lineno
+        if self.ascii:  # ast's byte columns are the columns (`char_col`, inline: every call's span comes here)
+            return Span(lineno, node.col_offset, end_lineno, node.end_col_offset or 0)
         return Span(lineno, self.char_col(lineno, node.col_offset),
                     end_lineno, self.char_col(end_lineno, node.end_col_offset or 0))
 

@@ -97,7 +97,8 @@ class Facts:
                         and isinstance(targets[0].value, ast.Name) and node.value is not None:
                     self.self_assigns.append((context, node))
             children: list[tuple[ast.stmt, str, ast.AST]] = []
-            for _, value in ast.iter_fields(node):
+            for field_name in node._fields:  # ast.iter_fields, without a generator per statement
+                value = getattr(node, field_name, None)
                 if isinstance(value, list):
                     for item in value:
                         if isinstance(item, ast.stmt):
