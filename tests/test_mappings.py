@@ -256,3 +256,13 @@ def test_mappings_check_without_the_verify_extra_names_it(monkeypatch: pytest.Mo
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr == ("torch2ms: error: torch2ms mappings check needs torch and mindspore, not installed here "
                              "(install the verify extra: pip install 'torch2ms[verify]')\n")
+
+
+def test_the_data_folder_is_the_one_importlib_resources_names() -> None:
+    """`torch2ms.data.folder()` (no importlib.resources at start-up) is the folder importlib.resources gives for
+    the installed package, with the tables in it."""
+    from torch2ms.data import folder
+
+    assert str(folder()) == str(resources.files("torch2ms.data"))
+    assert folder().joinpath("meta.yaml").read_text(encoding="utf-8") == \
+        resources.files("torch2ms.data").joinpath("meta.yaml").read_text(encoding="utf-8")
