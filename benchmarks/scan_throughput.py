@@ -6,7 +6,8 @@ Prints, measured in one run over the same files:
   - torch2ms warm scan (unchanged files, results cache) and a one-file change,
   - peak RSS of each CLI run,
   - start-up: the median of a cold `torch2ms scan` of one empty file (interpreter, imports and the
-    mapping table; the compiled table is in the cache),
+    mapping table; the compiled table is in the cache, and the modules' bytecode is written as an
+    installed package's is: the CLI runs without PYTHONDONTWRITEBYTECODE),
 and the ratios torch2ms / libcst parse and torch2ms / ast parse, in time on the clock and in CPU time
 (the CPU time of the CLI process against that of the parse: a busy machine stretches the first).
 
@@ -73,6 +74,14 @@ runpy.run_module('torch2ms', run_name='__main__')
 """
 
 
+def cli_env(**more: str) -> dict[str, str]:
+    """The environment of the CLI runs: as a user's, whose installed package has its bytecode compiled (a
+    PYTHONDONTWRITEBYTECODE of this shell would make every start compile every module again)."""
+    env = dict(os.environ, **more)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 def children_cpu() -> float:
     times = os.times()
     return times.children_user + times.children_system
@@ -82,7 +91,7 @@ def run_cli(args: list[str], work: Path) -> tuple[float, int, float]:
     """Wall time, peak RSS (MB) and CPU time of one CLI run (the main process; workers are counted in
     the CPU time only)."""
     rss_file = work / "rss.txt"
-    env = dict(os.environ, TORCH2MS_BENCH_RSS=str(rss_file))
+    env = cli_env(TORCH2MS_BENCH_RSS=str(rss_file))
     start, cpu = time.perf_counter(), children_cpu()
     proc = subprocess.run([sys.executable, "-c", _LAUNCHER, *args], cwd=work, env=env,
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -100,7 +109,7 @@ def start_up(work: Path, runs: int = 7) -> tuple[float, float]:
     for _ in range(runs):
         start, cpu = time.perf_counter(), children_cpu()
         subprocess.run([sys.executable, "-m", "torch2ms", "scan", str(empty), "--isolated", "--no-cache"],
-                       cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+                       cwd=work, env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
         walls.append(time.perf_counter() - start)
         cpus.append(children_cpu() - cpu)
     return statistics.median(walls), statistics.median(cpus)
@@ -151,7 +160,8 @@ def main() -> None:
         except ImportError:
             print("libcst.parse_module          (libcst not installed)")
 
-        run_cli(["scan", str(files[0]), "--isolated", "--exit-zero", "--no-cache"], work)  # compiles the table
+        # compiles the table (and, where the package's bytecode is not written yet, its modules)
+        run_cli(["scan", str(files[0]), "--isolated", "--exit-zero", "--no-cache"], work)
         started, started_cpu = start_up(work)
         print(f"torch2ms start-up            {started:6.3f} s, {started_cpu:.3f} s CPU (median of 7 scans of an empty file)")
         one, one_rss, one_cpu = run_cli(base + ["--jobs", "1", "--no-cache"], work)

@@ -552,6 +552,28 @@ def test_one_scopes_answers_in_any_order_as_fresh_ones_do():
         assert {spot: shared.kinds("t", *spot) for spot in order} == dict(zip(spots, fresh))
 
 
+def test_a_files_scopes_and_tree_are_freed_without_the_cyclic_collector():
+    """No reference cycle between a scope and its children: a file's scopes and the syntax tree they hold go
+    when the last reference does, not when the cyclic collector gets round to them (which, over a large scan,
+    traverses every such file again)."""
+    import gc
+    import weakref
+
+    tree = ast.parse("import torch\n\ndef f(x):\n    g = lambda y: [z for z in y]\n    return torch.abs(x)\n")
+    scopes = Scopes(tree)
+    assert scopes.kinds("torch", 5, 11) == frozenset({"import:torch"})  # walks into f's body
+    assert scopes.kinds("z", 4, 25) == frozenset({"assign"})  # the comprehension in the lambda in f
+    held = [weakref.ref(tree), weakref.ref(scopes.module), *(weakref.ref(c) for c in scopes.module.children)]
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        del tree, scopes
+        assert [ref() for ref in held] == [None] * len(held)
+    finally:
+        if enabled:
+            gc.enable()
+
+
 # ---------------------------------------------------------------- sizes as one tuple
 @pytest.mark.parametrize(("line", "out"), [
     ("t = torch.zeros(*shape)", "t = mindspore.mint.zeros((*shape,))"),  # mint.zeros(*shape) raises for two sizes

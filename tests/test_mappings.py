@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
+import pickle
 import subprocess
 import sys
 from importlib import resources
@@ -12,7 +14,7 @@ import pytest
 
 from torch2ms.mapping_tools import compute_stats, drift, split_params
 from torch2ms.mappings import MappingError, build_table, load_table, parse_table_file
-from torch2ms.model import ParamFact, Target
+from torch2ms.model import Category, Confidence, Diagnostic, Edit, Fix, ParamFact, Severity, Span, Target
 
 from conftest import run_cli
 
@@ -147,6 +149,27 @@ def test_shipped_tables_load_and_are_large() -> None:
             assert entry.note, entry.api
 
 
+def test_the_compiled_table_pickles_each_entry_by_its_fields() -> None:
+    """The compiled copy every start reads (`mappings._read_compiled`): each entry and its facts load as their
+    class called with their fields (not dataclasses' slot state, read field by field), equal to the table."""
+    table = load_table()
+    entry = next(e for e in table.entries.values() if e.targets and e.targets[0].params and e.examples)
+    for value in (entry, entry.targets[0], entry.targets[0].params[0], entry.examples[0]):
+        reduced = value.__reduce__()
+        assert reduced[0] is type(value) and type(value)(*reduced[1]) == value
+    assert pickle.loads(pickle.dumps(table, protocol=pickle.HIGHEST_PROTOCOL)).entries == table.entries
+
+
+def test_a_finding_with_a_fix_keeps_every_other_field() -> None:
+    """`Diagnostic.with_fix` is `dataclasses.replace(diag, fix=...)`, field for field."""
+    diag = Diagnostic(code="TMS102", severity=Severity.WARNING, category=Category.DIFF_PARAMS, span=Span(1, 2, 3, 4),
+                      message="m", torch_api="torch.a", mindspore_api="mindspore.b", doc_url="u",
+                      confidence=Confidence.LOW, runtime="confirmed")
+    fix = Fix("Use b", (Edit(Span(1, 2, 1, 3), "b"),), safe=False)
+    assert diag.with_fix(fix) == dataclasses.replace(diag, fix=fix)
+    assert diag.with_fix(fix).with_fix(None) == diag
+
+
 @pytest.mark.needs_torch
 def test_stats_reports_at_least_90_percent() -> None:
     from torch2ms.mapping_tools import run_stats
@@ -233,3 +256,13 @@ def test_mappings_check_without_the_verify_extra_names_it(monkeypatch: pytest.Mo
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr == ("torch2ms: error: torch2ms mappings check needs torch and mindspore, not installed here "
                              "(install the verify extra: pip install 'torch2ms[verify]')\n")
+
+
+def test_the_data_folder_is_the_one_importlib_resources_names() -> None:
+    """`torch2ms.data.folder()` (no importlib.resources at start-up) is the folder importlib.resources gives for
+    the installed package, with the tables in it."""
+    from torch2ms.data import folder
+
+    assert str(folder()) == str(resources.files("torch2ms.data"))
+    assert folder().joinpath("meta.yaml").read_text(encoding="utf-8") == \
+        resources.files("torch2ms.data").joinpath("meta.yaml").read_text(encoding="utf-8")

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from torch2ms.model import Span
-from torch2ms.source import Encoding, SourceText, count_lines, split_lines, split_lines_keepends
+from torch2ms.source import Encoding, SourceText, count_lines, line_starts, split_lines, split_lines_keepends
 
 ODD = ["\x0c", "\x0b", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
 
@@ -33,6 +33,19 @@ def test_offsets_and_positions_are_inverse(chars: list[str]) -> None:
             continue  # between \r and \n: not a position of any character
         assert src.offset(line, col) == offset
     assert len(src) == len(split_lines(text))
+
+
+@given(st.lists(st.sampled_from(["x", "é", " ", "\n", "\r\n", "\r", *ODD]), max_size=40))
+def test_line_starts_are_where_each_line_begins(chars: list[str]) -> None:
+    """The line starts (a running sum over a text without `\r`, a regex walk otherwise) put each physical
+    line at its own offset, whether or not the lines are handed over."""
+    text = "".join(chars)
+    lines = split_lines(text)
+    for starts in (line_starts(text), line_starts(text, lines)):
+        assert len(starts) == len(lines)
+        for start, line in zip(starts, lines):
+            assert text[start:start + len(line)] == line
+            assert start == 0 or text[start - 1] in "\r\n"
 
 
 def test_ast_columns_become_code_points_and_spans_slice_the_node() -> None:

@@ -38,7 +38,6 @@ import hmac
 import json
 import os
 import struct
-import tempfile
 from collections.abc import Callable
 from dataclasses import replace
 from enum import Enum
@@ -523,6 +522,8 @@ def signing_key() -> bytes | None:
             pass
         try:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            import tempfile  # here, as where the cache is written: a scan without a cache writes nothing
+
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".key-")
             try:
                 os.write(fd, os.urandom(32))
@@ -746,6 +747,8 @@ class Cache:
         else:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write("*\n")
+        import tempfile
+
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".t2ms")
         try:
             with os.fdopen(fd, "wb") as handle:

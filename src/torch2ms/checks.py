@@ -100,7 +100,7 @@ def check_call(call: ApiCall, view: TableView, network: bool | None = None,
         # code and carries the fix of the call's mapping finding (torch.nonzero -> mindspore.mint.nonzero).
         # (the fixer decides from that finding's code whether there is a rewrite at all)
         fix = fixer(call, _finding(call, view, network, shapes=False)).fix
-        return replace(diag, fix=fix) if fix is not None else diag
+        return diag.with_fix(fix) if fix is not None else diag
     return fixer(call, diag)
 
 
@@ -130,7 +130,7 @@ def _type_reference(call: ApiCall, view: TableView,
     as_use = Diagnostic(code="TMS101", severity=info.severity, category=Category.EQUIVALENT, span=call.span,
                         message=message, torch_api=call.api, mindspore_api=target.api)
     fix = fixer(replace(call, kind=CallKind.ATTRIBUTE), as_use).fix
-    return replace(diag, fix=fix) if fix is not None else diag
+    return diag.with_fix(fix) if fix is not None else diag
 
 
 def _finding(call: ApiCall, view: TableView, network: bool | None, shapes: bool = True) -> Diagnostic:

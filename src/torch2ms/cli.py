@@ -17,7 +17,6 @@ import importlib
 import os
 import sys
 import time
-import traceback
 from pathlib import Path
 from typing import Any
 
@@ -724,6 +723,8 @@ def fail(exc: BaseException, verbose: bool = False) -> int:
         if not verbose:
             message += " (run with --verbose for the traceback; please report it)"
     if verbose and not isinstance(exc, KeyboardInterrupt):
+        import traceback
+
         traceback.print_exception(exc, file=sys.stderr)
     with contextlib.suppress(OSError, ValueError):
         print(f"torch2ms: {safe_text(' '.join(message.splitlines()))}", file=sys.stderr)

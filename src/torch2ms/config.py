@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import os
 import sys
@@ -15,11 +14,6 @@ from .codes import SelectorError, check_selector
 from .files import MiB, UnreadableFile, read_regular
 from .mappings import check_target_version, parse_version
 from .model import DEFAULT_DEVICE, DEVICES
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
 
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", ".env", "env", "__pycache__", "build", "dist",
@@ -154,6 +148,10 @@ def load_config(pyproject: Path | None) -> Config:
     if pyproject is None:
         return Config()
     file = str(pyproject)
+    if sys.version_info >= (3, 11):  # imported here: a scan that reads no pyproject.toml never needs them
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
     try:
         data = tomllib.loads(read_regular(file, MAX_PYPROJECT_BYTES).decode("utf-8"))
     except UnreadableFile as exc:
@@ -172,6 +170,8 @@ def load_config(pyproject: Path | None) -> Config:
         raise ConfigError(f"{file}: [tool.torch2ms]: expected a table, got {_toml_type(section)}")
     for key in section:
         if key not in _KEYS:
+            import difflib
+
             near = difflib.get_close_matches(key, _KEYS, n=1)
             hint = f"; did you mean {near[0]!r}?" if near else f" (known keys: {', '.join(_KEYS)})"
             raise ConfigError(f"{file}: [tool.torch2ms]: unknown key {key!r}{hint}")

@@ -315,7 +315,7 @@ def _analyse(text: str, path: str, config: Config, table: MappingTable | None, f
         classes = dynamic_shape.class_facts(module.classes)
         network = dynamic_shape.network_contexts(calls, shape_events, classes)  # forward and what it calls
         view = table.view(config.version, config.device)  # the target choice of this scan
-        fixer = Fixer(text, tree, view) if fixes else None
+        fixer = Fixer(text, tree, view, positions) if fixes else None
         diagnostics.extend(diagnose(calls, view, shape_events, network, fixer))
         # layers called with torch's forward keywords, where MindSpore's construct names them otherwise
         diagnostics.extend(d for d in (checks.layer_call(c, view, fixes) for c in module.layer_calls) if d is not None)

@@ -10,18 +10,16 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import os
 import pickle
 import re
 import sys
-import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .data import folder as data_folder
 from .files import user_cache_dir
 from .model import (
     Adapter, AdapterParam, Category, Device, DynamicArg, DynamicShape, DynCondition, DynRule, Effort, Example, FactKind, MappingEntry,
@@ -166,7 +164,7 @@ def _validator(name: str) -> jsonschema.protocols.Validator:
     import jsonschema
     import yaml
 
-    text = resources.files("torch2ms.data").joinpath(name).read_text(encoding="utf-8")
+    text = data_folder().joinpath(name).read_text(encoding="utf-8")
     schema = yaml.load(text, Loader=_base_loader())
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
@@ -192,7 +190,7 @@ def parse_version(text: str) -> tuple[int, ...]:
 @functools.lru_cache(maxsize=1)
 def supported_versions() -> tuple[str, ...]:
     """The MindSpore versions the tables describe (meta.yaml), oldest first."""
-    root = resources.files("torch2ms.data")
+    root = data_folder()
     return _meta(root.joinpath("meta.yaml").read_text(encoding="utf-8"), "meta.yaml").mindspore_versions
 
 
@@ -534,6 +532,8 @@ def _readiness(text: str, file_name: str) -> ReadinessApis:
 
 
 def _inventory(text: str) -> Inventory:
+    import json  # here: only a table built from its sources reads the inventory
+
     doc = json.loads(text)
     return Inventory(
         torch_version=doc["torch_version"],
@@ -550,7 +550,7 @@ def table_files(directory: Path | None = None) -> list[tuple[str, str]]:
     if directory is not None:
         texts = [(p.name, p.read_text(encoding="utf-8")) for p in sorted(directory.glob("*.yaml"))]
     else:
-        root = resources.files("torch2ms.data")
+        root = data_folder()
         names = sorted(p.name for p in root.iterdir() if p.name.endswith(".yaml"))
         texts = [(name, root.joinpath(name).read_text(encoding="utf-8")) for name in names]
     return [(name, text) for name, text in texts if _TABLE_MARK.search(text)]
@@ -577,7 +577,7 @@ def build_table(files: list[tuple[str, str]], meta_text: str, inventory_text: st
                 readiness_text: str | None = None) -> MappingTable:
     """The table from its texts; `readiness_text` (readiness.yaml) defaults to the installed one."""
     if readiness_text is None:
-        readiness_text = resources.files("torch2ms.data").joinpath(READINESS_FILE).read_text(encoding="utf-8")
+        readiness_text = data_folder().joinpath(READINESS_FILE).read_text(encoding="utf-8")
     entries: dict[str, MappingEntry] = {}
     for name, text in files:
         for entry in parse_table_file(name, text):
@@ -641,7 +641,7 @@ def prefilter_words(roots: frozenset[str]) -> tuple[str, ...]:
 @functools.lru_cache(maxsize=4)
 def load_table(directory: str | None = None) -> MappingTable:
     """The mapping table from the installed package, or from `directory` (for tests)."""
-    root = resources.files("torch2ms.data")
+    root = data_folder()
     meta_text = root.joinpath("meta.yaml").read_text(encoding="utf-8")
     inventory_text = root.joinpath("inventory.json").read_text(encoding="utf-8")
     readiness_text = root.joinpath(READINESS_FILE).read_text(encoding="utf-8")
@@ -687,6 +687,8 @@ def _write_compiled(key: str, table: MappingTable) -> None:
     folder = _compiled_dir()
     try:
         folder.mkdir(parents=True, exist_ok=True)
+        import tempfile  # here: only the start that compiles the table writes it
+
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".table-", suffix=".tmp")
         with os.fdopen(fd, "wb") as handle:
             pickle.dump(table, handle, protocol=pickle.HIGHEST_PROTOCOL)

@@ -20,7 +20,8 @@ _T = TypeVar("_T", bound="DataclassInstance")
 
 def _pickled_by_fields(cls: type[_T]) -> type[_T]:
     """Pickle as (class, field values): loading is about three times faster than with
-    dataclasses' generic state for slotted classes, and the results cache holds ~10^5 of them."""
+    dataclasses' generic state for slotted classes: the results cache holds ~10^5 of them, and the
+    compiled mapping table (`mappings.load_table`), which every start reads, ~8,000."""
     names = tuple(f.name for f in fields(cls))
 
     def __reduce__(self: Any) -> tuple[Any, tuple[Any, ...]]:
@@ -246,6 +247,7 @@ def arg_for(args: Sequence[Arg], name: str | None, position: int | None) -> Arg 
     return None
 
 
+@_pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class ParamFact:
     """How one parameter differs between the torch API and its MindSpore target."""
@@ -350,6 +352,7 @@ DEVICES = tuple(device.value for device in Device)  # plain strings, for option 
 DEFAULT_DEVICE = Device.CPU
 
 
+@_pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class Rewrite:
     """A rewrite that code does (a transform of `torch2ms.transforms`), named by the tables: the schema's
@@ -363,6 +366,7 @@ class Rewrite:
         return next((value for key, value in self.args if key == name), default)
 
 
+@_pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class Structure:
     """A structural rewrite of `torch2ms migrate` named by the tables (the schema's ``structure: {rule: NAME,
@@ -375,6 +379,7 @@ class Structure:
         return next((value for key, value in self.args if key == name), default)
 
 
+@_pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class AdapterParam:
     """One of torch's constructor parameters of a layer class (schema: adapter.params)."""
@@ -385,6 +390,7 @@ class AdapterParam:
     kw_only: bool = False
 
 
+@_pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class Adapter:
     """The torch-signature layer `torch2ms migrate` writes for a layer class into its support module
@@ -397,6 +403,7 @@ class Adapter:
     values: tuple[tuple[str, tuple[tuple[Any, Any], ...]], ...] = ()  # parameter -> ((torch value, MindSpore's), ...)
 
 
+@_pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class Target:
     """The MindSpore API a torch API maps to, for a range of MindSpore versions and for devices.
@@ -443,6 +450,7 @@ class Target:
         return device in self.devices
 
 
+@_pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class TargetChoice:
     """The form the scanner and the fix use for one entry, MindSpore version and device."""
@@ -478,6 +486,7 @@ class TargetChoice:
         return ""
 
 
+@_pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class Example:
     """Runnable torch code and its MindSpore counterpart."""
@@ -509,6 +518,7 @@ class DynCondition(ValueEnum):
     TENSOR_ARGUMENT = "tensor_argument"  # the first of `args` is passed a tensor: repeat_interleave's repeats
 
 
+@_pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class DynamicArg:
     """An argument whose value decides the result's shape."""
@@ -519,6 +529,7 @@ class DynamicArg:
     varargs: bool = False  # every positional argument from `position` on (x.permute(2, 0, 1))
 
 
+@_pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class DynamicShape:
     """When an API makes a shape depend on data (`dynamic_shape:` of an entry)."""
@@ -537,6 +548,7 @@ class DynamicShape:
         return self.always and not self.when and not self.static_with
 
 
+@_pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class WeightParam:
     """How one tensor of a torch layer's state_dict is stored by a MindSpore class (a weight fact).
@@ -556,6 +568,7 @@ class WeightParam:
     note: str = ""
 
 
+@_pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class WeightForm:
     """The weight facts of a torch layer for one MindSpore class that stands for it."""
@@ -566,6 +579,7 @@ class WeightForm:
     note: str = ""
 
 
+@_pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class MappingEntry:
     api: str
@@ -666,6 +680,12 @@ class Diagnostic:
     def sort_key(self) -> tuple[int, int, str]:
         return (self.span.start_line, self.span.start_col, self.code)
 
+    def with_fix(self, fix: Fix | None) -> Diagnostic:
+        """This finding with `fix`: `dataclasses.replace(self, fix=fix)`, which costs several times as much
+        (a scan does this for every finding it fixes)."""
+        return Diagnostic(self.code, self.severity, self.category, self.span, self.message, self.torch_api,
+                          self.mindspore_api, fix, self.doc_url, self.confidence, self.runtime)
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "code": self.code,
@@ -744,6 +764,7 @@ class FileResult:
 USE_CATEGORIES: tuple[str, ...] = ("missing", "dynamic_shape", "unmapped", "diff_params", "equivalent")
 
 
+@_pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class ScanSummary:
     """Counts over a scan. `by_api` counts uses (`USE_CATEGORIES`: distinct call sites per torch API), not

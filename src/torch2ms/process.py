@@ -23,13 +23,11 @@ analysis needs from the process is set here, once, where a process starts:
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import functools
 import gc
 import os
 import signal
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -85,6 +83,8 @@ def release_memory() -> None:
 def _malloc_trim() -> Callable[[int], int] | None:
     if not sys.platform.startswith("linux"):
         return None
+    import ctypes  # here: most processes never trim or set a death signal
+
     try:
         function: Callable[[int], int] = ctypes.CDLL(None).malloc_trim
     except (OSError, AttributeError):
@@ -185,6 +185,8 @@ def parent_alive() -> bool:
 def _parent_death_signal(signum: int) -> bool:
     if not sys.platform.startswith("linux"):
         return False
+    import ctypes
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         return int(libc.prctl(_PR_SET_PDEATHSIG, int(signum), 0, 0, 0)) == 0
@@ -230,6 +232,8 @@ def signals_held() -> Iterator[None]:
 @contextlib.contextmanager
 def temporary_file(folder: str, prefix: str, suffix: str) -> Iterator[tuple[int, str]]:
     """`tempfile.mkstemp` whose file is removed if this process is told to end while it exists."""
+    import tempfile  # here: a scan that writes nothing never needs it (nor shutil, which it imports)
+
     with signals_held():
         fd, path = tempfile.mkstemp(dir=folder, prefix=prefix, suffix=suffix)
         _temp_files.add(path)

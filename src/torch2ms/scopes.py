@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+import weakref
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -40,9 +41,15 @@ class _Scope:
     declared_global: set[str] = field(default_factory=set)
     declared_nonlocal: set[str] = field(default_factory=set)
     children: list[_Scope] = field(default_factory=list)
-    parent: _Scope | None = None
+    # the enclosing scope, held weakly: a parent and its children in a reference cycle would keep every
+    # file's scopes and syntax tree until the cyclic collector runs (the `Scopes` object holds them all)
+    up: weakref.ref[_Scope] | None = None
     _starts: list[tuple[int, int]] | None = None  # the children's starts, in order, once looked up
     pending: list[ast.stmt] | None = None  # a def's body, not walked yet (`Scopes._expand`)
+
+    @property
+    def parent(self) -> _Scope | None:
+        return None if self.up is None else self.up()
 
     def bind(self, name: str, kind: str) -> None:
         self.names.setdefault(name, set()).add(kind)
@@ -143,7 +150,7 @@ class Scopes:
     # ------------------------------------------------------------------ building
     def _new(self, node: ast.AST, kind: str, parent: _Scope) -> _Scope:
         start, end = _region(node)
-        scope = _Scope(node, kind, start, end, parent=parent)
+        scope = _Scope(node, kind, start, end, up=weakref.ref(parent))
         parent.children.append(scope)
         return scope
 
@@ -152,10 +159,25 @@ class Scopes:
             self._visit(stmt, scope)
 
     def _visit(self, node: ast.AST, scope: _Scope) -> None:
-        if type(node) not in _BINDING_NODES:  # most nodes: nothing but their children to visit
-            for child in _children(node):
-                self._visit(child, scope)
-            return
+        """Bind what `node` and the nodes under it bind in `scope` (and open their scopes). Most nodes bind
+        nothing: their subtrees are walked here, in a loop, down to the nodes that do (the bindings are sets
+        and a scope's children are sorted when first looked up, so the order of the walk does not matter)."""
+        todo = [node]
+        while todo:
+            current = todo.pop()
+            cls = type(current)
+            if cls in _BINDING_NODES:
+                self._visit_binding(current, scope)
+                continue
+            fields = _NODE_FIELDS.get(cls)
+            for name in _node_fields(cls) if fields is None else fields:
+                value = getattr(current, name, None)
+                if isinstance(value, list):
+                    todo.extend([item for item in value if isinstance(item, ast.AST)])
+                elif isinstance(value, ast.AST):
+                    todo.append(value)
+
+    def _visit_binding(self, node: ast.AST, scope: _Scope) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self._outer_parts(node, scope)
             scope.bind(node.name, "def")

@@ -20,6 +20,8 @@ import bisect
 import re
 from collections.abc import Iterator
 from enum import Enum
+from itertools import accumulate, repeat
+from operator import add
 from typing import Protocol
 
 from .model import Span
@@ -46,7 +48,19 @@ class Encoding(str, Enum):
 
 def split_lines(text: str) -> list[str]:
     """The physical lines of `text` without their line breaks (a text ending in a break has an empty last line)."""
-    return LINE_BREAK.split(text)
+    return text.split("\n") if "\r" not in text else LINE_BREAK.split(text)
+
+
+def line_starts(text: str, lines: list[str] | None = None) -> list[int]:
+    """The offset where each physical line of `text` starts; `lines`, when given, are its `split_lines`."""
+    if "\r" in text:
+        return [0, *(match.end() for match in LINE_BREAK.finditer(text))]
+    # one break character after each line: the running sum of the lines' lengths plus one (in C, no
+    # Python step per line: this runs on every file scanned)
+    starts = list(accumulate(map(add, map(len, text.split("\n") if lines is None else lines), repeat(1)),
+                             initial=0))
+    starts.pop()  # the sum after the last line: no line starts there
+    return starts
 
 
 def split_lines_keepends(text: str) -> list[str]:
@@ -106,7 +120,7 @@ class SourceText:
     def line_starts(self) -> list[int]:
         """The offset where each physical line starts."""
         if self._starts is None:
-            self._starts = [0, *(match.end() for match in LINE_BREAK.finditer(self.text))]
+            self._starts = line_starts(self.text, self._lines)
         return self._starts
 
     @property
@@ -143,10 +157,12 @@ class SourceText:
     # ------------------------------------------------------------------ offsets
     def offset(self, line: int, col: int) -> int:
         """The offset of (1-based line, code-point column); ValueError outside the text."""
-        if not 1 <= line <= len(self.line_starts):
-            raise ValueError(f"line {line} is outside the text ({len(self.line_starts)} lines)")
-        start = self.line_starts[line - 1]
-        if not 0 <= col <= self.line_after(line) - start:
+        starts = self.line_starts
+        if not 1 <= line <= len(starts):
+            raise ValueError(f"line {line} is outside the text ({len(starts)} lines)")
+        start = starts[line - 1]
+        after = starts[line] if line < len(starts) else len(self.text)  # `line_after`, inline: a hot path
+        if not 0 <= col <= after - start:
             raise ValueError(f"column {col} is outside line {line}")
         return start + col
 
@@ -182,6 +198,8 @@ class SourceText:
         """The span of an ast node that carries a position (statements, expressions, keywords, ...)."""
         lineno = node.lineno
         end_lineno = node.end_lineno or lineno
+        if self.ascii:  # ast's byte columns are the columns (`char_col`, inline: every call's span comes here)
+            return Span(lineno, node.col_offset, end_lineno, node.end_col_offset or 0)
         return Span(lineno, self.char_col(lineno, node.col_offset),
                     end_lineno, self.char_col(end_lineno, node.end_col_offset or 0))
 

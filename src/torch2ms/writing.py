@@ -26,14 +26,14 @@ import contextlib
 import errno
 import os
 import re
-import secrets
-import shutil
 import stat
-import tempfile
 from collections.abc import Iterable, Iterator
-from typing import IO, Any, Literal, overload
+from typing import IO, TYPE_CHECKING, Any, Literal, overload
 
 from . import process
+
+if TYPE_CHECKING:
+    import tempfile
 
 TEMP_TAG = ".torch2ms-tmp"
 _TEMP_NAME = re.compile(r"^\..*\.(\d+)\.[0-9a-z_]{8}" + re.escape(TEMP_TAG) + r"(\.[A-Za-z0-9]+)?$")
@@ -148,7 +148,7 @@ def check_target(path: str) -> str:
 def temp_path(target: str, suffix: str = "") -> str:
     """A fresh temporary name beside `target` that `sweep` recognises once its process is gone."""
     folder, name = os.path.split(target)
-    return os.path.join(folder, f".{name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_TAG}{suffix}")
+    return os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(4).hex()}{TEMP_TAG}{suffix}")
 
 
 def _alive(pid: int) -> bool:
@@ -192,11 +192,16 @@ def sweep(folder: str) -> list[str]:
 def temporary_folder(kind: str) -> tempfile.TemporaryDirectory[str]:
     """A temporary folder for this process (``torch2ms-KIND-PID-...``), removed when its `with` ends, or by
     `sweep_temporary_folders` after a kill."""
+    import tempfile  # here, as shutil below: a scan that writes nothing never needs them
+
     return tempfile.TemporaryDirectory(prefix=f"torch2ms-{kind}-{os.getpid()}-")
 
 
 def sweep_temporary_folders() -> list[str]:
     """Remove this user's torch2ms temporary folders whose process is gone; the removed paths."""
+    import shutil
+    import tempfile
+
     removed: list[str] = []
     for path, info in _orphans(tempfile.gettempdir(), _FOLDER_NAME):
         if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid():

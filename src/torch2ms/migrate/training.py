@@ -29,12 +29,12 @@ import functools
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any
 
 import libcst as cst
 from libcst.metadata import PositionProvider
 
+from ..data import folder as data_folder
 from ..mappings import _validated
 from ..model import ApiCall
 
@@ -128,7 +128,7 @@ def parse_rules(text: str, file_name: str = TRAINING_FILE) -> TrainingRules:
 
 @functools.lru_cache(maxsize=1)
 def load_rules() -> TrainingRules:
-    return parse_rules(resources.files("torch2ms.data").joinpath(TRAINING_FILE).read_text(encoding="utf-8"))
+    return parse_rules(data_folder().joinpath(TRAINING_FILE).read_text(encoding="utf-8"))
 
 
 # ------------------------------------------------------------------ names read and bound

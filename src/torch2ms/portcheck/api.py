@@ -10,8 +10,9 @@ import ast
 import json
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from typing import Any
+
+from ..data import folder as data_folder
 
 DATA_FILE = "mindspore_api.json"
 
@@ -181,5 +182,5 @@ class MindSporeApi:
 
 @lru_cache(maxsize=1)
 def load_api() -> MindSporeApi:
-    text = resources.files("torch2ms.data").joinpath(DATA_FILE).read_text(encoding="utf-8")
+    text = data_folder().joinpath(DATA_FILE).read_text(encoding="utf-8")
     return MindSporeApi(json.loads(text))

@@ -10,8 +10,8 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 
+from ..data import folder as data_folder
 from . import names as ms_names
 
 DATA_FILE = "graph_mode.yaml"
@@ -34,7 +34,7 @@ class GraphRule:
 def load_rules() -> tuple[GraphRule, ...]:
     import yaml  # only where a file is read as MindSpore code: a scan starts without yaml
 
-    text = resources.files("torch2ms.data").joinpath(DATA_FILE).read_text(encoding="utf-8")
+    text = data_folder().joinpath(DATA_FILE).read_text(encoding="utf-8")
     data = yaml.safe_load(text)
     out = []
     for index, raw in enumerate(data["rules"]):

@@ -29,8 +29,11 @@ class EditBuilder(SourceText):
 
     __slots__ = ("_tree", "_import_edit", "_module_imports", "_classes", "_statements", "_scopes", "_root")
 
-    def __init__(self, text: str, tree: ast.Module | None = None) -> None:
+    def __init__(self, text: str, tree: ast.Module | None = None, positions: SourceText | None = None) -> None:
         super().__init__(text)
+        if positions is not None and positions.text is text:  # the scan's own positions: their lines, once
+            self._starts = positions.line_starts
+            self._lines = positions._lines
         self._tree = tree
         self._scopes: Scopes | None = None
         self._root: str | None = None

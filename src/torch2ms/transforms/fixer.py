@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from dataclasses import replace
 
 from ..mappings import TableView
 from ..model import (
     ApiCall, CallKind, Confidence, Diagnostic, Edit, Fix, MappingEntry, Target, WrittenAs,
 )
+from ..source import SourceText
 from .base import FIXABLE_CODES, PASS, Context, Transform, rewrites
 from .edits import (
     DOTTED, EditBuilder, dotted_text, insert_keywords, is_member, keyword_arg, open_paren, pure, receiver_length,
@@ -332,8 +332,10 @@ class Fixer:
     The form written is the one for the MindSpore version and the device (`MappingEntry.choose`),
     with that form's parameter facts (e.g. `mindspore.nn.Conv2d` and `has_bias=` on the CPU)."""
 
-    def __init__(self, text: str, tree: ast.Module | None, view: TableView) -> None:
+    def __init__(self, text: str, tree: ast.Module | None, view: TableView,
+                 positions: SourceText | None = None) -> None:
         self.text, self.tree, self.view = text, tree, view
+        self.positions = positions  # the scan's positions of `text`, whose line starts the fixes share
         self._src: EditBuilder | None = None  # built for the first finding that may have a fix
 
     def _is_inplace(self, name: str) -> bool:
@@ -348,7 +350,7 @@ class Fixer:
         if diag.code not in FIXABLE_CODES and not any(diag.code in t.codes for _, t in rewrites(entry, target)):
             return diag
         if self._src is None:
-            self._src = EditBuilder(self.text, self.tree)
+            self._src = EditBuilder(self.text, self.tree, self.positions)
         src = self._src
         try:
             fix = build_fix(call, diag, entry, target, src, _inplace_form(self.view, entry),
@@ -356,7 +358,7 @@ class Fixer:
             fix = src.respelled(fix, call.span) if fix is not None else None
         except Exception:  # a fix that cannot be built must never cost the finding or the file's analysis
             fix = None
-        return replace(diag, fix=fix) if fix is not None else diag
+        return diag.with_fix(fix) if fix is not None else diag
 
 
 def _inplace_form(view: TableView, entry: MappingEntry | None) -> Target | None:

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import ast
 from dataclasses import replace
-from importlib import resources
 
+from ..data import folder as data_folder
 from ..model import ApiCall, Arg, Category, Fix, MappingEntry, Rewrite
 from .base import PASS, Context, Pass, Transform, register
 from .compose import bind
@@ -89,7 +89,7 @@ def support_source(module: str) -> str | None:
     """The text of the support module named `module` (a file of the tables' package), or None."""
     if not module.isidentifier() or module.startswith("_"):
         return None
-    path = resources.files("torch2ms.data").joinpath(f"{module}.py")
+    path = data_folder().joinpath(f"{module}.py")
     return path.read_text(encoding="utf-8") if path.is_file() else None
 
 
