@@ -228,3 +228,41 @@ def test_typing_names_through_torch_jit_annotations_become_typing_names() -> Non
            "-> typing.Tuple[int, int]:" in ported
     assert ported.count("import typing\n") == 1
     assert "torch" not in ported.replace("mindspore", "")
+
+
+UNTYPED = textwrap.dedent("""\
+    from dataclasses import dataclass, field
+    from typing import Optional
+    import torch.nn.functional as F
+    import torch.multiprocessing as tmp
+
+
+    @dataclass
+    class Resize:
+        mode: F = "bilinear"
+        pool: Optional[tmp.Queue] = field(default=None)
+
+
+    def resize_mode(config: Resize, fallback: str = "nearest", queue: Optional[tmp.Queue] = None) -> F:
+        return config.mode or fallback
+""")
+
+
+def test_torch_names_left_in_annotations_become_typing_any() -> None:
+    """A torch module or class named only in annotations (no MindSpore type for it) is written as typing.Any:
+    the torch import goes with it and the port runs without torch; other names of the annotation stay."""
+    migration = migrate_text(UNTYPED, "resize.py", table=load_table())
+    ported = migration.text
+    assert "    mode: typing.Any = \"bilinear\"\n    pool: Optional[typing.Any] = field(default=None)\n" in ported
+    assert "def resize_mode(config: Resize, fallback: str = \"nearest\", queue: Optional[typing.Any] = None) " \
+           "-> typing.Any:" in ported
+    assert ported.count("import typing\n") == 1
+    assert not [n for n in ast.walk(ast.parse(ported)) if isinstance(n, (ast.Import, ast.ImportFrom))
+                and any(a.name.startswith("torch") or (getattr(n, "module", None) or "").startswith("torch")
+                        for a in n.names)]
+    assert any("torch.nn.functional in an annotation -> typing.Any" in note for note in migration.notes)
+    namespace: dict[str, object] = {}
+    exec(compile(ported, "resize.py", "exec"), namespace)
+    resize, pick = namespace["Resize"], namespace["resize_mode"]
+    assert callable(resize) and callable(pick)
+    assert pick(resize()) == "bilinear" and pick(resize(mode="")) == "nearest"
