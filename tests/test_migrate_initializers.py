@@ -89,3 +89,35 @@ def test_the_ported_initializers_write_what_torch_writes() -> None:
     assert gated.fc.bias.asnumpy().tolist() == [0.0] * 4 + [1.0] * 4
     written = gated.fc.weight.asnumpy()
     assert np.all(written[4:, ::2] == 3.0) and not np.any(written[4:, 1::2] == 3.0) and not np.any(written[:4] == 3.0)
+
+
+FANS = textwrap.dedent("""\
+    import math
+    from torch.nn.init import _calculate_fan_in_and_fan_out
+
+
+    def glorot_bound(weight):
+        fan_in, fan_out = _calculate_fan_in_and_fan_out(weight)
+        return math.sqrt(6.0 / (fan_in + fan_out))
+""")
+
+
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
+def test_the_private_fan_helper_is_arithmetic_on_the_shape() -> None:
+    import mindspore
+    import torch
+
+    ported = migrate_text(FANS, "fans.py", table=load_table()).text
+    assert "(lambda s: (s[1] * math.prod(s[2:]), s[0] * math.prod(s[2:])))(weight.shape)" in ported
+    assert "torch" not in ported.replace("mindspore", "")
+    namespace: dict[str, object] = {}
+    exec(compile(ported, "fans.py", "exec"), namespace)
+    bound = namespace["glorot_bound"]
+    assert callable(bound)
+    original: dict[str, object] = {}
+    exec(compile(FANS, "fans_torch.py", "exec"), original)
+    torch_bound = original["glorot_bound"]
+    assert callable(torch_bound)
+    for shape in ((6, 4), (6, 4, 3, 2), (8, 2, 5)):
+        assert bound(mindspore.ops.zeros(shape)) == torch_bound(torch.zeros(shape))

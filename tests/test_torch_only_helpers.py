@@ -358,3 +358,28 @@ def test_torch_queries_values_and_compilation_need_no_torch() -> None:
     assert "leaky=functools.partial(mindspore.ops.leaky_relu, alpha=0.01)" in ported
     assert "    if compiled:\n        pass\n    return layer\n" in ported  # `layer = layer` is no statement
     assert "torch" not in ported.replace("mindspore", "")
+
+
+DEAD = textwrap.dedent("""\
+    import torch
+
+
+    def default_device(device=None):
+        if device is not None:
+            return str(device)
+        if hasattr(torch, "no_such_query"):
+            found = torch.no_such_query()
+            return found.type
+        return "cpu"
+""")
+
+
+def test_a_branch_only_a_missing_torch_name_takes_goes() -> None:
+    """`if hasattr(torch, "x"):` answered False (no else): the branch never runs, and its torch uses go with it."""
+    ported = _port(DEAD)
+    assert "        return str(device)\n    pass\n    return \"cpu\"\n" in ported
+    assert "torch" not in ported
+    namespace: dict[str, object] = {}
+    exec(compile(ported, "device.py", "exec"), namespace)
+    pick = namespace["default_device"]
+    assert callable(pick) and pick() == "cpu" and pick("meta") == "meta"

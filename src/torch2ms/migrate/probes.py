@@ -6,7 +6,9 @@ MindSpore target, or a rewrite such as ``torch.jit.is_scripting()`` -> ``False``
 - ``hasattr(M, "name")`` -> ``True`` or ``False``;
 - ``getattr(M, "name", default)`` -> the MindSpore target where it takes the same arguments (no parameter
   facts), ``default`` where the name is not there; a name only a rewrite serves stays as it is (reported);
-- ``"name" in dir(M)`` (``not in``) -> ``True`` or ``False``, as ``hasattr``.
+- ``"name" in dir(M)`` (``not in``) -> ``True`` or ``False``, as ``hasattr``;
+- ``if hasattr(M, "name"): ...`` (no ``else``) answered ``False``: the statement becomes ``pass`` (the branch never
+  runs, and its torch uses go with it).
 
 `M` is a torch module or class named through the file's module-level imports (``import torch.nn.functional
 as F``, ``from torch import nn``). Located on Python's own syntax tree and written as text edits."""
@@ -57,6 +59,7 @@ class Probes:
             return text
         source = SourceText(text)
         edits: list[tuple[int, int, str]] = []
+        answered: dict[int, str] = {}  # id of a probe's node -> its answer
         for node in ast.walk(tree):
             if isinstance(node, ast.Call):
                 new = self._answer(node, aliases, source)
@@ -69,7 +72,15 @@ class Probes:
                 end = source.offset(node.end_lineno, source.char_col(node.end_lineno, node.end_col_offset))
                 if all(end <= s or start >= e for s, e, _ in edits):  # an outer probe was answered first
                     edits.append((start, end, new))
+                    answered[id(node)] = new
                     self.done.append(f"{node.lineno}: feature probe {ast.unparse(node)} -> {new}")
+        for node in ast.walk(tree):  # a branch only a missing name takes never runs: it goes with its torch uses
+            if isinstance(node, ast.If) and not node.orelse and answered.get(id(node.test)) == "False" \
+                    and node.end_lineno is not None and node.end_col_offset is not None:
+                start = source.offset(node.lineno, source.char_col(node.lineno, node.col_offset))
+                end = source.offset(node.end_lineno, source.char_col(node.end_lineno, node.end_col_offset))
+                edits = [(s, e, t) for s, e, t in edits if e <= start or s >= end] + [(start, end, "pass")]
+                self.done.append(f"{node.lineno}: a branch taken only where torch has {ast.unparse(node.test)}: gone")
         for start, end, new in sorted(edits, reverse=True):
             text = text[:start] + new + text[end:]
         return text
