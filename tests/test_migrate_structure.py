@@ -47,8 +47,12 @@ def test_every_rule_is_named_by_an_entry_with_its_arguments() -> None:
         if s is None:
             continue
         if s.rule is StructureRule.INITIALIZER:
-            assert s.arg("cls") and s.arg("module"), entry.api
+            assert s.arg("cls") or s.arg("value"), entry.api
+            assert s.arg("module"), entry.api
             assert all(len(p) == 3 for p in s.arg("params", ())), entry.api
+            if s.arg("value") is not None:  # the value written instead of a class: it uses every keyword
+                form = str(s.arg("value"))
+                assert "{tensor}" in form and all("{" + p[1] + "}" in form for p in s.arg("params", ())), entry.api
         if s.rule is StructureRule.ALIAS:
             of = table.lookup(str(s.arg("of")))
             assert of is not None and of.targets, f"{entry.api}: the alias of an entry without a form"

@@ -9,6 +9,8 @@ import re
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from torch2ms.mappings import load_table
 from torch2ms.migrate.pipeline import migrate_text
 
@@ -228,3 +230,156 @@ def test_typing_names_through_torch_jit_annotations_become_typing_names() -> Non
            "-> typing.Tuple[int, int]:" in ported
     assert ported.count("import typing\n") == 1
     assert "torch" not in ported.replace("mindspore", "")
+
+
+UNTYPED = textwrap.dedent("""\
+    from dataclasses import dataclass, field
+    from typing import Optional
+    import torch.nn.functional as F
+    import torch.multiprocessing as tmp
+
+
+    @dataclass
+    class Resize:
+        mode: F = "bilinear"
+        pool: Optional[tmp.Queue] = field(default=None)
+
+
+    def resize_mode(config: Resize, fallback: str = "nearest", queue: Optional[tmp.Queue] = None) -> F:
+        return config.mode or fallback
+""")
+
+
+def test_torch_names_left_in_annotations_become_typing_any() -> None:
+    """A torch module or class named only in annotations (no MindSpore type for it) is written as typing.Any:
+    the torch import goes with it and the port runs without torch; other names of the annotation stay."""
+    migration = migrate_text(UNTYPED, "resize.py", table=load_table())
+    ported = migration.text
+    assert "    mode: typing.Any = \"bilinear\"\n    pool: Optional[typing.Any] = field(default=None)\n" in ported
+    assert "def resize_mode(config: Resize, fallback: str = \"nearest\", queue: Optional[typing.Any] = None) " \
+           "-> typing.Any:" in ported
+    assert ported.count("import typing\n") == 1
+    assert not [n for n in ast.walk(ast.parse(ported)) if isinstance(n, (ast.Import, ast.ImportFrom))
+                and any(a.name.startswith("torch") or (getattr(n, "module", None) or "").startswith("torch")
+                        for a in n.names)]
+    assert any("torch.nn.functional in an annotation -> typing.Any" in note for note in migration.notes)
+    namespace: dict[str, object] = {}
+    exec(compile(ported, "resize.py", "exec"), namespace)
+    resize, pick = namespace["Resize"], namespace["resize_mode"]
+    assert callable(resize) and callable(pick)
+    assert pick(resize()) == "bilinear" and pick(resize(mode="")) == "nearest"
+
+
+FALLBACK = textwrap.dedent("""\
+    import math
+    try:
+        from torch import _assert
+    except ImportError:
+        def _assert(condition: bool, message: str):
+            assert condition, message
+    try:
+        import torch.nn.functional as F
+        from torch.nn.functional import gelu as _fast_gelu  # noqa
+    except (ImportError, AttributeError):
+        _fast_gelu = None
+    finally:
+        READY = True
+    try:
+        from torch import _assert_async
+    except RuntimeError:
+        _assert_async = None
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+        HAS_BOARD = True
+    except ImportError:
+        HAS_BOARD = False
+
+
+    def board(folder):
+        return SummaryWriter(folder) if HAS_BOARD else None
+
+    HAS_SILU = "silu" in dir(F)
+    HAS_NOTHING = "no_such_function" in dir(F)
+    LACKS_SILU = "silu" not in dir(F)
+
+
+    def checked_sqrt(x: float) -> float:
+        _assert(x >= 0, "negative")
+        return math.sqrt(x)
+""")
+
+
+def test_a_fallback_for_a_failed_torch_import_is_what_the_port_runs() -> None:
+    """`try: from torch import f` / `except ImportError: def f(...)`: without torch the import fails, so the port
+    runs the handler (and any `finally`) where the try held only torch imports that went; a handler that does not
+    catch a failed import keeps its try."""
+    ported = _port(FALLBACK)
+    assert ported.startswith("import math\ndef _assert(condition: bool, message: str):\n    assert condition, message\n")
+    assert "_fast_gelu = None\nREADY = True\n" in ported
+    assert "try:\n    pass\nexcept RuntimeError:\n    _assert_async = None\nHAS_BOARD = False\n" in ported
+    assert "HAS_SILU = True\nHAS_NOTHING = False\nLACKS_SILU = False\n" in ported
+    assert "torch" not in ported
+    namespace: dict[str, object] = {}
+    exec(compile(ported, "checked.py", "exec"), namespace)
+    checked = namespace["checked_sqrt"]
+    assert callable(checked) and checked(4.0) == 2.0 and namespace["_fast_gelu"] is None
+    board = namespace["board"]
+    assert callable(board) and board("runs") is None  # as torch's code runs where tensorboard is missing
+    with pytest.raises(AssertionError, match="negative"):
+        checked(-1.0)
+
+
+QUERIES = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    def autocast_on(device: str = "cuda") -> bool:
+        return torch.is_autocast_enabled(device)
+
+
+    ACTIVATIONS = dict(leaky=F.leaky_relu, relu=F.relu)
+
+
+    def build(width: int, compiled: bool = False):
+        layer = nn.Sequential(nn.Linear(width, width), nn.ReLU())
+        if compiled:
+            layer = torch.jit.script(layer)
+        return layer
+""")
+
+
+def test_torch_queries_values_and_compilation_need_no_torch() -> None:
+    """A query with arguments that run nothing is its fixed value; a function passed as a value whose MindSpore
+    form has other defaults is a partial with torch's; torch.jit.script(m) computes what m computes: m."""
+    ported = _port(QUERIES)
+    assert "def autocast_on(device: str = \"cuda\") -> bool:\n    return False\n" in ported
+    assert "leaky=functools.partial(mindspore.ops.leaky_relu, alpha=0.01)" in ported
+    assert "    if compiled:\n        pass\n    return layer\n" in ported  # `layer = layer` is no statement
+    assert "torch" not in ported.replace("mindspore", "")
+
+
+DEAD = textwrap.dedent("""\
+    import torch
+
+
+    def default_device(device=None):
+        if device is not None:
+            return str(device)
+        if hasattr(torch, "no_such_query"):
+            found = torch.no_such_query()
+            return found.type
+        return "cpu"
+""")
+
+
+def test_a_branch_only_a_missing_torch_name_takes_goes() -> None:
+    """`if hasattr(torch, "x"):` answered False (no else): the branch never runs, and its torch uses go with it."""
+    ported = _port(DEAD)
+    assert "        return str(device)\n    pass\n    return \"cpu\"\n" in ported
+    assert "torch" not in ported
+    namespace: dict[str, object] = {}
+    exec(compile(ported, "device.py", "exec"), namespace)
+    pick = namespace["default_device"]
+    assert callable(pick) and pick() == "cpu" and pick("meta") == "meta"

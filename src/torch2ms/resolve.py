@@ -821,6 +821,10 @@ class Resolver:
                     self._report_partial(first.name, node, args)
                     if len(node.args) > 1:
                         return V_OTHER  # a later call's positional arguments bind after these: not the class's
+                    if node.keywords and not first.name.rpartition(".")[2][:1].isupper():
+                        # partial(nn.init.normal_, std=0.02) held and called later: that call is not the whole
+                        # call of the function (its keywords are bound here); the partial is rewritten where it is
+                        return V_OTHER
                 if first.kind in (SYMBOL, USERCLASS, SYM):
                     return first
             return V_OTHER

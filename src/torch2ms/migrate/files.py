@@ -37,7 +37,7 @@ from ..limits import LimitExceeded
 from ..mappings import load_table
 from ..project_graph import module_classes
 from .pipeline import MigrateError, Migration, Options, existing_cells, migrate_text
-from . import support as support_module
+from . import star_imports, support as support_module
 from .provenance import write_beside
 
 
@@ -203,8 +203,10 @@ def migrate_paths(paths: Sequence[str], options: Options, out: str | None = None
         items = [(outcomes[i].source, scope) for i, (scope, _) in zip(order, scans)]
         known = {position: cells for position, (_, cells) in enumerate(scans)}
         cells_of = module_classes(items, list(paths), known)
-        work = [(texts[index][0], outcomes[index].source, options, cells_of.get(position, set()))
-                for position, index in enumerate(order)]
+        starred = star_imports.explicit_imports([(outcomes[i].source, texts[i][0]) for i in order], load_table().roots,
+                                                [p for p in paths if os.path.isdir(p)])
+        work = [(texts[index][0], outcomes[index].source, options, cells_of.get(position, set()),
+                 starred.get(position, {})) for position, index in enumerate(order)]
         _write_all(outcomes, order, texts, _lazy(pool, _migrate_one, work), cells_of, out, write, on_each)
         if write and any(o.written and o.migration is not None and o.migration.support for o in outcomes):
             _write_support(paths, out, options, support)  # before the maps, which read the layers it defines
@@ -267,16 +269,17 @@ def _write_all(outcomes: list[FileOutcome], order: list[int], texts: dict[int, t
             outcome.error = str(exc)
 
 
-Work = tuple[str, str, Options, set[str]]  # (text, path, options, the file's classes that become Cells)
+# (text, path, options, the file's classes that become Cells, the imports its star imports bring: star_imports)
+Work = tuple[str, str, Options, set[str], dict[int, tuple[str, ...]]]
 
 
 def _migrate_one(item: Work) -> tuple[Migration | None, str | None]:
     """One file's migration within the per-file limits: (migration, None) or (None, the error naming the file).
     A failure of the migration itself (a bug) is this file's error too: the other files go on."""
-    text, path, options, cells = item
+    text, path, options, cells, star = item
     try:
         with options.limits.applied() if options.limits is not None else contextlib.nullcontext():
-            return migrate_text(text, path, options, cells, load_table()), None
+            return migrate_text(text, path, options, cells, load_table(), star), None
     except MigrateError as exc:
         return None, str(exc)
     except (LimitExceeded, MemoryError) as exc:

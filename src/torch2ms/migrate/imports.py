@@ -82,6 +82,108 @@ class _Remove(cst.CSTTransformer):
             return updated_node.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
         return updated_node
 
+    def leave_Try(self, original_node: cst.Try, updated_node: cst.Try
+                  ) -> cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement]:
+        """A ``try`` that begins with torch imports that went (`_with_fallback`): without torch the first import
+        fails, so the port runs what the handler of the failed import runs (``except ImportError: def
+        fallback(...)``, ``HAS_X = False``), and the ``finally`` block; the rest of the ``try`` block and its
+        ``else`` block, run only when the import succeeds, go."""
+        first = _statements(original_node.body)[0]
+        aliases = [a for small in (first.body if isinstance(first, cst.SimpleStatementLine) else ())
+                   if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar)
+                   for a in small.names]
+        if not aliases or not all(id(a) in self.gone for a in aliases):
+            return updated_node
+        handler = next((h for h in updated_node.handlers if _catches_import_error(h)), None)
+        if handler is None:
+            return updated_node
+        body = [*_statements(handler.body), *(_statements(updated_node.finalbody.body)
+                                              if updated_node.finalbody is not None else [])]
+        body[0] = body[0].with_changes(leading_lines=updated_node.leading_lines)
+        return cst.FlattenSentinel(body)
+
+
+def _with_fallback(module: cst.Module, roots: frozenset[str]) -> set[int]:
+    """The ids of the names imported from `roots` in a ``try`` block that the handler of a failed import
+    serves: those of the block's first statement, when it imports only from `roots` (without torch it fails, and
+    nothing after it in the block runs), and any the handler binds too (``try: from torch import f`` / ``except
+    ImportError: def f(...)``). The handler's bindings are the ones the code uses, so the imports go even where
+    code refers to their names."""
+    found: set[int] = set()
+    for node in _compound(module):
+        if not isinstance(node, cst.Try):
+            continue
+        handlers = [h for h in node.handlers if _catches_import_error(h)]
+        if not handlers:
+            continue
+        bound = _bound_by(_statements(handlers[0].body))
+        for index, statement in enumerate(_statements(node.body)):
+            smalls = statement.body if isinstance(statement, cst.SimpleStatementLine) else ()
+            imports = [small for small in smalls if isinstance(small, (cst.Import, cst.ImportFrom))
+                       and not isinstance(small.names, cst.ImportStar)]
+            pairs = [(a, small) for small in imports if not isinstance(small.names, cst.ImportStar)
+                     for a in small.names]
+            ours = [(a, small) for a, small in pairs if _module_of(small, a).split(".")[0] in roots]
+            if index == 0 and ours and len(ours) == len(pairs) == sum(1 for _ in smalls):
+                found.update(id(a) for a, _ in ours)  # the first import fails: the handler runs
+            else:
+                found.update(id(a) for a, small in ours
+                             if _alias_names(a, isinstance(small, cst.ImportFrom)) <= bound)
+    return found
+
+
+def _compound(module: cst.Module) -> list[cst.CSTNode]:
+    """Every compound statement of `module`, at any depth (statements and their blocks only)."""
+    found: list[cst.CSTNode] = []
+    todo: list[cst.CSTNode] = list(module.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            continue
+        found.append(node)
+        for name in (*_BLOCK_FIELDS, "body"):
+            value = getattr(node, name, None)
+            if isinstance(value, cst.CSTNode):
+                todo.append(value)
+            elif isinstance(value, (list, tuple)):
+                todo.extend(v for v in value if isinstance(v, cst.CSTNode))
+    return found
+
+
+def _bound_by(statements: list[cst.BaseStatement]) -> set[str]:
+    """The names statements of a block bind at their own level (definitions, assignments, imports)."""
+    names: set[str] = set()
+    for statement in statements:
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            names.add(statement.name.value)
+        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.Assign):
+                names.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
+            elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                names.add(small.target.value)
+            elif isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
+                for alias in small.names:
+                    names.update(_alias_names(alias, isinstance(small, cst.ImportFrom)))
+    return names
+
+
+_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+
+
+def _catches_import_error(handler: cst.ExceptHandler) -> bool:
+    """Whether the handler runs when an import fails (bare, ImportError and its bases or subclass)."""
+    if handler.type is None:
+        return True
+    kinds = [e.value for e in handler.type.elements] if isinstance(handler.type, cst.Tuple) else [handler.type]
+    return any(isinstance(k, cst.Name) and k.value in _IMPORT_ERRORS for k in kinds)
+
+
+def _statements(block: cst.BaseSuite) -> list[cst.BaseStatement]:
+    if isinstance(block, cst.IndentedBlock):
+        return list(block.body)
+    assert isinstance(block, cst.SimpleStatementSuite)
+    return [cst.SimpleStatementLine(body=list(block.body))]
+
 
 def remove_unused(module: cst.Module, roots: frozenset[str], text: str | None = None) -> tuple[cst.Module, list[str]]:
     """`module` without the imports of `roots` (torch, torchvision, ...) that no code refers to. `text`: the
@@ -107,12 +209,13 @@ def _remove_unused(module: cst.Module, roots: frozenset[str], text: str | None) 
                     referenced[key] = referenced.get(key, False) or bool(assignment.references)
     gone: set[int] = set()
     touched: set[int] = set()  # the import statements that lose a name
+    replaced = _with_fallback(module, roots)
     for node in _imports(module):
         for alias in node.names if not isinstance(node.names, cst.ImportStar) else ():
             if _module_of(node, alias).split(".")[0] not in roots:
                 continue
             names = _alias_names(alias, isinstance(node, cst.ImportFrom))
-            if not any(referenced.get((id(node), name), not unread) for name in names):
+            if id(alias) in replaced or not any(referenced.get((id(node), name), not unread) for name in names):
                 gone.add(id(alias))
                 touched.add(id(node))
     if not gone:

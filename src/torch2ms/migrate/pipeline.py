@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import gc
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
@@ -28,7 +28,7 @@ from ..model import Diagnostic, FileResult
 from ..resolve import resolve_module
 from ..source import SourceText
 from .. import leftover, scopes
-from . import data_loaders, imports, probes, support, training, transform
+from . import data_loaders, imports, plain_types, probes, star_imports, support, training, transform
 
 
 class MigrateError(Exception):
@@ -104,9 +104,12 @@ FULL_COLLECTION_EVERY = 1_000_000  # collections of the middle generation betwee
 
 
 def migrate_text(text: str, path: str = "<string>", options: Options | None = None,
-                 cells: set[str] | None = None, table: MappingTable | None = None) -> Migration:
+                 cells: set[str] | None = None, table: MappingTable | None = None,
+                 star: Mapping[int, tuple[str, ...]] | None = None) -> Migration:
     """Migrate one file's text. `cells`: its classes that become Cells (from the whole tree, see
-    `torch2ms.project_graph.module_classes`); by default those this file alone shows.
+    `torch2ms.project_graph.module_classes`); by default those this file alone shows. `star`: the torch imports
+    the file's star imports bring from other files of the tree, by the star import's line
+    (`star_imports.explicit_imports`), written out before the migration.
     Raises MigrateError when the file cannot be analysed or the result would not parse.
 
     The collector's full passes (the oldest generation) wait meanwhile: the syntax trees of a large file
@@ -116,15 +119,20 @@ def migrate_text(text: str, path: str = "<string>", options: Options | None = No
     first, second, third = gc.get_threshold()
     gc.set_threshold(first, second, max(third, FULL_COLLECTION_EVERY))
     try:
-        return _migrate_text(text, path, options, cells, table)
+        return _migrate_text(text, path, options, cells, table, star or {})
     finally:
         gc.set_threshold(first, second, third)
 
 
 def _migrate_text(text: str, path: str, options: Options | None, cells: set[str] | None,
-                  table: MappingTable | None) -> Migration:
+                  table: MappingTable | None, star: Mapping[int, tuple[str, ...]]) -> Migration:
     options = options or Options()
     original = text
+    if star:
+        try:
+            text = star_imports.insert(text, star)
+        except (SyntaxError, ValueError):
+            pass  # the scan below names what does not parse
     config = options.config
     table = table or load_table()
     before = scan_source(text, path, config, table)
@@ -176,6 +184,8 @@ def _migrate_text(text: str, path: str, options: Options | None, cells: set[str]
         text2, called = support.functions(outcome.text, table, config.version, config.device, options.support)
         text2, adapted = support.adapt(text2, original, table, config.version, config.device, options.support)
         adapted = called + adapted
+        # torch names left in annotations (no MindSpore type for them): plain typing, so no import stays for them
+        text2, typed = plain_types.plain_annotations(text2, table.roots)
         # 3. forward -> construct in every class that becomes a Cell
         classes = transform.Cells(cells, root)
         text3 = classes.rewrite(text2)
@@ -184,6 +194,8 @@ def _migrate_text(text: str, path: str, options: Options | None, cells: set[str]
         module, _ = imports.ensure_root_import(module, root)
         if adapted or sites.support:
             module = imports.ensure_module_import(module, options.support)
+        if typed:
+            module = imports.ensure_module_import(module, plain_types.TYPING)
         for name in sorted(sites.imports):
             # the module's names are text3's and those of the import of `root`: a name text3 never spells is not
             # referred to, and no walk of the module is needed to know it
@@ -198,10 +210,10 @@ def _migrate_text(text: str, path: str, options: Options | None, cells: set[str]
         raise MigrateError(f"{path}: the migrated text does not parse ({exc.msg}); nothing written") from None
     after = _with_left_torch(scan_source(new, path, config, table), new, table.roots, config)
     rewritten = loaders.count + steps.count + len(probed.done) + len(held) + sites.count + len(outcome.applied) \
-        + classes.count + len(adapted)
+        + classes.count + len(adapted) + len(typed)
     return Migration(path, original, new, len(before.diagnostics), rewritten, after, root, removed,
                      loaders.done + loaders.left + steps.done + steps.left + probed.done + sites.done + adapted
-                     + classes.done, tuple(before.diagnostics), loaders.left + steps.left, bool(adapted) or sites.support)
+                     + typed + classes.done, tuple(before.diagnostics), loaders.left + steps.left, bool(adapted) or sites.support)
 
 
 def torch_references(text: str, roots: Collection[str] = ("torch",)) -> list[tuple[int, int, str]]:

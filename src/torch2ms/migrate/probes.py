@@ -5,7 +5,10 @@ MindSpore target, or a rewrite such as ``torch.jit.is_scripting()`` -> ``False``
 
 - ``hasattr(M, "name")`` -> ``True`` or ``False``;
 - ``getattr(M, "name", default)`` -> the MindSpore target where it takes the same arguments (no parameter
-  facts), ``default`` where the name is not there; a name only a rewrite serves stays as it is (reported).
+  facts), ``default`` where the name is not there; a name only a rewrite serves stays as it is (reported);
+- ``"name" in dir(M)`` (``not in``) -> ``True`` or ``False``, as ``hasattr``;
+- ``if hasattr(M, "name"): ...`` (no ``else``) answered ``False``: the statement becomes ``pass`` (the branch never
+  runs, and its torch uses go with it).
 
 `M` is a torch module or class named through the file's module-level imports (``import torch.nn.functional
 as F``, ``from torch import nn``). Located on Python's own syntax tree and written as text edits."""
@@ -16,6 +19,7 @@ import ast
 from collections.abc import Collection
 
 from ..mappings import MappingTable
+from ..model import MappingEntry, Target
 from ..portcheck.names import dotted
 from ..source import SourceText
 
@@ -55,16 +59,28 @@ class Probes:
             return text
         source = SourceText(text)
         edits: list[tuple[int, int, str]] = []
+        answered: dict[int, str] = {}  # id of a probe's node -> its answer
         for node in ast.walk(tree):
-            if not isinstance(node, ast.Call):
+            if isinstance(node, ast.Call):
+                new = self._answer(node, aliases, source)
+            elif isinstance(node, ast.Compare):
+                new = self._listed(node, aliases)
+            else:
                 continue
-            new = self._answer(node, aliases, source)
             if new is not None and node.end_lineno is not None and node.end_col_offset is not None:
                 start = source.offset(node.lineno, source.char_col(node.lineno, node.col_offset))
                 end = source.offset(node.end_lineno, source.char_col(node.end_lineno, node.end_col_offset))
                 if all(end <= s or start >= e for s, e, _ in edits):  # an outer probe was answered first
                     edits.append((start, end, new))
+                    answered[id(node)] = new
                     self.done.append(f"{node.lineno}: feature probe {ast.unparse(node)} -> {new}")
+        for node in ast.walk(tree):  # a branch only a missing name takes never runs: it goes with its torch uses
+            if isinstance(node, ast.If) and not node.orelse and answered.get(id(node.test)) == "False" \
+                    and node.end_lineno is not None and node.end_col_offset is not None:
+                start = source.offset(node.lineno, source.char_col(node.lineno, node.col_offset))
+                end = source.offset(node.end_lineno, source.char_col(node.end_lineno, node.end_col_offset))
+                edits = [(s, e, t) for s, e, t in edits if e <= start or s >= end] + [(start, end, "pass")]
+                self.done.append(f"{node.lineno}: a branch taken only where torch has {ast.unparse(node.test)}: gone")
         for start, end, new in sorted(edits, reverse=True):
             text = text[:start] + new + text[end:]
         return text
@@ -83,12 +99,7 @@ class Probes:
         module = dotted(owner, aliases)
         if module is None:
             return None
-        api = f"{module}.{name.value}"
-        entry = self.table.lookup(api)
-        target = entry.target_for(self.version, self.device) if entry is not None else None
-        if target is not None and not target.api.startswith("mindspore."):
-            target = None
-        there = target is not None or (entry is not None and entry.rewrite is not None)
+        entry, target, there = self._there(module, name.value)
         if probe:
             return "True" if there else "False"
         if target is not None and not target.params and target.rewrite is None \
@@ -99,3 +110,26 @@ class Probes:
             text = ast.get_source_segment(source.text, default) or ast.unparse(default)
             return text if isinstance(default, (ast.Constant, ast.Name, ast.Attribute)) else f"({text})"
         return None
+
+    def _there(self, module: str, name: str) -> tuple[MappingEntry | None, Target | None, bool]:
+        """The entry of `module.name`, its MindSpore target, and whether the port has the name."""
+        entry = self.table.lookup(f"{module}.{name}")
+        target = entry.target_for(self.version, self.device) if entry is not None else None
+        if target is not None and not target.api.startswith("mindspore."):
+            target = None
+        return entry, target, target is not None or (entry is not None and entry.rewrite is not None)
+
+    def _listed(self, node: ast.Compare, aliases: dict[str, str]) -> str | None:
+        """``"name" in dir(M)`` (or ``not in``): whether the port has the name, as ``hasattr``."""
+        if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.In, ast.NotIn)):
+            return None
+        name, listing = node.left, node.comparators[0]
+        if not isinstance(name, ast.Constant) or not isinstance(name.value, str) \
+                or not isinstance(listing, ast.Call) or not isinstance(listing.func, ast.Name) \
+                or listing.func.id != "dir" or len(listing.args) != 1 or listing.keywords:
+            return None
+        module = dotted(listing.args[0], aliases)
+        if module is None:
+            return None
+        there = self._there(module, name.value)[2]
+        return "True" if there != isinstance(node.ops[0], ast.NotIn) else "False"

@@ -35,6 +35,7 @@ from collections.abc import Collection, Sequence
 from typing import assert_never
 
 import libcst as cst
+import libcst.matchers as m
 from libcst.metadata import CodeRange, PositionProvider
 
 from ..mappings import MappingTable
@@ -70,6 +71,33 @@ def _simple_reference(node: cst.BaseExpression) -> bool:
     while isinstance(node, cst.Attribute):
         node = node.value
     return isinstance(node, cst.Name)
+
+
+SETITEM = ("operator", "setitem")  # item assignment as an expression
+
+
+def _part_key(node: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The key of ``p[a:b, i]`` as an expression (``(slice(a, b), i)``) where ``p`` is a name or attribute chain
+    and the indices call nothing (they are evaluated more than once); else None."""
+    if not isinstance(node, cst.Subscript) or not _simple_reference(node.value) or not node.slice \
+            or any(m.findall(e, m.Call() | m.Await() | m.Yield() | m.NamedExpr()) for e in node.slice):
+        return None
+    parts: list[cst.BaseExpression] = []
+    for element in node.slice:
+        index = element.slice
+        if isinstance(index, cst.Index):
+            if index.star is not None:
+                return None
+            parts.append(index.value)
+        elif isinstance(index, cst.Slice):
+            bounds: list[cst.BaseExpression] = [b if b is not None else cst.Name("None")
+                                                 for b in (index.lower, index.upper, index.step)]
+            parts.append(cst.Call(func=cst.Name("slice"), args=_clean_args([cst.Arg(b) for b in bounds])))
+        else:
+            return None
+    if len(parts) == 1:
+        return parts[0]
+    return cst.Tuple([cst.Element(p) for p in parts])
 
 
 def _literal(value: object) -> cst.BaseExpression:
@@ -222,6 +250,8 @@ class CallSites(_Rewriter):
                 positional = _positional(node.args)
                 return positional[0].value if positional else None
             if structure is not None and rule is StructureRule.INITIALIZER:
+                if len(call.args) == len(node.args) - 1:  # partial(nn.init.f, a=..): the function as a value
+                    return self._initializer_value(structure, node)
                 return self._initializer(structure, node)
             return self._support(call, node) or self._flag_by_keyword(call, node)
         if call.kind != CallKind.METHOD or not isinstance(node.func, cst.Attribute):
@@ -320,9 +350,12 @@ class CallSites(_Rewriter):
         if any(a.star for a in node.args):
             return None
         positional = _positional(node.args)
-        if not positional or not _simple_reference(positional[0].value):
+        if not positional:
             return None
         tensor = positional[0].value
+        key = _part_key(tensor)
+        if not _simple_reference(tensor) and key is None:
+            return None
         if any(a.keyword is not None and a.keyword.value == "tensor" for a in node.args):
             return None
         passed: dict[str, cst.BaseExpression] = {}
@@ -340,19 +373,50 @@ class CallSites(_Rewriter):
                 passed[arg.keyword.value] = arg.value
         keywords = []
         for torch_name, ms_name, default in params:
-            value = passed.get(torch_name)
-            if value is None:
+            given = passed.get(torch_name)
+            if given is None:
                 if default is None:
                     return None
-                value = _literal(default)
-            keywords.append(cst.Arg(value, keyword=cst.Name(ms_name),
+                given = _literal(default)
+            keywords.append(cst.Arg(given, keyword=cst.Name(ms_name),
                                     equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
         module = str(rule.arg("module"))
-        init = cst.Call(func=dotted(self.root, f"{module}.{rule.arg('cls')}"), args=_clean_args(keywords))
-        value = cst.Call(func=dotted(self.root, f"{module}.initializer"), args=_clean_args([
-            cst.Arg(init), cst.Arg(cst.Attribute(tensor, cst.Name("shape"))),
-            cst.Arg(cst.Attribute(tensor, cst.Name("dtype")))]))
+        form = rule.arg("value")
+        value: cst.BaseExpression
+        if isinstance(form, str):  # no initializer class draws these values: the value itself, as the form writes it
+            code = cst.Module([]).code_for_node
+            fields = {k.keyword.value: f"({code(k.value)})" for k in keywords if k.keyword is not None}
+            value = cst.parse_expression(form.format(root=self.root, tensor=code(tensor),
+                                                                         **fields))
+        else:
+            init = cst.Call(func=dotted(self.root, f"{module}.{rule.arg('cls')}"), args=_clean_args(keywords))
+            value = cst.Call(func=dotted(self.root, f"{module}.initializer"), args=_clean_args([
+                cst.Arg(init), cst.Arg(cst.Attribute(tensor, cst.Name("shape"))),
+                cst.Arg(cst.Attribute(tensor, cst.Name("dtype")))]))
+        if key is not None and isinstance(tensor, cst.Subscript):
+            # a part of a parameter (``nn.init.ones_(b[n // 2:])``): MindSpore writes it by item assignment, an
+            # expression as torch's call is: operator.setitem(b, slice(n // 2, None), the values)
+            if not isinstance(form, str):
+                value = cst.Call(func=cst.Attribute(value, cst.Name("init_data")), args=[])
+            self.imports.add(SETITEM[0])
+            return cst.Call(func=cst.Attribute(cst.Name(SETITEM[0]), cst.Name(SETITEM[1])),
+                            args=_clean_args([cst.Arg(tensor.value), cst.Arg(key), cst.Arg(value)]))
         return cst.Call(func=cst.Attribute(tensor, cst.Name("set_data")), args=[cst.Arg(value)])
+
+    def _initializer_value(self, rule: Structure, node: cst.Call) -> cst.BaseExpression | None:
+        """``partial(nn.init.kaiming_uniform_, a=math.sqrt(5))``, called later with the tensor: a function of the
+        tensor that writes the initializer on it (``lambda tensor: tensor.set_data(...)``). Arguments bound by
+        position (they would bind the tensor) are left to the finding."""
+        if len(_positional(node.args)) != 1 or any(a.star for a in node.args):
+            return None
+        name = "tensor"
+        while name in self.used:  # the lambda's parameter must not hide a name its arguments read
+            name += "_"
+        tensor = cst.Name(name)
+        applied = self._initializer(rule, cst.Call(func=node.args[0].value, args=[cst.Arg(tensor), *node.args[1:]]))
+        if applied is None:
+            return None
+        return cst.Lambda(params=cst.Parameters(params=[cst.Param(tensor)]), body=applied)
 
     def _flag_by_keyword(self, call: ApiCall, node: cst.Call) -> cst.BaseExpression | None:
         """``nn.ReLU(True)``: the last positional argument is a parameter MindSpore drops; passed by keyword,
@@ -434,15 +498,17 @@ class CallSites(_Rewriter):
     def _class_value(self, original: cst.Attribute, node: cst.Attribute) -> cst.BaseExpression:
         """``act_layer=nn.GELU`` (a layer class as a value, called later with the caller's arguments) whose
         form for the device needs keywords for torch's defaults: ``functools.partial(mindspore.nn.GELU,
-        approximate=False)``, written where the class is written. In an annotation or a comparison it is the class."""
+        approximate=False)``, written where the class is written. In an annotation or a comparison it is the class.
+        A function as a value the same way (``fn=F.leaky_relu`` -> ``functools.partial(mindspore.ops.leaky_relu,
+        alpha=0.01)``)."""
         if id(original) in self.bases:
             return node
         for call in self._calls(original):
             entry = self.table.lookup(call.api) if call.kind in _NAMED else None
             target = entry.target_for(self.version, self.device) if entry is not None else None
-            if target is None or not call.api.rpartition(".")[2][:1].isupper() or _is_member(target.api) \
-                    or not target.api.startswith("mindspore."):
-                continue
+            if target is None or _is_member(target.api) or not target.api.startswith("mindspore.") \
+                    or not call.api.rpartition(".")[2][:1].isupper() and (self.annotations or _is_member(call.api)):
+                continue  # a class, or a function as a value (``leaky_relu=F.leaky_relu``), never a method
             keywords = [text for text in map(default_keyword, target.params) if text is not None]
             module, function = PARTIAL
             if not keywords or module in self.used and not self.annotations:

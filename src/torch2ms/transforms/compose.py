@@ -36,8 +36,8 @@ torch.nn.functional.relu, torch.Tensor.zero_, torch.Tensor.normal_, torch.round,
 torch.scatter_add, torch.Tensor.scatter_add, torch.get_default_dtype, torch.nn.functional.soft_margin_loss,
 torch.nn.Unfold, torch.nn.SoftMarginLoss, torch.nn.InstanceNorm1d, torch.nn.InstanceNorm2d, torch.nn.InstanceNorm3d,
 torch.cartesian_prod, torch.nn.functional.scaled_dot_product_attention, torch.linspace, torch.finfo, torch.iinfo,
-torch.nn.functional.rms_norm, torch.rms_norm, torch.nn.functional.batch_norm, torch.hub.load_state_dict_from_url
-and torch.utils.model_zoo.load_url."""
+torch.nn.functional.rms_norm, torch.rms_norm, torch.nn.functional.batch_norm, torch.hub.load_state_dict_from_url,
+torch.utils.model_zoo.load_url and torch.nn.init._calculate_fan_in_and_fan_out."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """`torch.jit.is_scripting()` -> `False`: a query about torch's own machinery whose answer is one fixed
-Python value in MindSpore code (the tables' `value`, a literal), written in place of the call.
+Python value in MindSpore code (the tables' `value`, a literal), written in place of the call; arguments that
+run nothing (names, attributes, literals) go with it, a call passing any other is left to its finding.
 
 Used by torch.jit.is_scripting, torch.jit.is_tracing, torch.compiler.is_exporting, torch.is_autocast_enabled and
 torch.is_autocast_cpu_enabled (torch's mixed precision is never on in MindSpore code)."""
@@ -10,6 +11,7 @@ import ast
 
 from ..model import CallKind, Edit, Fix
 from .base import Context, Pass, Transform, register
+from .edits import pure_text
 
 
 @register
@@ -24,6 +26,7 @@ class PythonValue(Transform):
             ast.literal_eval(value)
         except (ValueError, SyntaxError):
             return None  # the tables' test names a value that is not a literal
-        if ctx.call.kind is not CallKind.CALL or ctx.call.args:
+        # arguments that run nothing (``torch.is_autocast_enabled(device)``) go with the call
+        if ctx.call.kind is not CallKind.CALL or any(a.starred or not pure_text(ctx.src, a) for a in ctx.call.args):
             return None
         return Fix(title=f"Write its value in MindSpore code: {value}", edits=(Edit(ctx.call.span, value),), safe=True)
