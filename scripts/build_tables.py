@@ -1433,9 +1433,13 @@ def add_rewrites(entries: dict[str, dict[str, Any]]) -> None:
         if item["api"] not in entries:
             raise SystemExit(f"{REWRITES.name}: {item['api']} is not an entry of the tables")
         entry = entries[item["api"]]
-        for example in item.get("examples", ()):  # the transform's own examples (once)
-            if all(e["torch"] != example["torch"] for e in entry.get("examples", ())):
-                entry.setdefault("examples", []).append(example)
+        for example in item.get("examples", ()):  # the transform's own examples (once): what it writes for a
+            examples = entry.setdefault("examples", [])  # torch text an example already has replaces that one
+            same = [k for k, e in enumerate(examples) if e["torch"] == example["torch"]]
+            if same:
+                examples[same[0]] = example
+            else:
+                examples.append(example)
         if "target" not in item:
             entry["rewrite"] = item["rewrite"]
             continue
