@@ -91,6 +91,10 @@ def test_composed_ops_give_torchs_results_on_cpu(tmp_path: Path) -> None:
             picked = torch.index_fill(torch.tensor(EMB), 1, torch.tensor([0, 3]), -1.0)
             return tall, square, cube, picked, torch.tensor(EMB).index_fill(2, keep, 9.0)
 
+        def case_legacy_types():
+            x = torch.tensor(FEAT[0, 0] * 10)
+            return x.type(torch.LongTensor), x.type(torch.DoubleTensor) / 3, x.type(torch.IntTensor) % 2
+
         def case_resize():
             feat = torch.tensor(FEAT)
             return (F.interpolate(feat, size=(7, 3), mode="bilinear"),
@@ -119,3 +123,13 @@ def test_a_method_form_keeps_its_receiver_so_a_torch_call_in_it_is_fixed_beside_
     assert "mindspore.tensor(rows).index_fill(1, index.astype(mindspore.int32), 0.0)" in out  # once, not per round
     assert "(lambda __self: (mindspore.ops.diag_embed(__self, 0) if __self.ndim == 1 else " \
            "mindspore.ops.diagonal(__self, 0)))(mindspore.mint.ones((2, 3)))" in out
+
+
+def test_a_legacy_tensor_class_read_as_a_value_is_its_dtype_by_an_unsafe_fix() -> None:
+    from torch2ms.config import Config
+    from torch2ms.fix import fix_text
+
+    source = "import torch\n\nlabels = torch.zeros(3)\nkind = torch.ShortTensor\nout = labels.type(kind)\n"
+    assert fix_text(source, "prog.py", Config(device="cpu")).text.count("torch.ShortTensor") == 1  # safe only
+    fixed = fix_text(source, "prog.py", Config(device="cpu"), unsafe=True).text
+    assert "kind = mindspore.int16\n" in fixed and "import torch" not in fixed
