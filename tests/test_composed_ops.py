@@ -95,6 +95,16 @@ def test_composed_ops_give_torchs_results_on_cpu(tmp_path: Path) -> None:
             x = torch.tensor(FEAT[0, 0] * 10)
             return x.type(torch.LongTensor), x.type(torch.DoubleTensor) / 3, x.type(torch.IntTensor) % 2
 
+        def case_pretrained_tables():
+            ids = torch.tensor([[2, 0], [1, 2]])
+            frozen = nn.Embedding.from_pretrained(torch.tensor(EMB[0]))
+            tuned = nn.Embedding.from_pretrained(torch.tensor(EMB[1]) * 2, freeze=False)
+            return frozen(ids), tuned(ids)
+
+        def case_squeezed():
+            t = torch.tensor(FEAT[:1, :1])
+            return torch.squeeze(t), torch.squeeze(t, 1), torch.squeeze(torch.tensor(EMB[:1]))
+
         def case_resize():
             feat = torch.tensor(FEAT)
             return (F.interpolate(feat, size=(7, 3), mode="bilinear"),
@@ -109,6 +119,10 @@ def test_composed_ops_give_torchs_results_on_cpu(tmp_path: Path) -> None:
     """)
     assert "import torch" not in ported
     assert "mindspore.ops.interpolate(" in ported and "TripletMarginLoss" not in ported
+    assert "mindspore.ops.squeeze(t), mindspore.mint.squeeze(t, 1)" in ported  # mint's requires a dim
+    # the table's trainability as torch's freeze says (True by default)
+    assert "embedding_table=__e)))(mindspore.tensor(EMB[0]), True)" in ported
+    assert "embedding_table=__e)))((mindspore.tensor(EMB[1]) * 2), False)" in ported
     assert_same(ported, torch_side, ms_side)
 
 
