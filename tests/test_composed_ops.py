@@ -105,6 +105,11 @@ def test_composed_ops_give_torchs_results_on_cpu(tmp_path: Path) -> None:
             t = torch.tensor(FEAT[:1, :1])
             return torch.squeeze(t), torch.squeeze(t, 1), torch.squeeze(torch.tensor(EMB[:1]))
 
+        def case_distinct_values():
+            labels = torch.tensor(np.array([[4, 1, 4], [0, 9, 1]]))
+            scores = torch.tensor((EMB[0] * 4).round())
+            return torch.unique(labels), scores.unique(), torch.unique(scores[:0], sorted=True)
+
         def case_resize():
             feat = torch.tensor(FEAT)
             return (F.interpolate(feat, size=(7, 3), mode="bilinear"),
