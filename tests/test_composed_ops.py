@@ -103,7 +103,7 @@ def test_composed_ops_give_torchs_results_on_cpu(tmp_path: Path) -> None:
 
         def case_squeezed():
             t = torch.tensor(FEAT[:1, :1])
-            return torch.squeeze(t), torch.squeeze(t, 1), torch.squeeze(torch.tensor(EMB[:1]))
+            return torch.squeeze(t), torch.squeeze(t, 1), torch.squeeze(torch.tensor(EMB[:1])), t.squeeze(())
 
         def case_distinct_values():
             labels = torch.tensor(np.array([[4, 1, 4], [0, 9, 1]]))

@@ -40,8 +40,8 @@ torch.cartesian_prod, torch.nn.functional.scaled_dot_product_attention, torch.li
 torch.nn.functional.rms_norm, torch.rms_norm, torch.nn.functional.batch_norm, torch.hub.load_state_dict_from_url,
 torch.utils.model_zoo.load_url, torch.nn.TripletMarginLoss, torch.nn.functional.triplet_margin_loss, torch.diag,
 torch.Tensor.diag, torch.Tensor.fill_diagonal_, torch.index_fill, torch.Tensor.index_fill, torch.Tensor.index_fill_,
-torch.nn.functional.interpolate, torch.nn.Embedding.from_pretrained, torch.squeeze, torch.unique and
-torch.Tensor.unique."""
+torch.nn.functional.interpolate, torch.nn.Embedding.from_pretrained, torch.squeeze, torch.unique,
+torch.Tensor.unique and torch.Tensor.squeeze."""
 
 from __future__ import annotations
 
