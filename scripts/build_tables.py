@@ -41,6 +41,8 @@ The script needs torch and mindspore installed (the `verify` extra). It
 
 `--facts-only API...` applies the amendments of scripts/mapping_facts.yaml for the entries named (and their
 facts' positions) to the committed tables alone, for facts `torch2ms verify` found after the last full build.
+`--record-only API...` gives the targets of the entries named the devices and `verified` of the verification
+record alone (after `torch2ms verify --write-record API...`).
 
 The generated YAML is committed; the product reads only the YAML.
 """
@@ -1849,6 +1851,21 @@ def apply_fact_amendments(entries: dict[str, dict[str, Any]], path: Path = FACTS
             target["category"] = amendment["category"]
 
 
+def refresh_record(apis: list[str]) -> None:
+    """Give only the targets of the entries `apis` the devices, kernels and `verified` the verification record
+    says (after `torch2ms verify --write-record` re-verified them; nothing else is re-run)."""
+    def step(entries: dict[str, dict[str, Any]]) -> None:
+        missing = [api for api in apis if api not in entries]
+        if missing:
+            raise SystemExit(f"not entries of the tables: {', '.join(missing)}")
+        for api in apis:  # as a full build starts: no target verified before the record says so
+            for target in entries[api].get("ms", ()):
+                target.pop("verified", None)
+        annotate_devices([entries[api] for api in apis], read_verification())
+
+    refresh_committed(step, "devices")
+
+
 # The keys of a parameter fact that build steps after the amendments write (add_positions, add_keyword_moves).
 GIVEN_BY_STEPS = ("position", "default_from", "from_position", "by_keyword")
 
@@ -2106,6 +2123,9 @@ def main() -> None:
         return
     if len(sys.argv) > 2 and sys.argv[1] == "--facts-only":  # the amendments of the entries named
         refresh_facts(sys.argv[2:])
+        return
+    if len(sys.argv) > 2 and sys.argv[1] == "--record-only":  # the record's devices of the entries named
+        refresh_record(sys.argv[2:])
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("reference", type=Path, help="folder with the reference CSV files")

@@ -240,6 +240,25 @@ def test_a_rewrites_example_replaces_the_example_of_the_same_call(build: Any, mo
     assert [e["mindspore"] for e in entries["torch.w"]["examples"]] == [example["mindspore"], "mindspore.ops.w(b, 1)"]
 
 
+def test_the_record_step_alone_marks_verified_only_what_passed_for_the_entries_named(
+        build: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace as Run
+
+    record = Run(entries={"torch.a": {"cpu": Run(forms=[Run(form="mindspore.ops.a", status="differs", runs=True)])},
+                          "torch.b": {"cpu": Run(forms=[Run(form="mindspore.ops.b", status="passed", runs=True)])}})
+    entries = {"torch.a": {"api": "torch.a", "ms": [{"api": "mindspore.ops.a", "devices": ["cpu"], "verified": ["cpu"]}]},
+               "torch.b": {"api": "torch.b", "ms": [{"api": "mindspore.ops.b", "devices": ["cpu"]}]},
+               "torch.c": {"api": "torch.c", "ms": [{"api": "mindspore.ops.c", "devices": ["cpu"], "verified": ["cpu"]}]}}
+    monkeypatch.setattr(build, "read_verification", lambda: record)
+    monkeypatch.setattr(build, "refresh_committed", lambda step, what: step(entries))
+    build.refresh_record(["torch.a", "torch.b"])
+    assert "verified" not in entries["torch.a"]["ms"][0]  # its cases now differ as stated
+    assert entries["torch.b"]["ms"][0]["verified"] == ["cpu"]
+    assert entries["torch.c"]["ms"][0]["verified"] == ["cpu"]  # not named: untouched
+    with pytest.raises(SystemExit, match="not entries of the tables: torch.d"):
+        build.refresh_record(["torch.d"])
+
+
 def test_exponent_floats_are_written_as_yaml_floats(build: Any) -> None:
     import yaml
 
