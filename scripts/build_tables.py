@@ -39,6 +39,11 @@ The script needs torch and mindspore installed (the `verify` extra). It
    parameters, read from the installed torch, and the facts written there): the torch-signature layer
    `torch2ms migrate` writes into its support module. `--adapters-only` does this step alone.
 
+`--facts-only API...` applies the amendments of scripts/mapping_facts.yaml for the entries named (and their
+facts' positions) to the committed tables alone, for facts `torch2ms verify` found after the last full build.
+`--record-only API...` gives the targets of the entries named the devices and `verified` of the verification
+record alone (after `torch2ms verify --write-record API...`).
+
 The generated YAML is committed; the product reads only the YAML.
 """
 
@@ -1468,9 +1473,13 @@ def add_rewrites(entries: dict[str, dict[str, Any]]) -> None:
         if item["api"] not in entries:
             raise SystemExit(f"{REWRITES.name}: {item['api']} is not an entry of the tables")
         entry = entries[item["api"]]
-        for example in item.get("examples", ()):  # the transform's own examples (once)
-            if all(e["torch"] != example["torch"] for e in entry.get("examples", ())):
-                entry.setdefault("examples", []).append(example)
+        for example in item.get("examples", ()):  # the transform's own examples (once): what it writes for a
+            examples = entry.setdefault("examples", [])  # torch text an example already has replaces that one
+            same = [k for k, e in enumerate(examples) if e["torch"] == example["torch"]]
+            if same:
+                examples[same[0]] = example
+            else:
+                examples.append(example)
         if "target" not in item:
             entry["rewrite"] = item["rewrite"]
             continue
@@ -1811,20 +1820,26 @@ RAISED = "the MindSpore code raised "
 FACTS = Path(__file__).resolve().parent / "mapping_facts.yaml"
 
 
-def apply_fact_amendments(entries: dict[str, dict[str, Any]], path: Path = FACTS) -> None:
+def apply_fact_amendments(entries: dict[str, dict[str, Any]], path: Path = FACTS, again: bool = False,
+                          only: set[str] | None = None) -> None:
     """Add the facts of scripts/mapping_facts.yaml to the targets they name (what `torch2ms verify`
     showed and the build cannot derive), remove facts a registered translation of the fix replaces,
     set categories, drop targets that are not forms of the API. An amendment that names an entry, a
-    target or a fact the tables lack is an error."""
+    target or a fact the tables lack is an error, unless `again` (the committed tables, which hold the
+    amendments already: a target dropped or replaced by a later step, a fact already removed)."""
     import yaml
 
     doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     for amendment in doc.get("facts", []):
         api = amendment["api"]
+        if only is not None and api not in only:
+            continue
         entry = entries.get(api)
         if entry is None:
             raise SystemExit(f"{path.name}: {api} is not an entry of the tables")
         target = next((t for t in entry.get("ms", ()) if t["api"] == amendment["target"]), None)
+        if target is None and again:
+            continue  # dropped, or replaced by a later step (an in-place method's copy form): the full build checks it
         if target is None:
             raise SystemExit(f"{path.name}: {api} has no target {amendment['target']}")
         entry.update(amendment.get("entry") or {})
@@ -1850,10 +1865,12 @@ def apply_fact_amendments(entries: dict[str, dict[str, Any]], path: Path = FACTS
         facts = target.setdefault("params", [])
         for gone in amendment.get("remove", ()):  # a fact matches when it has every key-value given
             kept = [f for f in facts if not all(f.get(k) == v for k, v in gone.items())]
-            if len(kept) == len(facts):
+            if len(kept) == len(facts) and not again:
                 raise SystemExit(f"{path.name}: {api} {target['api']} has no fact {gone}")
             facts[:] = kept
         for fact in amendment.get("params", ()):
+            if again and any(f == {**fact, **{k: v for k, v in f.items() if k in GIVEN_BY_STEPS}} for f in facts):
+                continue  # already there, with the keys later steps give it (its position)
             if fact not in facts:
                 facts.append(dict(fact))
         if not facts:
@@ -1867,6 +1884,39 @@ def apply_fact_amendments(entries: dict[str, dict[str, Any]], path: Path = FACTS
                 target["category"] = "diff_params"
         if "category" in amendment:
             target["category"] = amendment["category"]
+
+
+def refresh_record(apis: list[str]) -> None:
+    """Give only the targets of the entries `apis` the devices, kernels and `verified` the verification record
+    says (after `torch2ms verify --write-record` re-verified them; nothing else is re-run)."""
+    def step(entries: dict[str, dict[str, Any]]) -> None:
+        missing = [api for api in apis if api not in entries]
+        if missing:
+            raise SystemExit(f"not entries of the tables: {', '.join(missing)}")
+        for api in apis:  # as a full build starts: no target verified before the record says so
+            for target in entries[api].get("ms", ()):
+                target.pop("verified", None)
+        annotate_devices([entries[api] for api in apis], read_verification())
+
+    refresh_committed(step, "devices")
+
+
+# The keys of a parameter fact that build steps after the amendments write (add_positions, add_keyword_moves).
+GIVEN_BY_STEPS = ("position", "default_from", "from_position", "by_keyword")
+
+
+def refresh_facts(apis: list[str]) -> None:
+    """Apply only the amendments of scripts/mapping_facts.yaml for the entries `apis` to the committed tables,
+    and give those entries' facts their positions (nothing else is re-run, no other entry touched)."""
+    def step(entries: dict[str, dict[str, Any]]) -> None:
+        missing = [api for api in apis if api not in entries]
+        if missing:
+            raise SystemExit(f"not entries of the tables: {', '.join(missing)}")
+        chosen = {api: entries[api] for api in apis}
+        apply_fact_amendments(chosen, again=True, only=set(apis))
+        add_positions(chosen)
+
+    refresh_committed(step, "facts")
 
 
 def _is_inplace_api(api: str, entries: dict[str, dict[str, Any]]) -> bool:
@@ -2105,6 +2155,12 @@ def main() -> None:
              "--adapters-only": refresh_adapters, "--libraries-only": write_hand_libraries}
     if len(sys.argv) == 2 and sys.argv[1] in steps:
         steps[sys.argv[1]]()
+        return
+    if len(sys.argv) > 2 and sys.argv[1] == "--facts-only":  # the amendments of the entries named
+        refresh_facts(sys.argv[2:])
+        return
+    if len(sys.argv) > 2 and sys.argv[1] == "--record-only":  # the record's devices of the entries named
+        refresh_record(sys.argv[2:])
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("reference", type=Path, help="folder with the reference CSV files")

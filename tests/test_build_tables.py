@@ -202,6 +202,63 @@ def test_fact_amendments_add_remove_and_drop(build: Any, tmp_path: Path) -> None
         build.apply_fact_amendments(entries, path)
 
 
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
+def test_fact_amendments_applied_again_to_committed_tables_change_only_what_is_new(build: Any, tmp_path: Path) -> None:
+    path = tmp_path / "facts.yaml"
+    path.write_text(
+        "facts:\n"
+        "- api: torch.x\n  target: mindspore.ops.x\n  remove: [{kind: dropped, torch: out}]\n"
+        "  params: [{kind: renamed, torch: dim, ms: axis}, {kind: unsupported_inputs, covers: [empty], note: n}]\n"
+        "- api: torch.y\n  target: mindspore.ops.y\n  drop: true\n"
+        "- api: torch.z\n  target: mindspore.ops.z\n  params: [{kind: dropped, torch: out}]\n", encoding="utf-8")
+    # torch.x holds the renamed fact (with the position a later step gave it) and no longer the removed one;
+    # torch.y's target is gone already
+    entries = {"torch.x": {"api": "torch.x", "category": "diff_params",
+                           "ms": [{"api": "mindspore.ops.x", "params": [{"kind": "renamed", "torch": "dim", "ms": "axis",
+                                                                         "position": 1}]}]},
+               "torch.y": {"api": "torch.y", "category": "missing", "note": "use z", "effort": "manual"},
+               "torch.z": {"api": "torch.z", "category": "equivalent", "ms": [{"api": "mindspore.ops.z"}]}}
+    build.apply_fact_amendments(entries, path, again=True, only={"torch.x", "torch.y"})
+    assert entries["torch.x"]["ms"][0]["params"] == [
+        {"kind": "renamed", "torch": "dim", "ms": "axis", "position": 1},
+        {"kind": "unsupported_inputs", "covers": ["empty"], "note": "n"}]
+    assert entries["torch.y"]["category"] == "missing"
+    assert entries["torch.z"] == {"api": "torch.z", "category": "equivalent", "ms": [{"api": "mindspore.ops.z"}]}
+    with pytest.raises(SystemExit, match="has no fact"):  # the full build still checks every amendment
+        build.apply_fact_amendments({"torch.x": entries["torch.x"]}, path, only={"torch.x"})
+
+
+def test_a_rewrites_example_replaces_the_example_of_the_same_call(build: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    example = {"torch": "torch.w(a)", "mindspore": "(mindspore.ops.w(a) if a.ndim else a)"}
+    monkeypatch.setattr(build, "rewrite_facts", lambda: [
+        {"api": "torch.w", "rewrite": {"transform": "compose", "form": "x"}, "examples": [example]}])
+    entries = {"torch.w": {"api": "torch.w", "category": "equivalent", "ms": [{"api": "mindspore.ops.w"}],
+                           "examples": [{"torch": "torch.w(a)", "mindspore": "mindspore.ops.w(a)"},
+                                        {"torch": "torch.w(b, 1)", "mindspore": "mindspore.ops.w(b, 1)"}]}}
+    build.add_rewrites(entries)
+    assert [e["mindspore"] for e in entries["torch.w"]["examples"]] == [example["mindspore"], "mindspore.ops.w(b, 1)"]
+
+
+def test_the_record_step_alone_marks_verified_only_what_passed_for_the_entries_named(
+        build: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace as Run
+
+    record = Run(entries={"torch.a": {"cpu": Run(forms=[Run(form="mindspore.ops.a", status="differs", runs=True)])},
+                          "torch.b": {"cpu": Run(forms=[Run(form="mindspore.ops.b", status="passed", runs=True)])}})
+    entries = {"torch.a": {"api": "torch.a", "ms": [{"api": "mindspore.ops.a", "devices": ["cpu"], "verified": ["cpu"]}]},
+               "torch.b": {"api": "torch.b", "ms": [{"api": "mindspore.ops.b", "devices": ["cpu"]}]},
+               "torch.c": {"api": "torch.c", "ms": [{"api": "mindspore.ops.c", "devices": ["cpu"], "verified": ["cpu"]}]}}
+    monkeypatch.setattr(build, "read_verification", lambda: record)
+    monkeypatch.setattr(build, "refresh_committed", lambda step, what: step(entries))
+    build.refresh_record(["torch.a", "torch.b"])
+    assert "verified" not in entries["torch.a"]["ms"][0]  # its cases now differ as stated
+    assert entries["torch.b"]["ms"][0]["verified"] == ["cpu"]
+    assert entries["torch.c"]["ms"][0]["verified"] == ["cpu"]  # not named: untouched
+    with pytest.raises(SystemExit, match="not entries of the tables: torch.d"):
+        build.refresh_record(["torch.d"])
+
+
 def test_exponent_floats_are_written_as_yaml_floats(build: Any) -> None:
     import yaml
 

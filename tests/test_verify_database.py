@@ -51,6 +51,8 @@ def test_case_tags_name_the_source_dtype_keywords_and_shapes() -> None:
     assert case_tags("moduleinfo", "float64", [[Tensor("x0", (0, 3))]], {}) == \
         ["moduleinfo", "dtype=float64", "rank=2", "empty"]
     assert case_tags("opinfo", "float32", [x, Tensor("x1", (3,))], {}) == ["opinfo", "dtype=float32", "rank=2", "broadcast"]
+    assert case_tags("opinfo", "float32", [False, 4, True], {"dtype": 1}) == ["opinfo", "dtype=float32", "opt=dtype", "bool-arg"]
+    assert "bool-arg" not in case_tags("opinfo", "float32", [x, 1], {"keepdim": True})  # by keyword: opt=keepdim
     assert case_tags("opinfo", "float32", [Tensor("x0", ())], {}) == ["opinfo", "dtype=float32", "rank=0", "0-d"]
     # a matrix product's shapes differ without broadcasting
     assert case_tags("opinfo", "float32", [Tensor("x0", (5, 0)), Tensor("x1", (0, 5))], {}) == \

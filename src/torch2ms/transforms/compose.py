@@ -10,7 +10,8 @@ Arguments (``rewrite: {transform: compose, ...}``):
   them as Python binds it (a keyword they do not name, a ``*args`` or too many positional arguments: no fix);
 - `defaults`: the text written for a parameter the call leaves out (one without a default must be passed);
 - `when`: ``{param: value}``, the values the call must pass (or leave to a default equal to them), written as
-  literals, for the form to apply: ``{inplace: true}``;
+  literals, for the form to apply: ``{inplace: true}``; a list is the values of which the call must pass one
+  (``{mode: [linear, bilinear]}``);
 - `unless`: ``{param: value}``, a value for which the form does not apply (passed as that literal or left to a
   default equal to it; any other value, written or computed, takes the form): ``{decimals: 0}``;
 - `always`: the form applies even where the entry has a form for the device (whose result differs, e.g.
@@ -37,7 +38,10 @@ torch.scatter_add, torch.Tensor.scatter_add, torch.get_default_dtype, torch.nn.f
 torch.nn.Unfold, torch.nn.SoftMarginLoss, torch.nn.InstanceNorm1d, torch.nn.InstanceNorm2d, torch.nn.InstanceNorm3d,
 torch.cartesian_prod, torch.nn.functional.scaled_dot_product_attention, torch.linspace, torch.finfo, torch.iinfo,
 torch.nn.functional.rms_norm, torch.rms_norm, torch.nn.functional.batch_norm, torch.hub.load_state_dict_from_url,
-torch.utils.model_zoo.load_url and torch.nn.init._calculate_fan_in_and_fan_out."""
+torch.utils.model_zoo.load_url, torch.nn.init._calculate_fan_in_and_fan_out, torch.nn.TripletMarginLoss,
+torch.nn.functional.triplet_margin_loss, torch.diag, torch.Tensor.diag, torch.Tensor.fill_diagonal_, torch.index_fill,
+torch.Tensor.index_fill, torch.Tensor.index_fill_, torch.nn.functional.interpolate, torch.nn.Embedding.from_pretrained,
+torch.squeeze, torch.unique, torch.Tensor.unique and torch.Tensor.squeeze."""
 
 from __future__ import annotations
 
@@ -129,7 +133,8 @@ def composed(src: EditBuilder, call: ApiCall, ctx: Context) -> Fix | None | Pass
         if name not in texts:
             return PASS
         value = written_literal(texts[name])
-        if value is NOT_LITERAL or type(value) is not type(wanted) or value != wanted:
+        if value is NOT_LITERAL or not any(type(value) is type(one) and value == one
+                                           for one in (wanted if isinstance(wanted, tuple) else (wanted,))):
             return PASS  # another value (or one not written as a literal): the form does not apply
     for name, spared in ctx.arg("unless", ()):
         value = written_literal(texts[name]) if name in texts else NOT_LITERAL
@@ -148,10 +153,19 @@ def composed(src: EditBuilder, call: ApiCall, ctx: Context) -> Fix | None | Pass
     if once:  # evaluated once: `(lambda __x: <form with __x>)(<the argument>)`
         inner = form.format(**{**{name: _grouped(value, "**" in form) for name, value in texts.items()},
                                **{name: f"__{name}" for name in once}})
-        text = f"(lambda {', '.join(f'__{n}' for n in once)}: {inner})({', '.join(texts[n] for n in once)})"
+        text: str | None = f"(lambda {', '.join(f'__{n}' for n in once)}: {inner})({', '.join(texts[n] for n in once)})"
+    elif receiver is not None and form.startswith("{self}") and used.count("self") == 1:
+        # the receiver stays as it is written: a torch call in it is fixed beside this one, and the form is
+        # not written again on a receiver still typed as torch's in the next round
+        rest = form.format(**{name: _grouped(value, "**" in form) for name, value in texts.items()} | {"self": ""})
+        start = src.offset(call.span.start_line, call.span.start_col)
+        end = src.offset(call.span.end_line, call.span.end_col)
+        edits = src.replaced_call(src.span_of(start + receiver_length(src, call), end), rest)
+        text = None
     else:
         text = form.format(**{name: _grouped(value, "**" in form) for name, value in texts.items()})
-    edits = src.replaced_call(call.span, text)
+    if text is not None:
+        edits = src.replaced_call(call.span, text)
     if edits is None:
         return None
     if any(not src.name_visible(module.partition(".")[0], call.span) for module in ctx.arg("imports", ())):

@@ -201,18 +201,18 @@ def build_fix(call: ApiCall, diag: Diagnostic, entry: MappingEntry | None, targe
     Tensor method, the out-of-place target its update is computed with."""
     if diag.confidence is not Confidence.HIGH or call.confidence is not Confidence.HIGH:
         return None
-    if inplace_form is not None and call.kind is CallKind.METHOD and diag.code in ("TMS101", "TMS102", "TMS103"):
-        return _inplace_fix(src, call, inplace_form, is_inplace)
     ctxs = [(Context(src, call, diag, entry, target, rewrite), transform)
             for rewrite, transform in rewrites(entry, target)
             if diag.code in transform.codes and (target is not None or not transform.needs_target)]
-    for ctx, transform in ctxs:
+    for ctx, transform in ctxs:  # a rewrite the tables name for the whole call comes first, in place or not
         whole = transform.whole(ctx)
         if whole is not PASS:
             for other_ctx, other in ctxs:  # how the code reads the result still applies (fields as indexes)
                 if whole is not None and other is not transform:
                     whole = other.result(other_ctx, whole)
             return whole
+    if inplace_form is not None and call.kind is CallKind.METHOD and diag.code in ("TMS101", "TMS102", "TMS103"):
+        return _inplace_fix(src, call, inplace_form, is_inplace)
     if diag.code not in FIXABLE_CODES or entry is None or target is None:
         return None
     item = next((i for i in (t.result_item(c) for c, t in ctxs) if i is not None), None)

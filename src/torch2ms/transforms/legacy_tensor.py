@@ -2,7 +2,9 @@
 -> `mindspore.ops.zeros((2, 3), mindspore.float32)`: torch's legacy typed tensor classes, called with data (a
 list or tuple written out) or with sizes (int literals, or two or more arguments). The sizes form is torch's
 uninitialised memory, so zeros are one of its possible values. One argument that is neither (a name, which
-may hold either) is left with its finding. Arguments: `dtype`, the MindSpore dtype's name; `type_name`, what
+may hold either) is left with its finding. The class read as a value (`x.type(torch.LongTensor)`, where
+torch takes it for the tensor type) is the MindSpore dtype (unsafe: a value called later as a class would
+raise). Arguments: `dtype`, the MindSpore dtype's name; `type_name`, what
 `migrate` writes where the class names a type (`x: torch.LongTensor`).
 
 Used by torch.FloatTensor, torch.DoubleTensor, torch.LongTensor,
@@ -33,6 +35,9 @@ class LegacyTensor(Transform):
     def whole(self, ctx: Context) -> Fix | None | Pass:
         call, src = ctx.call, ctx.src
         dtype = f"mindspore.{ctx.arg('dtype')}"
+        if call.kind is CallKind.ATTRIBUTE:  # a value: what torch takes it for is a tensor type, `x.type(C)`
+            edits = src.replaced_call(call.span, dtype)
+            return Fix(title=f"Name MindSpore's {dtype}", edits=tuple(edits), safe=False) if edits else None
         if call.kind is not CallKind.CALL or not call.args or any(a.keyword is not None or a.starred for a in call.args):
             return None
         texts = [src.slice(a.span).strip() for a in call.args]

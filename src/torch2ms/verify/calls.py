@@ -93,7 +93,8 @@ def case_tags(source: str, dtype: str, values: list[Any], kwargs: dict[str, Any]
     """What a sample exercises, in the generator's tag words (facts' `covers` cite them): its source,
     its dtype, each keyword given (`opt=NAME`), the rank of its first tensor (`rank=2`: a layer's input
     without the batch dimension has one less than the batched one), `0-d` when a tensor is 0-d, `empty`
-    when one has no element, and `broadcast` when two tensors have different shapes that broadcast together."""
+    when one has no element, `broadcast` when two tensors have different shapes that broadcast together, and
+    `bool-arg` when a Python bool is passed by position (where torch may read it as a number: `arange(False, True)`)."""
     tags = [source, f"dtype={dtype}"] + [f"opt={k}" for k in kwargs]
     shapes = [t.shape for v in values for t in tensors_in(v)]
     if shapes:
@@ -104,6 +105,8 @@ def case_tags(source: str, dtype: str, values: list[Any], kwargs: dict[str, Any]
         tags.append("empty")
     if any(a != b and broadcastable(a, b) for a in shapes for b in shapes):
         tags.append("broadcast")
+    if any(type(v) is bool for v in values):
+        tags.append("bool-arg")
     return tags
 
 
