@@ -1,6 +1,6 @@
 """Print what `torch2ms migrate` of a whole installed package costs: timm (PyTorch Image Models), ~300 files.
 
-Usage: python benchmarks/timm_migrate.py [--jobs 2] [--timm DIR] [--out DIR] [--keep]
+Usage: python benchmarks/timm_migrate.py [--jobs 2] [--timm DIR] [--out DIR]
 
 Needs timm's sources (`pip install --no-deps timm==1.0.31`); they are read, never imported. Runs the real
 command line, `python -m torch2ms migrate TIMM --out OUT/timm --jobs N`, in a child process and prints:
