@@ -136,6 +136,7 @@ class CallSites(_Rewriter):
         self.device = device  # the forms written are those for this device (`MappingEntry.choose`)
         self.used = set(used)  # every name the file binds or reads: new local names avoid them
         self.imports: set[str] = set()  # modules the rewritten text uses (`functools`)
+        self.children: set[int] = set()  # ids of the rewritten calls that add a named child (`child` methods)
         self.support = False  # whether the text uses the support module's classes (torch2ms.transforms.support)
         self.annotations = 0  # depth inside annotations and comparisons (a class there is a type, not a value)
         self.bases: set[int] = set()  # ids of class bases (a class there is subclassed, not called)
@@ -241,6 +242,8 @@ class CallSites(_Rewriter):
                 if target is None:
                     return None
                 renamed = node.with_changes(func=node.func.with_changes(attr=cst.Name(target.api.rpartition(".")[2])))
+                if structure.arg("child", False):
+                    self.children.add(id(renamed))
                 rewrite = target.rewrite
                 form = rewrite.arg("form") if rewrite is not None and rewrite.transform == ResultForm.name else None
                 if not isinstance(form, str):
@@ -498,7 +501,7 @@ class CallSites(_Rewriter):
             found = self._empty_container(statement)
             if found is None:
                 continue
-            name, (empty, starred) = found
+            name, (empty, starred, named) = found
             uses = [i for i in range(index + 1, len(body)) if _mentions(body[i], name)]
             if not uses or any(_mentions(body[i], name, nested=True) for i in uses):
                 continue
@@ -506,6 +509,14 @@ class CallSites(_Rewriter):
             while local in self.used:
                 local += "_"
             self.used.add(local)
+            by_name = _ByName(f"self.{name}", local, self.children)
+            filled = [cst.ensure_type(body[i].visit(by_name), type(body[i])) for i in uses]
+            if by_name.count and named is not None:  # children added by name: filled by name, built from it
+                for i, statement in zip(uses, filled):
+                    body[i] = statement
+                empty, starred = named, False
+                if "." in empty:
+                    self.imports.add(empty.partition(".")[0])
             line = cst.ensure_type(body[index], cst.SimpleStatementLine)
             assign = cst.ensure_type(line.body[0], cst.Assign)
             call = cst.ensure_type(assign.value, cst.Call)
@@ -519,9 +530,9 @@ class CallSites(_Rewriter):
             self._note(statement, f"{name}: a container filled as a Python {empty}, then built")
         return block.with_changes(body=body)
 
-    def _empty_container(self, statement: cst.BaseStatement) -> tuple[str, tuple[str, bool]] | None:
-        """(NAME, (the empty Python value, whether the class takes the items unpacked)) for
-        ``self.NAME = nn.ModuleList()`` (or ``([])``; the `cell_container` rule), else None."""
+    def _empty_container(self, statement: cst.BaseStatement) -> tuple[str, tuple[str, bool, str | None]] | None:
+        """(NAME, (the empty Python value, whether the class takes the items unpacked, the value filled by name))
+        for ``self.NAME = nn.ModuleList()`` (or ``([])``; the `cell_container` rule), else None."""
         if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
             return None
         assign = statement.body[0]
@@ -537,7 +548,9 @@ class CallSites(_Rewriter):
         found = self._ruled(assign.value, StructureRule.CELL_CONTAINER, CallKind.CALL)
         if found is None:
             return None
-        return target.attr.value, (str(found[1].arg("empty")), bool(found[1].arg("starred", False)))
+        named = found[1].arg("named")
+        return target.attr.value, (str(found[1].arg("empty")), bool(found[1].arg("starred", False)),
+                                   None if named is None else str(named))
 
     def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr) -> cst.BaseSmallStatement:
         """``self.register_buffer("name", t)`` -> ``self.name = mindspore.Parameter(t, requires_grad=False)``."""
@@ -647,6 +660,28 @@ class _Replace(cst.CSTTransformer):
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
         return self.node if _self_attribute(updated_node) == self.placeholder else updated_node
+
+
+class _ByName(cst.CSTTransformer):
+    """``self.NAME.insert_child_to_cell(key, layer)`` (a call of `children`, the rewritten `child` methods) as a
+    statement -> ``LOCAL[key] = layer``; `count` says how many."""
+
+    def __init__(self, receiver: str, local: str, children: set[int]) -> None:
+        super().__init__()
+        self.receiver, self.local, self.children = receiver, local, children
+        self.count = 0
+
+    def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr) -> cst.BaseSmallStatement:
+        call = updated_node.value
+        if not (id(original_node.value) in self.children and isinstance(call, cst.Call)
+                and isinstance(call.func, cst.Attribute)
+                and _self_attribute(call.func.value) == self.receiver and len(call.args) == 2
+                and not any(a.star or a.keyword for a in call.args)):
+            return updated_node
+        self.count += 1
+        key, layer = call.args
+        target = cst.Subscript(cst.Name(self.local), [cst.SubscriptElement(cst.Index(key.value))])
+        return cst.Assign([cst.AssignTarget(target)], layer.value)
 
 
 class _Rename(cst.CSTTransformer):
