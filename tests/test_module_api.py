@@ -150,7 +150,9 @@ LAYERS = textwrap.dedent("""\
                 elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):
                     nn.init.constant_(m.weight, 1.5)
                     nn.init.constant_(m.bias, 0.25)
+            self.bn.bias.data.add_(torch.full((4,), 0.5))
             self.bn.bias.requires_grad = False
+            self.channels = self.bn.weight.size(0)
 
         def forward(self, x):
             return self.gn(self.bn(self.conv(x))) * self.bn.weight.mean()
@@ -174,7 +176,7 @@ LAYERS = textwrap.dedent("""\
         net = ConvNormBlock()
         net.eval()
         trainable = [p for p in net.parameters() if p.requires_grad]
-        return net(torch.tensor(IMAGES)), len(trainable), sum(p.numel() for p in trainable)
+        return net(torch.tensor(IMAGES)), len(trainable), sum(p.numel() for p in trainable), net.channels
 
     def case_tied_head():
         net = TinyLM()
@@ -207,6 +209,10 @@ def test_a_layers_tensors_are_read_by_the_ports_names() -> None:
     out = migrate_text(LAYERS, "prog.py").text
     assert "(m.gamma if isinstance(m, mindspore.nn.BatchNorm2d) else m.weight).set_data(" in out
     assert "self.bn.beta.requires_grad = False" in out and "self.bn.gamma.mean()" in out
+    # the tensor methods of a renamed tensor are still the fix engine's (MindSpore's x.size counts elements;
+    # its in-place add_ leaves the receiver unchanged on the CPU)
+    assert "self.channels = self.bn.gamma.shape[0]" in out
+    assert "self.bn.beta.data.copy_(self.bn.beta.data.add(" in out
     assert "self.head.weight = self.embed.embedding_table" in out
     assert "reshape(tuple(p.shape))" in out  # enumerate(m.parameters()) yields tensors
 
