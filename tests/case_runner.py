@@ -53,9 +53,9 @@ def assert_same_results(expected: dict[str, list[list[float]]], got: dict[str, l
             assert np.allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=atol), f"{name}: {a} != {b}\n{context}"
 
 
-def migrate_program(tmp_path: Path, text: str) -> Path:
+def migrate_program(tmp_path: Path, text: str, support: bool = True) -> Path:
     """`torch2ms migrate` of a folder holding `text` as prog.py, run as a user runs it; the output folder, which
-    holds the support module."""
+    holds the support module (`support`: the program needs it)."""
     src, out = tmp_path / "src", tmp_path / "out"
     src.mkdir()
     (src / "prog.py").write_text(text)
@@ -64,5 +64,5 @@ def migrate_program(tmp_path: Path, text: str) -> Path:
                           capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(root / "src")),
                           timeout=600)
     assert proc.returncode in (0, 1), proc.stderr
-    assert "t2ms_support.py: support module" in proc.stdout
+    assert ("t2ms_support.py: support module" in proc.stdout) == support, proc.stdout
     return out

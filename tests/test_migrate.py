@@ -493,7 +493,9 @@ def test_parameter_names_of_the_form_inside_isinstance_branches_and_graph_safe_c
         "value=1), m.gamma.shape, m.gamma.dtype))" in out
     assert "m.moving_variance.set_data(" in out
     assert "m.weight.set_data(mindspore.common.initializer.initializer(mindspore.common.initializer.Zero()" in out
-    assert "m.bias.set_data(" in out and "m = m.weight" in out and "print(m.gamma)" in out
+    assert "m = m.weight" in out and "print(m.gamma)" in out
+    # where the names differ between the forms, each instance reads its own form's name
+    assert "(m.beta if isinstance(m, mindspore.nn.LayerNorm) else m.bias).set_data(" in out
     # in GRAPH mode on the CPU, x.chunk(2, dim=-1) compiles to a kernel the CPU lacks, x.chunk(2, -1) does not
     assert "a, b = x.chunk(2, -1)" in out and "a.chunk(2)[0]" in out
 

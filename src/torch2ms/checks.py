@@ -35,6 +35,8 @@ def _relevant(call: ApiCall, target: Target, fact: ParamFact) -> bool:
     match fact.kind:
         case FactKind.TRANSLATED | FactKind.DROPPED:
             return passed is not None
+        case FactKind.RETYPED if "list" in fact.values:  # any value but a list display
+            return passed is not None and not passed.starred
         case FactKind.RETYPED:  # an int, or a value that may be one
             return passed is not None and (not passed.is_const or isinstance(passed.value, int))
         case FactKind.RENAMED:  # only a keyword argument is affected

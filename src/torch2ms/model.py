@@ -80,7 +80,8 @@ class FactKind(ValueEnum):
     with a torch name: values of that parameter, reported where a call passes it), translated (another
     MindSpore parameter with other values: `values` holds [torch value, MindSpore value] pairs, e.g.
     unbiased=False -> ddof=0), retyped (MindSpore takes only another type where torch also takes an int:
-    `values` is ["tuple"], an int d written (d,), or ["float"], d written d.0)."""
+    `values` is ["tuple"], an int d written (d,), ["float"], d written d.0, or ["list"], a generator or tuple
+    v written list(v))."""
 
     RENAMED = "renamed"
     DROPPED = "dropped"
@@ -327,6 +328,8 @@ class ParamFact:
             case FactKind.TRANSLATED:
                 pairs = ", ".join(f"{t!r} -> {m!r}" for t, m in self.values)
                 return f"'{self.torch}' is '{self.ms}' in MindSpore, with other values ({pairs})"
+            case FactKind.RETYPED if "list" in self.values:
+                return f"'{self.torch}' must be a list in MindSpore (the fix writes a generator or tuple v as list(v))"
             case FactKind.RETYPED if "tuple" in self.values:
                 return f"'{self.torch}' must be a tuple in MindSpore (the fix writes an int d as (d,))"
             case FactKind.RETYPED:

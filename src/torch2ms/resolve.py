@@ -698,6 +698,8 @@ class Resolver:
             return Val(SYM, df.extend(iterable.name, "[]"))
         if iterable is _NAMED_TENSORS:
             return _TENSOR_PAIR
+        if iterable is _ENUMERATED_TENSORS:
+            return Val(TUPLE, value=(V_OTHER, V_TENSOR))
         if iterable.tag == ds.DATA:
             return Val(OTHER, tag=ds.DATA)
         if iterable.kind == INSTANCE and iterable.name in _ITERABLE_OF_TENSORS:
@@ -801,6 +803,8 @@ class Resolver:
             if callee is V_OTHER and isinstance(func, ast.Name):
                 if func.id in _SCALAR_BUILTINS:
                     return self._scalar_builtin(func.id, node, args)
+                if func.id == "enumerate" and len(self._arg_vals) == 1 and self._arg_vals[0].kind in (TENSOR, TENSORS):
+                    return _ENUMERATED_TENSORS  # for i, p in enumerate(m.parameters()): p is a tensor
                 if func.id == "super" and self._method_class is not None:
                     return Val(SELF, "super()", cls=self._method_class)
                 if func.id == "dict" and not node.args and all(kw.arg is not None for kw in node.keywords):
@@ -1385,6 +1389,7 @@ class Resolver:
 _FLOWING = frozenset({TENSOR, TENSORS, SYM, INSTANCE, USEROBJ, SYMBOL, USERCLASS})
 _NAMED_TENSORS = Val(OTHER, "named_tensors")  # what m.named_parameters() yields: (name, tensor) pairs
 _TENSOR_PAIR = Val(OTHER, "tensor_pair")
+_ENUMERATED_TENSORS = Val(OTHER, "enumerated_tensors")  # enumerate(tensors): (index, tensor) pairs
 
 
 def _module_method_result(name: str, module: Val, self_methods: frozenset[str]) -> Val:

@@ -164,6 +164,8 @@ class CallSites(_Rewriter):
         self.device = device  # the forms written are those for this device (`MappingEntry.choose`)
         self.used = set(used)  # every name the file binds or reads: new local names avoid them
         self.imports: set[str] = set()  # modules the rewritten text uses (`functools`)
+        self.children: set[int] = set()  # ids of the rewritten calls that add a named child (`child` methods)
+        self.layers: list[dict[str, dict[str, str]]] = []  # per class: self.NAME -> its layer's renamed tensors
         self.support = False  # whether the text uses the support module's classes (torch2ms.transforms.support)
         self.annotations = 0  # depth inside annotations and comparisons (a class there is a type, not a value)
         self.bases: set[int] = set()  # ids of class bases (a class there is subclassed, not called)
@@ -271,6 +273,8 @@ class CallSites(_Rewriter):
                 if target is None:
                     return None
                 renamed = node.with_changes(func=node.func.with_changes(attr=cst.Name(target.api.rpartition(".")[2])))
+                if structure.arg("child", False):
+                    self.children.add(id(renamed))
                 rewrite = target.rewrite
                 form = rewrite.arg("form") if rewrite is not None and rewrite.transform == ResultForm.name else None
                 if not isinstance(form, str):
@@ -459,6 +463,40 @@ class CallSites(_Rewriter):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.bases.update(id(base.value) for base in node.bases)
+        self.layers.append(self._layer_tensors(node))
+
+    def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
+        self.layers.pop()
+        return updated_node
+
+    def _layer_tensors(self, node: cst.ClassDef) -> dict[str, dict[str, str]]:
+        """``self.NAME = nn.BatchNorm2d(...)`` in the class's methods: NAME -> the tensors the layer's form for
+        the device names otherwise (`_renamed_weights`: weight -> gamma); NAME set to anything else is left out."""
+        found: dict[str, dict[str, str] | None] = {}
+
+        class _Assigns(cst.CSTVisitor):
+            def visit_ClassDef(self, inner: cst.ClassDef) -> bool:
+                return inner is node  # a nested class has its own `self`
+
+            def visit_Assign(self, assign: cst.Assign) -> None:
+                for target in assign.targets:
+                    name = _self_attribute(target.target)
+                    if name is not None:
+                        values.append((name.removeprefix("self."), assign.value))
+
+        values: list[tuple[str, cst.BaseExpression]] = []
+        node.visit(_Assigns())
+        for name, value in values:
+            calls = [c for c in self._calls(value) if c.kind is CallKind.CALL] if isinstance(value, cst.Call) else []
+            entry = self.table.lookup(calls[0].api) if calls and calls[0].span == self._span_of(value) else None
+            target = entry.target_for(self.version, self.device) if entry is not None else None
+            names = _renamed_weights(entry, target.api) if entry is not None and target is not None else None
+            found[name] = names if name not in found or found[name] == names else None
+        return {name: names for name, names in found.items() if names}
+
+    def _span_of(self, node: cst.CSTNode) -> Span | None:
+        where = self._range(node)
+        return None if where is None else Span(where.start.line, where.start.column, where.end.line, where.end.column)
 
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
         return self._python_name(original_node) or updated_node
@@ -484,6 +522,11 @@ class CallSites(_Rewriter):
         renamed = self._python_name(original_node)
         if renamed is not None:
             return renamed
+        layer = _self_attribute(original_node.value)
+        tensors = self.layers[-1].get(layer.removeprefix("self."), {}) if layer and self.layers else {}
+        if original_node.attr.value in tensors:  # self.bn.weight -> self.bn.gamma
+            self._note(original_node, f"{layer}.{original_node.attr.value}: the layer's name for it")
+            return updated_node.with_changes(attr=cst.Name(tensors[original_node.attr.value]))
         found = self._ruled(original_node, StructureRule.ALIAS, CallKind.ATTRIBUTE)
         if found is None:
             return self._class_value(original_node, updated_node)
@@ -535,7 +578,11 @@ class CallSites(_Rewriter):
             return updated_node
         kinds = test.args[1].value
         items = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
-        renames: dict[str, str] | None = None
+        written = updated_node.test.args[1].value if isinstance(updated_node.test, cst.Call) else None
+        classes = [e.value for e in written.elements] if isinstance(written, cst.Tuple) else [written]
+        if len(classes) != len(items):
+            return updated_node
+        each: list[dict[str, str]] = []
         for item in items:
             calls = [c for c in self._calls(item) if c.kind in _NAMED]
             entry = self.table.lookup(calls[0].api) if calls else None
@@ -543,12 +590,17 @@ class CallSites(_Rewriter):
             names = _renamed_weights(entry, target.api) if entry is not None and target is not None else None
             if names is None:
                 return updated_node  # not a torch class: its instances keep their attributes
-            renames = dict(names) if renames is None else {k: v for k, v in renames.items() if names.get(k) == v}
+            each.append(names)
         name = test.args[0].value.value
-        if not renames or _binds(updated_node.body, name):
+        # per attribute: the name in each class (the torch name where a class keeps it)
+        forms = {attr: [names.get(attr, attr) for names in each] for names in each for attr in names}
+        if not forms or _binds(updated_node.body, name):
             return updated_node
+        renames = {attr: ms[0] for attr, ms in forms.items() if len(set(ms)) == 1}
+        mixed = {attr: [(cls, ms[i]) for i, cls in enumerate(classes) if cls is not None]
+                 for attr, ms in forms.items() if len(set(ms)) > 1}
         self._note(original_node, f"{name}: parameter names of {cst.Module([]).code_for_node(kinds)}")
-        return updated_node.with_changes(body=updated_node.body.visit(_Rename(name, renames)))
+        return updated_node.with_changes(body=updated_node.body.visit(_Rename(name, renames, mixed)))
 
     def leave_IndentedBlock(self, original_node: cst.IndentedBlock,
                             updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
@@ -564,7 +616,7 @@ class CallSites(_Rewriter):
             found = self._empty_container(statement)
             if found is None:
                 continue
-            name, (empty, starred) = found
+            name, (empty, starred, named) = found
             uses = [i for i in range(index + 1, len(body)) if _mentions(body[i], name)]
             if not uses or any(_mentions(body[i], name, nested=True) for i in uses):
                 continue
@@ -572,6 +624,14 @@ class CallSites(_Rewriter):
             while local in self.used:
                 local += "_"
             self.used.add(local)
+            by_name = _ByName(f"self.{name}", local, self.children)
+            filled = [cst.ensure_type(body[i].visit(by_name), type(body[i])) for i in uses]
+            if by_name.count and named is not None:  # children added by name: filled by name, built from it
+                for i, statement in zip(uses, filled):
+                    body[i] = statement
+                empty, starred = named, False
+                if "." in empty:
+                    self.imports.add(empty.partition(".")[0])
             line = cst.ensure_type(body[index], cst.SimpleStatementLine)
             assign = cst.ensure_type(line.body[0], cst.Assign)
             call = cst.ensure_type(assign.value, cst.Call)
@@ -585,9 +645,9 @@ class CallSites(_Rewriter):
             self._note(statement, f"{name}: a container filled as a Python {empty}, then built")
         return block.with_changes(body=body)
 
-    def _empty_container(self, statement: cst.BaseStatement) -> tuple[str, tuple[str, bool]] | None:
-        """(NAME, (the empty Python value, whether the class takes the items unpacked)) for
-        ``self.NAME = nn.ModuleList()`` (or ``([])``; the `cell_container` rule), else None."""
+    def _empty_container(self, statement: cst.BaseStatement) -> tuple[str, tuple[str, bool, str | None]] | None:
+        """(NAME, (the empty Python value, whether the class takes the items unpacked, the value filled by name))
+        for ``self.NAME = nn.ModuleList()`` (or ``([])``; the `cell_container` rule), else None."""
         if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
             return None
         assign = statement.body[0]
@@ -603,7 +663,9 @@ class CallSites(_Rewriter):
         found = self._ruled(assign.value, StructureRule.CELL_CONTAINER, CallKind.CALL)
         if found is None:
             return None
-        return target.attr.value, (str(found[1].arg("empty")), bool(found[1].arg("starred", False)))
+        named = found[1].arg("named")
+        return target.attr.value, (str(found[1].arg("empty")), bool(found[1].arg("starred", False)),
+                                   None if named is None else str(named))
 
     def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr) -> cst.BaseSmallStatement:
         """``self.register_buffer("name", t)`` -> ``self.name = mindspore.Parameter(t, requires_grad=False)``."""
@@ -715,19 +777,64 @@ class _Replace(cst.CSTTransformer):
         return self.node if _self_attribute(updated_node) == self.placeholder else updated_node
 
 
-class _Rename(cst.CSTTransformer):
-    """``name.old`` -> ``name.new`` for the attribute names of `renames`."""
+class _ByName(cst.CSTTransformer):
+    """``self.NAME.insert_child_to_cell(key, layer)`` (a call of `children`, the rewritten `child` methods) as a
+    statement -> ``LOCAL[key] = layer``; `count` says how many."""
 
-    def __init__(self, name: str, renames: dict[str, str]) -> None:
+    def __init__(self, receiver: str, local: str, children: set[int]) -> None:
+        super().__init__()
+        self.receiver, self.local, self.children = receiver, local, children
+        self.count = 0
+
+    def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr) -> cst.BaseSmallStatement:
+        call = updated_node.value
+        if not (id(original_node.value) in self.children and isinstance(call, cst.Call)
+                and isinstance(call.func, cst.Attribute)
+                and _self_attribute(call.func.value) == self.receiver and len(call.args) == 2
+                and not any(a.star or a.keyword for a in call.args)):
+            return updated_node
+        self.count += 1
+        key, layer = call.args
+        target = cst.Subscript(cst.Name(self.local), [cst.SubscriptElement(cst.Index(key.value))])
+        return cst.Assign([cst.AssignTarget(target)], layer.value)
+
+
+class _Rename(cst.CSTTransformer):
+    """``name.old`` -> ``name.new`` for the attribute names of `renames`; an attribute of `mixed` (its name in
+    each class of an ``isinstance`` tuple, where they differ) is read as ``(name.gamma if isinstance(name, A)
+    else name.weight)`` (an assignment to it is left: the scan reports what MindSpore lacks)."""
+
+    def __init__(self, name: str, renames: dict[str, str],
+                 mixed: dict[str, list[tuple[cst.BaseExpression, str]]] | None = None) -> None:
         super().__init__()
         self.name = name
         self.renames = renames
+        self.mixed = mixed or {}
+        self.targets = 0  # depth inside assignment targets
 
-    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.Attribute:
-        value = updated_node.value
-        if isinstance(value, cst.Name) and value.value == self.name and updated_node.attr.value in self.renames:
-            return updated_node.with_changes(attr=cst.Name(self.renames[updated_node.attr.value]))
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self.targets += 1
+
+    def leave_AssignTarget(self, original_node: cst.AssignTarget, updated_node: cst.AssignTarget) -> cst.AssignTarget:
+        self.targets -= 1
         return updated_node
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        value = updated_node.value
+        if not (isinstance(value, cst.Name) and value.value == self.name):
+            return updated_node
+        attr = updated_node.attr.value
+        if attr in self.renames:
+            return updated_node.with_changes(attr=cst.Name(self.renames[attr]))
+        if attr not in self.mixed or self.targets:
+            return updated_node
+        forms = self.mixed[attr]
+        read: cst.BaseExpression = updated_node.with_changes(attr=cst.Name(forms[-1][1]))
+        for cls, ms in reversed(forms[:-1]):
+            test = cst.Call(cst.Name("isinstance"), [cst.Arg(value, comma=cst.Comma(
+                whitespace_after=cst.SimpleWhitespace(" "))), cst.Arg(cls)])
+            read = cst.IfExp(test=test, body=updated_node.with_changes(attr=cst.Name(ms)), orelse=read)
+        return read.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
 def _binds(node: cst.CSTNode, name: str) -> bool:

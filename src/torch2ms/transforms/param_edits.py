@@ -168,6 +168,16 @@ def param_edits(src: EditBuilder, call: ApiCall, target: Target, receiver_first:
                     return None  # a value the table cannot translate, or one that cannot go by keyword
                 edits.append(edit)
                 continue
+            case FactKind.RETYPED if "list" in fact.values:
+                written = src.slice(passed.span) if passed is not None and not passed.starred else "[]"
+                if passed is not None and not written.startswith("[") and not written.isidentifier():  # a name:
+                    wrapped = f"list({written})"  # any iterable's items                           # a list mostly
+                    func = call.func_span
+                    if func is not None and (func.end_line, func.end_col) == (passed.span.start_line,
+                                                                             passed.span.start_col):
+                        wrapped = f"({wrapped})"  # a generator, the call's only argument: its parentheses are the call's
+                    edits.append(Edit(passed.span, wrapped))
+                continue
             case FactKind.RETYPED:
                 if passed is not None and not passed.starred and passed.is_const and type(passed.value) is int:
                     value = src.slice(passed.span)
