@@ -1488,8 +1488,6 @@ def add_rewrites(entries: dict[str, dict[str, Any]]) -> None:
             raise SystemExit(f"{REWRITES.name}: {item['target']} is not a target of {item['api']}")
         for target in targets:
             target["rewrite"] = item["rewrite"]
-            if "forward" in target:  # a later step's key stays after it, as a full build writes them
-                target["forward"] = target.pop("forward")
 
 
 def refresh_rewrites() -> None:
@@ -2111,9 +2109,20 @@ def read_verification() -> Any:
                          "`torch2ms verify --all --write-record` before building the tables") from None
 
 
+# A target's keys in one order, whichever build step wrote them last: a full build and a one-step refresh write
+# the same text (the order of a dict's keys otherwise follows the steps that ran).
+TARGET_KEY_ORDER = ["api", "since", "until", "category", "written_as", "params", "rewrite", "forward", "devices",
+                    "no_kernel", "verified"]
+
+
+def _target_keys(target: dict[str, Any]) -> dict[str, Any]:
+    order = TARGET_KEY_ORDER + sorted(k for k in target if k not in TARGET_KEY_ORDER)
+    return {k: target[k] for k in order if k in target}
+
+
 def _entry_lines(entry: dict[str, Any]) -> list[str]:
     """One entry as YAML lines: keys in KEY_ORDER (then the others, sorted), one flow-style value each;
-    targets, examples and weight forms one per line."""
+    targets (keys in TARGET_KEY_ORDER), examples and weight forms one per line."""
     lines: list[str] = []
     for key in KEY_ORDER + sorted(k for k in entry if k not in KEY_ORDER):
         if key not in entry:
@@ -2121,7 +2130,7 @@ def _entry_lines(entry: dict[str, Any]) -> list[str]:
         prefix = "    " if lines else "  - "
         if key in ("ms", "examples", "weights"):
             lines.append(f"{prefix}{key}:")
-            lines.extend(f"      - {_flow(item)}" for item in entry[key])
+            lines.extend(f"      - {_flow(_target_keys(item) if key == 'ms' else item)}" for item in entry[key])
         else:
             lines.append(f"{prefix}{key}: {_flow(entry[key])}")
     return lines
