@@ -489,6 +489,8 @@ class CallSites(_Rewriter):
         for name, value in values:
             calls = [c for c in self._calls(value) if c.kind is CallKind.CALL] if isinstance(value, cst.Call) else []
             entry = self.table.lookup(calls[0].api) if calls and calls[0].span == self._span_of(value) else None
+            if entry is not None and support_name(calls[0], entry.rewrite, entry, self.version, self.device):
+                entry = None  # written as the support module's class, which keeps torch's tensor names
             target = entry.target_for(self.version, self.device) if entry is not None else None
             names = _renamed_weights(entry, target.api) if entry is not None and target is not None else None
             found[name] = names if name not in found or found[name] == names else None
