@@ -50,7 +50,21 @@ def assert_same_results(expected: dict[str, list[list[float]]], got: dict[str, l
     for name, values in expected.items():
         assert len(got[name]) == len(values), name
         for a, b in zip(values, got[name]):
-            assert np.allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=atol), f"{name}: {a} != {b}\n{context}"
+            assert len(a) == len(b) and np.allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=atol), \
+                f"{name}: {a} != {b}\n{context}"
+
+
+def assert_port_agrees(original: Path, port: Path, sides: tuple[str, ...], rtol: float, atol: float,
+                       context: str = "") -> dict[str, list[list[float]]]:
+    """`original`/prog.py's cases run in torch, and `port`/prog.py's on each side (mindspore, graph), run to the end
+    and give the same values; torch's results, for further checks."""
+    code, stderr, expected = case_results(original, "torch")
+    assert code == 0, f"torch:\n{stderr[-3000:]}"
+    for side in sides:
+        code, stderr, got = case_results(port, side)
+        assert code == 0, f"{side}:\n{stderr[-3000:]}\n{context}"
+        assert_same_results(expected, got, rtol=rtol, atol=atol, context=f"{side}\n{context}")
+    return expected
 
 
 def migrate_program(tmp_path: Path, text: str, support: bool = True) -> Path:
