@@ -55,21 +55,24 @@ from .edits import NOT_LITERAL, EditBuilder, partial_call, pure, receiver_length
 def bind(call: ApiCall, params: tuple[str, ...]) -> dict[str, Arg] | None:
     """The call's arguments by torch parameter name, as Python binds them; None where it cannot be told or
     the call passes something the parameters do not name. A last parameter ``**`` takes any other keyword
-    (a ``**kwargs`` of the API: einops's axis lengths)."""
-    if any(a.starred for a in call.args):
-        return None
+    (a ``**kwargs`` of the API: einops's axis lengths); a last ``*name`` every further positional argument,
+    unpacked ones too (``*operands`` of ``torch.einsum(equation, *operands)``: bound to the first of them)."""
     more = params[-1:] == ("**",)
-    named = params[:-1] if more else params
+    star = params[-1][1:] if params and params[-1].startswith("*") and not more else ""
+    named = params[:-1] if more or star else params
     positional = [a for a in call.args if a.keyword is None]
-    if len(positional) > len(named):
+    head, rest = positional[:len(named)], positional[len(named):]
+    keywords = [a for a in call.args if a.keyword is not None]
+    if any(a.starred for a in head + keywords) or (rest and not star):
         return None
-    bound = dict(zip(named, positional))
-    for arg in call.args:
-        if arg.keyword is None:
-            continue
-        if (arg.keyword not in named and not more) or arg.keyword in bound:
+    bound = dict(zip(named, head))
+    for arg in keywords:
+        name = arg.keyword or ""
+        if (name not in named and not more) or name in bound:
             return None
-        bound[arg.keyword] = arg
+        bound[name] = arg
+    if rest:
+        bound[star] = rest[0]
     return bound
 
 

@@ -25,10 +25,9 @@ einops.layers.torch.Rearrange, einops.layers.torch.Reduce and einops.layers.torc
 from __future__ import annotations
 
 import ast
-from dataclasses import replace
 
 from ..data import folder as data_folder
-from ..model import ApiCall, Arg, Category, Fix, MappingEntry, Rewrite
+from ..model import ApiCall, Category, Fix, MappingEntry, Rewrite
 from .base import PASS, Context, Pass, Transform, register
 from .compose import bind
 
@@ -48,24 +47,8 @@ class Support(Transform):
         if ctx.arg("missing_only", False):
             return PASS
         given = ctx.arg("given", ())
-        bound = bound_params(ctx.call, tuple(ctx.arg("params", ())))
+        bound = bind(ctx.call, tuple(ctx.arg("params", ())))
         return None if bound is not None and all(name in bound for name in given) else PASS
-
-
-def bound_params(call: ApiCall, params: tuple[str, ...]) -> dict[str, Arg] | None:
-    """The call's arguments by the class's parameter name (`compose.bind`); a last parameter ``*name`` takes the
-    positional arguments after the others (any number, unpacked ones too)."""
-    if not params or not params[-1].startswith("*") or params[-1] == "**":  # ``**``: compose.bind's keywords
-        return bind(call, params)
-    fixed = params[:-1]
-    positional = [a for a in call.args if a.keyword is None]
-    head, rest = positional[:len(fixed)], positional[len(fixed):]
-    if any(a.starred for a in head):
-        return None
-    bound = bind(replace(call, args=tuple(head + [a for a in call.args if a.keyword is not None])), fixed)
-    if bound is not None and rest:
-        bound[params[-1][1:]] = rest[0]
-    return bound
 
 
 def support_name(call: ApiCall, rewrite: Rewrite | None, entry: MappingEntry | None = None,
@@ -78,7 +61,7 @@ def support_name(call: ApiCall, rewrite: Rewrite | None, entry: MappingEntry | N
     if rewrite.arg("missing_only", False) and entry is not None \
             and entry.category_for(version, device) is not Category.MISSING:
         return None
-    bound = bound_params(call, tuple(rewrite.arg("params", ())))
+    bound = bind(call, tuple(rewrite.arg("params", ())))
     if bound is None or any(name not in bound for name in rewrite.arg("given", ())):
         return None
     name = str(rewrite.arg("name", ""))
