@@ -867,6 +867,28 @@ def version_targets(primary: str, official_new: str | None, official_old: str | 
     return targets
 
 
+def example_job(api: str, n: int) -> str:
+    """The id of the job that runs example `n` (after the first) of a hand-written entry by itself."""
+    return f"{api}#example{n}"
+
+
+def manual_examples_that_ran(api: str, examples: list[dict[str, Any]], results: dict[str, dict[str, Any]],
+                             log: list[str]) -> list[dict[str, Any]]:
+    """The examples of a hand-written entry that ran: the one its own job ran first (the job tries them in
+    order), then each other one whose job (`example_job`) ran; a failed one is logged and left out."""
+    first = results[api]["cand"]["torch"]
+    kept = [e for e in examples if e["torch"] == first]
+    for n, example in enumerate(examples[1:], 1):
+        if example["torch"] == first:
+            continue
+        result = results.get(example_job(api, n), {})
+        if result.get("ok"):
+            kept.append(example)
+        else:
+            log.append(f"FAILED manual example {api} #{n}: {result.get('errors')}")
+    return kept
+
+
 def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: str | None = None) -> None:
     import yaml
 
@@ -945,6 +967,8 @@ def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: s
                     if e.get(key):
                         cand[key] = e[key]
             job_list.append({"id": api, "candidates": cands})
+            for n, cand in enumerate(cands[1:], 1):  # every further example is run on its own
+                job_list.append({"id": example_job(api, n), "candidates": [cand]})
         elif man is not None and man.get("category") == "missing":
             continue
         elif order:
@@ -989,8 +1013,7 @@ def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: s
                 log.append(f"FAILED manual example {api}: {res and res.get('errors')}")
                 entry.pop("examples", None)
             elif res and res.get("ok") and "examples" in man:  # an entry without examples stays without
-                entry["examples"] = [e for e in man["examples"] if e["torch"] == res["cand"]["torch"]] + \
-                    [e for e in man["examples"] if e["torch"] != res["cand"]["torch"]][:0]
+                entry["examples"] = manual_examples_that_ran(api, man["examples"], results, log)
         elif (res and res.get("ok")) or (res and res.get("nocpu")):
             cand = res["cand"] if res.get("ok") else res["nocpu"]
             target = cand["target"]
@@ -1882,6 +1905,9 @@ def apply_fact_amendments(entries: dict[str, dict[str, Any]], path: Path = FACTS
                 target["category"] = "diff_params"
         if "category" in amendment:
             target["category"] = amendment["category"]
+        for key in ("devices", "no_kernel"):  # measured by hand where the record has no run of the form
+            if key in amendment:
+                target[key] = list(amendment[key])
 
 
 def refresh_record(apis: list[str]) -> None:

@@ -202,6 +202,33 @@ def test_fact_amendments_add_remove_and_drop(build: Any, tmp_path: Path) -> None
         build.apply_fact_amendments(entries, path)
 
 
+@pytest.mark.needs_mindspore
+def test_fact_amendments_state_the_devices_measured_by_hand_and_the_record_keeps_them(build: Any, tmp_path: Path) -> None:
+    path = tmp_path / "facts.yaml"
+    path.write_text("facts:\n- api: torch.x\n  target: mindspore.mint.x\n  devices: [ascend]\n  no_kernel: [cpu]\n",
+                    encoding="utf-8")
+    entries = {"torch.x": {"api": "torch.x", "category": "equivalent",
+                           "ms": [{"api": "mindspore.mint.x"}, {"api": "mindspore.ops.x"}]}}
+    build.apply_fact_amendments(entries, path)
+    build.annotate_devices(entries.values(), _record("torch.x", _form("mindspore.ops.x", "passed", True)))
+    mint, ops = entries["torch.x"]["ms"]
+    assert mint["devices"] == ["ascend"] and mint["no_kernel"] == ["cpu"] and "verified" not in mint
+    assert "no_kernel" not in ops and ops["verified"] == ["cpu"]
+
+
+def test_every_example_of_a_hand_written_entry_that_runs_is_kept(build: Any) -> None:
+    examples = [{"torch": f"torch.x(a, {n})", "mindspore": f"mindspore.ops.x(a, {n})"} for n in range(4)]
+    # the entry's own job ran the second example first (the first failed); of the others only the last ran
+    results = {"torch.x": {"ok": True, "cand": {"torch": "torch.x(a, 1)"}},
+               build.example_job("torch.x", 1): {"ok": True},
+               build.example_job("torch.x", 2): {"ok": False, "errors": ["raised"]},
+               build.example_job("torch.x", 3): {"ok": True}}
+    log: list[str] = []
+    kept = build.manual_examples_that_ran("torch.x", examples, results, log)
+    assert [e["torch"] for e in kept] == ["torch.x(a, 1)", "torch.x(a, 3)"]
+    assert log == ["FAILED manual example torch.x #2: ['raised']"]
+
+
 @pytest.mark.needs_torch
 @pytest.mark.needs_mindspore
 def test_fact_amendments_applied_again_to_committed_tables_change_only_what_is_new(build: Any, tmp_path: Path) -> None:
