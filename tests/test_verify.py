@@ -28,7 +28,7 @@ from torch2ms.verify.pool import Pool
 from torch2ms.verify.record import (
     EntryRecord, FormRecord, Record, RecordError, default_path, load_record, merged, read_record, write_record,
 )
-from torch2ms.verify.worker import check_numpy, writes_form
+from torch2ms.verify.worker import Rewriter, check_numpy, rewrites_for, writes_form
 
 pytestmark = [pytest.mark.needs_torch, pytest.mark.needs_mindspore, pytest.mark.needs_numpy]  # the verify backend runs both
 
@@ -241,6 +241,23 @@ def test_writes_form_names_functions_by_path_and_methods_by_name() -> None:
     assert writes_form("x.cumsum(1)", "mindspore.Tensor.cumsum")
     assert not writes_form("x.cumsum_(1)", "mindspore.Tensor.cumsum")
     assert writes_form("net.set_train(False)", "mindspore.nn.Cell.set_train")
+
+
+def test_an_entrys_own_rewrite_is_measured_for_the_form_the_fix_chooses_on_the_device_the_cases_run_on() -> None:
+    table = load_table()
+    # diag's composition (diag_embed or diagonal by the input's rank) stands for ops.diag, the CPU's choice
+    assert rewrites_for(table, "torch.diag", "mindspore.ops.diag", "2.10", "cpu")
+    assert not rewrites_for(table, "torch.diag", "mindspore.mint.diag", "2.10", "cpu")  # no CPU kernel: not chosen
+    assert not rewrites_for(table, "torch.sin", "mindspore.mint.sin", "2.10", "cpu")  # no rewrite: its name is written
+    rewriter = Rewriter()
+    written, why = rewriter.rewrite(["torch.diag(v)"], ["v"], "2.10", "cpu", "mindspore.ops.diag", "torch.diag",
+                                    runs_on="cpu")["torch.diag(v)"]
+    assert written is not None and "diag_embed(v, 0)" in written and "diagonal(v, 0)" in written and why == ""
+    # rewritten for another device than the cases run on, or re-measuring a kernel: the form's name is needed
+    for runs_on, measure in (("gpu", False), ("cpu", True)):
+        written, why = rewriter.rewrite(["torch.diag(v)"], ["v"], "2.10", "cpu", "mindspore.ops.diag", "torch.diag",
+                                        measure, runs_on)["torch.diag(v)"]
+        assert written is None and why.startswith("the fix writes another form")
 
 
 def test_numpy_2_is_refused_with_a_clear_reason() -> None:

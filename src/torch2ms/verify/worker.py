@@ -906,11 +906,14 @@ class Rewriter:
         self._table: Any = None
 
     def rewrite(self, codes: list[str], names: list[str], version: str, device: str,
-                form: str | None, api: str | None = None, measure: bool = False) -> dict[str, tuple[str | None, str]]:
+                form: str | None, api: str | None = None, measure: bool = False,
+                runs_on: str | None = None) -> dict[str, tuple[str | None, str]]:
         """code -> (the rewritten expression, "") or (None, why there is none to run).
 
         `measure`: the form was measured to have no kernel on every device the fix writes it for, so
-        the fix writes nothing there; write it as if it had one, to measure it again."""
+        the fix writes nothing there; write it as if it had one, to measure it again. `runs_on`: the
+        device the cases run on; where the fix writes the entry's own rewrite instead of the form's
+        name for that very device, the cases measure that rewrite (`rewrites_for`)."""
         from dataclasses import replace
 
         from ..config import Config
@@ -942,11 +945,25 @@ class Rewriter:
             written = ast.unparse(node.body[0].value)
             if any(isinstance(n, ast.Name) and n.id == "torch" for n in ast.walk(node.body[0].value)):
                 out[code] = (None, f"the fix writes no complete rewrite: {written}")
-            elif form is not None and not writes_form(written, form):
+            elif form is not None and not writes_form(written, form) \
+                    and not (not measure and device == runs_on and rewrites_for(table, api, form, version, device)):
                 out[code] = (None, f"the fix writes another form: {written}")
             else:
                 out[code] = (written, "")
         return out
+
+
+def rewrites_for(table: Any, api: str | None, form: str, version: str, device: str) -> bool:
+    """Whether the fix, where it writes another text than `form`, writes the entry's own rewrite for
+    it: a transform of the entry or of the target, and `form` the target the fix chooses on this
+    version and device. Its cases then measure that rewrite (diag's composition, for instance)."""
+    from ..mappings import parse_version
+
+    entry = table.entries.get(api) if api is not None else None
+    if entry is None:
+        return False
+    target = entry.target_for(parse_version(version), device)
+    return target is not None and target.api == form and (entry.rewrite is not None or target.rewrite is not None)
 
 
 def writes_form(code: str, form: str) -> bool:
@@ -1019,7 +1036,7 @@ def run_cases(rt: Runtime, spec: dict[str, Any], progress: Any = None,
                 todo = sorted({c.torch for c in cases if c.torch not in written})
                 written.update(_REWRITER.rewrite(todo, names, str(rewrite.get("version", "2.10")),
                                                  str(rewrite.get("device", "cpu")), spec.get("form"), spec.get("api"),
-                                                 bool(rewrite.get("measure"))))
+                                                 bool(rewrite.get("measure")), rt.device))
             ms_code, why = written[case.torch]
             case_spec = {k: v for k, v in spec.items() if k not in ("rewrite", "covers", "form", "budget", "crashes")}
             case_spec.update(case.to_dict())
