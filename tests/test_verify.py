@@ -6,6 +6,8 @@ MindSpore, seconds each); the crash and hang tests replace workers on purpose.
 
 from __future__ import annotations
 
+import ast
+
 import argparse
 import io
 import json
@@ -225,6 +227,15 @@ def test_generated_cases_cover_dtypes_shapes_dims_and_call_forms() -> None:
                      Signature((("in_features", False), ("out_features", False), ("bias", True))))
     assert "torch.nn.Linear(4, 6)(x)" in {case.torch for case in layer}
     assert "torch.nn.Linear(in_features=4, out_features=5)(x)" in {case.torch for case in layer}
+
+
+def test_no_case_passes_a_parameter_whose_name_python_reserves_by_keyword() -> None:
+    # torch's Tensor.uniform_(from=0, to=1): `from` cannot be written as a keyword; one such case made every
+    # case of the entry unrewritable (they are fixed as one program)
+    cases = generate({"torch": "x.uniform_(0.0, 1.0)", "kind": "inplace", "inputs": {"x": {"shape": [3, 4]}}},
+                     Signature((("from", True), ("to", True)), defaults=(("from", 0.0), ("to", 1.0))))
+    assert cases and all(ast.parse(case.torch, mode="eval") for case in cases)
+    assert "x.uniform_()" in {case.torch for case in cases}  # the other forms are still made
 
 
 def test_fixed_inputs_give_no_seed_cases_and_random_ones_give_enough() -> None:

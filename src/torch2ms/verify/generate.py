@@ -129,7 +129,8 @@ def _first_input(code: str, inputs: dict[str, Any], kind: str) -> str | None:
 
 
 def _edit(code: str, kind: str, change: Any) -> str | None:
-    """`code` with its target call changed in place by `change(call)` (which returns False to refuse)."""
+    """`code` with its target call changed in place by `change(call)` (which returns False to refuse);
+    None where nothing changed or the change is no Python (a keyword argument named `from`)."""
     tree = _parse(code)
     if tree is None:
         return None
@@ -137,6 +138,8 @@ def _edit(code: str, kind: str, change: Any) -> str | None:
     if call is None or change(call) is False:
         return None
     text = ast.unparse(tree)
+    if _parse(text) is None:
+        return None
     return text if ast.unparse(ast.parse(code.strip(), mode="eval")) != text else None
 
 
