@@ -204,11 +204,11 @@ def layer_call(call: ApiCall, view: TableView, source: SourceText, fixer: Fixer 
     no form for the scan)."""
     entry = view.lookup(call.api)
     target = view.target(entry) if entry is not None else None
-    if target is None or not target.api.startswith("mindspore."):
+    if target is None:
         return None
     renames = dict(target.forward)
     passed = [a for a in call.args if a.keyword in renames and a.keyword_span is not None and not a.starred]
-    cast = (casts or {}).get(call.api)
+    cast = (casts or {}).get(call.api) if target.api.startswith("mindspore.") else None
     labels = arg_for(call.args, cast.keyword, cast.position) if cast is not None else None
     if labels is not None and (labels.starred or labels.is_const
                                or cast is not None and _written(source.slice(labels.span), cast.form)):
