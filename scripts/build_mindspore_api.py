@@ -46,6 +46,7 @@ MODULES = (
 )
 _RETURNS = re.compile(r"^Returns?:\s*\n\s*(.+)$", re.MULTILINE)
 _TENSOR_RETURN = re.compile(r"^(?:(?:A|An|The|Output|output)\s+)?(?:\w+\s+)?Tensor\b(?!s\b)")
+_SELF_RETURN = re.compile(r"^Cell, (?:the cell itself|self)\b")  # Cell.set_train(): the Cell it was called on
 _TENSORS_RETURN = re.compile(r"^(?:A\s+)?(?:tuple|list)\b.*\bTensors?\b|^Tuple of Tensors?\b|^Tensors\b",
                              re.IGNORECASE)
 
@@ -94,8 +95,8 @@ def _default_text(default: Any) -> str:
 
 
 def returns(obj: Any) -> str:
-    """What the docstring says `obj` returns: T (a tensor), TS (tensors in a tuple or list), X (something
-    else), ? (the docstring does not say)."""
+    """What the docstring says `obj` returns: T (a tensor), TS (tensors in a tuple or list), S (a Cell's method
+    that returns the Cell itself), X (something else), ? (the docstring does not say)."""
     try:
         doc = inspect.getdoc(obj) or ""
     except Exception:  # noqa: BLE001 - a broken __doc__ is "does not say"
@@ -104,6 +105,8 @@ def returns(obj: Any) -> str:
     if match is None:
         return "?"
     first = match.group(1).strip()
+    if _SELF_RETURN.search(first):
+        return "S"
     if _TENSORS_RETURN.search(first):
         return "TS"
     if _TENSOR_RETURN.search(first):

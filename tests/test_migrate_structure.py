@@ -106,8 +106,8 @@ def test_aliases_of_the_grad_mode_and_of_the_wrappers_follow_their_entries() -> 
     assert "DDP" not in out and "inference_mode" not in out and "no_grad" not in out
     assert "def serve(net, batch):\n    scores = net(batch)\n    return scores" in out
     assert "def score(net, batch):\n    return net(batch)" in out
-    kept = _migrate(source, _without(StructureRule.NO_TAPE))
-    assert "with inference_mode():" in kept and "@no_grad()" in kept and "DDP" not in kept
+    # without the structural rule, the fix engine's `dropped_context` rewrite writes the same
+    assert _migrate(source, _without(StructureRule.NO_TAPE)) == out
 
 
 @pytest.mark.parametrize(("rule", "source", "written", "left"), [

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+import re
 from dataclasses import replace
 from typing import assert_never
 
@@ -11,8 +12,11 @@ from .codes import CODES
 from .mappings import TableView, doc_url
 from .model import (
     ApiCall, CallKind, Category, Confidence, Diagnostic, Edit, FactKind, Fix, MappingEntry, ParamFact, Target,
-    TargetChoice,
+    TargetChoice, arg_for,
 )
+from .source import SourceText
+from .training_rules import LabelCast
+from .transforms.fixer import Fixer
 
 _CODE_BY_CATEGORY = {
     Category.EQUIVALENT: "TMS101",
@@ -181,25 +185,53 @@ def _finding(call: ApiCall, view: TableView, network: bool | None, shapes: bool 
     )
 
 
-def layer_call(call: ApiCall, view: TableView, fixes: bool = True) -> Diagnostic | None:
+def _written(text: str, form: str) -> bool:
+    """Whether `text` is already `form` written around some argument (the module spelled any way)."""
+    first, *rest = re.escape(form).replace(re.escape("mindspore."), r"[\w.]+\.").split(re.escape("{arg}"))
+    if not rest:
+        return False
+    pattern = first + r"(?P<arg>.+?)" + rest[0] + "".join(r"(?P=arg)" + part for part in rest[1:])
+    return re.fullmatch(pattern, text.strip(), re.DOTALL) is not None
+
+
+def layer_call(call: ApiCall, view: TableView, source: SourceText, fixer: Fixer | None = None,
+               casts: Mapping[str, LabelCast] | None = None) -> Diagnostic | None:
     """A torch layer instance called with keywords its forward names and MindSpore's construct names otherwise
-    (`self.fc(input=x)`: mindspore.mint.nn.Linear's construct takes `x`), as a finding whose fix renames them;
-    None where the call passes no such keyword (or the layer has no form for the scan)."""
+    (`self.fc(input=x)`: mindspore.mint.nn.Linear's construct takes `x`), or a loss called with labels its
+    MindSpore class takes in another dtype (`casts`: data/training.yaml's `label_casts`, `criterion(out, y)` ->
+    `criterion(out, y.astype(mindspore.int32))`), as a finding whose fix renames the keywords and casts the
+    labels (`fixer`: the scan's, None when fixes are off); None where the call passes neither (or the layer has
+    no form for the scan)."""
     entry = view.lookup(call.api)
     target = view.target(entry) if entry is not None else None
-    if target is None or not target.forward:
+    if target is None:
         return None
     renames = dict(target.forward)
     passed = [a for a in call.args if a.keyword in renames and a.keyword_span is not None and not a.starred]
-    if not passed:
+    cast = (casts or {}).get(call.api) if target.api.startswith("mindspore.") else None
+    labels = arg_for(call.args, cast.keyword, cast.position) if cast is not None else None
+    if labels is not None and (labels.starred or labels.is_const
+                               or cast is not None and _written(source.slice(labels.span), cast.form)):
+        labels = None
+    if not passed and labels is None:
         return None
     info = CODES["TMS102"]
-    names = ", ".join(f"'{a.keyword}' is '{renames[str(a.keyword)]}'" for a in passed)
+    parts = []
+    if passed:
+        parts.append(f"called with torch's forward keywords: in {target.api}'s construct " +
+                     ", ".join(f"'{a.keyword}' is '{renames[str(a.keyword)]}'" for a in passed))
+    if cast is not None and labels is not None:
+        parts.append(f"called with labels {target.api} takes in another dtype (int64 class indices raise): "
+                     f"written {cast.form.format(arg='LABELS')}")
     fix = None
-    if fixes:
-        edits = tuple(Edit(a.keyword_span, renames[str(a.keyword)]) for a in passed if a.keyword_span is not None)
-        fix = Fix(title=f"Pass {target.api}'s construct keywords", edits=edits, safe=True)
+    if fixer is not None:
+        edits: tuple[Edit, ...] | None = tuple(Edit(a.keyword_span, renames[str(a.keyword)])
+                                               for a in passed if a.keyword_span is not None)
+        if cast is not None and labels is not None:
+            written = fixer.written(labels.span, cast.form)  # (None for labels computed by a call: no fix)
+            edits = edits + written if edits is not None and written is not None else None
+        if edits:
+            fix = Fix(title=f"Pass {target.api}'s construct arguments", edits=edits, safe=labels is None)
     return Diagnostic(code=info.code, severity=info.severity, category=Category.DIFF_PARAMS, span=call.span,
-                      message=f"{call.api} called with torch's forward keywords: in {target.api}'s construct {names}",
-                      torch_api=call.api, mindspore_api=target.api, doc_url=doc_url(entry, target) or info.doc_url,
-                      fix=fix)
+                      message=f"{call.api} " + "; ".join(parts), torch_api=call.api, mindspore_api=target.api,
+                      doc_url=doc_url(entry, target) or info.doc_url, fix=fix)

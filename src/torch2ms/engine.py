@@ -22,6 +22,7 @@ from .resolve import ModuleFacts, resolve_module
 from .transforms import Fixer
 from .limits import memory_limited
 from .source import SourceText, count_lines, split_lines
+from .training_rules import load_rules as load_training_rules
 
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z0-9]+(?:[,\s]+[A-Z0-9]+)*))?", re.IGNORECASE)
 _FILE_NOQA = re.compile(r"^[ \t]*#\s*torch2ms:\s*noqa(?::\s*(?P<codes>[A-Z0-9]+(?:[,\s]+[A-Z0-9]+)*))?[ \t]*$",
@@ -318,7 +319,12 @@ def _analyse(text: str, path: str, config: Config, table: MappingTable | None, f
         fixer = Fixer(text, tree, view, positions) if fixes else None
         diagnostics.extend(diagnose(calls, view, shape_events, network, fixer))
         # layers called with torch's forward keywords, where MindSpore's construct names them otherwise
-        diagnostics.extend(d for d in (checks.layer_call(c, view, fixes) for c in module.layer_calls) if d is not None)
+        # and losses called with labels their MindSpore class takes in another dtype (the rules read once a file
+        # calls a layer: a scan of other files starts without reading them)
+        if module.layer_calls:
+            casts = load_training_rules().label_casts
+            diagnostics.extend(d for d in (checks.layer_call(c, view, positions, fixer, casts)
+                                           for c in module.layer_calls) if d is not None)
         scope = dynamic_shape.scope_facts(calls, shape_events, classes, module.imports, network,
                                           view)  # for the network scope across files
         scope = _with_dataflow(scope, module, text)  # for the data flow across files

@@ -16,13 +16,13 @@ import difflib
 import re
 import warnings
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from .codes import CODES
 from .config import Config
 from .mappings import MappingTable, load_table
-from .model import Category, Diagnostic, Edit, FileResult
+from .model import Category, Diagnostic, Edit, FileResult, Span
 from .strings import safe_text
 from .transforms.edits import EditBuilder
 from .transforms.fixer import HELD_TITLE
@@ -173,14 +173,24 @@ def held_call_fix(diag: Diagnostic) -> bool:
 
 
 def fix_held_calls(text: str, path: str, config: Config, table: MappingTable,
-                   result: FileResult | None = None) -> tuple[str, list[Diagnostic]]:
+                   result: FileResult | None = None, narrowed: Sequence[Span] = ()) -> tuple[str, list[Diagnostic]]:
     """One round of the fixes of calls of classes that variables hold (unsafe ones too), for `migrate`, which
-    rewrites the class values themselves next: after that the calls no longer name torch. `result`: the
-    scan of this very text, when the caller has it."""
+    rewrites the class values themselves next: after that the calls no longer name torch. The same round fixes
+    the calls inside the `narrowed` spans, the branches where an ``isinstance`` test on a torch class makes a
+    name a torch value (`ModuleFacts.narrowed`): once the class is rewritten, nothing types the name (the calls
+    that a structural rule of the tables rewrites, and the type references, are left to `migrate`'s rewrites).
+    `result`: the scan of this very text, when the caller has it."""
     result = result if result is not None else scan_text(text, path, config, table)
     if result.error is not None:
         return text, []
-    new, done = _select(text, [d for d in result.diagnostics if held_call_fix(d)], True)
+
+    def narrowed_call(diag: Diagnostic) -> bool:
+        entry = table.lookup(diag.torch_api) if diag.torch_api and diag.code != "TMS106" else None
+        return entry is not None and entry.structure is None and any(
+            (span.start_line, span.start_col) <= (diag.span.start_line, diag.span.start_col)
+            and (diag.span.end_line, diag.span.end_col) <= (span.end_line, span.end_col) for span in narrowed)
+
+    new, done = _select(text, [d for d in result.diagnostics if held_call_fix(d) or narrowed_call(d)], True)
     if done and not _parses(new):
         return text, []
     return new, done

@@ -581,6 +581,13 @@ class WeightForm:
     example: Example | None = None  # a layer example that builds this form (else an entry example does)
     note: str = ""
 
+    def renamed(self) -> dict[str, str]:
+        """The layer's own tensors (torch name -> MindSpore name) that the MindSpore class names otherwise
+        (`m.weight` is `m.gamma` in a mindspore.nn.BatchNorm2d); the names with a number in them (an RNN's
+        layers) and those of sub-layers are left out."""
+        return {p.torch: p.ms for p in self.params
+                if p.torch and p.ms and p.torch != p.ms and p.layer is None and "{" not in p.torch}
+
 
 @_pickled_by_fields
 @dataclass(frozen=True, slots=True)

@@ -196,6 +196,7 @@ class Resolver:
         # the last tuple or list evaluated and its items' values: `q, k = t[0], t[1]` binds each one's
         self._sequence: tuple[ast.expr | None, list[Val]] = (None, [])
         self._type_ref = 0  # > 0 while a type reference is evaluated (annotation, isinstance target, base class)
+        self.narrowed: list[Span] = []  # the branches where an `isinstance` test made a name a torch value
 
     # ------------------------------------------------------------------ entry
     def run(self, tree: ast.Module) -> list[ApiCall]:
@@ -776,8 +777,9 @@ class Resolver:
                 return Val(TENSOR, tag=ds.DYN)  # x.repeat_interleave(counts): dynamic for these arguments
             return callee.value if isinstance(callee.value, Val) else V_UNKNOWN
         if kind == INSTANCE:
-            if any(a.keyword for a in args) and self.table.lookup(callee.name) is not None:
-                # a layer called with keywords (its forward's): MindSpore's construct may name them otherwise
+            if self.table.lookup(callee.name) is not None:
+                # a layer called: MindSpore's construct may name its keywords otherwise, or take an argument in
+                # another dtype (checks.layer_call)
                 self.layer_calls.append(self._api_call(callee.name, node, CallKind.CALL, call=node, args=args))
             return V_TENSOR if callee.name.startswith("torch.nn.") else V_UNKNOWN
         if kind == USERCLASS:
@@ -1097,8 +1099,49 @@ class Resolver:
 
     def _st_if(self, node: ast.If) -> None:
         self._condition(node.test)
-        self._branch(node.body)
+        narrowed = self._narrowed(node.test)
+        if narrowed is None:
+            self._branch(node.body)
+        else:  # `if isinstance(m, nn.Linear):` m is that layer in the branch (m.bias.data.add_(1) a tensor method)
+            name, val = narrowed
+            scope = self.scope.module() if name in self.scope.global_names else self.scope
+            had, old = name in scope.names, scope.names.get(name)
+            scope.names[name] = val
+            first, last = self.pos.span(node.body[0]), self.pos.span(node.body[-1])
+            self.narrowed.append(Span(first.start_line, first.start_col, last.end_line, last.end_col))
+            self._branch(node.body)
+            if scope.names.get(name) is val:
+                if had and old is not None:
+                    scope.names[name] = old
+                else:
+                    del scope.names[name]
         self._branch(node.orelse)
+
+    def _narrowed(self, test: ast.expr) -> tuple[str, Val] | None:
+        """(NAME, a tensor or an instance of the torch class) for a test ``isinstance(NAME, C)`` (alone or a term
+        of an ``and``) where C is a torch class, a tuple of tensor classes or of torch layer classes (their
+        tensors share the names weight, bias, ...), and NAME is not known to be something else."""
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            return next((found for term in test.values if (found := self._narrowed(term)) is not None), None)
+        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
+                and len(test.args) == 2 and not test.keywords and isinstance(test.args[0], ast.Name)
+                and self.lookup("isinstance") is V_OTHER):
+            return None
+        name, kinds = test.args[0].id, test.args[1]
+        current = self.lookup(name)
+        if not (current.kind in (UNKNOWN, SYM) or current.kind == INSTANCE and current.name == "torch.nn.Module"):
+            return None
+        items = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
+        classes = [self.ref(item) if isinstance(item, (ast.Name, ast.Attribute)) else V_UNKNOWN for item in items]
+        if not classes or any(c.kind != SYMBOL for c in classes):
+            return None
+        results = [self.result_of(c.name) for c in classes]
+        if all(r.kind == TENSOR for r in results):
+            return name, V_TENSOR  # isinstance(x, torch.Tensor)
+        if any(r.kind != INSTANCE for r in results) or len({c.name for c in classes}) > 1 \
+                and not all(c.name.startswith("torch.nn.") for c in classes):
+            return None
+        return name, results[0]
 
     def _branch(self, body: list[ast.stmt]) -> None:
         """A conditional block. A name it rebinds to an unknown value keeps what it was known to be
@@ -1612,6 +1655,7 @@ class ModuleFacts:
     exported: tuple[Pending, ...]
     dataflow: DataflowFacts
     layer_calls: tuple[ApiCall, ...] = ()  # torch layer instances called with keywords (the layer's API)
+    narrowed: tuple[Span, ...] = ()  # the branches where an `isinstance` test made a name a torch value
 
 
 _UNPARSE_LIMIT = 400  # characters of source past which a quoted expression is cut from the source instead
@@ -1665,4 +1709,4 @@ def resolve_module(tree: ast.Module, table: MappingTable, positions: SourceText)
     resolver.run(tree)
     return ModuleFacts(tuple(resolver.calls), tuple(resolver.events), tuple(resolver.classes),
                        tuple(resolver.imports), tuple(resolver.exported), _exported_facts(resolver),
-                       tuple(resolver.layer_calls))
+                       tuple(resolver.layer_calls), tuple(resolver.narrowed))

@@ -26,7 +26,8 @@ import libcst as cst
 from libcst.metadata import PositionProvider
 
 from ..model import ApiCall
-from .training import TrainingRules, Unsupported, _code, _walk, load_rules, spell
+from ..training_rules import TrainingRules, load_rules
+from .training import Unsupported, _code, _walk, spell
 
 
 class DataLoaders(cst.CSTTransformer):

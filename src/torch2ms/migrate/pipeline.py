@@ -169,7 +169,7 @@ def _migrate_text(text: str, path: str, options: Options | None, cells: set[str]
         # 1. the arguments of calls of classes that variables hold (`norm_layer(dim, eps=1e-6)`), while the scan
         # still sees the class (the next step rewrites the values), then rewrites at call sites that the
         # scan's facts of this very text locate
-        text, held = fix_held_calls(text, path, config, table, before if text == original else None)
+        text, held = fix_held_calls(text, path, config, table, before if text == original else None, facts.narrowed)
         if held:
             tree = parse(text)
             facts = resolve_module(tree, table, SourceText(text))

@@ -120,10 +120,7 @@ def _renamed_weights(entry: MappingEntry, ms_class: str) -> dict[str, str]:
     otherwise, from the tables' weight facts (`m.weight` is `m.gamma` in a mindspore.nn.BatchNorm2d); the
     names with a number in them (an RNN's layers) and those of sub-layers are left out."""
     form = entry.weight_form(ms_class)
-    if form is None:
-        return {}
-    return {p.torch: p.ms for p in form.params
-            if p.torch and p.ms and p.torch != p.ms and p.layer is None and "{" not in p.torch}
+    return {} if form is None else form.renamed()
 
 class _Rewriter(cst.CSTTransformer):
     METADATA_DEPENDENCIES = (PositionProvider,)
@@ -271,6 +268,8 @@ class CallSites(_Rewriter):
                 entry = self.table.lookup(call.api)
                 target = entry.target_for(self.version, self.device) if entry is not None else None
                 if target is None:
+                    if structure.arg("child", False):
+                        self.children.add(id(node))  # filled by name where its container is built (else left)
                     return None
                 renamed = node.with_changes(func=node.func.with_changes(attr=cst.Name(target.api.rpartition(".")[2])))
                 if structure.arg("child", False):
@@ -618,38 +617,50 @@ class CallSites(_Rewriter):
             found = self._empty_container(statement)
             if found is None:
                 continue
-            name, (empty, starred, named) = found
+            name, (empty, starred, named), items = found
             uses = [i for i in range(index + 1, len(body)) if _mentions(body[i], name)]
             if not uses or any(_mentions(body[i], name, nested=True) for i in uses):
                 continue
             local = name
             while local in self.used:
                 local += "_"
-            self.used.add(local)
             by_name = _ByName(f"self.{name}", local, self.children)
             filled = [cst.ensure_type(body[i].visit(by_name), type(body[i])) for i in uses]
+            value = cst.parse_expression(empty)
             if by_name.count and named is not None:  # children added by name: filled by name, built from it
+                value = cst.parse_expression(named)
+                if items:  # nn.Sequential(a, b) then .add_module(NAME, c): a and b are named '0' and '1'
+                    if not isinstance(value, cst.Call) or value.args:
+                        continue
+                    value = value.with_changes(args=[cst.Arg(cst.List([cst.Element(cst.Tuple(
+                        [cst.Element(cst.SimpleString(repr(str(i)))), cst.Element(item)])) for i, item in
+                        enumerate(items)]))])
                 for i, statement in zip(uses, filled):
                     body[i] = statement
                 empty, starred = named, False
-                if "." in empty:
-                    self.imports.add(empty.partition(".")[0])
+                if "." in named:
+                    self.imports.add(named.partition(".")[0])
+            elif items:
+                continue  # items appended to a container built with some: MindSpore's method does the same
+            self.used.add(local)
             line = cst.ensure_type(body[index], cst.SimpleStatementLine)
             assign = cst.ensure_type(line.body[0], cst.Assign)
             call = cst.ensure_type(assign.value, cst.Call)
             body[index] = line.with_changes(body=[assign.with_changes(
-                targets=[cst.AssignTarget(cst.Name(local))], value=cst.parse_expression(empty))])
+                targets=[cst.AssignTarget(cst.Name(local))], value=value)])
             for i in uses:
                 body[i] = cst.ensure_type(body[i].visit(_Replace(f"self.{name}", cst.Name(local))), type(body[i]))
-            items = cst.Arg(cst.Name(local), star="*" if starred else "")
-            built = assign.with_changes(value=call.with_changes(args=[items]))
+            built = assign.with_changes(value=call.with_changes(args=[cst.Arg(cst.Name(local),
+                                                                              star="*" if starred else "")]))
             body.insert(uses[-1] + 1, cst.SimpleStatementLine([built]))
             self._note(statement, f"{name}: a container filled as a Python {empty}, then built")
         return block.with_changes(body=body)
 
-    def _empty_container(self, statement: cst.BaseStatement) -> tuple[str, tuple[str, bool, str | None]] | None:
-        """(NAME, (the empty Python value, whether the class takes the items unpacked, the value filled by name))
-        for ``self.NAME = nn.ModuleList()`` (or ``([])``; the `cell_container` rule), else None."""
+    def _empty_container(self, statement: cst.BaseStatement
+                         ) -> tuple[str, tuple[str, bool, str | None], list[cst.BaseExpression]] | None:
+        """(NAME, (the empty Python value, whether the class takes the items unpacked, the value filled by name),
+        the items it is built with) for ``self.NAME = nn.ModuleList()`` (or ``([])``; the `cell_container` rule),
+        or ``self.NAME = nn.Sequential(a, b)`` (items passed one by one), else None."""
         if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
             return None
         assign = statement.body[0]
@@ -659,15 +670,21 @@ class CallSites(_Rewriter):
         if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"):
             return None
         args = assign.value.args
-        if len(args) > 1 or args and not (args[0].keyword is None and not args[0].star and isinstance(
-                args[0].value, (cst.List, cst.Dict)) and not args[0].value.elements):
+        items: list[cst.BaseExpression] = []
+        if len(args) == 1 and args[0].keyword is None and not args[0].star and isinstance(
+                args[0].value, (cst.List, cst.Dict)) and not args[0].value.elements:
+            pass  # nn.ModuleList([])
+        elif args and all(a.keyword is None and not a.star for a in args) \
+                and not any(isinstance(a.value, (cst.List, cst.Dict, cst.Tuple)) for a in args):
+            items = [a.value for a in args]
+        elif args:
             return None
         found = self._ruled(assign.value, StructureRule.CELL_CONTAINER, CallKind.CALL)
-        if found is None:
-            return None
+        if found is None or items and not found[1].arg("starred", False):
+            return None  # (items one by one: a class that takes them unpacked, nn.Sequential)
         named = found[1].arg("named")
         return target.attr.value, (str(found[1].arg("empty")), bool(found[1].arg("starred", False)),
-                                   None if named is None else str(named))
+                                   None if named is None else str(named)), items
 
     def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr) -> cst.BaseSmallStatement:
         """``self.register_buffer("name", t)`` -> ``self.name = mindspore.Parameter(t, requires_grad=False)``."""

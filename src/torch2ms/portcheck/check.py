@@ -54,19 +54,27 @@ class _Class:
 
 @dataclass(frozen=True)
 class TableFacts:
-    """The tables' facts about MindSpore forms: their targets by MindSpore name."""
+    """The tables' facts about MindSpore forms: their targets by MindSpore name; per MindSpore layer class, the
+    torch tensor names it names otherwise (the weight facts: ``weight`` -> ``gamma``), where every torch layer
+    it stands for agrees."""
 
     by_api: dict[str, list[tuple[str, Target]]]
+    renamed: dict[str, dict[str, str]]
 
     @classmethod
     def of(cls, table: MappingTable) -> TableFacts:
         found = _TABLE_FACTS.get(table.digest)
         if found is None:
             by_api: dict[str, list[tuple[str, Target]]] = {}
+            renamed: dict[str, dict[str, str]] = {}
             for torch_api, entry in table.entries.items():
                 for target in entry.targets:
                     by_api.setdefault(target.api, []).append((torch_api, target))
-            found = _TABLE_FACTS[table.digest] = cls(by_api)
+                for form in entry.weights:
+                    names = renamed.setdefault(form.ms, form.renamed())
+                    for name in [n for n, ms in names.items() if form.renamed().get(n) != ms]:
+                        del names[name]  # torch layers that disagree: no fact
+            found = _TABLE_FACTS[table.digest] = cls(by_api, renamed)
         return found
 
 
@@ -407,6 +415,11 @@ class PortChecker:
             return "SELF:" + info.name if info.cell else None
         if isinstance(node.func, ast.Attribute):
             receiver = self.value_of(node.func.value, env)
+            if receiver is not None and receiver.startswith(("CELL:", "SELF:")):
+                member = self.api.cell_member(node.func.attr)
+                if member is not None and member.returns == "S" and not (
+                        receiver.startswith("SELF:") and self._defines(receiver[5:], node.func.attr, own=True)):
+                    return receiver  # Cell.set_train(): the Cell itself
             if receiver in _TENSORISH and not (receiver == ARGUMENT and node.func.attr in _SEQUENCE_MEMBERS):
                 # (on a tensor-or-sequence, a Tensor method that runs at all ran on a tensor)
                 member = self.api.tensor_member(node.func.attr, parameter=receiver == PARAMETER)
@@ -493,6 +506,19 @@ class PortChecker:
                         mindspore_api="mindspore.Tensor")
         elif receiver.startswith(("CELL:", "SELF:")):
             self._check_cell_member(node, receiver)
+            if receiver.startswith("CELL:"):
+                self._check_tensor_name(node, receiver[5:])
+
+    def _check_tensor_name(self, node: ast.Attribute, cls: str) -> None:
+        """A torch layer's tensor read by its torch name on the MindSpore Cell that names it otherwise
+        (``bn.weight`` on a mindspore.nn.BatchNorm1d, whose tensor is ``gamma``)."""
+        public = self._cell_names.get(cls)
+        renamed = self.facts.renamed.get(public, {}) if public is not None else {}
+        name = node.attr
+        if name not in renamed or self.api.cell_member(name) is not None or self.api.class_member(cls, name):
+            return
+        self.report("TMS403", node, f".{name}: MindSpore {self.api.version}'s {public} has no member '{name}': "
+                    f"the tensor torch names '{name}' is its '{renamed[name]}'", mindspore_api=public)
 
     def _check_cell_member(self, node: ast.Attribute, receiver: str) -> None:
         name = node.attr
@@ -507,13 +533,15 @@ class PortChecker:
         self.report("TMS403", node, f".{name}: MindSpore {self.api.version}'s Cell has no member '{name}'"
                     f"{self._torch_note('torch.nn.Module.' + name)}", mindspore_api="mindspore.nn.Cell")
 
-    def _defines(self, cls: str, name: str, depth: int = 0) -> bool:
+    def _defines(self, cls: str, name: str, depth: int = 0, own: bool = False) -> bool:
+        """Whether the file's class `cls` (or a base) defines `name`; a class outside the file may (`own`: only
+        the file's classes count)."""
         info = self.classes.get(cls)
         if info is None or depth > 20:
-            return True  # a class outside the file may define it
+            return not own
         if name in info.methods or name in info.attrs:
             return True
-        return any(self._defines(base, name, depth + 1) for base in info.bases)
+        return any(self._defines(base, name, depth + 1, own) for base in info.bases)
 
     def _torch_note(self, torch_api: str) -> str:
         entry = self.table.lookup(torch_api)

@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 from ..mappings import TableView
 from ..model import (
-    ApiCall, CallKind, Confidence, Diagnostic, Edit, Fix, MappingEntry, Target, WrittenAs,
+    ApiCall, CallKind, Confidence, Diagnostic, Edit, Fix, MappingEntry, Span, Target, WrittenAs,
 )
 from ..source import SourceText
 from .base import FIXABLE_CODES, PASS, Context, Transform, rewrites
@@ -342,6 +342,30 @@ class Fixer:
         """An in-place Tensor method that the fix rewrites (so it really updates its receiver)."""
         return _inplace_form(self.view, self.view.lookup(f"torch.Tensor.{name}")) is not None
 
+    def _builder(self) -> EditBuilder:
+        if self._src is None:
+            self._src = EditBuilder(self.text, self.tree, self.positions)
+        return self._src
+
+    def written(self, span: Span, form: str) -> tuple[Edit, ...] | None:
+        """The edits that write `form` (MindSpore code spelled from ``mindspore.``, each ``{arg}`` the text at
+        `span`, in parentheses where it is more than a name, attribute or subscript) in place of that text, with
+        the import the file lacks, spelled as the file spells the module; None where it cannot be written, or
+        the text calls something (`form` may evaluate it more than once)."""
+        src = self._builder()
+        text = src.slice(span)
+        try:
+            node = ast.parse(text.strip(), mode="eval").body
+        except SyntaxError:
+            return None
+        if any(isinstance(n, (ast.Call, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)) for n in ast.walk(node)):
+            return None
+        if not isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)):
+            text = f"({text})"
+        edits = src.replaced_call(span, form.format(arg=text))
+        fix = src.respelled(Fix("", tuple(edits)), span) if edits is not None else None
+        return fix.edits if fix is not None else None
+
     def __call__(self, call: ApiCall, diag: Diagnostic) -> Diagnostic:
         if diag.fix is not None or diag.span != call.span or diag.torch_api != call.api:
             return diag
@@ -349,9 +373,7 @@ class Fixer:
         target = self.view.target(entry) if entry is not None else None
         if diag.code not in FIXABLE_CODES and not any(diag.code in t.codes for _, t in rewrites(entry, target)):
             return diag
-        if self._src is None:
-            self._src = EditBuilder(self.text, self.tree, self.positions)
-        src = self._src
+        src = self._builder()
         try:
             fix = build_fix(call, diag, entry, target, src, _inplace_form(self.view, entry),
                             self._is_inplace)
