@@ -379,3 +379,22 @@ def test_what_a_cell_returns_is_followed_through_tensor_methods() -> None:
         _run(code)
     assert _port(code.replace(".grad", ".item()")) == []
     assert float(_run(code.replace(".grad", ".item()"))["grads"]) <= 0
+
+
+def test_a_layers_own_tensors_are_parameters_whose_methods_are_checked() -> None:
+    code = """\
+        import mindspore
+
+        fc = mindspore.mint.nn.Linear(4, 2)
+        bn = mindspore.nn.BatchNorm2d(4)
+        print(fc.weight.shape, bn.moving_mean.sum(), fc.bias.data.mean())
+        bn.gamma.set_data(mindspore.ops.ones((4,)))
+        fc.weight.data.uniform_(-0.1, 0.1)
+    """
+    # the Parameters of the layers (their names from the tables' weight facts) and their .data are tensors:
+    # uniform_ there has no CPU kernel; the members every Parameter has are not flagged
+    assert _port(code, device="cpu") == [(7, "TMS406")]
+    with pytest.raises(RuntimeError, match="InplaceUniform"):
+        _run(textwrap.dedent(code) + "fc.weight.asnumpy()\n")  # (the launch fails when the value is read)
+    assert _port(code.replace("fc.weight.data.uniform_(-0.1, 0.1)", "fc.weight.data.normal_()"),
+                 device="cpu") == [(7, "TMS406")]

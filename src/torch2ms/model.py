@@ -588,6 +588,11 @@ class WeightForm:
         return {p.torch: p.ms for p in self.params
                 if p.torch and p.ms and p.torch != p.ms and p.layer is None and "{" not in p.torch}
 
+    def tensors(self) -> frozenset[str]:
+        """The names of the MindSpore class's own tensors (`gamma`, `moving_mean` of a BatchNorm2d); those of
+        sub-layers and the numbered ones (an RNN's layers) are left out."""
+        return frozenset(p.ms for p in self.params if p.ms and p.layer is None and "{" not in p.ms)
+
 
 @_pickled_by_fields
 @dataclass(frozen=True, slots=True)

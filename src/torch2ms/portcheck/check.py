@@ -36,7 +36,7 @@ from .bind import bind_problems, position_of
 Value = str | None
 TENSOR, PARAMETER, ARGUMENT = "T", "P", "A"
 _TENSORISH = (TENSOR, PARAMETER, ARGUMENT)
-_TENSOR_ATTRS = frozenset({"T", "mT", "H", "mH", "real", "imag"})  # Tensor attributes that are tensors
+_TENSOR_ATTRS = frozenset({"T", "mT", "H", "mH", "real", "imag", "data"})  # Tensor attributes that are tensors
 # Members a construct argument may use without being a tensor: those of tuples and lists.
 _INT64 = "#int64"  # env key suffix: the name holds an int64 tensor
 _SEQUENCE_MEMBERS = frozenset(name for name in dir(tuple) + dir(list) if not name.startswith("_"))
@@ -60,6 +60,7 @@ class TableFacts:
 
     by_api: dict[str, list[tuple[str, Target]]]
     renamed: dict[str, dict[str, str]]
+    tensors: dict[str, frozenset[str]]  # per MindSpore layer class, the names of its own tensors (Parameters)
 
     @classmethod
     def of(cls, table: MappingTable) -> TableFacts:
@@ -67,6 +68,7 @@ class TableFacts:
         if found is None:
             by_api: dict[str, list[tuple[str, Target]]] = {}
             renamed: dict[str, dict[str, str]] = {}
+            tensors: dict[str, frozenset[str]] = {}
             for torch_api, entry in table.entries.items():
                 for target in entry.targets:
                     by_api.setdefault(target.api, []).append((torch_api, target))
@@ -74,7 +76,8 @@ class TableFacts:
                     names = renamed.setdefault(form.ms, form.renamed())
                     for name in [n for n, ms in names.items() if form.renamed().get(n) != ms]:
                         del names[name]  # torch layers that disagree: no fact
-            found = _TABLE_FACTS[table.digest] = cls(by_api, renamed)
+                    tensors[form.ms] = tensors.get(form.ms, frozenset()) | form.tensors()
+            found = _TABLE_FACTS[table.digest] = cls(by_api, renamed, tensors)
         return found
 
 
@@ -379,6 +382,10 @@ class PortChecker:
             if base is not None and base.startswith("SELF:"):
                 info = self.classes.get(base[5:])
                 return info.attrs.get(node.attr) if info is not None else None
+            if base is not None and base.startswith("CELL:"):  # a MindSpore layer's own tensor (weight facts)
+                public = self._cell_names.get(base[5:])
+                if public is not None and node.attr in self.facts.tensors.get(public, ()):
+                    return PARAMETER
             return None
         if isinstance(node, ast.BinOp):
             left, right = self.value_of(node.left, env), self.value_of(node.right, env)
