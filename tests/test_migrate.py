@@ -330,7 +330,7 @@ DEVICE_SOURCE = """
     import torch.nn as nn
 
     class Net(nn.Module):
-        def __init__(self, dim, act_layer=nn.GELU):
+        def __init__(self, dim, act_layer=nn.GELU, norm_layer=nn.InstanceNorm2d):
             super().__init__()
             self.conv = nn.Conv2d(3, 8, 3, 1, 1)
             self.drop = nn.Dropout(0.0)
@@ -351,15 +351,18 @@ def test_forms_written_for_the_device_with_their_parameter_translation() -> None
     assert "mindspore.nn.Dropout(p=0.0)" in cpu  # keep_prob is MindSpore's first parameter
     assert "mindspore.nn.LayerNorm((dim,), epsilon=1e-05)" in cpu
     assert "mindspore.nn.MaxPool2d(2, stride=2, pad_mode='pad')" in cpu
-    # a class passed as a value gets the keywords its form needs where it is written; as a type it stays a class
-    assert "act_layer=functools.partial(mindspore.nn.GELU, approximate=False)" in cpu
-    assert "\nimport functools\n" in cpu
+    # a class passed as a value is the support module's torch-signature layer where the tables give it one (it
+    # takes whatever torch's class is called with later); else it gets the keywords its form needs where it is
+    # written; as a type it stays a class
+    assert "act_layer=t2ms_support.GELU" in cpu
+    assert "norm_layer=functools.partial(mindspore.nn.InstanceNorm2d, affine=False)" in cpu
+    assert "\nimport functools\n" in cpu and "\nimport t2ms_support\n" in cpu
     assert "isinstance(self.act, mindspore.nn.GELU)" in cpu and "act: mindspore.nn.GELU = None" in cpu
     assert "return y, x.shape[1], x.shape[0], x.shape, " in cpu
     assert "same = type(self.act) is mindspore.nn.GELU or self.act.__class__ == mindspore.nn.GELU" in cpu
     ascend = migrate_text(textwrap.dedent(DEVICE_SOURCE), "m.py", Options(Config(device="ascend"))).text
     assert "mindspore.mint.nn.Conv2d(3, 8, 3, 1, 1)" in ascend and "mindspore.mint.nn.Dropout(0.0)" in ascend
-    assert "act_layer=mindspore.mint.nn.GELU" in ascend and "functools" not in ascend
+    assert "act_layer=t2ms_support.GELU" in ascend
 
 
 def test_cli_device_flag_and_configuration_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

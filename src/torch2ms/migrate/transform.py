@@ -169,6 +169,7 @@ class CallSites(_Rewriter):
         self.support = False  # whether the text uses the support module's classes (torch2ms.transforms.support)
         self.annotations = 0  # depth inside annotations and comparisons (a class there is a type, not a value)
         self.bases: set[int] = set()  # ids of class bases (a class there is subclassed, not called)
+        self.type_args: set[int] = set()  # ids of the class arguments of isinstance / issubclass calls
         self.by_span: dict[Key, list[ApiCall]] = {}
         for call in calls:
             # a receiver not proven a tensor counts only for `p.data.normal_(...)` (see `_data_initializer`)
@@ -459,6 +460,20 @@ class CallSites(_Rewriter):
 
     def leave_Comparison(self, original_node: cst.Comparison, updated_node: cst.Comparison) -> cst.Comparison:
         self.annotations -= 1
+        return updated_node
+
+    def visit_Call(self, node: cst.Call) -> None:
+        # the classes isinstance / issubclass test against are types (a type, not a value the code builds)
+        if isinstance(node.func, cst.Name) and node.func.value in ("isinstance", "issubclass") and len(node.args) == 2:
+            self.type_args.add(id(node.args[1]))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if id(node) in self.type_args:
+            self.annotations += 1
+
+    def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
+        if id(original_node) in self.type_args:
+            self.annotations -= 1
         return updated_node
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
