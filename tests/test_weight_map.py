@@ -363,3 +363,34 @@ def test_a_layer_built_with_a_method_that_returns_it_is_the_layer() -> None:
                           "body.1.running_var", "body.1.num_batches_tracked"])
     assert not result.unplaced
     assert result.placed["body.1.weight"].ms == "body.1.gamma"
+
+
+def test_layers_built_through_partials_and_classes_chosen_at_run_time_are_placed(tmp_path: Path) -> None:
+    """`partial(nn.Conv2d, kernel_size=1)` called later, and a class held by a variable that a condition picks
+    (`... if use_conv else nn.Linear`): the map follows the partial to the class it builds on both sides (the port's
+    torch-signature layers of the support module stand for the torch classes) and chooses by the tensors."""
+    from case_runner import migrate_program
+
+    source = textwrap.dedent("""
+        from functools import partial
+        import torch.nn as nn
+
+        pointwise = partial(nn.Conv2d, kernel_size=1, bias=False)
+
+        class Head(nn.Module):
+            def __init__(self, dim, classes, use_conv=False, norm_layer=partial(nn.BatchNorm2d, eps=1e-3)):
+                super().__init__()
+                dd = {'device': None, 'dtype': None}
+                layer = partial(nn.Conv2d, kernel_size=1) if use_conv else nn.Linear
+                self.fc = layer(dim, classes, **dd)
+                self.proj = pointwise(dim, dim)
+                self.norm = norm_layer(dim)
+    """)
+    out = migrate_program(tmp_path, source)
+    node = read_map(str(out / "prog.weights.json")).roots["Head"]
+    keys = ["fc.weight", "fc.bias", "proj.weight", "norm.weight", "norm.bias", "norm.running_mean",
+            "norm.running_var"]
+    result = place(node, keys)
+    assert not result.unplaced, result.unplaced
+    assert result.placed["proj.weight"].ms == "proj.weight" and result.placed["fc.bias"].ms == "fc.bias"
+    assert result.placed["norm.weight"].ms == "norm.gamma" and result.placed["norm.running_var"].ms == "norm.moving_variance"

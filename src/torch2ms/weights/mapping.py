@@ -397,6 +397,9 @@ def _partner(option: Value, candidates: list[Value], facts: Facts) -> Value | No
             return candidate
         if isinstance(option, Layer) and isinstance(candidate, Layer) and facts.has(option.api, candidate.api):
             return candidate
+        if isinstance(option, Layer) and isinstance(candidate, Instance) and candidate.base \
+                and facts.has(option.api, candidate.base):  # a torch-signature layer of migrate's support module
+            return candidate
         if isinstance(option, Container) and isinstance(candidate, Container) and \
                 [k for k, _ in option.items] == [k for k, _ in candidate.items]:
             return candidate
