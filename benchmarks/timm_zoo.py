@@ -248,8 +248,9 @@ def migrate(work: Path) -> Path:
     return work / "port"
 
 
-def family_maps(port: Path, work: Path) -> dict[str, str]:
-    """One map per family: the roots of every map `migrate` wrote, the family's own file's last (they win)."""
+def family_maps(port: Path, work: Path, families: set[str]) -> dict[str, str]:
+    """One map per family of `families`: the roots of every map `migrate` wrote, the family's own file's last
+    (they win)."""
     maps: dict[str, WeightMap] = {}
     for path in sorted((port / "timm").rglob("*.weights.json")):
         try:
@@ -262,6 +263,8 @@ def family_maps(port: Path, work: Path) -> dict[str, str]:
     out: dict[str, str] = {}
     for path, weight_map in maps.items():
         stem = Path(path).name[: -len(".weights.json")]
+        if stem not in families:
+            continue
         merged = WeightMap(weight_map.torch_source, weight_map.ported_source, {**everything, **weight_map.roots})
         target = work / "maps" / f"{stem}.json"
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -379,7 +382,7 @@ def main() -> int:
         chosen = chosen[: args.models]
     print(f"checking {len(chosen)} model(s) of {len(families)} famil{'y' if len(families) == 1 else 'ies'}")
     probes = helper(work, "probe", json.dumps(chosen), classes=args.classes)
-    maps = family_maps(port, work)
+    maps = family_maps(port, work, {names[name] for name in chosen})
     modes = ["pynative", "graph"] if args.graph else ["pynative"]
     rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
     pools = {"torch": side_pool("torch", memory_mb=8192, timeout=args.timeout),

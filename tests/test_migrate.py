@@ -595,3 +595,25 @@ def test_a_torch_name_the_port_still_uses_with_no_finding_gets_one_never_zero_re
     left = [d for d in result.result.diagnostics if d.code == "TMS407"]
     assert {(d.span.start_line, d.torch_api) for d in left} >= {(9, "torch.nn")}
     assert result.remaining > 0 and not unreported(result)
+
+
+def test_a_branch_under_isinstance_reads_the_name_as_that_layer() -> None:
+    """`if isinstance(m, nn.Linear):` over the modules of a network (whose class the scan cannot know): inside
+    the branch `m` is that layer, so `m.weight` is a tensor and its torch methods are rewritten
+    (`m.weight.size(0)` is `m.weight.shape[0]`; MindSpore's `size` is the element count)."""
+    out = migrate("""
+        import math
+        import torch.nn as nn
+
+        def reset(model):
+            for _, m in model.named_modules():
+                if isinstance(m, nn.Linear) and m.bias is not None:
+                    fan_out = m.weight.size(0)
+                    nn.init.uniform_(m.bias, -1 / math.sqrt(fan_out), 1 / math.sqrt(fan_out))
+                elif isinstance(m, (nn.Linear, nn.Identity)):
+                    print(m.weight.size(1))
+                m.weight.size(0)  # after the branch: nothing is known about m
+    """)
+    assert "if isinstance(m, mindspore.mint.nn.Linear) and m.bias is not None:" in out
+    assert "fan_out = m.weight.shape[0]" in out and "print(m.weight.shape[1])" in out
+    assert "\n        m.weight.size(0)  # after" in out

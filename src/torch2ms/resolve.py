@@ -1097,8 +1097,42 @@ class Resolver:
 
     def _st_if(self, node: ast.If) -> None:
         self._condition(node.test)
-        self._branch(node.body)
+        narrowed = self._narrowed(node.test)
+        if narrowed is None:
+            self._branch(node.body)
+        else:  # `if isinstance(m, nn.Linear):` the branch reads m as that layer (m.weight is a tensor)
+            name, layer = narrowed
+            names = self.scope.names
+            before = names.get(name)
+            names[name] = layer
+            self._branch(node.body)
+            if names.get(name) is layer:
+                if before is None:
+                    del names[name]
+                else:
+                    names[name] = before
         self._branch(node.orelse)
+
+    def _narrowed(self, test: ast.expr) -> tuple[str, Val] | None:
+        """`isinstance(m, nn.Linear)` (or `(nn.Conv2d, nn.Linear)`, or the first test of an `and`) on a name not
+        known as a layer of its own: (the name, an instance of the first class), where every class is a torch
+        layer class."""
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            test = test.values[0]
+        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
+                and len(test.args) == 2 and not test.keywords and isinstance(test.args[0], ast.Name)
+                and self.lookup("isinstance").kind in (UNKNOWN, OTHER)):  # the builtin, not a name of the file
+            return None
+        kinds = test.args[1]
+        layers = [self._annotated_instance(k) for k in (kinds.elts if isinstance(kinds, ast.Tuple) else [kinds])]
+        if not layers or any(v is None or v.kind != INSTANCE for v in layers):
+            return None
+        name = test.args[0].id
+        current = self.lookup(name)
+        if current.kind in (TENSOR, SELF, USEROBJ) or current.kind == INSTANCE and current.name != "torch.nn.Module":
+            return None
+        assert layers[0] is not None
+        return name, layers[0]
 
     def _branch(self, body: list[ast.stmt]) -> None:
         """A conditional block. A name it rebinds to an unknown value keeps what it was known to be

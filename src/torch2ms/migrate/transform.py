@@ -220,7 +220,9 @@ class CallSites(_Rewriter):
 
     def _type_check(self, original: cst.Call, node: cst.Call) -> cst.Call | None:
         """``isinstance(m, nn.Conv2d)``: the class as a type, whatever its parameters' facts (which
-        matter where it is called, not where its instances are recognised)."""
+        matter where it is called, not where its instances are recognised). A class whose form has no parameter
+        facts is left to the fix engine, which writes it as a type in the same round as the members the branch
+        reads on it (``m.weight.size(0)`` where ``m`` is that layer: the scan reads the branch's ``m`` as one)."""
         if not (isinstance(original.func, cst.Name) and original.func.value in ("isinstance", "issubclass")) \
                 or len(original.args) != 2:
             return None
@@ -233,7 +235,7 @@ class CallSites(_Rewriter):
             for call in self._calls(old_value):
                 entry = self.table.lookup(call.api) if call.kind in _NAMED else None
                 target = entry.target_for(self.version, self.device) if entry is not None else None
-                if target is not None and target.api.startswith("mindspore.") \
+                if target is not None and target.api.startswith("mindspore.") and target.params \
                         and call.api.rpartition(".")[2][:1].isupper() and not _is_member(target.api):
                     changed[id(new)] = dotted(self.root, target.api.removeprefix("mindspore."))
                     self._note(old_value, f"{call.api} as a type")
