@@ -263,3 +263,25 @@ def test_a_value_mindspore_cannot_take_is_refused_by_name(tmp_path: Path) -> Non
     assert any(line.startswith("refused: torch.nn.Conv2d: padding_mode='circular'") for line in lines), lines
     assert any(line.startswith("refused: torch.nn.LayerNorm: elementwise_affine=False") for line in lines), lines
     assert any(line.startswith("type: torch.nn.Conv2d() takes 11 positional arguments") for line in lines), lines
+
+
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
+@pytest.mark.slow
+def test_layers_whose_forward_reads_the_training_flag_start_in_training_mode_as_torchs(tmp_path: Path) -> None:
+    """A torch module starts in training mode, a MindSpore Cell in inference mode: the support module's
+    BatchNorm and Dropout layers (built from a class passed as a value) start as torch's do; others keep
+    MindSpore's default, which changes nothing for them."""
+    import torch
+
+    (tmp_path / f"{support.MODULE}.py").write_text(support.support_text(load_table(), VERSION, DEVICE))
+    code = (f"import sys; sys.path.insert(0, {str(tmp_path)!r}); sys.modules['torch'] = None\n"
+            f"import {support.MODULE} as s\n"
+            "print(s.BatchNorm2d(4).training, s.BatchNorm1d(4).training, s.Dropout(0.5).training, "
+            "s.BatchNorm2d(4).set_train(False).training)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, GLOG_v="3"))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    expected = (torch.nn.BatchNorm2d(4).training, torch.nn.BatchNorm1d(4).training, torch.nn.Dropout(0.5).training,
+                torch.nn.BatchNorm2d(4).eval().training)
+    assert proc.stdout.split() == [str(v) for v in expected]
