@@ -394,3 +394,26 @@ def test_layers_built_through_partials_and_classes_chosen_at_run_time_are_placed
     assert not result.unplaced, result.unplaced
     assert result.placed["proj.weight"].ms == "proj.weight" and result.placed["fc.bias"].ms == "fc.bias"
     assert result.placed["norm.weight"].ms == "norm.gamma" and result.placed["norm.running_var"].ms == "norm.moving_variance"
+
+
+def test_alternatives_without_tensors_pair_by_class_and_values_pair_with_nothing(tmp_path: Path) -> None:
+    """`nn.Linear(...) if classes > 0 else nn.Identity()`: the Identity has no weight facts (no tensors) and still
+    stands for MindSpore's Identity among the alternatives, so the Linear's tensors are placed; an alternative
+    that is no layer at all (a plain value) pairs with nothing."""
+    from case_runner import migrate_program
+
+    source = textwrap.dedent("""
+        import torch.nn as nn
+
+        class Head(nn.Module):
+            def __init__(self, dim, classes, flat=True, scale=None):
+                super().__init__()
+                self.flatten = nn.Flatten(1) if flat else nn.Identity()
+                self.fc = nn.Linear(dim, classes) if classes > 0 else nn.Identity()
+                self.norm = nn.LayerNorm(dim) if scale is None else scale
+    """)
+    out = migrate_program(tmp_path, source, support=False)
+    node = read_map(str(out / "prog.weights.json")).roots["Head"]
+    result = place(node, ["fc.weight", "fc.bias", "norm.weight", "norm.bias"])
+    assert not result.unplaced, result.unplaced
+    assert result.placed["fc.weight"].ms == "fc.weight" and result.placed["norm.weight"].ms == "norm.gamma"
