@@ -168,7 +168,7 @@ def _migrate_text(text: str, path: str, options: Options | None, cells: set[str]
             facts = resolve_module(tree, table, SourceText(text))
         # torch layer classes used as values (`act_layer=nn.ReLU`, `partial(nn.Conv2d, ...)`): the support module's
         # torch-signature layers, which take the arguments torch's class receives wherever it is called
-        text, valued = support.values(text, table, config.version, config.device, options.support)
+        text, valued = support.values(text, table, config.version, config.device, options.support, facts.calls)
         if valued:
             tree = parse(text)
             facts = resolve_module(tree, table, SourceText(text))

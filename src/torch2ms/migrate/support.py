@@ -20,17 +20,17 @@ from __future__ import annotations
 
 import ast
 import os
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from ..mapping_tools import GENERAL_PARAMS
 from ..mappings import MappingTable
-from ..model import Adapter, Edit, FactKind, MappingEntry, Target
+from ..model import Adapter, ApiCall, CallKind, Edit, FactKind, MappingEntry, Target
 from ..portcheck.api import load_api
 from ..source import SourceText
 from ..transforms.base import rewrites
 from ..transforms.training_mode import TrainingMode
-from ..transforms.param_edits import DEFAULT_DROPPED, VALUE_NEUTRAL
+from ..transforms.param_edits import DEFAULT_DROPPED, VALUE_NEUTRAL, dropped_mapping
 from ..transforms.support import MODULE as SUPPORT_MODULE, NAME as SUPPORT, support_name, support_source
 
 MODULE = SUPPORT_MODULE  # the module's name: a file of that name at the output tree's root
@@ -327,7 +327,7 @@ def functions(text: str, table: MappingTable, version: tuple[int, ...], device: 
     tensor: ``.softmax(dim=-1)`` on it becomes MindSpore's) and left this call (its fix has no form to write).
     Returns (text, "line: what" for each change)."""
     from ..fix import apply_edits
-    from ..model import CallKind, Confidence
+    from ..model import Confidence
     from ..resolve import resolve_module
 
     names = _function_names(table)
@@ -382,12 +382,14 @@ def _class_bases(tree: ast.Module, aliases: dict[str, str]) -> list[list[str | N
 
 
 def _value_edits(tree: ast.Module, aliases: dict[str, str], src: SourceText, table: MappingTable,
-                 version: tuple[int, ...], device: str, module: str, skip: set[int]) -> tuple[list[Edit], list[str]]:
+                 version: tuple[int, ...], device: str, module: str, skip: set[int],
+                 placed: Collection[tuple[int, int]] = ()) -> tuple[list[Edit], list[str]]:
     """The edits that name the support module's layer for each torch layer class (one with a layer there) that
     `tree` uses as a value (``act_layer=nn.ReLU``, ``partial(nn.Conv2d, kernel_size=1)``, ``x if c else
     nn.Linear``) or calls with unpacked arguments (``nn.Conv2d(i, o, k, **kwargs)``); not a type (an
-    annotation, isinstance's classes), a member (``nn.Conv2d.forward``), a call whose arguments bind, or a
-    node of `skip`. Returns (edits, "line: what" for each)."""
+    annotation, isinstance's classes), a member (``nn.Conv2d.forward``), a call whose arguments bind, a call
+    at a position of `placed` (line, column of its callee) or a node of `skip`. Returns (edits, "line: what" for
+    each)."""
     from ..portcheck.names import dotted
 
     parents = _parents(tree)
@@ -408,6 +410,8 @@ def _value_edits(tree: ast.Module, aliases: dict[str, str], src: SourceText, tab
             if not any(isinstance(a, ast.Starred) for a in parent.args) and not any(k.arg is None
                                                                                    for k in parent.keywords):
                 continue  # its arguments bind: the fix's rewrite (or its finding)
+            if (src.span(node).start_line, src.span(node).start_col) in placed:
+                continue  # only a caller's placement unpacked (`**dd`, device and dtype): the fix drops it
             what = "called with unpacked arguments"
         elif isinstance(parent, ast.Call) and parent.args and parent.args[0] is node \
                 and dotted(parent.func, aliases) == PARTIAL:
@@ -419,14 +423,16 @@ def _value_edits(tree: ast.Module, aliases: dict[str, str], src: SourceText, tab
     return edits, notes
 
 
-def values(text: str, table: MappingTable, version: tuple[int, ...], device: str,
-           module: str) -> tuple[str, list[str]]:
+def values(text: str, table: MappingTable, version: tuple[int, ...], device: str, module: str,
+           calls: Iterable[ApiCall] = ()) -> tuple[str, list[str]]:
     """`text` (torch code, before any rewrite of its calls) with the support module's layer for every torch
     layer class it uses as a value or calls with unpacked arguments (`_value_edits`; a base class is `adapt`'s,
     after the rewrites, which read the class as torch's subclass). Written first, so that
     whatever later calls the value (``norm_layer(dim, eps=1e-6, **dd)``, a caller's own class too) gets a
     class that takes torch's arguments: the rewrites after this one no longer see a torch class there, neither
-    at the value nor where it is called. Returns (text, "line: what" for each change)."""
+    at the value nor where it is called. `calls`: the scan's calls of `text`; one whose unpacked mappings hold
+    only a caller's placement (``nn.Linear(a, b, **dd)``, ``dd = {'device': device, 'dtype': dtype}``) is the
+    fix's, which drops them. Returns (text, "line: what" for each change)."""
     from ..fix import apply_edits
     from .probes import import_aliases
 
@@ -435,7 +441,10 @@ def values(text: str, table: MappingTable, version: tuple[int, ...], device: str
     if not any(value.split(".")[0] in table.roots for value in aliases.values()):
         return text, []
     bases = {id(base) for node in ast.walk(tree) if isinstance(node, ast.ClassDef) for base in node.bases}
-    edits, notes = _value_edits(tree, aliases, SourceText(text), table, version, device, module, bases)
+    placed = {(call.func_span.start_line, call.func_span.start_col) for call in calls
+              if call.kind is CallKind.CALL and call.func_span is not None and any(a.starred for a in call.args)
+              and all(dropped_mapping(a, set()) is not None for a in call.args if a.starred)}
+    edits, notes = _value_edits(tree, aliases, SourceText(text), table, version, device, module, bases, placed)
     if not edits:
         return text, []
     return apply_edits(text, edits), sorted(notes, key=lambda n: int(n.partition(":")[0]))
