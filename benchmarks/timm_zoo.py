@@ -248,8 +248,9 @@ def migrate(work: Path) -> Path:
     return work / "port"
 
 
-def family_maps(port: Path, work: Path) -> dict[str, str]:
-    """One map per family: the roots of every map `migrate` wrote, the family's own file's last (they win)."""
+def family_maps(port: Path, work: Path, families: set[str]) -> dict[str, str]:
+    """One map per family of `families`: the roots of every map `migrate` wrote, the family's own file's last
+    (they win)."""
     maps: dict[str, WeightMap] = {}
     for path in sorted((port / "timm").rglob("*.weights.json")):
         try:
@@ -262,6 +263,8 @@ def family_maps(port: Path, work: Path) -> dict[str, str]:
     out: dict[str, str] = {}
     for path, weight_map in maps.items():
         stem = Path(path).name[: -len(".weights.json")]
+        if stem not in families:
+            continue
         merged = WeightMap(weight_map.torch_source, weight_map.ported_source, {**everything, **weight_map.roots})
         target = work / "maps" / f"{stem}.json"
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -298,6 +301,14 @@ def torch_at_import(port: Path) -> tuple[list[str], int, int]:
     return blocked, inside, files
 
 
+def reasons(unplaced: dict[str, str]) -> list[tuple[str, int, str]]:
+    """The torch tensors the map did not place, grouped by reason: (reason, how many, one of them)."""
+    groups: dict[str, list[str]] = defaultdict(list)
+    for name, why in sorted(unplaced.items()):
+        groups[re.sub(r"\s+", " ", str(why))[:150]].append(name)
+    return sorted(((why, len(names), names[0]) for why, names in groups.items()), key=lambda g: -g[1])
+
+
 def first_problem(result: dict[str, Any]) -> str:
     problems = [p for p in result.get("problems", []) if not p.startswith("unplaced torch tensor")]
     text = problems[0] if problems else (result.get("problems") or [""])[0]
@@ -330,7 +341,9 @@ def check(name: str, probe: dict[str, Any], work: Path, maps: dict[str, str], mo
         return row
     weights = result.get("weights") or {}
     row["tensors"] = int(weights.get("torch_tensors", 0))
-    row["placed"] = row["tensors"] - len(weights.get("unplaced") or {})
+    unplaced = weights.get("unplaced") or {}
+    row["placed"] = row["tensors"] - len(unplaced)
+    row["unplaced"] = reasons(unplaced)
     row["build"] = "class" in result.get("ported", {})
     for mode in modes:
         report = (result.get("modes") or {}).get(mode) or {}
@@ -379,7 +392,7 @@ def main() -> int:
         chosen = chosen[: args.models]
     print(f"checking {len(chosen)} model(s) of {len(families)} famil{'y' if len(families) == 1 else 'ies'}")
     probes = helper(work, "probe", json.dumps(chosen), classes=args.classes)
-    maps = family_maps(port, work)
+    maps = family_maps(port, work, {names[name] for name in chosen})
     modes = ["pynative", "graph"] if args.graph else ["pynative"]
     rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
     pools = {"torch": side_pool("torch", memory_mb=8192, timeout=args.timeout),
@@ -410,6 +423,8 @@ def report(rows: dict[str, list[dict[str, Any]]], modes: list[str], seconds: flo
             marks = " ".join(f"{mode}={'ok' if row['modes'].get(mode) else '--'}" for mode in modes)
             print(textwrap.shorten(f"  {row['model']:<34} build={'ok' if row['build'] else '--'} {marks} "
                                    f"placed {row['placed']}/{row['tensors']}  {row['problem']}", 200))
+            for why, count, example in row.get("unplaced", []):
+                print(textwrap.shorten(f"      not placed: {count} (e.g. {example}): {why}", 200))
 
     def share(test: Any) -> str:
         hits = sum(1 for f in counted if all(test(r) for r in rows[f]))

@@ -144,11 +144,12 @@ def test_calls_whose_arguments_bind_stay_the_fixs() -> None:
     assert "mindspore.nn.Conv2d(width, width, 1, padding=0" in out  # the fix's rewrite
     assert "nn.BatchNorm3d(width, momentum=None)" in out  # left by the fix, with its finding: not hidden
     assert "isinstance(self.proj, mindspore.nn.Conv2d)" in out  # a type: the MindSpore class
-    assert "self.kinds = (functools.partial(mindspore.nn.Conv2d, pad_mode='pad', has_bias=True)" in out  # the
-    # static rewrite of a class as a value, where it applies; where it leaves one, the support layer:
-    assert f"partial({support.MODULE}.LayerNorm, 4, 1e-3, elementwise_affine=False)\n" in out  # refused if built
-    # a partial's positional arguments count from the class's first parameter (not the class itself):
-    assert "made = partial(mindspore.nn.LayerNorm, (4,), epsilon=1e-3), " in out
+    # a class as a value is the support layer, whatever calls it later gets torch's signature; a partial keeps
+    # torch's arguments as written (the layer binds them when it is built, and refuses what it cannot take)
+    assert f"self.kinds = ({support.MODULE}.Conv2d, {support.MODULE}.LayerNorm)\n" in out
+    assert f"made = partial({support.MODULE}.LayerNorm, 4, 1e-3), partial({support.MODULE}.LayerNorm, 4, 1e-3, False)\n" \
+        in out
+    assert "functools" not in out.replace("from functools import partial", "")  # no partial written for a type
 
 
 def test_a_file_without_torch_layers_is_left_alone() -> None:
@@ -262,3 +263,25 @@ def test_a_value_mindspore_cannot_take_is_refused_by_name(tmp_path: Path) -> Non
     assert any(line.startswith("refused: torch.nn.Conv2d: padding_mode='circular'") for line in lines), lines
     assert any(line.startswith("refused: torch.nn.LayerNorm: elementwise_affine=False") for line in lines), lines
     assert any(line.startswith("type: torch.nn.Conv2d() takes 11 positional arguments") for line in lines), lines
+
+
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
+@pytest.mark.slow
+def test_layers_whose_forward_reads_the_training_flag_start_in_training_mode_as_torchs(tmp_path: Path) -> None:
+    """A torch module starts in training mode, a MindSpore Cell in inference mode: the support module's
+    BatchNorm and Dropout layers (built from a class passed as a value) start as torch's do; others keep
+    MindSpore's default, which changes nothing for them."""
+    import torch
+
+    (tmp_path / f"{support.MODULE}.py").write_text(support.support_text(load_table(), VERSION, DEVICE))
+    code = (f"import sys; sys.path.insert(0, {str(tmp_path)!r}); sys.modules['torch'] = None\n"
+            f"import {support.MODULE} as s\n"
+            "print(s.BatchNorm2d(4).training, s.BatchNorm1d(4).training, s.Dropout(0.5).training, "
+            "s.BatchNorm2d(4).set_train(False).training)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, GLOG_v="3"))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    expected = (torch.nn.BatchNorm2d(4).training, torch.nn.BatchNorm1d(4).training, torch.nn.Dropout(0.5).training,
+                torch.nn.BatchNorm2d(4).eval().training)
+    assert proc.stdout.split() == [str(v) for v in expected]

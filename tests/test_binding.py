@@ -13,6 +13,9 @@ from pathlib import Path
 import pytest
 
 from case_runner import assert_same_results, case_results
+from torch2ms.config import Config
+from torch2ms.mappings import load_table
+from torch2ms.migrate import support
 from torch2ms.migrate.pipeline import migrate_text
 from torch2ms.transforms.param_edits import translated_value
 
@@ -21,6 +24,13 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def port(source: str) -> str:
     return migrate_text(textwrap.dedent(source), "prog.py").text
+
+
+def fixed(source: str) -> str:
+    """`--fix --unsafe-fixes` (no support module: a class passed as a value is rewritten where it is written)."""
+    from torch2ms.fix import fix_text
+
+    return fix_text(textwrap.dedent(source), "prog.py", unsafe=True).text
 
 
 # ------------------------------------------------------------------------------------------ text
@@ -34,7 +44,7 @@ def test_translation_form_computes_constants_only_from_the_tables_arithmetic() -
 
 
 def test_momentum_translated_in_every_call_form() -> None:
-    out = port("""
+    source = """
         import functools
         import torch.nn as nn
 
@@ -48,23 +58,28 @@ def test_momentum_translated_in_every_call_form() -> None:
                 self.d = nn.BatchNorm3d(width, momentum=None)
                 make = functools.partial(nn.BatchNorm2d, eps=1e-3, momentum=0.01)
                 self.e = make(width)
-    """)
+    """
+    out = fixed(source)
     assert "BatchNorm1d(width, momentum=0.7)" in out
     assert "BatchNorm2d(width, 1e-3, momentum=0.8)" in out
     assert "BatchNorm2d(width, momentum=1 - (self.bn_momentum))" in out
     assert "nn.BatchNorm3d(width, momentum=None)" in out  # no MindSpore value: left, with its finding
     assert "functools.partial(mindspore.nn.BatchNorm2d, eps=1e-3, momentum=0.99)" in out
+    # migrate: the partial is of the support module's layer, which translates torch's momentum when it is built
+    assert "functools.partial(t2ms_support.BatchNorm2d, eps=1e-3, momentum=0.01)" in port(source)
 
 
 def test_partial_arguments_bind_from_the_first_parameter_and_take_written_defaults() -> None:
-    out = port("""
+    source = """
         from functools import partial
         from torch import nn
 
         conv3x3 = partial(nn.Conv2d, kernel_size=3, padding=1, bias=False)
         conv = partial(nn.Conv2d, 16, 32)
         act = partial(nn.ReLU, inplace=True)
-    """)
+    """
+    out = fixed(source)
+    assert "conv3x3 = partial(t2ms_support.Conv2d, kernel_size=3, padding=1, bias=False)\n" in port(source)
     assert "act = partial(mindspore.mint.nn.ReLU)\n" in out  # the last keyword dropped with its comma
     assert "partial(mindspore.nn.Conv2d, kernel_size=3, padding=1, has_bias=False, pad_mode='pad')" in out
     assert "partial(mindspore.nn.Conv2d, 16, 32, pad_mode='pad', has_bias=True)" in out  # torch's defaults written
@@ -82,6 +97,10 @@ def run_both(tmp_path: Path, source: str, rewrite: Callable[[str], str] | None =
         folder = tmp_path / side
         folder.mkdir()
         (folder / "prog.py").write_text(code)
+        if side == "mindspore" and f"import {support.MODULE}\n" in code:  # as migrate writes it beside the port
+            config = Config()
+            (folder / f"{support.MODULE}.py").write_text(support.module_text(load_table(), config.version,
+                                                                             config.device))
         code, stderr, result = case_results(folder, "graph" if graph and side == "mindspore" else side)
         assert code == 0, f"{side}:\n{stderr[-3000:]}\n{ported}"
         results.append(result)
@@ -138,7 +157,8 @@ def test_batchnorm_running_statistics_after_a_training_step_in_every_call_form(t
             stem(torch.tensor(IMAGES))
             return stats(stem.norm), stats(stem.other)
     """)
-    assert "momentum=0.99" in ported and "1 - (self.bn_mom)" in ported
+    # the partial's layer translates torch's momentum when it is built (the support module's layer)
+    assert "partial(t2ms_support.BatchNorm2d, momentum=0.01)" in ported and "1 - (self.bn_mom)" in ported
     assert_same(ported, torch_side, ms_side)
 
 
@@ -279,7 +299,10 @@ def test_composed_forms_and_bound_arguments_give_torchs_results_on_cpu(tmp_path:
             return float(abs(float(w.std()) - 0.02) < 0.002), float(abs(float(w.mean())) < 0.002)
     """)
     assert "import torch" not in ported
-    assert "norm_layer((dim,), epsilon=0.5)" in ported and "pool_norm(dim, momentum=0.7)" in ported
+    # the classes are the support module's layers: their calls keep torch's arguments, translated when built
+    assert "norm_layer=t2ms_support.LayerNorm, act_layer=t2ms_support.ReLU, pool_norm=t2ms_support.BatchNorm1d" \
+        in ported
+    assert "norm_layer(dim, eps=0.5)" in ported and "pool_norm(dim, momentum=0.3)" in ported
     assert_same(ported, torch_side, ms_side)
 
 
@@ -314,17 +337,20 @@ def test_an_inplace_composed_form_writes_only_into_a_named_tensor() -> None:
 
 def test_a_later_call_of_a_partial_with_positional_arguments_is_not_bound_as_the_class() -> None:
     """`make(1e-3, 0.2)` binds after the partial's own positional argument: read as the class's call, 0.2 would
-    be taken for eps and the momentum left untranslated. The partial itself is rewritten; the later call is
-    left as it is."""
-    out = port("""
+    be taken for eps and the momentum left untranslated. The fix rewrites the partial itself and leaves the later
+    call as it is; migrate writes the support module's layer, which binds both as torch does."""
+    source = """
         from functools import partial
         import torch.nn as nn
 
         make = partial(nn.BatchNorm2d, 8)
         norm = make(1e-3, 0.2)
-    """)
+    """
+    out = fixed(source)
     assert "make = partial(mindspore.nn.BatchNorm2d, 8)" in out
     assert "norm = make(1e-3, 0.2)\n" in out
+    out = port(source)  # migrate: the support module's layer binds the later call as torch does
+    assert "make = partial(t2ms_support.BatchNorm2d, 8)\nnorm = make(1e-3, 0.2)\n" in out
 
 
 def test_a_renamed_parameter_passed_by_position_goes_by_keyword_where_mindspore_orders_it_otherwise() -> None:

@@ -330,7 +330,7 @@ DEVICE_SOURCE = """
     import torch.nn as nn
 
     class Net(nn.Module):
-        def __init__(self, dim, act_layer=nn.GELU):
+        def __init__(self, dim, act_layer=nn.GELU, norm_layer=nn.InstanceNorm2d):
             super().__init__()
             self.conv = nn.Conv2d(3, 8, 3, 1, 1)
             self.drop = nn.Dropout(0.0)
@@ -351,15 +351,18 @@ def test_forms_written_for_the_device_with_their_parameter_translation() -> None
     assert "mindspore.nn.Dropout(p=0.0)" in cpu  # keep_prob is MindSpore's first parameter
     assert "mindspore.nn.LayerNorm((dim,), epsilon=1e-05)" in cpu
     assert "mindspore.nn.MaxPool2d(2, stride=2, pad_mode='pad')" in cpu
-    # a class passed as a value gets the keywords its form needs where it is written; as a type it stays a class
-    assert "act_layer=functools.partial(mindspore.nn.GELU, approximate=False)" in cpu
-    assert "\nimport functools\n" in cpu
+    # a class passed as a value is the support module's torch-signature layer where the tables give it one (it
+    # takes whatever torch's class is called with later); else it gets the keywords its form needs where it is
+    # written; as a type it stays a class
+    assert "act_layer=t2ms_support.GELU" in cpu
+    assert "norm_layer=functools.partial(mindspore.nn.InstanceNorm2d, affine=False)" in cpu
+    assert "\nimport functools\n" in cpu and "\nimport t2ms_support\n" in cpu
     assert "isinstance(self.act, mindspore.nn.GELU)" in cpu and "act: mindspore.nn.GELU = None" in cpu
     assert "return y, x.shape[1], x.shape[0], x.shape, " in cpu
     assert "same = type(self.act) is mindspore.nn.GELU or self.act.__class__ == mindspore.nn.GELU" in cpu
     ascend = migrate_text(textwrap.dedent(DEVICE_SOURCE), "m.py", Options(Config(device="ascend"))).text
     assert "mindspore.mint.nn.Conv2d(3, 8, 3, 1, 1)" in ascend and "mindspore.mint.nn.Dropout(0.0)" in ascend
-    assert "act_layer=mindspore.mint.nn.GELU" in ascend and "functools" not in ascend
+    assert "act_layer=t2ms_support.GELU" in ascend
 
 
 def test_cli_device_flag_and_configuration_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -592,3 +595,25 @@ def test_a_torch_name_the_port_still_uses_with_no_finding_gets_one_never_zero_re
     left = [d for d in result.result.diagnostics if d.code == "TMS407"]
     assert {(d.span.start_line, d.torch_api) for d in left} >= {(9, "torch.nn")}
     assert result.remaining > 0 and not unreported(result)
+
+
+def test_a_branch_under_isinstance_reads_the_name_as_that_layer() -> None:
+    """`if isinstance(m, nn.Linear):` over the modules of a network (whose class the scan cannot know): inside
+    the branch `m` is that layer, so `m.weight` is a tensor and its torch methods are rewritten
+    (`m.weight.size(0)` is `m.weight.shape[0]`; MindSpore's `size` is the element count)."""
+    out = migrate("""
+        import math
+        import torch.nn as nn
+
+        def reset(model):
+            for _, m in model.named_modules():
+                if isinstance(m, nn.Linear) and m.bias is not None:
+                    fan_out = m.weight.size(0)
+                    nn.init.uniform_(m.bias, -1 / math.sqrt(fan_out), 1 / math.sqrt(fan_out))
+                elif isinstance(m, (nn.Linear, nn.Identity)):
+                    print(m.weight.size(1))
+                m.weight.size(0)  # after the branch: nothing is known about m
+    """)
+    assert "if isinstance(m, mindspore.mint.nn.Linear) and m.bias is not None:" in out
+    assert "fan_out = m.weight.shape[0]" in out and "print(m.weight.shape[1])" in out
+    assert "\n        m.weight.size(0)  # after" in out

@@ -363,3 +363,57 @@ def test_a_layer_built_with_a_method_that_returns_it_is_the_layer() -> None:
                           "body.1.running_var", "body.1.num_batches_tracked"])
     assert not result.unplaced
     assert result.placed["body.1.weight"].ms == "body.1.gamma"
+
+
+def test_layers_built_through_partials_and_classes_chosen_at_run_time_are_placed(tmp_path: Path) -> None:
+    """`partial(nn.Conv2d, kernel_size=1)` called later, and a class held by a variable that a condition picks
+    (`... if use_conv else nn.Linear`): the map follows the partial to the class it builds on both sides (the port's
+    torch-signature layers of the support module stand for the torch classes) and chooses by the tensors."""
+    from case_runner import migrate_program
+
+    source = textwrap.dedent("""
+        from functools import partial
+        import torch.nn as nn
+
+        pointwise = partial(nn.Conv2d, kernel_size=1, bias=False)
+
+        class Head(nn.Module):
+            def __init__(self, dim, classes, use_conv=False, norm_layer=partial(nn.BatchNorm2d, eps=1e-3)):
+                super().__init__()
+                dd = {'device': None, 'dtype': None}
+                layer = partial(nn.Conv2d, kernel_size=1) if use_conv else nn.Linear
+                self.fc = layer(dim, classes, **dd)
+                self.proj = pointwise(dim, dim)
+                self.norm = norm_layer(dim)
+    """)
+    out = migrate_program(tmp_path, source)
+    node = read_map(str(out / "prog.weights.json")).roots["Head"]
+    keys = ["fc.weight", "fc.bias", "proj.weight", "norm.weight", "norm.bias", "norm.running_mean",
+            "norm.running_var"]
+    result = place(node, keys)
+    assert not result.unplaced, result.unplaced
+    assert result.placed["proj.weight"].ms == "proj.weight" and result.placed["fc.bias"].ms == "fc.bias"
+    assert result.placed["norm.weight"].ms == "norm.gamma" and result.placed["norm.running_var"].ms == "norm.moving_variance"
+
+
+def test_alternatives_without_tensors_pair_by_class_and_values_pair_with_nothing(tmp_path: Path) -> None:
+    """`nn.Linear(...) if classes > 0 else nn.Identity()`: the Identity has no weight facts (no tensors) and still
+    stands for MindSpore's Identity among the alternatives, so the Linear's tensors are placed; an alternative
+    that is no layer at all (a plain value) pairs with nothing."""
+    from case_runner import migrate_program
+
+    source = textwrap.dedent("""
+        import torch.nn as nn
+
+        class Head(nn.Module):
+            def __init__(self, dim, classes, flat=True, scale=None):
+                super().__init__()
+                self.flatten = nn.Flatten(1) if flat else nn.Identity()
+                self.fc = nn.Linear(dim, classes) if classes > 0 else nn.Identity()
+                self.norm = nn.LayerNorm(dim) if scale is None else scale
+    """)
+    out = migrate_program(tmp_path, source, support=False)
+    node = read_map(str(out / "prog.weights.json")).roots["Head"]
+    result = place(node, ["fc.weight", "fc.bias", "norm.weight", "norm.bias"])
+    assert not result.unplaced, result.unplaced
+    assert result.placed["fc.weight"].ms == "fc.weight" and result.placed["norm.weight"].ms == "norm.gamma"

@@ -166,6 +166,12 @@ def _migrate_text(text: str, path: str, options: Options | None, cells: set[str]
             text = answered
             tree = parse(text)
             facts = resolve_module(tree, table, SourceText(text))
+        # torch layer classes used as values (`act_layer=nn.ReLU`, `partial(nn.Conv2d, ...)`): the support module's
+        # torch-signature layers, which take the arguments torch's class receives wherever it is called
+        text, valued = support.values(text, table, config.version, config.device, options.support, facts.calls)
+        if valued:
+            tree = parse(text)
+            facts = resolve_module(tree, table, SourceText(text))
         # 1. the arguments of calls of classes that variables hold (`norm_layer(dim, eps=1e-6)`), while the scan
         # still sees the class (the next step rewrites the values), then rewrites at call sites that the
         # scan's facts of this very text locate
@@ -183,7 +189,7 @@ def _migrate_text(text: str, path: str, options: Options | None, cells: set[str]
         # support module's torch-signature layers
         text2, called = support.functions(outcome.text, table, config.version, config.device, options.support)
         text2, adapted = support.adapt(text2, original, table, config.version, config.device, options.support)
-        adapted = called + adapted
+        adapted = valued + called + adapted
         # torch names left in annotations (no MindSpore type for them): plain typing, so no import stays for them
         text2, typed = plain_types.plain_annotations(text2, table.roots)
         # 3. forward -> construct in every class that becomes a Cell

@@ -20,14 +20,17 @@ from __future__ import annotations
 
 import ast
 import os
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from ..mapping_tools import GENERAL_PARAMS
 from ..mappings import MappingTable
-from ..model import Adapter, FactKind, MappingEntry, Target
+from ..model import Adapter, ApiCall, CallKind, Edit, FactKind, MappingEntry, Target
 from ..portcheck.api import load_api
-from ..transforms.param_edits import DEFAULT_DROPPED, VALUE_NEUTRAL
+from ..source import SourceText
+from ..transforms.base import rewrites
+from ..transforms.training_mode import TrainingMode
+from ..transforms.param_edits import DEFAULT_DROPPED, VALUE_NEUTRAL, dropped_mapping
 from ..transforms.support import MODULE as SUPPORT_MODULE, NAME as SUPPORT, support_name, support_source
 
 MODULE = SUPPORT_MODULE  # the module's name: a file of that name at the output tree's root
@@ -146,9 +149,9 @@ def _shape(api, name, value):
 
 
 class _Writer:
-    def __init__(self, api: str, adapter: Adapter, target: Target, accepted: set[str] | None,
+    def __init__(self, entry: MappingEntry, adapter: Adapter, target: Target, accepted: set[str] | None,
                  weights: dict[str, str], tensors: set[str]) -> None:
-        self.api, self.adapter, self.target, self.accepted = api, adapter, target, accepted
+        self.entry, self.api, self.adapter, self.target, self.accepted = entry, entry.api, adapter, target, accepted
         self.weights = weights  # torch's name -> MindSpore's of the layer's tensors on this target
         self.tensors = tensors  # torch's names of the layer's tensors (any form): not arguments torch keeps
         self.lines: list[str] = []
@@ -241,6 +244,8 @@ class _Writer:
             if fact.kind is FactKind.DEFAULT_DIFFERS and fact.torch is None and fact.ms:
                 add(f"        ms.setdefault({fact.ms!r}, {fact.torch_default!r})")
         add("        super().__init__(**ms)")
+        if any(rewrite.transform == TrainingMode.name for rewrite, _ in rewrites(self.entry, target)):
+            add("        self.set_train()  # torch's layer starts in training mode, a MindSpore Cell in inference mode")
         tuples = set(adapter.tuples)
         for param in adapter.params:
             if param.name in self.tensors or param.name in GENERAL_PARAMS or param.name == "dtype":
@@ -275,7 +280,7 @@ def support_text(table: MappingTable, version: tuple[int, ...], device: str) -> 
         weights = {p.torch: p.ms for p in form.params if p.torch and p.ms and "{" not in p.torch} \
             if form is not None else {}
         tensors = {p.torch for f in entry.weights for p in f.params if p.torch}
-        parts.append("\n".join(_Writer(layer.api, entry.adapter, target, accepted, weights, tensors)
+        parts.append("\n".join(_Writer(entry, entry.adapter, target, accepted, weights, tensors)
                                 .write(layer.name)))
     return "\n\n".join(parts) + "\n"
 
@@ -322,9 +327,8 @@ def functions(text: str, table: MappingTable, version: tuple[int, ...], device: 
     tensor: ``.softmax(dim=-1)`` on it becomes MindSpore's) and left this call (its fix has no form to write).
     Returns (text, "line: what" for each change)."""
     from ..fix import apply_edits
-    from ..model import CallKind, Confidence, Edit
+    from ..model import Confidence
     from ..resolve import resolve_module
-    from ..source import SourceText
 
     names = _function_names(table)
     if not any(name in text for name in names):
@@ -351,7 +355,8 @@ def _parents(tree: ast.Module) -> dict[int, ast.AST]:
 
 
 def _in_annotation_or_type(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
-    """Inside an annotation, or the class argument of isinstance / issubclass (a type, not a value to build)."""
+    """Inside an annotation, a comparison or the class argument of isinstance / issubclass (a type, not a value
+    to build)."""
     child: ast.AST = node
     parent = parents.get(id(child))
     while parent is not None:
@@ -360,7 +365,8 @@ def _in_annotation_or_type(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
                 or isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and parent.returns is child:
             return True
         if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) \
-                and parent.func.id in ("isinstance", "issubclass") and child in parent.args[1:]:
+                and parent.func.id in ("isinstance", "issubclass") and child in parent.args[1:] \
+                or isinstance(parent, ast.Compare):  # `type(m) is nn.GELU`: a type, as isinstance's
             return True
         if isinstance(parent, (ast.stmt, ast.Lambda)):
             return False
@@ -375,26 +381,90 @@ def _class_bases(tree: ast.Module, aliases: dict[str, str]) -> list[list[str | N
     return [[dotted(base, aliases) for base in node.bases] for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
 
 
+def _value_edits(tree: ast.Module, aliases: dict[str, str], src: SourceText, table: MappingTable,
+                 version: tuple[int, ...], device: str, module: str, skip: set[int],
+                 placed: Collection[tuple[int, int]] = ()) -> tuple[list[Edit], list[str]]:
+    """The edits that name the support module's layer for each torch layer class (one with a layer there) that
+    `tree` uses as a value (``act_layer=nn.ReLU``, ``partial(nn.Conv2d, kernel_size=1)``, ``x if c else
+    nn.Linear``) or calls with unpacked arguments (``nn.Conv2d(i, o, k, **kwargs)``); not a type (an
+    annotation, isinstance's classes), a member (``nn.Conv2d.forward``), a call whose arguments bind, a call
+    at a position of `placed` (line, column of its callee) or a node of `skip`. Returns (edits, "line: what" for
+    each)."""
+    from ..portcheck.names import dotted
+
+    parents = _parents(tree)
+    edits: list[Edit] = []
+    notes: list[str] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.Name, ast.Attribute)) or not isinstance(node.ctx, ast.Load):
+            continue
+        api = dotted(node, aliases)
+        if api is None or api.split(".")[0] not in table.roots or adapted(table.lookup(api), version, device) is None:
+            continue
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.Attribute):
+            continue  # a member of the class (``nn.Conv2d.forward``), not the class
+        if id(node) in skip or _in_annotation_or_type(node, parents):
+            continue
+        elif isinstance(parent, ast.Call) and parent.func is node:
+            if not any(isinstance(a, ast.Starred) for a in parent.args) and not any(k.arg is None
+                                                                                   for k in parent.keywords):
+                continue  # its arguments bind: the fix's rewrite (or its finding)
+            if (src.span(node).start_line, src.span(node).start_col) in placed:
+                continue  # only a caller's placement unpacked (`**dd`, device and dtype): the fix drops it
+            what = "called with unpacked arguments"
+        elif isinstance(parent, ast.Call) and parent.args and parent.args[0] is node \
+                and dotted(parent.func, aliases) == PARTIAL:
+            what = "in a partial"
+        else:
+            what = "as a value"
+        edits.append(Edit(src.span(node), f"{module}.{api.rpartition('.')[2]}"))
+        notes.append(f"{node.lineno}: {api} {what} -> {module}.{api.rpartition('.')[2]}")
+    return edits, notes
+
+
+def values(text: str, table: MappingTable, version: tuple[int, ...], device: str, module: str,
+           calls: Iterable[ApiCall] = ()) -> tuple[str, list[str]]:
+    """`text` (torch code, before any rewrite of its calls) with the support module's layer for every torch
+    layer class it uses as a value or calls with unpacked arguments (`_value_edits`; a base class is `adapt`'s,
+    after the rewrites, which read the class as torch's subclass). Written first, so that
+    whatever later calls the value (``norm_layer(dim, eps=1e-6, **dd)``, a caller's own class too) gets a
+    class that takes torch's arguments: the rewrites after this one no longer see a torch class there, neither
+    at the value nor where it is called. `calls`: the scan's calls of `text`; one whose unpacked mappings hold
+    only a caller's placement (``nn.Linear(a, b, **dd)``, ``dd = {'device': device, 'dtype': dtype}``) is the
+    fix's, which drops them. Returns (text, "line: what" for each change)."""
+    from ..fix import apply_edits
+    from .probes import import_aliases
+
+    tree = ast.parse(text)
+    aliases = import_aliases(tree)
+    if not any(value.split(".")[0] in table.roots for value in aliases.values()):
+        return text, []
+    bases = {id(base) for node in ast.walk(tree) if isinstance(node, ast.ClassDef) for base in node.bases}
+    placed = {(call.func_span.start_line, call.func_span.start_col) for call in calls
+              if call.kind is CallKind.CALL and call.func_span is not None and any(a.starred for a in call.args)
+              and all(dropped_mapping(a, set()) is not None for a in call.args if a.starred)}
+    edits, notes = _value_edits(tree, aliases, SourceText(text), table, version, device, module, bases, placed)
+    if not edits:
+        return text, []
+    return apply_edits(text, edits), sorted(notes, key=lambda n: int(n.partition(":")[0]))
+
+
 def adapt(text: str, original: str, table: MappingTable, version: tuple[int, ...], device: str,
           module: str) -> tuple[str, list[str]]:
     """`text` (a port, after the fix engine) with the support module's layer (spelled ``MODULE.Name`` from
     `module`, the name the file imports) where the rewrite of a call cannot stand for a torch layer class that
     has one: a base of a class (whatever the fix wrote there: `original`'s base decides; a subclass calls the
-    constructor with torch's arguments and reads torch's attributes), a class still passed as a value
-    (``partial(nn.GELU, approximate='tanh')``, ``act_layer=nn.LayerNorm``) and the callee of a call still
-    unpacking arguments (``nn.Conv2d(i, o, k, **kwargs)``). A call whose arguments bind is the fix's, whatever
-    it decided. Returns (text, "line: what" for each change)."""
+    constructor with torch's arguments and reads torch's attributes), and any class still passed as a value or
+    called with unpacked arguments (`values` wrote those of the text before the rewrites). A call whose
+    arguments bind is the fix's, whatever it decided. Returns (text, "line: what" for each change)."""
     from ..fix import apply_edits
-    from ..model import Edit
-    from ..portcheck.names import dotted
-    from ..source import SourceText
     from .probes import import_aliases
 
     tree, before = ast.parse(text), ast.parse(original)
     aliases, original_aliases = import_aliases(tree), import_aliases(before)
     if not any(value.split(".")[0] in table.roots for value in [*aliases.values(), *original_aliases.values()]):
         return text, []
-    parents = _parents(tree)
     src = SourceText(text)
     edits: list[Edit] = []
     notes: list[str] = []
@@ -409,29 +479,9 @@ def adapt(text: str, original: str, table: MappingTable, version: tuple[int, ...
                     name = api.rpartition(".")[2]
                     edits.append(Edit(src.span(base), f"{module}.{name}"))
                     notes.append(f"{base.lineno}: {api} as a base class -> {module}.{name}")
-    for node in ast.walk(tree):
-        if not isinstance(node, (ast.Name, ast.Attribute)) or not isinstance(node.ctx, ast.Load):
-            continue
-        api = dotted(node, aliases)
-        if api is None or api.split(".")[0] not in table.roots or adapted(table.lookup(api), version, device) is None:
-            continue
-        parent = parents.get(id(node))
-        if isinstance(parent, ast.Attribute):
-            continue  # a member of the class (``nn.Conv2d.forward``), not the class
-        if id(node) in bases or _in_annotation_or_type(node, parents):
-            continue
-        elif isinstance(parent, ast.Call) and parent.func is node:
-            if not any(isinstance(a, ast.Starred) for a in parent.args) and not any(k.arg is None
-                                                                                   for k in parent.keywords):
-                continue  # its arguments bind: the fix's rewrite (or its finding)
-            what = "called with unpacked arguments"
-        elif isinstance(parent, ast.Call) and parent.args and parent.args[0] is node \
-                and dotted(parent.func, aliases) == PARTIAL:
-            what = "in a partial"
-        else:
-            what = "as a value"
-        edits.append(Edit(src.span(node), f"{module}.{api.rpartition('.')[2]}"))
-        notes.append(f"{node.lineno}: {api} {what} -> {module}.{api.rpartition('.')[2]}")
+    more, said = _value_edits(tree, aliases, src, table, version, device, module, bases)
+    edits += more
+    notes += said
     if not edits:
         return text, []
     return apply_edits(text, edits), sorted(notes, key=lambda n: int(n.partition(":")[0]))

@@ -166,6 +166,7 @@ class CallSites(_Rewriter):
         self.support = False  # whether the text uses the support module's classes (torch2ms.transforms.support)
         self.annotations = 0  # depth inside annotations and comparisons (a class there is a type, not a value)
         self.bases: set[int] = set()  # ids of class bases (a class there is subclassed, not called)
+        self.type_args: set[int] = set()  # ids of the class arguments of isinstance / issubclass calls
         self.by_span: dict[Key, list[ApiCall]] = {}
         for call in calls:
             # a receiver not proven a tensor counts only for `p.data.normal_(...)` (see `_data_initializer`)
@@ -216,7 +217,9 @@ class CallSites(_Rewriter):
 
     def _type_check(self, original: cst.Call, node: cst.Call) -> cst.Call | None:
         """``isinstance(m, nn.Conv2d)``: the class as a type, whatever its parameters' facts (which
-        matter where it is called, not where its instances are recognised)."""
+        matter where it is called, not where its instances are recognised). A class whose form has no parameter
+        facts is left to the fix engine, which writes it as a type in the same round as the members the branch
+        reads on it (``m.weight.size(0)`` where ``m`` is that layer: the scan reads the branch's ``m`` as one)."""
         if not (isinstance(original.func, cst.Name) and original.func.value in ("isinstance", "issubclass")) \
                 or len(original.args) != 2:
             return None
@@ -229,7 +232,7 @@ class CallSites(_Rewriter):
             for call in self._calls(old_value):
                 entry = self.table.lookup(call.api) if call.kind in _NAMED else None
                 target = entry.target_for(self.version, self.device) if entry is not None else None
-                if target is not None and target.api.startswith("mindspore.") \
+                if target is not None and target.api.startswith("mindspore.") and target.params \
                         and call.api.rpartition(".")[2][:1].isupper() and not _is_member(target.api):
                     changed[id(new)] = dotted(self.root, target.api.removeprefix("mindspore."))
                     self._note(old_value, f"{call.api} as a type")
@@ -458,6 +461,20 @@ class CallSites(_Rewriter):
 
     def leave_Comparison(self, original_node: cst.Comparison, updated_node: cst.Comparison) -> cst.Comparison:
         self.annotations -= 1
+        return updated_node
+
+    def visit_Call(self, node: cst.Call) -> None:
+        # the classes isinstance / issubclass test against are types (a type, not a value the code builds)
+        if isinstance(node.func, cst.Name) and node.func.value in ("isinstance", "issubclass") and len(node.args) == 2:
+            self.type_args.add(id(node.args[1]))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if id(node) in self.type_args:
+            self.annotations += 1
+
+    def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
+        if id(original_node) in self.type_args:
+            self.annotations -= 1
         return updated_node
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:

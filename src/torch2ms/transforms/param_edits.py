@@ -61,7 +61,7 @@ _GENERAL_DROPPED: dict[str, tuple[object, ...]] = {
 DEFAULT_DROPPED: dict[str, tuple[object, ...]] = {"dtype": (None,)}
 
 
-def _dropped_mapping(arg: Arg, declared: set[str]) -> bool | None:
+def dropped_mapping(arg: Arg, declared: set[str]) -> bool | None:
     """For ``**mapping`` whose keys a dict display spells, all of them general keywords MindSpore lacks or
     keywords that go at their default (``dd = {'device': device, 'dtype': dtype}``, the way libraries pass a
     caller's placement on to every layer): whether dropping it is safe (every value None, torch's default),
@@ -116,7 +116,7 @@ def param_edits(src: EditBuilder, call: ApiCall, target: Target, receiver_first:
     dropped: list[Arg] = []
     explicit: list[str] = []
     declared = {f.torch for f in target.params if f.torch}
-    starred = any(a.starred and _dropped_mapping(a, declared) is None for a in call.args)  # one that stays
+    starred = any(a.starred and dropped_mapping(a, declared) is None for a in call.args)  # one that stays
     legacy = _legacy_reduction(src, call)
     if legacy is False:
         return None
@@ -238,7 +238,7 @@ def param_edits(src: EditBuilder, call: ApiCall, target: Target, receiver_first:
         elif arg.keyword in DEFAULT_DROPPED and arg.keyword not in declared and arg.is_const \
                 and arg.value in DEFAULT_DROPPED[arg.keyword]:
             dropped.append(arg)
-        elif (mapping := _dropped_mapping(arg, declared)) is not None:
+        elif (mapping := dropped_mapping(arg, declared)) is not None:
             safe = safe and mapping  # a value other than None: what it selected (a dtype) is lost
             dropped.append(arg)
     if legacy is not None:

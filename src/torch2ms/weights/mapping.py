@@ -392,15 +392,28 @@ def _partner(option: Value, candidates: list[Value], facts: Facts) -> Value | No
     """The MindSpore alternative that stands for a torch alternative."""
     if len(candidates) == 1:
         return candidates[0]
+    if not isinstance(option, (Layer, Instance, Container)):
+        return option  # torch holds no layer there (a value, a function): nothing to pair
     for candidate in candidates:
         if isinstance(option, Instance) and isinstance(candidate, Instance) and option.cls == candidate.cls:
             return candidate
-        if isinstance(option, Layer) and isinstance(candidate, Layer) and facts.has(option.api, candidate.api):
+        if isinstance(option, Layer) and isinstance(candidate, Layer) and (
+                facts.has(option.api, candidate.api) or _same_name(option.api, candidate.api)):
             return candidate
+        if isinstance(option, Layer) and isinstance(candidate, Instance) and candidate.base \
+                and (facts.has(option.api, candidate.base) or candidate.cls == option.api.rpartition(".")[2]):
+            return candidate  # a torch-signature layer of migrate's support module (named as torch's class)
         if isinstance(option, Container) and isinstance(candidate, Container) and \
                 [k for k, _ in option.items] == [k for k, _ in candidate.items]:
             return candidate
     return None
+
+
+def _same_name(torch_api: str, ms_api: str) -> bool:
+    """A torch layer and a MindSpore layer of the same class name (``nn.Identity``, ``mint.nn.Identity``): the
+    one that stands for it among alternatives, also where the tables have no weight facts for the pair (a layer
+    without tensors; one with tensors gets a rule saying the facts are missing)."""
+    return torch_api.rpartition(".")[2] == ms_api.rpartition(".")[2]
 
 
 def _shift(entry: Entry, tp: str, mp: str) -> Entry:

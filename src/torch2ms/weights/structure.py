@@ -139,6 +139,15 @@ class ModuleAlias:
 
 
 @dataclass(frozen=True)
+class PartialVal:
+    """``functools.partial(func, *args, **kwargs)``: calling it calls `func` with these arguments first."""
+
+    func: Value
+    args: tuple[Value, ...] = ()
+    kwargs: tuple[tuple[str, Value], ...] = ()
+
+
+@dataclass(frozen=True)
 class LoopIndex:
     """The number a loop counts with, as a placeholder in names built from it (f"layer{i}")."""
 
@@ -146,7 +155,8 @@ class LoopIndex:
 
 
 Value = (Layer | Instance | Container | Choice | Unknown | Opaque | Const | ClassRef | FuncRef | ListVal | DictVal
-         | ParamVal | ModuleAlias | LoopIndex | FileModule | Pending)
+         | ParamVal | ModuleAlias | LoopIndex | FileModule | Pending | PartialVal)
+PARTIAL = "functools.partial"  # the standard library's partial application (a class bound to some arguments)
 NONE = Const(None)
 OPAQUE = Opaque()
 # Methods of a torch module or MindSpore cell that return the module or cell itself.
@@ -836,6 +846,12 @@ class Structure:
         if isinstance(func, Choice):
             return choice([self._apply(option, args, kwargs, frame, depth) for option in func.options
                            if option != NONE], func.reason)
+        if isinstance(func, ModuleAlias) and func.name == PARTIAL and args:
+            return PartialVal(args[0], args[1:], kwargs)
+        if isinstance(func, PartialVal):  # the partial's own arguments first, keywords given now win
+            given = {name for name, _ in kwargs}
+            return self._apply(func.func, func.args + args,
+                               tuple(kw for kw in func.kwargs if kw[0] not in given) + kwargs, frame, depth)
         if isinstance(func, ClassRef) and func.library:
             return self._library_call(func.name, args, kwargs)
         if isinstance(func, ClassRef):
