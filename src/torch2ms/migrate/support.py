@@ -28,7 +28,7 @@ from ..mappings import MappingTable
 from ..model import Adapter, FactKind, MappingEntry, Target
 from ..portcheck.api import load_api
 from ..transforms.param_edits import DEFAULT_DROPPED, VALUE_NEUTRAL
-from ..transforms.support import MODULE as SUPPORT_MODULE, NAME as SUPPORT, support_name, support_source
+from ..transforms.support import MODULE as SUPPORT_MODULE, support_name, support_rewrite, support_source
 
 MODULE = SUPPORT_MODULE  # the module's name: a file of that name at the output tree's root
 SHAPE_TUPLE = "shape_tuple"  # the transform (torch2ms.transforms.shape_tuple) of a target that takes a shape as a tuple
@@ -303,12 +303,13 @@ def import_name(roots: Iterable[str], out: str | None) -> str:
     return MODULE
 
 
-def _function_names(table: MappingTable) -> set[str]:
-    """The last names of the torch APIs whose entries name a function (not a class) of the support module."""
+def _function_names(table: MappingTable, version: tuple[int, ...], device: str) -> set[str]:
+    """The last names of the torch APIs whose entries (or their targets for the version and device) name a
+    function (not a class) of the support module."""
     out = set()
     for entry in table.entries.values():
-        rewrite = entry.rewrite
-        if rewrite is not None and rewrite.transform == SUPPORT \
+        rewrite = support_rewrite(entry, version, device)
+        if rewrite is not None \
                 and not str(rewrite.arg("name", "")).rpartition(".")[2][:1].isupper():
             out.add(entry.api.rpartition(".")[2])
     return out
@@ -326,7 +327,7 @@ def functions(text: str, table: MappingTable, version: tuple[int, ...], device: 
     from ..resolve import resolve_module
     from ..source import SourceText
 
-    names = _function_names(table)
+    names = _function_names(table, version, device)
     if not any(name in text for name in names):
         return text, []
     source = SourceText(text)
@@ -336,7 +337,7 @@ def functions(text: str, table: MappingTable, version: tuple[int, ...], device: 
                 or call.api.rpartition(".")[2] not in names:
             continue
         entry = table.lookup(call.api)
-        name = support_name(call, entry.rewrite if entry is not None else None, entry, version, device)
+        name = support_name(call, entry, version, device)
         if name is not None:
             edits.append(Edit(call.func_span, f"{module}.{name.partition('.')[2]}"))
             notes.append(f"{call.span.start_line}: {call.api} -> {module}.{name.partition('.')[2]}")

@@ -296,7 +296,7 @@ class CallSites(_Rewriter):
         that the entry's rewrite names (torch2ms.transforms.support), called with torch's arguments; the file
         imports the module and the migration says it needs it (`support`)."""
         entry = self.table.lookup(call.api)
-        name = support_name(call, entry.rewrite if entry is not None else None, entry, self.version, self.device)
+        name = support_name(call, entry, self.version, self.device)
         if name is None or call.func_span is None or not name.rpartition(".")[2][:1].isupper():
             return None  # (a function of the module is written after the fix engine: torch2ms.migrate.support)
         self.support = True  # (the module is imported by its name in this tree: `pkg.t2ms_support` in a package)
@@ -489,7 +489,7 @@ class CallSites(_Rewriter):
         for name, value in values:
             calls = [c for c in self._calls(value) if c.kind is CallKind.CALL] if isinstance(value, cst.Call) else []
             entry = self.table.lookup(calls[0].api) if calls and calls[0].span == self._span_of(value) else None
-            if entry is not None and support_name(calls[0], entry.rewrite, entry, self.version, self.device):
+            if entry is not None and support_name(calls[0], entry, self.version, self.device):
                 entry = None  # written as the support module's class, which keeps torch's tensor names
             target = entry.target_for(self.version, self.device) if entry is not None else None
             names = _renamed_weights(entry, target.api) if entry is not None and target is not None else None
