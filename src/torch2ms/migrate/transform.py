@@ -714,13 +714,25 @@ class CallSites(_Rewriter):
 
     def leave_With(self, original_node: cst.With, updated_node: cst.With
                    ) -> cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement]:
-        """``with torch.no_grad():`` -> its body (MindSpore records no tape to switch off)."""
-        if len(original_node.items) != 1 or original_node.items[0].asname is not None \
-                or original_node.asynchronous is not None:
+        """``with torch.no_grad():`` -> its body (MindSpore records no tape to switch off); of several context
+        managers (``with torch.inference_mode(False), torch.autocast("cpu", enabled=False), lock:``) those go and
+        the others stay."""
+        if original_node.asynchronous is not None:
             return updated_node
-        no_tape = self._ruled(original_node.items[0].item, StructureRule.NO_TAPE, CallKind.CALL)
-        if no_tape is None or not _passes(*no_tape):
+        kept, gone = [], []
+        for before, after in zip(original_node.items, updated_node.items):
+            no_tape = self._ruled(before.item, StructureRule.NO_TAPE, CallKind.CALL) \
+                if before.asname is None else None
+            if no_tape is not None and _passes(*no_tape):
+                gone.append(no_tape[0].api)
+            else:
+                kept.append(after)
+        if not gone:
             return updated_node
+        if kept:
+            for api in gone:
+                self._note(original_node, api)
+            return updated_node.with_changes(items=[*kept[:-1], kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)])
         block = updated_node.body
         statements: list[cst.SimpleStatementLine | cst.BaseCompoundStatement] = []
         if isinstance(block, cst.IndentedBlock):
@@ -731,7 +743,8 @@ class CallSites(_Rewriter):
             return updated_node
         first = statements[0]
         statements[0] = first.with_changes(leading_lines=[*updated_node.leading_lines, *first.leading_lines])
-        self._note(original_node, no_tape[0].api)
+        for api in gone:
+            self._note(original_node, api)
         return cst.FlattenSentinel(statements)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
