@@ -6,6 +6,7 @@ the way libraries write these constructs."""
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -74,3 +75,92 @@ def test_tape_and_autocast_switches_go_from_a_with_of_several_and_the_others_sta
     ported = _port(CONTEXTS)
     assert "    with LOCK:\n        y = fn(x)\n    z = fn(y)\n" in ported
     assert "    with LOCK, torch.autocast(\"cpu\"):\n" in ported  # autocast on: a person's decision, kept
+
+
+FOLDING = textwrap.dedent('''\
+    import argparse
+    from typing import List
+
+    import numpy as np
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    COLS = torch.tensor(np.random.RandomState(5).uniform(-1.0, 1.0, (2, 18, 16)).astype(np.float32))
+
+
+    class Merge(nn.Module):
+        def __init__(self, k=3, stride=2):
+            super().__init__()
+            self.k, self.stride = k, stride
+
+        def forward(self, cols, h: int, w: int):
+            outs = torch.jit.annotate(List[torch.Tensor], [])
+            outs.append(F.fold(cols, output_size=(h, w), kernel_size=self.k, padding=1, stride=self.stride))
+            outs.append(F.fold(cols[:, :, :9], h - 1, self.k, 1, 1, self.stride + 1))
+            return outs[0].sum() + outs[1].sum(), outs[0]
+
+
+    def grid_cells(size, k):
+        torch._assert_async(torch.tensor(size % k == 0))
+        return size // k
+
+
+    def restore(path):
+        with torch.serialization.safe_globals([argparse.Namespace]):
+            return path
+
+
+    def case_fold():
+        return list(Merge()(COLS, 8, 8)) + [F.fold(COLS[:, :, :12], (6, 10), (3, 2), dilation=(1, 2), stride=(1, 3))]
+
+    def case_assert_and_allow_list():
+        try:
+            grid_cells(10, 3)
+            raised = 0.0
+        except RuntimeError:
+            raised = 1.0
+        return [float(grid_cells(12, 3)), raised, float(restore(4))]
+    ''')
+
+
+def test_annotate_assert_fold_and_the_unpicklers_allow_list_need_no_torch(tmp_path: Path) -> None:
+    from case_runner import port_in_process
+
+    _, _, ported = port_in_process(tmp_path, FOLDING)
+    assert "torch" not in ported.replace("t2ms_support", "")
+    assert "outs = []\n" in ported and "t2ms_support.assert_async(mindspore.tensor(size % k == 0))" in ported
+    assert "    return path\n" in ported and "safe_globals" not in ported
+    assert ported.count("mindspore.ops.fold(") == 3
+
+
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
+@pytest.mark.needs_numpy
+@pytest.mark.parametrize("mode", ["mindspore", "graph"])
+def test_the_folded_and_asserted_values_agree_with_torch(tmp_path: Path, mode: str) -> None:
+    from case_runner import assert_port_agrees, port_in_process
+
+    original, port, ported = port_in_process(tmp_path, FOLDING)
+    expected = assert_port_agrees(original, port, (mode,), rtol=1e-5, atol=1e-5, context=ported)
+    assert expected["case_assert_and_allow_list"] == [[4.0], [1.0], [4.0]]
+
+
+def test_a_layer_named_through_its_private_module_is_the_public_layer() -> None:
+    """`torch.nn.modules.batchnorm.BatchNorm2d` (an attribute chain through torch's private module) is
+    torch.nn.BatchNorm2d, as `from torch.nn.modules.batchnorm import BatchNorm2d` already is."""
+    from torch2ms.config import Config
+    from torch2ms.engine import scan_source
+
+    source = textwrap.dedent("""\
+        import torch
+        from torch import nn
+
+
+        def norms(model):
+            return [m for m in model.modules() if isinstance(m, (torch.nn.modules.batchnorm.BatchNorm2d,
+                                                                 nn.modules.conv.Conv2d))]
+    """)
+    apis = [d.torch_api for d in scan_source(source, "m.py", Config(), load_table()).diagnostics]
+    assert "torch.nn.BatchNorm2d" in apis and "torch.nn.Conv2d" in apis
+    assert not [a for a in apis if a and a.startswith("torch.nn.modules.")]

@@ -226,6 +226,15 @@ def einsum(*args):
     return _einsum_run(x, axes, perm)
 
 
+def assert_async(tensor):
+    """torch._assert_async(tensor): raises, as torch does on the CPU (at once), where the tensor's one value is
+    zero; a tensor of several values or none raises as torch's."""
+    if tensor.size != 1:
+        raise RuntimeError(f"Boolean value of Tensor with {'no values' if tensor.size == 0 else 'more than one value'}"
+                           " is ambiguous")
+    if not bool(tensor.reshape(()).asnumpy()):
+        raise RuntimeError("Expected Tensor with single nonzero value, but got zero")
+
 # ------------------------------------------------------------------ resizing
 # torch.nn.functional.interpolate is separable: each spatial axis of the result is a fixed linear map of the same
 # axis of the input (nearest modes pick one element, the others weigh neighbours). The maps are computed as torch

@@ -41,7 +41,8 @@ torch.nn.functional.rms_norm, torch.rms_norm, torch.nn.functional.batch_norm, to
 torch.utils.model_zoo.load_url, torch.nn.init._calculate_fan_in_and_fan_out, torch.nn.TripletMarginLoss,
 torch.nn.functional.triplet_margin_loss, torch.diag, torch.Tensor.diag, torch.Tensor.fill_diagonal_, torch.index_fill,
 torch.Tensor.index_fill, torch.Tensor.index_fill_, torch.nn.functional.interpolate, torch.nn.Embedding.from_pretrained,
-torch.squeeze, torch.unique, torch.Tensor.unique and torch.Tensor.squeeze."""
+torch.squeeze, torch.unique, torch.Tensor.unique, torch.Tensor.squeeze, torch.get_autocast_dtype,
+torch.get_autocast_cpu_dtype, torch.get_autocast_gpu_dtype, torch.jit.annotate and torch.nn.functional.fold."""
 
 from __future__ import annotations
 
