@@ -164,3 +164,66 @@ def test_a_layer_named_through_its_private_module_is_the_public_layer() -> None:
     apis = [d.torch_api for d in scan_source(source, "m.py", Config(), load_table()).diagnostics]
     assert "torch.nn.BatchNorm2d" in apis and "torch.nn.Conv2d" in apis
     assert not [a for a in apis if a and a.startswith("torch.nn.modules.")]
+
+
+FROZEN = textwrap.dedent("""\
+    import torch.nn as nn
+    from torchvision.ops.misc import FrozenBatchNorm2d
+
+
+    class Stem(nn.Module):
+        def __init__(self, chans=4, norm_layer=FrozenBatchNorm2d):
+            super().__init__()
+            self.conv = nn.Conv2d(3, chans, 3, padding=1)
+            self.norm = norm_layer(chans)
+
+        def forward(self, x):
+            return self.norm(self.conv(x))
+
+
+    def freeze(module):
+        if isinstance(module, nn.BatchNorm2d):
+            return FrozenBatchNorm2d(module.num_features, eps=module.eps)
+        return module
+
+
+    def is_frozen(module):
+        return isinstance(module, FrozenBatchNorm2d)
+""")
+
+
+def test_a_support_class_for_every_call_is_also_the_type_and_the_value() -> None:
+    """torchvision's FrozenBatchNorm2d is the support module's class wherever it is named: called, passed as a
+    value, or named as a type; the file no longer imports torchvision."""
+    ported = _port(FROZEN)
+    assert "def __init__(self, chans=4, norm_layer=t2ms_support.FrozenBatchNorm2d):" in ported
+    assert "return t2ms_support.FrozenBatchNorm2d(module.num_features, eps=module.eps)" in ported
+    assert "return isinstance(module, t2ms_support.FrozenBatchNorm2d)" in ported
+    assert "torchvision" not in ported
+
+
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
+@pytest.mark.needs_numpy
+def test_the_frozen_batch_norm_is_torchs_batch_norm_on_fixed_statistics() -> None:
+    import mindspore
+    import numpy as np
+    import torch
+
+    from torch2ms.config import Config
+    from torch2ms.migrate.support import module_text
+
+    namespace: dict[str, object] = {}
+    exec(compile(module_text(load_table(), Config().version, "cpu"), "t2ms_support.py", "exec"), namespace)
+    rng = np.random.RandomState(11)
+    x, weight, bias, mean = (rng.uniform(-1.0, 1.0, shape).astype(np.float32) for shape in ((2, 5, 3, 4), 5, 5, 5))
+    var = rng.uniform(0.5, 2.0, 5).astype(np.float32)
+    layer = namespace["FrozenBatchNorm2d"](5, eps=1e-3)  # type: ignore[operator]
+    for name, value in (("weight", weight), ("bias", bias), ("running_mean", mean), ("running_var", var)):
+        getattr(layer, name).set_data(mindspore.Tensor(value))
+    assert not layer.trainable_params()
+    expected = torch.nn.functional.batch_norm(torch.tensor(x), torch.tensor(mean), torch.tensor(var),
+                                              torch.tensor(weight), torch.tensor(bias), training=False, eps=1e-3)
+    for train in (False, True):  # fixed statistics in training too
+        got = layer.set_train(train)(mindspore.Tensor(x)).asnumpy()
+        assert np.allclose(got, expected.numpy(), rtol=1e-5, atol=1e-6)

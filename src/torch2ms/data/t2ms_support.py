@@ -69,6 +69,26 @@ class Embedding(mindspore.nn.Cell):
 
 
 
+class FrozenBatchNorm2d(mindspore.nn.Cell):
+    """torchvision.ops.misc.FrozenBatchNorm2d(num_features, eps=1e-05): a batch norm whose statistics and affine
+    parameters are fixed (torch's buffers `weight`, `bias`, `running_mean`, `running_var`, here Parameters that
+    never train): x * weight / sqrt(running_var + eps) + bias - running_mean * weight / sqrt(running_var + eps),
+    over the channels of an NCHW input, in training as in evaluation."""
+
+    def __init__(self, num_features, eps=1e-5):
+        super().__init__()
+        self.eps = eps
+        self.weight = mindspore.Parameter(ops.ones(num_features, mindspore.float32), name="weight", requires_grad=False)
+        self.bias = mindspore.Parameter(ops.zeros(num_features, mindspore.float32), name="bias", requires_grad=False)
+        self.running_mean = mindspore.Parameter(ops.zeros(num_features, mindspore.float32), name="running_mean",
+                                                requires_grad=False)
+        self.running_var = mindspore.Parameter(ops.ones(num_features, mindspore.float32), name="running_var",
+                                               requires_grad=False)
+
+    def construct(self, x):
+        scale = self.weight.reshape(1, -1, 1, 1) * ops.rsqrt(self.running_var.reshape(1, -1, 1, 1) + self.eps)
+        return x * scale + (self.bias.reshape(1, -1, 1, 1) - self.running_mean.reshape(1, -1, 1, 1) * scale)
+
 _EINSUM_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"  # torch numbers its labels in this order
 
 
