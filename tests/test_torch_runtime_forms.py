@@ -134,18 +134,6 @@ def test_annotate_assert_fold_and_the_unpicklers_allow_list_need_no_torch(tmp_pa
     assert ported.count("mindspore.ops.fold(") == 3
 
 
-@pytest.mark.needs_torch
-@pytest.mark.needs_mindspore
-@pytest.mark.needs_numpy
-@pytest.mark.parametrize("mode", ["mindspore", "graph"])
-def test_the_folded_and_asserted_values_agree_with_torch(tmp_path: Path, mode: str) -> None:
-    from case_runner import assert_port_agrees, port_in_process
-
-    original, port, ported = port_in_process(tmp_path, FOLDING)
-    expected = assert_port_agrees(original, port, (mode,), rtol=1e-5, atol=1e-5, context=ported)
-    assert expected["case_assert_and_allow_list"] == [[4.0], [1.0], [4.0]]
-
-
 def test_a_layer_named_through_its_private_module_is_the_public_layer() -> None:
     """`torch.nn.modules.batchnorm.BatchNorm2d` (an attribute chain through torch's private module) is
     torch.nn.BatchNorm2d, as `from torch.nn.modules.batchnorm import BatchNorm2d` already is."""
@@ -227,3 +215,71 @@ def test_the_frozen_batch_norm_is_torchs_batch_norm_on_fixed_statistics() -> Non
     for train in (False, True):  # fixed statistics in training too
         got = layer.set_train(train)(mindspore.Tensor(x)).asnumpy()
         assert np.allclose(got, expected.numpy(), rtol=1e-5, atol=1e-6)
+
+
+BATCH_NORM = textwrap.dedent('''\
+    import numpy as np
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    X = torch.tensor(np.random.RandomState(2).uniform(-1.0, 1.0, (4, 3, 5)).astype(np.float32))
+
+
+    class Norm(nn.Module):
+        def __init__(self, channels=3, track=True):
+            super().__init__()
+            self.weight = nn.Parameter(torch.linspace(0.5, 1.5, channels))
+            self.bias = nn.Parameter(torch.linspace(-0.2, 0.2, channels))
+            self.track = track
+            self.register_buffer("running_mean", torch.zeros(channels))
+            self.register_buffer("running_var", torch.ones(channels))
+
+        def forward(self, x):
+            use_batch = self.training or not self.track
+            return F.batch_norm(x, self.running_mean if self.track else None, self.running_var if self.track else None,
+                                self.weight, self.bias, use_batch, 0.3, 1e-5)
+
+
+    def case_training_updates_the_running_statistics():
+        norm = Norm().train()
+        first = norm(X)
+        second = norm(X * 2.0 + 1.0)
+        return first, second, norm.running_mean, norm.running_var
+
+    def case_evaluation_uses_them_and_untracked_uses_the_batch():
+        norm = Norm().train()
+        norm(X)
+        norm.eval()
+        return norm(X + 0.5), Norm(track=False).eval()(X)
+    ''')
+
+
+def test_a_batch_norm_with_statistics_known_at_run_time_is_the_support_modules() -> None:
+    from torch2ms.config import Config
+    from torch2ms.engine import scan_source
+
+    ported = _port(BATCH_NORM)
+    assert "return t2ms_support.batch_norm(x, self.running_mean if self.track else None," in ported
+    assert "torch" not in ported.replace("t2ms_support", "")
+    # literal absent statistics keep the composed form; a text fix leaves the call its finding
+    literal = "import torch.nn.functional as F\n\n\ndef f(x):\n    return F.batch_norm(x, None, None, training=True)\n"
+    assert "t2ms_support" not in _port(literal) and "mindspore.ops.sqrt" in _port(literal)
+    found = [d for d in scan_source(BATCH_NORM, "m.py", Config(), load_table()).diagnostics
+             if d.torch_api == "torch.nn.functional.batch_norm"]
+    assert len(found) == 1 and found[0].fix is None
+
+
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
+@pytest.mark.needs_numpy
+@pytest.mark.parametrize("mode", ["mindspore", "graph"])
+@pytest.mark.parametrize("program", [FOLDING, BATCH_NORM], ids=["fold_assert", "batch_norm"])
+def test_the_ported_programs_agree_with_torch(tmp_path: Path, program: str, mode: str) -> None:
+    from case_runner import assert_port_agrees, port_in_process
+
+    original, port, ported = port_in_process(tmp_path, program)
+    expected = assert_port_agrees(original, port, (mode,), rtol=1e-5, atol=1e-5, context=ported)
+    assert len(expected) == 2
+    if program is FOLDING:  # the assertion raised on both sides
+        assert expected["case_assert_and_allow_list"] == [[4.0], [1.0], [4.0]]

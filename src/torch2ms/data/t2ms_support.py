@@ -255,6 +255,32 @@ def assert_async(tensor):
     if not bool(tensor.reshape(()).asnumpy()):
         raise RuntimeError("Expected Tensor with single nonzero value, but got zero")
 
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    """torch.nn.functional.batch_norm over the channels (dim 1): in training (or without running statistics) the
+    batch's mean and biased variance normalise, and running statistics given are updated in place as torch's are
+    (the unbiased variance, weighted by momentum); in evaluation the running statistics normalise (None raises, as
+    torch's). weight and bias are optional."""
+    dims = (0,) + tuple(range(2, input.ndim))
+    shape = (1, -1) + (1,) * (input.ndim - 2)
+    if training:
+        mean = input.mean(dims)
+        var = input.var(dims, ddof=0)
+        if running_mean is not None and running_var is not None:
+            count = input.size // input.shape[1]
+            ops.assign(running_mean, (1 - momentum) * running_mean + momentum * ops.stop_gradient(mean))
+            unbiased = var * (count / max(count - 1, 1))
+            ops.assign(running_var, (1 - momentum) * running_var + momentum * ops.stop_gradient(unbiased))
+    elif running_mean is None or running_var is None:
+        raise RuntimeError("running_mean must be defined in evaluation mode")
+    else:
+        mean, var = running_mean, running_var
+    out = (input - mean.reshape(shape)) / ops.sqrt(var.reshape(shape) + eps)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
 # ------------------------------------------------------------------ resizing
 # torch.nn.functional.interpolate is separable: each spatial axis of the result is a fixed linear map of the same
 # axis of the input (nearest modes pick one element, the others weigh neighbours). The maps are computed as torch

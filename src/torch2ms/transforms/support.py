@@ -24,7 +24,7 @@ Arguments (``rewrite: {transform: support, ...}``):
 The rewrite is the entry's, or that of the target chosen for the version and device (`support_rewrite`).
 
 Used by torch.optim.Adam, torch.nn.Embedding, torch.einsum, torch._assert_async, torchvision.ops.misc.FrozenBatchNorm2d
-and (`fallback`) torch.nn.functional.interpolate, and by einops's functions and layers, which have no MindSpore backend (the support
+and (`fallback`) torch.nn.functional.interpolate and torch.nn.functional.batch_norm, and by einops's functions and layers, which have no MindSpore backend (the support
 module runs einops's pattern analysis with MindSpore operators):
 einops.rearrange, einops.reduce, einops.repeat, einops.einsum, einops.pack, einops.unpack, einops.parse_shape,
 einops.layers.torch.Rearrange, einops.layers.torch.Reduce and einops.layers.torch.EinMix."""
