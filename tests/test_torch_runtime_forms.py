@@ -270,11 +270,56 @@ def test_a_batch_norm_with_statistics_known_at_run_time_is_the_support_modules()
     assert len(found) == 1 and found[0].fix is None
 
 
+CHECKPOINTED = textwrap.dedent('''\
+    import numpy as np
+    import torch
+    import torch.nn as nn
+    from torch.utils.checkpoint import checkpoint
+
+    X = torch.tensor(np.random.RandomState(4).uniform(-1.0, 1.0, (3, 4)).astype(np.float32))
+
+
+    class Stack(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = nn.ModuleList([nn.Tanh(), nn.Sigmoid()])
+            self.grad_checkpointing = True
+
+        def forward(self, x):
+            for blk in self.blocks:
+                x = checkpoint(blk, x, use_reentrant=False) if self.grad_checkpointing else blk(x)
+            return x
+
+
+    def scaled(x, factor=1.0, shift=0.0):
+        return x * factor + shift
+
+
+    def run(fn, *args, **kwargs):
+        return torch.utils.checkpoint.checkpoint(fn, *args, use_reentrant=False, preserve_rng_state=True, **kwargs)
+
+
+    def case_function_with_unpacked_arguments():
+        return run(scaled, X, 2.0, shift=0.5), run(torch.tanh, X)
+
+    def case_blocks():
+        stack = Stack()
+        return [stack(X)]
+    ''')
+
+
+def test_a_checkpointed_call_is_the_call() -> None:
+    ported = _port(CHECKPOINTED)
+    assert "x = blk(x) if self.grad_checkpointing else blk(x)" in ported
+    assert "return fn(*args, **kwargs)" in ported
+    assert "torch" not in ported.replace("mindspore", "")
+
+
 @pytest.mark.needs_torch
 @pytest.mark.needs_mindspore
 @pytest.mark.needs_numpy
 @pytest.mark.parametrize("mode", ["mindspore", "graph"])
-@pytest.mark.parametrize("program", [FOLDING, BATCH_NORM], ids=["fold_assert", "batch_norm"])
+@pytest.mark.parametrize("program", [FOLDING, BATCH_NORM, CHECKPOINTED], ids=["fold_assert", "batch_norm", "checkpoint"])
 def test_the_ported_programs_agree_with_torch(tmp_path: Path, program: str, mode: str) -> None:
     from case_runner import assert_port_agrees, port_in_process
 
