@@ -328,3 +328,53 @@ def test_the_ported_programs_agree_with_torch(tmp_path: Path, program: str, mode
     assert len(expected) == 2
     if program is FOLDING:  # the assertion raised on both sides
         assert expected["case_assert_and_allow_list"] == [[4.0], [1.0], [4.0]]
+
+
+DATA = textwrap.dedent("""\
+    import math
+    import torch.utils.data as data
+    from torch.utils.data import Sampler
+
+
+    class Stream(data.IterableDataset):
+        def __init__(self, n):
+            super().__init__()
+            self.n = n
+
+        def __iter__(self):
+            info = data.get_worker_info()
+            start, step = (0, 1) if info is None else (info.id, info.num_workers)
+            for i in range(start, self.n, step):
+                yield (float(i) * 0.5,)
+
+
+    class EveryOther(Sampler):
+        def __init__(self, dataset):
+            self.dataset = dataset
+
+        def __iter__(self):
+            return iter(range(0, len(self.dataset), 2))
+
+        def __len__(self):
+            return math.ceil(len(self.dataset) / 2)
+""")
+
+
+def test_iterable_datasets_and_samplers_lose_their_torch_base() -> None:
+    ported = _port(DATA)
+    assert "class Stream:\n" in ported and "class EveryOther:\n" in ported and "torch" not in ported
+    assert "info = None\n" in ported  # not in a loader worker
+
+
+@pytest.mark.needs_mindspore
+@pytest.mark.needs_numpy
+def test_the_ported_stream_and_sampler_feed_a_mindspore_pipeline() -> None:
+    import mindspore.dataset as ds
+
+    namespace: dict[str, object] = {}
+    exec(compile(_port(DATA), "data.py", "exec"), namespace)
+    stream = ds.GeneratorDataset(namespace["Stream"](5), column_names=["x"], shuffle=False)  # type: ignore[operator]
+    assert [float(row[0]) for row in stream.create_tuple_iterator(output_numpy=True)] == [0.0, 0.5, 1.0, 1.5, 2.0]
+    source = [(float(i),) for i in range(7)]
+    picked = ds.GeneratorDataset(source, column_names=["x"], sampler=namespace["EveryOther"](source))  # type: ignore[operator]
+    assert [float(row[0]) for row in picked.create_tuple_iterator(output_numpy=True)] == [0.0, 2.0, 4.0, 6.0]
