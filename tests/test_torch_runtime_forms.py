@@ -378,3 +378,50 @@ def test_the_ported_stream_and_sampler_feed_a_mindspore_pipeline() -> None:
     source = [(float(i),) for i in range(7)]
     picked = ds.GeneratorDataset(source, column_names=["x"], sampler=namespace["EveryOther"](source))  # type: ignore[operator]
     assert [float(row[0]) for row in picked.create_tuple_iterator(output_numpy=True)] == [0.0, 2.0, 4.0, 6.0]
+
+
+PRIVATE_BASE = textwrap.dedent("""\
+    import torch
+    from torch import nn
+
+
+    def norm_layers(model):
+        return [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+
+
+    class Custom(nn.modules.batchnorm._BatchNorm):
+        pass
+""")
+
+
+def test_a_private_base_named_as_a_type_is_its_subclasses_mindspore_classes() -> None:
+    """isinstance against torch's private batch-norm base: the MindSpore classes its public subclasses are written
+    as; subclassing it keeps its finding (a tuple is no base)."""
+    ported = _port(PRIVATE_BASE)
+    assert "isinstance(m, (mindspore.nn.BatchNorm1d, mindspore.nn.BatchNorm2d," in ported
+    assert "class Custom(nn.modules.batchnorm._BatchNorm):" in ported
+
+
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
+def test_the_private_bases_types_are_the_targets_of_every_public_subclass() -> None:
+    import importlib
+    import inspect
+
+    import torch
+
+    table = load_table()
+    for api in ("torch.nn.modules.batchnorm._BatchNorm",):
+        entry = table.lookup(api)
+        assert entry is not None and entry.rewrite is not None
+        types = set(entry.rewrite.arg("types", ()))
+        base = getattr(importlib.import_module(api.rpartition(".")[0]), api.rpartition(".")[2])
+        subclasses = [f"torch.nn.{n}" for n, c in vars(torch.nn).items()
+                      if inspect.isclass(c) and issubclass(c, base) and c is not base]
+        written = [table.lookup(name) for name in subclasses]
+        assert len([sub for sub in written if sub is not None and sub.targets]) >= 4  # (the lazy ones have none)
+        for name, sub in zip(subclasses, written):
+            assert sub is not None and {t.api for t in sub.targets} <= types, name
+        for dotted in types:  # each a MindSpore class
+            module, _, cls = dotted.rpartition(".")
+            assert inspect.isclass(getattr(importlib.import_module(module), cls)), dotted

@@ -513,6 +513,12 @@ class CallSites(_Rewriter):
             name = str(rewrite.arg("name", "")) if rewrite is not None and rewrite.transform == PYTHON_NAME else ""
             if not name and rewrite is not None and call.kind is CallKind.TYPE:
                 name = str(rewrite.arg("type_name", ""))
+            types = tuple(rewrite.arg("types", ())) if rewrite is not None and rewrite.transform == PYTHON_NAME \
+                and call.kind is CallKind.TYPE and id(node) not in self.bases else ()
+            if types:  # a torch base class named as a type (not subclassed): its subclasses' MindSpore classes
+                self.imports.update(t.partition(".")[0] for t in types)
+                self._note(node, f"{call.api} -> the types of its subclasses")
+                return cst.parse_expression(f"({', '.join(types)}{',' if len(types) == 1 else ''})")
             if name:
                 if "." in name:  # a builtin (`str`) needs no import
                     self.imports.add(name.partition(".")[0])
