@@ -386,7 +386,8 @@ PRIVATE_BASE = textwrap.dedent("""\
 
 
     def norm_layers(model):
-        return [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+        return [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)
+                and not isinstance(m, nn.modules.instancenorm._InstanceNorm)]
 
 
     class Custom(nn.modules.batchnorm._BatchNorm):
@@ -399,6 +400,7 @@ def test_a_private_base_named_as_a_type_is_its_subclasses_mindspore_classes() ->
     as; subclassing it keeps its finding (a tuple is no base)."""
     ported = _port(PRIVATE_BASE)
     assert "isinstance(m, (mindspore.nn.BatchNorm1d, mindspore.nn.BatchNorm2d," in ported
+    assert "isinstance(m, (mindspore.nn.InstanceNorm1d, mindspore.nn.InstanceNorm2d, mindspore.nn.InstanceNorm3d))" in ported
     assert "class Custom(nn.modules.batchnorm._BatchNorm):" in ported
 
 
@@ -411,7 +413,7 @@ def test_the_private_bases_types_are_the_targets_of_every_public_subclass() -> N
     import torch
 
     table = load_table()
-    for api in ("torch.nn.modules.batchnorm._BatchNorm",):
+    for api in ("torch.nn.modules.batchnorm._BatchNorm", "torch.nn.modules.instancenorm._InstanceNorm"):
         entry = table.lookup(api)
         assert entry is not None and entry.rewrite is not None
         types = set(entry.rewrite.arg("types", ()))
@@ -419,7 +421,7 @@ def test_the_private_bases_types_are_the_targets_of_every_public_subclass() -> N
         subclasses = [f"torch.nn.{n}" for n, c in vars(torch.nn).items()
                       if inspect.isclass(c) and issubclass(c, base) and c is not base]
         written = [table.lookup(name) for name in subclasses]
-        assert len([sub for sub in written if sub is not None and sub.targets]) >= 4  # (the lazy ones have none)
+        assert len([sub for sub in written if sub is not None and sub.targets]) >= 3  # (the lazy ones have none)
         for name, sub in zip(subclasses, written):
             assert sub is not None and {t.api for t in sub.targets} <= types, name
         for dotted in types:  # each a MindSpore class

@@ -7,7 +7,7 @@ re-exports: torch.jit.annotations.Any, torch.jit.annotations.Dict, torch.jit.ann
 torch.jit.annotations.Optional, torch.jit.annotations.Tuple, torch.jit.annotations.Union, and torch's float
 constants torch.pi, torch.e, torch.inf and torch.nan (`math.pi`, ...: the same Python floats). With `types`
 (a torch base class named as a type, in isinstance or issubclass), the tuple of the MindSpore classes its public
-subclasses are written as: torch.nn.modules.batchnorm._BatchNorm."""
+subclasses are written as: torch.nn.modules.batchnorm._BatchNorm, torch.nn.modules.instancenorm._InstanceNorm."""
 
 from __future__ import annotations
 
