@@ -1638,7 +1638,10 @@ def refresh_committed(step: Callable[[dict[str, dict[str, Any]]], None], what: s
 
     docs: dict[Path, tuple[list[str], list[dict[str, Any]]]] = {}
     entries: dict[str, dict[str, Any]] = {}
+    hand = set((yaml.safe_load(HAND_LIBRARIES.read_text(encoding="utf-8")) or {}).get("libraries", {}))
     for path in sorted(MAPPINGS.glob("torch*.yaml")):
+        if path.stem in hand:
+            continue  # written as scripts/mapping_libraries.yaml has it (`--libraries-only`), rewrites included
         text = path.read_text(encoding="utf-8")
         head = text[:text.index("\nentries:\n") + len("\nentries:")].splitlines()
         items = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["entries"]

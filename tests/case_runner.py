@@ -80,3 +80,21 @@ def migrate_program(tmp_path: Path, text: str, support: bool = True) -> Path:
     assert proc.returncode in (0, 1), proc.stderr
     assert ("t2ms_support.py: support module" in proc.stdout) == support, proc.stdout
     return out
+
+
+def port_in_process(tmp_path: Path, text: str) -> tuple[Path, Path, str]:
+    """`text` as prog.py in a folder, and its port (`migrate_text`, in this process) beside the support module in
+    another: (the original's folder, the port's folder, the port's text)."""
+    from torch2ms.config import Config
+    from torch2ms.mappings import load_table
+    from torch2ms.migrate.pipeline import migrate_text
+    from torch2ms.migrate.support import module_text
+
+    original, port = tmp_path / "torch", tmp_path / "port"
+    original.mkdir()
+    port.mkdir()
+    (original / "prog.py").write_text(text, encoding="utf-8")
+    ported = migrate_text(text, "prog.py").text
+    (port / "prog.py").write_text(ported, encoding="utf-8")
+    (port / "t2ms_support.py").write_text(module_text(load_table(), Config().version, "cpu"), encoding="utf-8")
+    return original, port, ported

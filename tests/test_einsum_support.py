@@ -11,12 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from case_runner import assert_port_agrees
+from case_runner import assert_port_agrees, port_in_process
 from torch2ms.config import Config
 from torch2ms.engine import scan_source
 from torch2ms.mappings import load_table
 from torch2ms.migrate.pipeline import Options, migrate_text
-from torch2ms.migrate.support import module_text
 
 # every case is one equation in one call form; the shapes broadcast, repeat subscripts, leave the output implicit
 _PROGRAM = textwrap.dedent('''\
@@ -88,24 +87,13 @@ _PROGRAM = textwrap.dedent('''\
     ''')
 
 
-def _port(tmp_path: Path) -> tuple[Path, Path, str]:
-    original, port = tmp_path / "torch", tmp_path / "port"
-    original.mkdir()
-    port.mkdir()
-    (original / "prog.py").write_text(_PROGRAM, encoding="utf-8")
-    text = migrate_text(_PROGRAM, "prog.py").text
-    (port / "prog.py").write_text(text, encoding="utf-8")
-    (port / "t2ms_support.py").write_text(module_text(load_table(), Config().version, "cpu"), encoding="utf-8")
-    return original, port, text
-
-
 @pytest.mark.needs_torch
 @pytest.mark.needs_mindspore
 @pytest.mark.needs_numpy
 @pytest.mark.parametrize("mode", ["mindspore", "graph"])
 def test_the_support_einsum_gives_torchs_results_on_every_kind_of_equation(tmp_path: Path, mode: str) -> None:
 
-    original, port, text = _port(tmp_path)
+    original, port, text = port_in_process(tmp_path, _PROGRAM)
     assert "torch" not in text.replace("t2ms_support", "")
     assert text.count("t2ms_support.einsum(") == _PROGRAM.count("torch.einsum(")
     expected = assert_port_agrees(original, port, (mode,), rtol=1e-5, atol=1e-5, context=text)

@@ -79,7 +79,10 @@ def test_library_entry_outside_its_file_namespace() -> None:
 def test_shipped_library_files() -> None:
     for lib in LIBRARIES:
         assert f"{lib}.yaml" in TABLE.files
-    entries = {api: e for api, e in TABLE.entries.items() if api.partition(".")[0] in LIBRARIES}
+    ours = {api: e for api, e in TABLE.entries.items() if api.partition(".")[0] in LIBRARIES}
+    # the official rows are each library's file; a hand-written table of scripts/mapping_libraries.yaml is its own
+    entries = {api: e for api, e in ours.items() if e.source.split(":")[0] == f"{api.partition('.')[0]}.yaml"}
+    assert {e.source.split(":")[0] for api, e in ours.items() if api not in entries} <= {"torchvision.ops.misc.yaml"}
     assert len(entries) == 89
     assert sum(api.startswith("torchvision.") for api in entries) == 37
     assert sum(api.startswith("torchaudio.") for api in entries) == 27
@@ -293,7 +296,8 @@ def test_stats_show_the_library_namespaces() -> None:
     assert libs["torchvision.transforms"]["entries"] == 25
     assert libs["torchvision.datasets"]["entries"] == 9
     assert libs["torchvision.ops"] == {"entries": 3, "diff_params": 3}
-    assert sum(v["entries"] for ns, v in libs.items() if ns.partition(".")[0] in LIBRARIES) == 89
+    assert libs["torchvision.ops.misc"] == {"entries": 1, "missing": 1}  # scripts/mapping_libraries.yaml
+    assert sum(v["entries"] for ns, v in libs.items() if ns.partition(".")[0] in LIBRARIES) == 89 + 1
     assert libs["einops.layers.torch"] == {"entries": 3, "missing": 3}  # scripts/mapping_libraries.yaml
     assert not any(ns.startswith("torch.") or ns == "torch" for ns in libs)
     out = io.StringIO()

@@ -338,8 +338,8 @@ class Resolver:
             if qual in self.modules:
                 return Val(MODULE, qual)
             return Val(SYMBOL, self.canonical(qual))
-        if kind == SYMBOL:
-            return Val(SYMBOL, f"{recv.name}.{name}")
+        if kind == SYMBOL:  # (torch.nn.modules.batchnorm.BatchNorm2d: a private module's public class)
+            return Val(SYMBOL, self.canonical(f"{recv.name}.{name}"))
         if kind == TENSOR:
             if name in self.inv.tensor_members:
                 result = V_OTHER if name in self.meta.non_tensor_methods else V_TENSOR

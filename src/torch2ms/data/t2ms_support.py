@@ -7,7 +7,10 @@ computes (checked against torch 2.13 with MindSpore 2.10 on CPU, PyNative and GR
 section gives einops's functions and layers for MindSpore tensors.
 """
 
+import math
+
 import mindspore
+import numpy
 from mindspore import ops
 from mindspore.common.initializer import Normal, initializer
 
@@ -65,6 +68,26 @@ class Embedding(mindspore.nn.Cell):
         return out * keep + ops.stop_gradient(out * (1 - keep))
 
 
+
+class FrozenBatchNorm2d(mindspore.nn.Cell):
+    """torchvision.ops.misc.FrozenBatchNorm2d(num_features, eps=1e-05): a batch norm whose statistics and affine
+    parameters are fixed (torch's buffers `weight`, `bias`, `running_mean`, `running_var`, here Parameters that
+    never train): x * weight / sqrt(running_var + eps) + bias - running_mean * weight / sqrt(running_var + eps),
+    over the channels of an NCHW input, in training as in evaluation."""
+
+    def __init__(self, num_features, eps=1e-5):
+        super().__init__()
+        self.eps = eps
+        self.weight = mindspore.Parameter(ops.ones(num_features, mindspore.float32), name="weight", requires_grad=False)
+        self.bias = mindspore.Parameter(ops.zeros(num_features, mindspore.float32), name="bias", requires_grad=False)
+        self.running_mean = mindspore.Parameter(ops.zeros(num_features, mindspore.float32), name="running_mean",
+                                                requires_grad=False)
+        self.running_var = mindspore.Parameter(ops.ones(num_features, mindspore.float32), name="running_var",
+                                               requires_grad=False)
+
+    def construct(self, x):
+        scale = self.weight.reshape(1, -1, 1, 1) * ops.rsqrt(self.running_var.reshape(1, -1, 1, 1) + self.eps)
+        return x * scale + (self.bias.reshape(1, -1, 1, 1) - self.running_mean.reshape(1, -1, 1, 1) * scale)
 
 _EINSUM_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"  # torch numbers its labels in this order
 
@@ -221,6 +244,161 @@ def einsum(*args):
         b = ops.broadcast_to(_einsum_run(xs[i + 1], sum_b, perm_b), wide_b).reshape(flat_b)
         x = ops.bmm(a, b).reshape(shape)
     return _einsum_run(x, axes, perm)
+
+
+def assert_async(tensor):
+    """torch._assert_async(tensor): raises, as torch does on the CPU (at once), where the tensor's one value is
+    zero; a tensor of several values or none raises as torch's."""
+    if tensor.size != 1:
+        raise RuntimeError(f"Boolean value of Tensor with {'no values' if tensor.size == 0 else 'more than one value'}"
+                           " is ambiguous")
+    if not bool(tensor.reshape(()).asnumpy()):
+        raise RuntimeError("Expected Tensor with single nonzero value, but got zero")
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    """torch.nn.functional.batch_norm over the channels (dim 1): in training (or without running statistics) the
+    batch's mean and biased variance normalise, and running statistics given are updated in place as torch's are
+    (the unbiased variance, weighted by momentum); in evaluation the running statistics normalise (None raises, as
+    torch's). weight and bias are optional."""
+    dims = (0,) + tuple(range(2, input.ndim))
+    shape = (1, -1) + (1,) * (input.ndim - 2)
+    if training:
+        mean = input.mean(dims)
+        var = input.var(dims, ddof=0)
+        if running_mean is not None and running_var is not None:
+            count = input.size // input.shape[1]
+            ops.assign(running_mean, (1 - momentum) * running_mean + momentum * ops.stop_gradient(mean))
+            unbiased = var * (count / max(count - 1, 1))
+            ops.assign(running_var, (1 - momentum) * running_var + momentum * ops.stop_gradient(unbiased))
+    elif running_mean is None or running_var is None:
+        raise RuntimeError("running_mean must be defined in evaluation mode")
+    else:
+        mean, var = running_mean, running_var
+    out = (input - mean.reshape(shape)) / ops.sqrt(var.reshape(shape) + eps)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+# ------------------------------------------------------------------ resizing
+# torch.nn.functional.interpolate is separable: each spatial axis of the result is a fixed linear map of the same
+# axis of the input (nearest modes pick one element, the others weigh neighbours). The maps are computed as torch
+# computes its sampling positions and weights, once per shape when the graph is built, and applied with a gather
+# (nearest, any dtype) or a matrix product (linear, cubic and area modes), so every mode runs on every device.
+_RESIZE_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+
+
+def _resize_scale(in_size, out_size, align_corners, scale):
+    """torch's area_pixel_compute_scale: the input distance between neighbouring output samples."""
+    if align_corners:
+        return (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+    return 1.0 / scale if scale is not None and scale > 0 else in_size / out_size
+
+
+def _cubic(x, a):
+    x = abs(x)
+    if x < 1.0:
+        return ((a + 2.0) * x - (a + 3.0)) * x * x + 1.0
+    if x < 2.0:
+        return (((x - 5.0) * x + 8.0) * x - 4.0) * a
+    return 0.0
+
+
+def _resize_row(mode, in_size, i, scale, align_corners, antialias):
+    """The weights {input index: weight} of output sample `i` along one axis."""
+    if mode in ("nearest", "nearest-exact"):  # torch computes these positions in float32
+        offset = 0.5 if mode == "nearest-exact" else 0.0
+        return {min(int(numpy.floor(numpy.float32(i + offset) * numpy.float32(scale))), in_size - 1): 1.0}
+    if mode == "area":  # adaptive average pooling
+        start = (i * in_size) // scale
+        end = -((-(i + 1) * in_size) // scale)
+        return {j: 1.0 / (end - start) for j in range(start, end)}
+    cubic = mode == "bicubic"
+    if antialias:  # torch's _upsample_*_aa: a filter widened by the scale when the axis shrinks
+        size = 4.0 if cubic else 2.0
+        support = size * 0.5 * scale if scale >= 1.0 else size * 0.5
+        inverse = 1.0 / scale if scale >= 1.0 else 1.0
+        center = scale * (i + 0.5)
+        first = max(int(center - support + 0.5), 0)
+        last = min(int(center + support + 0.5), in_size)
+        weights = {}
+        for j in range(first, last):
+            x = (j - center + 0.5) * inverse
+            weights[j] = _cubic(x, -0.5) if cubic else max(0.0, 1.0 - abs(x))
+        total = sum(weights.values())
+        return {j: w / total for j, w in weights.items()} if total != 0.0 else weights
+    source = scale * i if align_corners else scale * (i + 0.5) - 0.5
+    if not cubic:
+        source = min(max(source, 0.0), in_size - 1.0)
+        low = int(math.floor(source))
+        high = min(low + 1, in_size - 1)
+        weights = {low: 1.0 - (source - low)}
+        weights[high] = weights.get(high, 0.0) + source - low
+        return weights
+    low = int(math.floor(source))
+    t = source - low
+    weights = {}
+    for k, w in enumerate((_cubic(t + 1.0, -0.75), _cubic(t, -0.75), _cubic(1.0 - t, -0.75), _cubic(2.0 - t, -0.75))):
+        j = min(max(low - 1 + k, 0), in_size - 1)
+        weights[j] = weights.get(j, 0.0) + w
+    return weights
+
+
+@ops.constexpr
+def _resize_plan(mode, shape, size, scale_factor, align_corners, recompute, antialias):
+    """Per spatial axis (axis, input indices or None, weights as an input x output matrix or None)."""
+    dims = len(shape) - 2
+    if dims < 1 or dims > 3 or _RESIZE_DIMS.get(mode, dims) != dims:
+        raise ValueError(f"interpolate: mode '{mode}' does not take a {len(shape)}-D input")
+    if mode not in _RESIZE_DIMS and mode not in ("nearest", "nearest-exact", "area"):
+        raise ValueError(f"interpolate: unknown mode '{mode}'")
+    if align_corners is not None and mode not in _RESIZE_DIMS:
+        raise ValueError("interpolate: align_corners takes only the linear and cubic modes")
+    if antialias and mode not in ("bilinear", "bicubic"):
+        raise ValueError("interpolate: antialias takes only the bilinear and bicubic modes")
+    if (size is None) == (scale_factor is None):
+        raise ValueError("interpolate: give either size or scale_factor")
+    if size is not None:
+        sizes = tuple(size) if isinstance(size, (tuple, list)) else (size,) * dims
+        scales = (None,) * dims
+    else:
+        scales = tuple(scale_factor) if isinstance(scale_factor, (tuple, list)) else (scale_factor,) * dims
+        sizes = tuple(int(math.floor(float(n) * s)) for n, s in zip(shape[2:], scales))
+        if recompute:
+            scales = (None,) * dims
+    if len(sizes) != dims or len(scales) != dims:
+        raise ValueError(f"interpolate: {dims} spatial size(s) expected")
+    plan = []
+    for axis, (in_size, out_size, s) in enumerate(zip(shape[2:], sizes, scales)):
+        if mode == "area":
+            rows = [_resize_row(mode, in_size, i, out_size, False, False) for i in range(out_size)]
+        else:
+            scale = _resize_scale(in_size, out_size, bool(align_corners), s)
+            rows = [_resize_row(mode, in_size, i, scale, bool(align_corners), antialias) for i in range(out_size)]
+        if mode in ("nearest", "nearest-exact"):
+            plan.append((axis + 2, tuple(next(iter(row)) for row in rows), None))
+        else:
+            plan.append((axis + 2, None, tuple(tuple(row.get(j, 0.0) for i, row in enumerate(rows))
+                                              for j in range(in_size))))
+    return tuple(plan)
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """torch.nn.functional.interpolate with torch's sampling positions and weights in every mode (nearest,
+    nearest-exact, linear, bilinear, bicubic, trilinear, area; antialias for bilinear and bicubic), on any
+    device, in PyNative and GRAPH mode: MindSpore 2.10's CPU has no kernel for mint's linear and cubic modes,
+    and mindspore.ops.interpolate's bicubic weights differ from torch's and it has no antialias."""
+    plan = _resize_plan(mode, tuple(input.shape), size, scale_factor, align_corners, bool(recompute_scale_factor),
+                        bool(antialias))
+    x = input
+    for axis, index, weights in plan:
+        if index is not None:
+            x = ops.gather(x, mindspore.Tensor(index, mindspore.int32), axis)
+        else:
+            x = ops.swapaxes(ops.matmul(ops.swapaxes(x, axis, -1), mindspore.Tensor(weights, x.dtype)), axis, -1)
+    return x
 
 
 # ------------------------------------------------------------------ einops on MindSpore tensors

@@ -25,13 +25,13 @@ from dataclasses import dataclass
 
 from ..mapping_tools import GENERAL_PARAMS
 from ..mappings import MappingTable
-from ..model import Adapter, ApiCall, CallKind, Edit, FactKind, MappingEntry, Target
+from ..model import Adapter, ApiCall, CallKind, Category, Edit, FactKind, MappingEntry, Target
 from ..portcheck.api import load_api
 from ..source import SourceText
 from ..transforms.base import rewrites
 from ..transforms.training_mode import TrainingMode
 from ..transforms.param_edits import DEFAULT_DROPPED, VALUE_NEUTRAL, dropped_mapping
-from ..transforms.support import MODULE as SUPPORT_MODULE, NAME as SUPPORT, support_name, support_source
+from ..transforms.support import MODULE as SUPPORT_MODULE, support_name, support_rewrite, support_source
 
 MODULE = SUPPORT_MODULE  # the module's name: a file of that name at the output tree's root
 SHAPE_TUPLE = "shape_tuple"  # the transform (torch2ms.transforms.shape_tuple) of a target that takes a shape as a tuple
@@ -308,12 +308,27 @@ def import_name(roots: Iterable[str], out: str | None) -> str:
     return MODULE
 
 
-def _function_names(table: MappingTable) -> set[str]:
-    """The last names of the torch APIs whose entries name a function (not a class) of the support module."""
+def standing_class(entry: MappingEntry | None, version: tuple[int, ...], device: str) -> str | None:
+    """The support module's class (``FrozenBatchNorm2d``) that stands for every use of `entry`'s API: its `support`
+    rewrite names a class for any call (no `given`, no `fallback`; `missing_only` where the entry has no form for
+    the version and device), so the API named as a type (``isinstance(m, FrozenBatchNorm2d)``) or passed as a
+    value is that class too; None otherwise."""
+    rewrite = support_rewrite(entry, version, device)
+    if entry is None or rewrite is None or rewrite.arg("given", ()) or rewrite.arg("fallback", False):
+        return None
+    if rewrite.arg("missing_only", False) and entry.category_for(version, device) is not Category.MISSING:
+        return None
+    name = str(rewrite.arg("name", "")).rpartition(".")[2]
+    return name if name[:1].isupper() else None
+
+
+def _function_names(table: MappingTable, version: tuple[int, ...], device: str) -> set[str]:
+    """The last names of the torch APIs whose entries (or their targets for the version and device) name a
+    function (not a class) of the support module."""
     out = set()
     for entry in table.entries.values():
-        rewrite = entry.rewrite
-        if rewrite is not None and rewrite.transform == SUPPORT \
+        rewrite = support_rewrite(entry, version, device)
+        if rewrite is not None \
                 and not str(rewrite.arg("name", "")).rpartition(".")[2][:1].isupper():
             out.add(entry.api.rpartition(".")[2])
     return out
@@ -330,7 +345,7 @@ def functions(text: str, table: MappingTable, version: tuple[int, ...], device: 
     from ..model import Confidence
     from ..resolve import resolve_module
 
-    names = _function_names(table)
+    names = _function_names(table, version, device)
     if not any(name in text for name in names):
         return text, []
     source = SourceText(text)
@@ -340,7 +355,7 @@ def functions(text: str, table: MappingTable, version: tuple[int, ...], device: 
                 or call.api.rpartition(".")[2] not in names:
             continue
         entry = table.lookup(call.api)
-        name = support_name(call, entry.rewrite if entry is not None else None, entry, version, device)
+        name = support_name(call, entry, version, device)
         if name is not None:
             edits.append(Edit(call.func_span, f"{module}.{name.partition('.')[2]}"))
             notes.append(f"{call.span.start_line}: {call.api} -> {module}.{name.partition('.')[2]}")
@@ -399,11 +414,18 @@ def _value_edits(tree: ast.Module, aliases: dict[str, str], src: SourceText, tab
         if not isinstance(node, (ast.Name, ast.Attribute)) or not isinstance(node.ctx, ast.Load):
             continue
         api = dotted(node, aliases)
-        if api is None or api.split(".")[0] not in table.roots or adapted(table.lookup(api), version, device) is None:
+        entry = table.lookup(api) if api is not None and api.split(".")[0] in table.roots else None
+        standing = standing_class(entry, version, device)
+        if api is None or entry is None or (standing is None and adapted(entry, version, device) is None):
             continue
         parent = parents.get(id(node))
         if isinstance(parent, ast.Attribute):
             continue  # a member of the class (``nn.Conv2d.forward``), not the class
+        if standing is not None:  # every use of the API is the support class: a type or a value too
+            if not (isinstance(parent, ast.Call) and parent.func is node):  # (a call: the structural rewrite's)
+                edits.append(Edit(src.span(node), f"{module}.{standing}"))
+                notes.append(f"{node.lineno}: {api} as a type or value -> {module}.{standing}")
+            continue
         if id(node) in skip or _in_annotation_or_type(node, parents):
             continue
         elif isinstance(parent, ast.Call) and parent.func is node:

@@ -298,7 +298,7 @@ class CallSites(_Rewriter):
         that the entry's rewrite names (torch2ms.transforms.support), called with torch's arguments; the file
         imports the module and the migration says it needs it (`support`)."""
         entry = self.table.lookup(call.api)
-        name = support_name(call, entry.rewrite if entry is not None else None, entry, self.version, self.device)
+        name = support_name(call, entry, self.version, self.device)
         if name is None or call.func_span is None or not name.rpartition(".")[2][:1].isupper():
             return None  # (a function of the module is written after the fix engine: torch2ms.migrate.support)
         self.support = True  # (the module is imported by its name in this tree: `pkg.t2ms_support` in a package)
@@ -505,7 +505,7 @@ class CallSites(_Rewriter):
         for name, value in values:
             calls = [c for c in self._calls(value) if c.kind is CallKind.CALL] if isinstance(value, cst.Call) else []
             entry = self.table.lookup(calls[0].api) if calls and calls[0].span == self._span_of(value) else None
-            if entry is not None and support_name(calls[0], entry.rewrite, entry, self.version, self.device):
+            if entry is not None and support_name(calls[0], entry, self.version, self.device):
                 entry = None  # written as the support module's class, which keeps torch's tensor names
             target = entry.target_for(self.version, self.device) if entry is not None else None
             names = _renamed_weights(entry, target.api) if entry is not None and target is not None else None
@@ -529,6 +529,12 @@ class CallSites(_Rewriter):
             name = str(rewrite.arg("name", "")) if rewrite is not None and rewrite.transform == PYTHON_NAME else ""
             if not name and rewrite is not None and call.kind is CallKind.TYPE:
                 name = str(rewrite.arg("type_name", ""))
+            types = tuple(rewrite.arg("types", ())) if rewrite is not None and rewrite.transform == PYTHON_NAME \
+                and call.kind is CallKind.TYPE and id(node) not in self.bases else ()
+            if types:  # a torch base class named as a type (not subclassed): its subclasses' MindSpore classes
+                self.imports.update(t.partition(".")[0] for t in types)
+                self._note(node, f"{call.api} -> the types of its subclasses")
+                return cst.parse_expression(f"({', '.join(types)}{',' if len(types) == 1 else ''})")
             if name:
                 if "." in name:  # a builtin (`str`) needs no import
                     self.imports.add(name.partition(".")[0])
@@ -748,13 +754,25 @@ class CallSites(_Rewriter):
 
     def leave_With(self, original_node: cst.With, updated_node: cst.With
                    ) -> cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement]:
-        """``with torch.no_grad():`` -> its body (MindSpore records no tape to switch off)."""
-        if len(original_node.items) != 1 or original_node.items[0].asname is not None \
-                or original_node.asynchronous is not None:
+        """``with torch.no_grad():`` -> its body (MindSpore records no tape to switch off); of several context
+        managers (``with torch.inference_mode(False), torch.autocast("cpu", enabled=False), lock:``) those go and
+        the others stay."""
+        if original_node.asynchronous is not None:
             return updated_node
-        no_tape = self._ruled(original_node.items[0].item, StructureRule.NO_TAPE, CallKind.CALL)
-        if no_tape is None or not _passes(*no_tape):
+        kept, gone = [], []
+        for before, after in zip(original_node.items, updated_node.items):
+            no_tape = self._ruled(before.item, StructureRule.NO_TAPE, CallKind.CALL) \
+                if before.asname is None else None
+            if no_tape is not None and _passes(*no_tape):
+                gone.append(no_tape[0].api)
+            else:
+                kept.append(after)
+        if not gone:
             return updated_node
+        if kept:
+            for api in gone:
+                self._note(original_node, api)
+            return updated_node.with_changes(items=[*kept[:-1], kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)])
         block = updated_node.body
         statements: list[cst.SimpleStatementLine | cst.BaseCompoundStatement] = []
         if isinstance(block, cst.IndentedBlock):
@@ -765,7 +783,8 @@ class CallSites(_Rewriter):
             return updated_node
         first = statements[0]
         statements[0] = first.with_changes(leading_lines=[*updated_node.leading_lines, *first.leading_lines])
-        self._note(original_node, no_tape[0].api)
+        for api in gone:
+            self._note(original_node, api)
         return cst.FlattenSentinel(statements)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:

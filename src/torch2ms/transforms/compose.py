@@ -41,7 +41,8 @@ torch.nn.functional.rms_norm, torch.rms_norm, torch.nn.functional.batch_norm, to
 torch.utils.model_zoo.load_url, torch.nn.init._calculate_fan_in_and_fan_out, torch.nn.TripletMarginLoss,
 torch.nn.functional.triplet_margin_loss, torch.diag, torch.Tensor.diag, torch.Tensor.fill_diagonal_, torch.index_fill,
 torch.Tensor.index_fill, torch.Tensor.index_fill_, torch.nn.functional.interpolate, torch.nn.Embedding.from_pretrained,
-torch.squeeze, torch.unique, torch.Tensor.unique and torch.Tensor.squeeze."""
+torch.squeeze, torch.unique, torch.Tensor.unique, torch.Tensor.squeeze, torch.get_autocast_dtype,
+torch.get_autocast_cpu_dtype, torch.get_autocast_gpu_dtype, torch.jit.annotate and torch.nn.functional.fold."""
 
 from __future__ import annotations
 
@@ -102,7 +103,7 @@ def _evaluated_once(text: str) -> bool:
         return False
 
 
-def _grouped(text: str, power: bool) -> str:
+def grouped(text: str, power: bool) -> str:
     """The argument's text as one operand wherever the form puts it: `x * 2` -> `(x * 2)`; a negative number
     too, unless the form has a power (`-1 ** 2` is -1)."""
     try:
@@ -154,19 +155,19 @@ def composed(src: EditBuilder, call: ApiCall, ctx: Context) -> Fix | None | Pass
         return None  # a parameter without a default, not passed
     once = sorted({name for name in used if used.count(name) > 1 and not _evaluated_once(texts[name])})
     if once:  # evaluated once: `(lambda __x: <form with __x>)(<the argument>)`
-        inner = form.format(**{**{name: _grouped(value, "**" in form) for name, value in texts.items()},
+        inner = form.format(**{**{name: grouped(value, "**" in form) for name, value in texts.items()},
                                **{name: f"__{name}" for name in once}})
         text: str | None = f"(lambda {', '.join(f'__{n}' for n in once)}: {inner})({', '.join(texts[n] for n in once)})"
     elif receiver is not None and form.startswith("{self}") and used.count("self") == 1:
         # the receiver stays as it is written: a torch call in it is fixed beside this one, and the form is
         # not written again on a receiver still typed as torch's in the next round
-        rest = form.format(**{name: _grouped(value, "**" in form) for name, value in texts.items()} | {"self": ""})
+        rest = form.format(**{name: grouped(value, "**" in form) for name, value in texts.items()} | {"self": ""})
         start = src.offset(call.span.start_line, call.span.start_col)
         end = src.offset(call.span.end_line, call.span.end_col)
         edits = src.replaced_call(src.span_of(start + receiver_length(src, call), end), rest)
         text = None
     else:
-        text = form.format(**{name: _grouped(value, "**" in form) for name, value in texts.items()})
+        text = form.format(**{name: grouped(value, "**" in form) for name, value in texts.items()})
     if text is not None:
         edits = src.replaced_call(call.span, text)
     if edits is None:

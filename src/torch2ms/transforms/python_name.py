@@ -5,7 +5,9 @@ a text fix cannot add that import beside the file's own, so the finding keeps no
 Used by torch.jit.Final, torch.Size (`tuple`: MindSpore's Tensor.shape is a tuple) and the typing names torch.jit.annotations
 re-exports: torch.jit.annotations.Any, torch.jit.annotations.Dict, torch.jit.annotations.List,
 torch.jit.annotations.Optional, torch.jit.annotations.Tuple, torch.jit.annotations.Union, and torch's float
-constants torch.pi, torch.e, torch.inf and torch.nan (`math.pi`, ...: the same Python floats)."""
+constants torch.pi, torch.e, torch.inf and torch.nan (`math.pi`, ...: the same Python floats). With `types`
+(a torch base class named as a type, in isinstance or issubclass), the tuple of the MindSpore classes its public
+subclasses are written as: torch.nn.modules.batchnorm._BatchNorm, torch.nn.modules.instancenorm._InstanceNorm."""
 
 from __future__ import annotations
 

@@ -3,7 +3,8 @@ Python value in MindSpore code (the tables' `value`, a literal), written in plac
 run nothing (names, attributes, literals) go with it, a call passing any other is left to its finding.
 
 Used by torch.jit.is_scripting, torch.jit.is_tracing, torch.compiler.is_exporting, torch.is_autocast_enabled and
-torch.is_autocast_cpu_enabled (torch's mixed precision is never on in MindSpore code)."""
+torch.is_autocast_cpu_enabled (torch's mixed precision is never on in MindSpore code), and
+torch.utils.data.get_worker_info (None: not in a loader worker)."""
 
 from __future__ import annotations
 

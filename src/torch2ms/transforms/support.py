@@ -15,10 +15,17 @@ Arguments (``rewrite: {transform: support, ...}``):
   keyword (einops's axis lengths);
 - `given`: parameters the call must pass for the class to be needed (``padding_idx``); absent: every call;
 - `missing_only`: the class stands in only where the entry has no form for the device (no target, or one
-  without a kernel there, `MappingEntry.category_for`); elsewhere the target's ordinary rewrite.
+  without a kernel there, `MappingEntry.category_for`); elsewhere the target's ordinary rewrite;
+- `fallback`: a function that stands in only for the calls the fix engine leaves as they are: the entry's other
+  rewrites and the target's form write every call they can (a literal `mode` that a single MindSpore call
+  takes), and the support module's function takes the rest (a value known only at run time). Named on a
+  target (``target:`` in scripts/mapping_rewrites.yaml), beside the entry's own rewrite.
 
-Used by torch.optim.Adam, torch.nn.Embedding and torch.einsum, and by einops's functions and layers, which have
-no MindSpore backend (the support module runs einops's pattern analysis with MindSpore operators):
+The rewrite is the entry's, or that of the target chosen for the version and device (`support_rewrite`).
+
+Used by torch.optim.Adam, torch.nn.Embedding, torch.einsum, torch._assert_async, torchvision.ops.misc.FrozenBatchNorm2d
+and (`fallback`) torch.nn.functional.interpolate and torch.nn.functional.batch_norm, and by einops's functions and layers, which have no MindSpore backend (the support
+module runs einops's pattern analysis with MindSpore operators):
 einops.rearrange, einops.reduce, einops.repeat, einops.einsum, einops.pack, einops.unpack, einops.parse_shape,
 einops.layers.torch.Rearrange, einops.layers.torch.Reduce and einops.layers.torch.EinMix."""
 
@@ -44,19 +51,33 @@ class Support(Transform):
         # where the call needs the class (and migrate writes it), the target's form does not do what torch does,
         # and only migrate writes the support module: the finding keeps no fix
         # (called for a finding with a form for the device: with `missing_only`, that form is written)
-        if ctx.arg("missing_only", False):
+        if ctx.arg("missing_only", False) or ctx.arg("fallback", False):
             return PASS
         given = ctx.arg("given", ())
         bound = bind(ctx.call, tuple(ctx.arg("params", ())))
         return None if bound is not None and all(name in bound for name in given) else PASS
 
 
-def support_name(call: ApiCall, rewrite: Rewrite | None, entry: MappingEntry | None = None,
-                 version: tuple[int, ...] = (), device: str | None = None) -> str | None:
-    """The support class (``t2ms_support.Adam``) the call is written as, where the entry's rewrite is
-    `support` and the call passes what the class takes (and what `given` asks for), and (`missing_only`) the
-    entry has no form for the version and device; None otherwise."""
-    if rewrite is None or rewrite.transform != NAME:
+def support_rewrite(entry: MappingEntry | None, version: tuple[int, ...] = (),
+                    device: str | None = None) -> Rewrite | None:
+    """The `support` rewrite of `entry`: its own, else that of its target for the version and device."""
+    if entry is None:
+        return None
+    target = entry.target_for(version, device)
+    for rewrite in (entry.rewrite, target.rewrite if target is not None else None):
+        if rewrite is not None and rewrite.transform == NAME:
+            return rewrite
+    return None
+
+
+def support_name(call: ApiCall, entry: MappingEntry | None, version: tuple[int, ...] = (),
+                 device: str | None = None) -> str | None:
+    """The support class (``t2ms_support.Adam``) the call is written as, where the entry's rewrite (or its
+    target's, `support_rewrite`) is `support` and the call passes what the class takes (and what `given` asks
+    for), and (`missing_only`) the entry has no form for the version and device; None otherwise. A `fallback`
+    function is named for any call that binds: it is asked only of the calls the fix engine left."""
+    rewrite = support_rewrite(entry, version, device)
+    if rewrite is None:
         return None
     if rewrite.arg("missing_only", False) and entry is not None \
             and entry.category_for(version, device) is not Category.MISSING:
