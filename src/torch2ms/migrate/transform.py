@@ -36,7 +36,7 @@ from typing import assert_never
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import CodeRange, PositionProvider
+from libcst.metadata import CodeRange
 
 from ..mappings import MappingTable
 from ..source import SourceText
@@ -45,6 +45,7 @@ from ..model import ApiCall, CallKind, Confidence, FactKind, MappingEntry, Span,
 from ..transforms import default_keyword
 from ..transforms.result_form import ResultForm
 from ..transforms.support import MODULE as SUPPORT_MODULE, support_name
+from .positions import Positions
 
 Key = tuple[int, int, int, int]
 _NAMED = (CallKind.ATTRIBUTE, CallKind.TYPE)
@@ -126,7 +127,7 @@ def _renamed_weights(entry: MappingEntry, ms_class: str) -> dict[str, str]:
             if p.torch and p.ms and p.torch != p.ms and p.layer is None and "{" not in p.torch}
 
 class _Rewriter(cst.CSTTransformer):
-    METADATA_DEPENDENCIES = (PositionProvider,)
+    METADATA_DEPENDENCIES = (Positions,)
 
     def __init__(self, root: str) -> None:
         super().__init__()
@@ -136,7 +137,7 @@ class _Rewriter(cst.CSTTransformer):
 
     def _range(self, node: cst.CSTNode) -> CodeRange | None:
         try:
-            return self.get_metadata(PositionProvider, node)
+            return self.get_metadata(Positions, node)
         except KeyError:
             return None
 
