@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable, Mapping
+from typing import TypeVar
 
 import libcst as cst
 from libcst.metadata import ImportAssignment, MetadataWrapper, Scope, ScopeProvider
@@ -428,21 +429,24 @@ def _imports_any(tree: ast.Module, roots: frozenset[str]) -> bool:
     return False
 
 
-# The parts of a compound statement that hold statements (an import is a statement: no expression holds one).
-_BLOCK_FIELDS = ("body", "orelse", "handlers", "finalbody", "cases")
+# The parts of a compound statement that hold statements, in the order of the source (no expression holds one).
+_BLOCK_FIELDS = ("body", "handlers", "orelse", "finalbody", "cases")
+_S = TypeVar("_S", bound=cst.BaseSmallStatement)
 
 
-def _imports(module: cst.Module, scopes: bool = True) -> list[cst.Import | cst.ImportFrom]:
-    """Every import statement of `module`, at any depth (`scopes=False`: outside functions and classes), in the
-    order of the source. Only statements and their blocks are walked, never an expression."""
-    found: list[cst.Import | cst.ImportFrom] = []
-    todo: list[cst.CSTNode] = list(reversed(module.body))
+def small_statements(root: cst.CSTNode, kinds: tuple[type[_S], ...],
+                     skip: tuple[type[cst.CSTNode], ...] = ()) -> list[_S]:
+    """The small statements of `kinds` (imports, assignments) in the blocks of `root` at any depth, in the order
+    of the source, not inside a statement of `skip` (a function or class: a scope of its own). Only statements
+    and their blocks are walked, never an expression: a libcst visit of every node rebuilds each one."""
+    found: list[_S] = []
+    todo: list[cst.CSTNode] = [root]
     while todo:
         node = todo.pop()
         if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            found.extend(s for s in node.body if isinstance(s, (cst.Import, cst.ImportFrom)))
+            found.extend(s for s in node.body if isinstance(s, kinds))
             continue
-        if not scopes and isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        if isinstance(node, skip):
             continue
         parts: list[cst.CSTNode] = []
         for name in _BLOCK_FIELDS:
@@ -455,10 +459,15 @@ def _imports(module: cst.Module, scopes: bool = True) -> list[cst.Import | cst.I
     return found
 
 
+def _imports(module: cst.Module) -> list[cst.Import | cst.ImportFrom]:
+    """Every import statement of `module`, at any depth, in the order of the source."""
+    return small_statements(module, (cst.Import, cst.ImportFrom))
+
+
 def _module_imports(module: cst.Module) -> list[cst.Import | cst.ImportFrom]:
     """The import statements of `module` that bind in the module's own scope: at module level, also in its
     compound statements, never inside a function or class."""
-    return _imports(module, scopes=False)
+    return small_statements(module, (cst.Import, cst.ImportFrom), (cst.FunctionDef, cst.ClassDef))
 
 
 def _imports_root(statement: cst.CSTNode, root: str) -> bool:

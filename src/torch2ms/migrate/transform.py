@@ -45,6 +45,7 @@ from ..model import ApiCall, CallKind, Confidence, FactKind, MappingEntry, Span,
 from ..transforms import default_keyword
 from ..transforms.result_form import ResultForm
 from ..transforms.support import MODULE as SUPPORT_MODULE, support_name
+from .imports import small_statements
 from .positions import Positions
 
 Key = tuple[int, int, int, int]
@@ -474,7 +475,9 @@ class CallSites(_Rewriter):
         """``self.NAME = nn.BatchNorm2d(...)`` in the class's methods: NAME -> the tensors the layer's form for
         the device names otherwise (`_renamed_weights`: weight -> gamma); NAME set to anything else is left out."""
         found: dict[str, dict[str, str] | None] = {}
-        values = [(name.removeprefix("self."), assign.value) for assign in _class_assignments(node)
+        # the assignments of its body and methods, not those of a nested class (which has its own ``self``)
+        values = [(name.removeprefix("self."), assign.value)
+                  for assign in small_statements(node.body, (cst.Assign,), (cst.ClassDef,))
                   for target in assign.targets if (name := _self_attribute(target.target)) is not None]
         for name, value in values:
             calls = [c for c in self._calls(value) if c.kind is CallKind.CALL] if isinstance(value, cst.Call) else []
@@ -737,34 +740,6 @@ class CallSites(_Rewriter):
         if len(kept) == len(updated_node.decorators):
             return updated_node
         return updated_node.with_changes(decorators=kept)
-
-
-_BLOCKS = ("body", "handlers", "orelse", "finalbody", "cases")  # the parts of a statement that hold statements
-
-
-def _class_assignments(cls: cst.ClassDef) -> list[cst.Assign]:
-    """Every assignment statement of the class's body and its methods, in the order of the source; not those of
-    a nested class (it has its own ``self``). Only statements and their blocks are walked: an assignment is a
-    statement, and a walk of every expression node (libcst's visit, which rebuilds each one) cost a large file's
-    rewrite a third of its time."""
-    found: list[cst.Assign] = []
-    todo: list[cst.CSTNode] = [cls.body]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            found.extend(small for small in node.body if isinstance(small, cst.Assign))
-            continue
-        if isinstance(node, cst.ClassDef):
-            continue
-        parts: list[cst.CSTNode] = []
-        for name in _BLOCKS:
-            value = getattr(node, name, None)
-            if isinstance(value, cst.CSTNode):
-                parts.append(value)
-            elif isinstance(value, (list, tuple)):
-                parts.extend(v for v in value if isinstance(v, cst.CSTNode))
-        todo.extend(reversed(parts))
-    return found
 
 
 def _passes(call: ApiCall, structure: Structure) -> bool:
