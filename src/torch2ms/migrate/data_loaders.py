@@ -23,15 +23,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import libcst as cst
-from libcst.metadata import PositionProvider
 
 from ..model import ApiCall
 from ..training_rules import TrainingRules, load_rules
+from .positions import Positions
 from .training import Unsupported, _code, _walk, spell
 
 
 class DataLoaders(cst.CSTTransformer):
-    METADATA_DEPENDENCIES = (PositionProvider,)
+    METADATA_DEPENDENCIES = (Positions,)
 
     def __init__(self, calls: Sequence[ApiCall], root: str, rules: TrainingRules | None = None) -> None:
         super().__init__()
@@ -54,11 +54,11 @@ class DataLoaders(cst.CSTTransformer):
         self.left: list[str] = []
 
     def _api(self, node: cst.CSTNode) -> str | None:
-        where = self.get_metadata(PositionProvider, node)
+        where = self.get_metadata(Positions, node)
         return self.apis.get((where.start.line, where.start.column, where.end.line, where.end.column))
 
     def _line(self, node: cst.CSTNode) -> int:
-        return int(self.get_metadata(PositionProvider, node).start.line)
+        return int(self.get_metadata(Positions, node).start.line)
 
     def visit_Module(self, node: cst.Module) -> None:
         for child in _walk(node):

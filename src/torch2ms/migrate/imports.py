@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable, Mapping
+from typing import TypeVar
 
 import libcst as cst
 from libcst.metadata import ImportAssignment, MetadataWrapper, Scope, ScopeProvider
@@ -141,7 +142,7 @@ def _compound(module: cst.Module) -> list[cst.CSTNode]:
         if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             continue
         found.append(node)
-        for name in (*_BLOCK_FIELDS, "body"):
+        for name in _BLOCK_FIELDS:
             value = getattr(node, name, None)
             if isinstance(value, cst.CSTNode):
                 todo.append(value)
@@ -192,13 +193,17 @@ def remove_unused(module: cst.Module, roots: frozenset[str], text: str | None = 
 
 
 def _remove_unused(module: cst.Module, roots: frozenset[str], text: str | None) -> tuple[cst.Module, list[str]]:
-    if text is not None and not imports_any(text, roots):
+    tree = _parsed(text) if text is not None else None  # one syntax tree for the questions below
+    if tree is not None and not _imports_any(tree, roots):
         return module, []
     referenced: dict[tuple[int, str], bool] = {}
     scopes: Mapping[cst.CSTNode, Scope | None] | None = None
     # no code reads a name these imports bind: every one goes, and no scope analysis is needed
-    unread = text is not None and not _names_read(text) & _bound_names(text, roots)
-    if not unread:
+    unread = tree is not None and not _names_read(tree) & _bound_names(tree, roots)
+    decided = None if unread or tree is None else _referenced_by_names(module, tree, roots)
+    if decided is not None:
+        referenced = decided
+    elif not unread:
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         module = wrapper.module
         scopes = wrapper.resolve(ScopeProvider)
@@ -223,7 +228,7 @@ def _remove_unused(module: cst.Module, roots: frozenset[str], text: str | None) 
     remover = _Remove(gone)
     top = {id(small): statement for statement in module.body if isinstance(statement, cst.SimpleStatementLine)
            for small in statement.body}
-    if scopes is None or not touched <= top.keys():  # an import inside a block: the whole module is walked
+    if not touched <= top.keys():  # an import inside a block: the whole module is walked
         return module.visit(remover), remover.removed
     # only module-level lines change: each is walked as the module's walk would (a line that loses every
     # statement goes), and every other node stays the very same object
@@ -241,10 +246,134 @@ def _remove_unused(module: cst.Module, roots: frozenset[str], text: str | None) 
     return module.with_changes(body=body), remover.removed
 
 
-def _bound_names(text: str, roots: frozenset[str]) -> set[str]:
-    """The first names (``torch`` of ``torch.nn``) that the imports of `roots` in `text` bind, at any depth."""
+def _referenced_by_names(module: cst.Module, tree: ast.Module, roots: frozenset[str]
+                         ) -> dict[tuple[int, str], bool] | None:
+    """Whether code refers to each name each import of `roots` binds, keyed as the scope analysis keys it (the import
+    statement's id, the name), decided from Python's syntax tree where libcst's scope analysis could not answer
+    otherwise; None where it could (then it decides). A name is unused when code never writes it (no name node,
+    no capture or global declaration, no string but docstrings: libcst reads strings in annotations as code); an
+    import at module level is used when a function, lambda, class body or comprehension reads its name and nothing
+    in the outermost of them binds that name (the read then resolves to the module's bindings of it, all of
+    them, wherever they are), and no import binds a dotted name below it (``import torch.nn`` makes
+    ``torch.nn.X`` a read of ``torch.nn``, not of ``torch``)."""
+    names = _Names(tree)
+    top = {id(node) for node in _module_imports(module)}
+    below = {dotted.split(".")[0] for node in _imports(module) if isinstance(node, cst.Import) for alias in node.names
+             if alias.asname is None and "." in (dotted := cst.Module([]).code_for_node(alias.name))}
+    decided: dict[tuple[int, str], bool] = {}
+    for node in _imports(module):
+        for alias in node.names if not isinstance(node.names, cst.ImportStar) else ():
+            if _module_of(node, alias).split(".")[0] not in roots:
+                continue
+            bound = _alias_names(alias, isinstance(node, cst.ImportFrom))
+            first = min(bound).split(".")[0]  # every name it binds begins with it
+            if names.unwritten(first):
+                decided.update(((id(node), name), False) for name in bound)
+            elif bound == {first} and id(node) in top and first not in below and names.read_from_scope(first):
+                decided[(id(node), first)] = True
+            else:
+                return None
+    return decided
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp,
+           ast.GeneratorExp)
+
+
+class _Names:
+    """What `_referenced_by_names` needs of a syntax tree, in one walk: every name code writes, the strings that
+    are not docstrings, and the names read inside a scope of their own (with the outermost such scope)."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.written: set[str] = set()
+        strings: list[str] = []
+        self._reads: dict[str, list[ast.AST]] = {}  # name -> the outermost scope of each read
+        self._bound: dict[int, set[str]] = {}
+        todo: list[tuple[ast.AST, ast.AST | None]] = [(tree, None)]
+        docstrings: set[int] = set()
+        while todo:
+            node, outer = todo.pop()
+            if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body:
+                first = node.body[0]
+                if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                    docstrings.add(id(first.value))
+            if isinstance(node, ast.Name):
+                self.written.add(node.id)
+                if outer is not None and not isinstance(node.ctx, ast.Store):
+                    self._reads.setdefault(node.id, []).append(outer)
+                continue
+            if isinstance(node, ast.Constant):
+                if isinstance(node.value, str) and id(node) not in docstrings:
+                    strings.append(node.value)
+                continue
+            if isinstance(node, (ast.Global, ast.Nonlocal)):
+                self.written.update(node.names)
+            elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name is not None:
+                self.written.add(node.name)
+            elif isinstance(node, ast.MatchMapping) and node.rest is not None:
+                self.written.add(node.rest)
+            if isinstance(node, _SCOPES):
+                inner, outside = outer or node, _outside(node)
+                todo.extend((child, outer if id(child) in outside else inner) for child in ast.iter_child_nodes(node))
+            else:
+                todo.extend((child, outer) for child in ast.iter_child_nodes(node))
+        self._strings = "\0".join(strings)
+
+    def unwritten(self, name: str) -> bool:
+        """No code can refer to `name`: it is written nowhere but in imports, comments and docstrings."""
+        return name not in self.written and name not in self._strings
+
+    def read_from_scope(self, name: str) -> bool:
+        """A function, lambda, class body or comprehension reads `name`, and its outermost enclosing one binds it
+        nowhere."""
+        return any(name not in self._bindings(outer) for outer in self._reads.get(name, ()))
+
+    def _bindings(self, scope: ast.AST) -> set[str]:
+        """Every name `scope` and the scopes inside it bind or declare (more than its own: enough to know a
+        name is bound by none of them)."""
+        found = self._bound.get(id(scope))
+        if found is None:
+            found = set()
+            for node in ast.walk(scope):
+                if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                    found.add(node.id)
+                elif isinstance(node, ast.arg):
+                    found.add(node.arg)
+                elif isinstance(node, ast.alias):
+                    found.add(node.asname or node.name.split(".")[0])
+                elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    found.add(node.name)
+                elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name is not None:
+                    found.add(node.name)
+                elif isinstance(node, ast.MatchMapping) and node.rest is not None:
+                    found.add(node.rest)
+                elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                    found.update(node.names)
+            self._bound[id(scope)] = found
+        return found
+
+
+def _outside(scope: ast.AST) -> set[int]:
+    """The ids of the children of a scope's node that Python evaluates in the enclosing scope: decorators, default
+    values, annotations, bases and class keywords, a comprehension's first iterable."""
+    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        args = scope.args
+        parts: list[ast.AST | None] = [*args.defaults, *args.kw_defaults]
+        if not isinstance(scope, ast.Lambda):
+            parts += [*scope.decorator_list, scope.returns]
+        found = {id(p) for p in parts if p is not None}
+        found.add(id(args))  # the arguments' names are the function's; their annotations are evaluated outside
+        return found
+    if isinstance(scope, ast.ClassDef):
+        return {id(p) for p in [*scope.decorator_list, *scope.bases, *scope.keywords]}
+    assert isinstance(scope, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp))
+    return {id(scope.generators[0])}  # its target is bound inside: `_bindings` sees it there all the same
+
+
+def _bound_names(tree: ast.Module, roots: frozenset[str]) -> set[str]:
+    """The first names (``torch`` of ``torch.nn``) that the imports of `roots` in `tree` bind, at any depth."""
     bound: set[str] = set()
-    for node in ast.walk(ast.parse(text)):
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             bound.update((a.asname or a.name).split(".")[0] for a in node.names if a.name.split(".")[0] in roots)
         elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] in roots:
@@ -252,12 +381,12 @@ def _bound_names(text: str, roots: frozenset[str]) -> set[str]:
     return bound
 
 
-def _names_read(text: str) -> set[str]:
-    """Every name the code of `text` refers to (reads or deletes), also inside string annotations; ``*`` when a
+def _names_read(tree: ast.Module) -> set[str]:
+    """Every name the code of `tree` refers to (reads or deletes), also inside string annotations; ``*`` when a
     star import could bind anything."""
     found: set[str] = set()
     annotations: list[ast.expr] = []
-    for node in ast.walk(ast.parse(text)):
+    for node in ast.walk(tree):
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
             found.add(node.id)
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
@@ -280,10 +409,18 @@ def _names_read(text: str) -> set[str]:
 def imports_any(text: str, roots: frozenset[str]) -> bool:
     """Whether any import statement of `text` (at any depth) names a module of `roots`, by Python's own parser:
     far cheaper than the scope analysis `remove_unused` needs otherwise. True for a text ast cannot parse."""
+    tree = _parsed(text)
+    return tree is None or _imports_any(tree, roots)
+
+
+def _parsed(text: str) -> ast.Module | None:
     try:
-        tree = ast.parse(text)
+        return ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return True
+        return None
+
+
+def _imports_any(tree: ast.Module, roots: frozenset[str]) -> bool:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import) and any(a.name.split(".")[0] in roots for a in node.names):
             return True
@@ -292,19 +429,24 @@ def imports_any(text: str, roots: frozenset[str]) -> bool:
     return False
 
 
-# The parts of a compound statement that hold statements (an import is a statement: no expression holds one).
-_BLOCK_FIELDS = ("body", "orelse", "handlers", "finalbody", "cases")
+# The parts of a compound statement that hold statements, in the order of the source (no expression holds one).
+_BLOCK_FIELDS = ("body", "handlers", "orelse", "finalbody", "cases")
+_S = TypeVar("_S", bound=cst.BaseSmallStatement)
 
 
-def _imports(module: cst.Module) -> list[cst.Import | cst.ImportFrom]:
-    """Every import statement of `module`, at any depth, in the order of the source. Only statements and their
-    blocks are walked, never an expression."""
-    found: list[cst.Import | cst.ImportFrom] = []
-    todo: list[cst.CSTNode] = list(reversed(module.body))
+def small_statements(root: cst.CSTNode, kinds: tuple[type[_S], ...],
+                     skip: tuple[type[cst.CSTNode], ...] = ()) -> list[_S]:
+    """The small statements of `kinds` (imports, assignments) in the blocks of `root` at any depth, in the order
+    of the source, not inside a statement of `skip` (a function or class: a scope of its own). Only statements
+    and their blocks are walked, never an expression: a libcst visit of every node rebuilds each one."""
+    found: list[_S] = []
+    todo: list[cst.CSTNode] = [root]
     while todo:
         node = todo.pop()
         if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            found.extend(s for s in node.body if isinstance(s, (cst.Import, cst.ImportFrom)))
+            found.extend(s for s in node.body if isinstance(s, kinds))
+            continue
+        if isinstance(node, skip):
             continue
         parts: list[cst.CSTNode] = []
         for name in _BLOCK_FIELDS:
@@ -315,6 +457,17 @@ def _imports(module: cst.Module) -> list[cst.Import | cst.ImportFrom]:
                 parts.extend(v for v in value if isinstance(v, cst.CSTNode))
         todo.extend(reversed(parts))
     return found
+
+
+def _imports(module: cst.Module) -> list[cst.Import | cst.ImportFrom]:
+    """Every import statement of `module`, at any depth, in the order of the source."""
+    return small_statements(module, (cst.Import, cst.ImportFrom))
+
+
+def _module_imports(module: cst.Module) -> list[cst.Import | cst.ImportFrom]:
+    """The import statements of `module` that bind in the module's own scope: at module level, also in its
+    compound statements, never inside a function or class."""
+    return small_statements(module, (cst.Import, cst.ImportFrom), (cst.FunctionDef, cst.ClassDef))
 
 
 def _imports_root(statement: cst.CSTNode, root: str) -> bool:

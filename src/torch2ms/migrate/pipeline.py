@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper
+from libcst.metadata import CodeRange
 
 from ..config import Config
 from ..engine import parse, scan_source
@@ -28,7 +28,7 @@ from ..model import Diagnostic, FileResult
 from ..resolve import resolve_module
 from ..source import SourceText
 from .. import leftover, scopes
-from . import data_loaders, imports, plain_types, probes, star_imports, support, training, transform
+from . import data_loaders, imports, plain_types, positions, probes, star_imports, support, training, transform
 
 
 class MigrateError(Exception):
@@ -82,9 +82,24 @@ _R = TypeVar("_R", bound=cst.CSTTransformer)
 CELL = "cell"  # the transform (torch2ms.transforms.cell) of the class whose subclasses are Cells
 
 
-def _rewrite(text: str, rewriter: _R) -> tuple[str, _R]:
-    module = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True).visit(rewriter)
-    return module.code, rewriter
+class _Parsed:
+    """The libcst module of the text the last rewrite read, with the positions of its nodes: a rewrite that leaves
+    the text as it was (the data loaders' and training loops' passes, where no call has the role they look for)
+    hands the next one the same tree, which no rewrite changes (libcst builds a new one), instead of the parse
+    and the positions of the same text once more."""
+
+    def __init__(self) -> None:
+        self.text: str | None = None
+        self.module = cst.Module([])
+        self.where: Mapping[cst.CSTNode, CodeRange] | None = None
+
+    def rewrite(self, text: str, rewriter: _R) -> tuple[str, _R]:
+        """(`rewriter`'s text of `text`, `rewriter`)."""
+        if text != self.text:
+            self.text, self.module, self.where = text, cst.parse_module(text), None
+        if self.where is None:
+            self.where = positions.ranges(self.module)
+        return positions.rewrite(self.module, rewriter, self.where).code, rewriter
 
 
 def existing_cells(tree: ast.Module, table: MappingTable) -> set[str]:
@@ -147,15 +162,16 @@ def _migrate_text(text: str, path: str, options: Options | None, cells: set[str]
         # 0. data loaders as mindspore.dataset pipelines, then training loops as a forward function,
         # value_and_grad and optimizer(grads) (data/training.yaml); each a whole-file rewrite, run only
         # where a call has a role in it
+        parsed = _Parsed()
         loaders = data_loaders.DataLoaders(facts.calls, root)
         if loaders.apis:
-            text, loaders = _rewrite(text, loaders)
+            text, loaders = parsed.rewrite(text, loaders)
         if loaders.count:
             tree = parse(text)
             facts = resolve_module(tree, table, SourceText(text))
         steps = training.TrainingSteps(facts.calls, root, scopes.used_names(tree))
         if steps.by_start:
-            text, steps = _rewrite(text, steps)
+            text, steps = parsed.rewrite(text, steps)
         if steps.count:
             tree = parse(text)
             facts = resolve_module(tree, table, SourceText(text))
@@ -179,7 +195,7 @@ def _migrate_text(text: str, path: str, options: Options | None, cells: set[str]
         if held:
             tree = parse(text)
             facts = resolve_module(tree, table, SourceText(text))
-        text1, sites = _rewrite(text, transform.CallSites(facts.calls, table, config.version, root, config.device,
+        text1, sites = parsed.rewrite(text, transform.CallSites(facts.calls, table, config.version, root, config.device,
                                                               scopes.used_names(tree), options.support))
         # 2. the fix engine: call targets and parameters from the mapping tables, the forms for config.device
         if root != scopes.ROOT:  # the fix engine spells from the alias the file imports (scopes.choose_root)

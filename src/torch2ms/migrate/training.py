@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import libcst as cst
-from libcst.metadata import PositionProvider
 
 from ..model import ApiCall
 from ..training_rules import TrainingRules, load_rules
+from .positions import Positions
 
 _BUILTINS = frozenset(dir(builtins))
 
@@ -246,7 +246,7 @@ class _Plan:
 class TrainingSteps(cst.CSTTransformer):
     """Rewrites every training loop it covers (see the module's docstring)."""
 
-    METADATA_DEPENDENCIES = (PositionProvider,)
+    METADATA_DEPENDENCIES = (Positions,)
 
     def __init__(self, calls: Sequence[ApiCall], root: str, used: Iterable[str] = (),
                  rules: TrainingRules | None = None) -> None:
@@ -349,10 +349,10 @@ class TrainingSteps(cst.CSTTransformer):
         return updated_node
 
     def _line(self, node: cst.CSTNode) -> int:
-        return int(self.get_metadata(PositionProvider, node).start.line)
+        return int(self.get_metadata(Positions, node).start.line)
 
     def _role_of(self, call: cst.Call) -> tuple[str, str] | None:
-        where = self.get_metadata(PositionProvider, call)
+        where = self.get_metadata(Positions, call)
         return self.by_start.get((where.start.line, where.start.column, where.end.line, where.end.column))
 
     def _fresh(self, base: str) -> str:

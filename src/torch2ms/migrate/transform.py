@@ -36,7 +36,7 @@ from typing import assert_never
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import CodeRange, PositionProvider
+from libcst.metadata import CodeRange
 
 from ..mappings import MappingTable
 from ..source import SourceText
@@ -45,6 +45,8 @@ from ..model import ApiCall, CallKind, Confidence, FactKind, MappingEntry, Span,
 from ..transforms import default_keyword
 from ..transforms.result_form import ResultForm
 from ..transforms.support import MODULE as SUPPORT_MODULE, support_name
+from .imports import small_statements
+from .positions import Positions
 
 Key = tuple[int, int, int, int]
 _NAMED = (CallKind.ATTRIBUTE, CallKind.TYPE)
@@ -123,7 +125,7 @@ def _renamed_weights(entry: MappingEntry, ms_class: str) -> dict[str, str]:
     return {} if form is None else form.renamed()
 
 class _Rewriter(cst.CSTTransformer):
-    METADATA_DEPENDENCIES = (PositionProvider,)
+    METADATA_DEPENDENCIES = (Positions,)
 
     def __init__(self, root: str) -> None:
         super().__init__()
@@ -133,7 +135,7 @@ class _Rewriter(cst.CSTTransformer):
 
     def _range(self, node: cst.CSTNode) -> CodeRange | None:
         try:
-            return self.get_metadata(PositionProvider, node)
+            return self.get_metadata(Positions, node)
         except KeyError:
             return None
 
@@ -489,19 +491,10 @@ class CallSites(_Rewriter):
         """``self.NAME = nn.BatchNorm2d(...)`` in the class's methods: NAME -> the tensors the layer's form for
         the device names otherwise (`_renamed_weights`: weight -> gamma); NAME set to anything else is left out."""
         found: dict[str, dict[str, str] | None] = {}
-
-        class _Assigns(cst.CSTVisitor):
-            def visit_ClassDef(self, inner: cst.ClassDef) -> bool:
-                return inner is node  # a nested class has its own `self`
-
-            def visit_Assign(self, assign: cst.Assign) -> None:
-                for target in assign.targets:
-                    name = _self_attribute(target.target)
-                    if name is not None:
-                        values.append((name.removeprefix("self."), assign.value))
-
-        values: list[tuple[str, cst.BaseExpression]] = []
-        node.visit(_Assigns())
+        # the assignments of its body and methods, not those of a nested class (which has its own ``self``)
+        values = [(name.removeprefix("self."), assign.value)
+                  for assign in small_statements(node.body, (cst.Assign,), (cst.ClassDef,))
+                  for target in assign.targets if (name := _self_attribute(target.target)) is not None]
         for name, value in values:
             calls = [c for c in self._calls(value) if c.kind is CallKind.CALL] if isinstance(value, cst.Call) else []
             entry = self.table.lookup(calls[0].api) if calls and calls[0].span == self._span_of(value) else None
