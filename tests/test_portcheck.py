@@ -398,3 +398,12 @@ def test_a_layers_own_tensors_are_parameters_whose_methods_are_checked() -> None
         _run(textwrap.dedent(code) + "fc.weight.asnumpy()\n")  # (the launch fails when the value is read)
     assert _port(code.replace("fc.weight.data.uniform_(-0.1, 0.1)", "fc.weight.data.normal_()"),
                  device="cpu") == [(7, "TMS406")]
+
+
+def test_an_in_place_activation_is_written_without_the_kernel_the_cpu_lacks() -> None:
+    source = "import torch\nimport torch.nn as nn\nact = nn.SiLU(inplace=True)\ny = act(torch.ones(2, 3))\n"
+    with pytest.raises(RuntimeError, match="InplaceSiLU"):  # (what writing the argument on would do)
+        _run("import mindspore\ny = mindspore.mint.nn.SiLU(inplace=True)(mindspore.mint.ones((2, 3)))\ny.asnumpy()\n")
+    fixed = fix_text(source, "t.py", Config(device="cpu"), True).text
+    assert "mindspore.mint.nn.SiLU()" in fixed and _port(fixed, device="cpu") == []
+    assert abs(float(_run(fixed + "v = float(y.sum())\n")["v"]) - 6 * 0.7310586) < 1e-5
