@@ -346,7 +346,16 @@ def run_soak(edits: int = 2000, documents: int = 4, seed: int = 0, debounce_ms: 
     return report
 
 
+PENDING_WAIT_S = 30.0  # how long a future still in flight may take to finish before the count is taken
+
+
 def _take_memory(client: RawClient, report: SoakReport, mode: str) -> None:
+    # A future of a request still being answered (a cancellation that has not run its clean-up yet on a loaded
+    # machine) is not one the server keeps: wait for those, so the count is of what stays.
+    deadline = time.monotonic() + PENDING_WAIT_S
+    while client.call(MEMORY_METHOD, {"mode": "pending"}, timeout=300).get("result", {}).get("pending", 0) \
+            and time.monotonic() < deadline:
+        time.sleep(0.5)
     answer = client.call(MEMORY_METHOD, {"mode": mode}, timeout=300)
     if "error" in answer:
         raise RuntimeError(f"{MEMORY_METHOD} failed: {answer['error']}")
@@ -399,6 +408,8 @@ def serve_traced(frames: int = 6) -> None:
     @server.feature(MEMORY_METHOD)
     def memory(ls: Any, params: Any) -> dict[str, Any]:
         mode = params.get("mode") if isinstance(params, dict) else getattr(params, "mode", None)
+        if mode == "pending":
+            return {"pending": len(ls.protocol._request_futures)}
         gc.collect()
         figures: dict[str, Any] = {"rss_kb": _rss_kb(os.getpid()), "traced": tracemalloc.get_traced_memory()[0],
                                    "pending": len(ls.protocol._request_futures)}

@@ -2025,9 +2025,9 @@ def _copy_example(torch_code: str, form: str) -> str:
 
 
 def clip_words(text: str, width: int = 120) -> str:
-    """`text` cut to at most `width` characters at a word boundary, with an ellipsis when cut (a quoted
-    MindSpore error is never cut mid-word)."""
-    if len(text) <= width:
+    """`text` cut to fewer than `width` characters at a word boundary, with an ellipsis when cut (a quoted
+    MindSpore error is never cut mid-word; one of `width` characters or more always ends in the ellipsis)."""
+    if len(text) < width:
         return text
     cut = text[:width - 1].rstrip()
     space = cut.rfind(" ")

@@ -339,7 +339,8 @@ class Resolver:
                 return Val(MODULE, qual)
             return Val(SYMBOL, self.canonical(qual))
         if kind == SYMBOL:  # (torch.nn.modules.batchnorm.BatchNorm2d: a private module's public class)
-            return Val(SYMBOL, self.canonical(f"{recv.name}.{name}"))
+            qual = f"{recv.name}.{name}"  # (unless the tables have the private spelling's own entry)
+            return Val(SYMBOL, qual if qual in self.table.entries else self.canonical(qual))
         if kind == TENSOR:
             if name in self.inv.tensor_members:
                 result = V_OTHER if name in self.meta.non_tensor_methods else V_TENSOR

@@ -33,7 +33,8 @@ call) is evaluated once, through a ``lambda``.
 
 Used by torch.roll, torch.Tensor.roll, torch.nn.functional.normalize, torch.nn.functional.layer_norm,
 torch.linalg.vander, torch.nn.functional.embedding, torch.aminmax, torch.Tensor.aminmax,
-torch.nn.functional.relu, torch.Tensor.zero_, torch.Tensor.normal_, torch.round, torch.Tensor.round, torch.take,
+torch.nn.functional.relu, torch.Tensor.zero_, torch.Tensor.normal_, torch.Tensor.uniform_, torch.round,
+torch.Tensor.round, torch.take,
 torch.scatter_add, torch.Tensor.scatter_add, torch.get_default_dtype, torch.nn.functional.soft_margin_loss,
 torch.nn.Unfold, torch.nn.SoftMarginLoss, torch.nn.InstanceNorm1d, torch.nn.InstanceNorm2d, torch.nn.InstanceNorm3d,
 torch.cartesian_prod, torch.nn.functional.scaled_dot_product_attention, torch.linspace, torch.finfo, torch.iinfo,
