@@ -28,6 +28,12 @@ from .mappings import MappingTable
 from .model import ApiCall, Arg, CallKind, Confidence, DynamicShape, Span, ValueEnum
 from .source import SourceText
 
+# The resolver's type model: a module whose class it cannot name is torch's Module; layer classes live in
+# torch.nn (their instances share the tensor names weight, bias, ...).
+GENERIC_MODULE = "torch.nn.Module"
+LAYER_NAMESPACE = "torch.nn."
+
+
 class ValKind(ValueEnum):
     """What a value the resolver tracks is. The value is the spelling in descriptors and messages."""
 
@@ -268,7 +274,7 @@ class Resolver:
         if qualname.startswith("torch.nn.modules.") or qualname.startswith("torch.nn.parameter."):
             last = qualname.rpartition(".")[2]
             if last in self.inv.namespaces.get("torch.nn", ()):
-                return "torch.nn." + last
+                return LAYER_NAMESPACE + last
         if qualname.startswith("torch.functional."):
             return "torch." + qualname[len("torch.functional."):]
         return qualname
@@ -350,18 +356,18 @@ class Resolver:
                 return Val(BOUND, f"torch.Tensor.{name}", result)
             return V_UNKNOWN
         if kind == INSTANCE:
-            if recv.name == "torch.nn.Module" and name not in self.inv.module_members:
+            if recv.name == GENERIC_MODULE and name not in self.inv.module_members:
                 return V_UNKNOWN  # a submodule of unknown class (from a container): its own members
             api = self._instance_member(recv.name, name)
             if api.startswith("torch.nn.Module."):
                 result = _module_method_result(name, recv, self.meta.module_self_methods)
             else:
                 result = V_UNKNOWN
-            if recv.name.startswith("torch.nn.") and name in self.meta.layer_tensor_attributes:
+            if recv.name.startswith(LAYER_NAMESPACE) and name in self.meta.layer_tensor_attributes:
                 return V_TENSOR
             if recv.name in ("torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict") \
                     and name not in self.inv.module_members:
-                return Val(INSTANCE, "torch.nn.Module")
+                return Val(INSTANCE, GENERIC_MODULE)
             return Val(BOUND, api, result)
         if kind == SYM:
             return Val(SYM, df.extend(recv.name, "." + name))
@@ -372,7 +378,7 @@ class Resolver:
                 if name in cls.inherited:
                     return Val(OTHER, name="method")
                 if name in ("forward", "__call__") and cls.is_module:  # the torch layer's own forward
-                    return Val(INSTANCE, cls.torch_base or "torch.nn.Module")
+                    return Val(INSTANCE, cls.torch_base or GENERIC_MODULE)
                 if cls.is_module and name in self.inv.module_members and name[:2] != "__":
                     return Val(BOUND, f"torch.nn.Module.{name}", V_OTHER if name not in self.meta.module_self_methods
                                else Val(SELF, cls.name, cls=cls))
@@ -628,7 +634,7 @@ class Resolver:
         if val.tag in (ds.STATIC, ds.DATA):
             return Val(OTHER, tag=val.tag)  # x.shape[0], t.tolist()[0]
         if val.kind == INSTANCE and val.name in ("torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict"):
-            return Val(INSTANCE, "torch.nn.Module")
+            return Val(INSTANCE, GENERIC_MODULE)
         return V_UNKNOWN
 
     def _ev_sequence(self, node: ast.Tuple | ast.List | ast.Set) -> Val:
@@ -782,7 +788,7 @@ class Resolver:
                 # a layer called: MindSpore's construct may name its keywords otherwise, or take an argument in
                 # another dtype (checks.layer_call)
                 self.layer_calls.append(self._api_call(callee.name, node, CallKind.CALL, call=node, args=args))
-            return V_TENSOR if callee.name.startswith("torch.nn.") else V_UNKNOWN
+            return V_TENSOR if callee.name.startswith(LAYER_NAMESPACE) else V_UNKNOWN
         if kind == USERCLASS:
             return Val(USEROBJ, callee.name, cls=callee.cls)
         if kind in (USEROBJ, SELF):
@@ -1130,7 +1136,7 @@ class Resolver:
             return None
         name, kinds = test.args[0].id, test.args[1]
         current = self.lookup(name)
-        if not (current.kind in (UNKNOWN, SYM) or current.kind == INSTANCE and current.name == "torch.nn.Module"):
+        if not (current.kind in (UNKNOWN, SYM) or current.kind == INSTANCE and current.name == GENERIC_MODULE):
             return None
         items = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
         classes = [self.ref(item) if isinstance(item, (ast.Name, ast.Attribute)) else V_UNKNOWN for item in items]
@@ -1140,7 +1146,7 @@ class Resolver:
         if all(r.kind == TENSOR for r in results):
             return name, V_TENSOR  # isinstance(x, torch.Tensor)
         if any(r.kind != INSTANCE for r in results) or len({c.name for c in classes}) > 1 \
-                and not all(c.name.startswith("torch.nn.") for c in classes):
+                and not all(c.name.startswith(LAYER_NAMESPACE) for c in classes):
             return None
         return name, results[0]
 
@@ -1252,7 +1258,7 @@ class Resolver:
             return Val(USEROBJ, val.name, cls=val.cls)
         if val.kind == UNKNOWN and val.name[:1] == "@":
             return Val(SYM, df.extend(df.symbol("ref:" + val.name), "()"))
-        if val.kind == SYMBOL and val.name.rpartition(".")[2][:1].isupper() and val.name.startswith("torch.nn."):
+        if val.kind == SYMBOL and val.name.rpartition(".")[2][:1].isupper() and val.name.startswith(LAYER_NAMESPACE):
             return Val(INSTANCE, val.name)  # layer: nn.Linear
         return None
 
@@ -1354,7 +1360,7 @@ class Resolver:
             val = self.ev_type(base)
             if val.kind == SYMBOL and val.name.startswith("torch."):
                 cls.torch_base = cls.torch_base or val.name
-                if val.name == "torch.nn.Module" or (val.name.startswith("torch.nn.") and val.name[9:10].isupper()):
+                if val.name == GENERIC_MODULE or (val.name.startswith(LAYER_NAMESPACE) and val.name[9:10].isupper()):
                     cls.is_module = True
             elif val.kind == USERCLASS and val.cls is not None:
                 cls.is_module |= val.cls.is_module
