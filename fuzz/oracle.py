@@ -12,6 +12,7 @@ import tempfile
 import time
 import traceback
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 from torch2ms.codes import CODES
@@ -26,7 +27,7 @@ from torch2ms.source import SourceText
 FILE_ERRORS = ("TMS901", "TMS902", "TMS903", "TMS904")
 
 
-def _table() -> MappingTable:
+def shared_table() -> MappingTable:
     return load_table()
 
 
@@ -95,7 +96,7 @@ def check_result(result: FileResult, text: str | None, path: str) -> list[str]:
 def check_scan(text: str, path: str = "fuzz_input.py", repeat: bool = False, lsp: bool = False) -> list[str]:
     """`scan_source` on any text: no exception; TMS901 exactly when the text does not parse;
     never TMS904 (an internal error) on text that parses; spans inside the text."""
-    table = _table()
+    table = shared_table()
     try:
         result = scan_source(text, path, Config(), table)
     except BaseException:  # noqa: BLE001 - anything escaping is the finding
@@ -201,8 +202,8 @@ def check_bytes(data: bytes, name: str = "fuzz_input.py") -> list[str]:
             if codes not in (["TMS902"], ["TMS903"]):
                 problems.append(f"undecodable bytes not reported as one TMS902/TMS903: {codes}")
         else:
-            problems = _properties(result, text, path, _table())
-            if result != scan_source(text, path, Config(), _table()):
+            problems = _properties(result, text, path, shared_table())
+            if result != scan_source(text, path, Config(), shared_table()):
                 problems.append("scan_paths and scan_source disagree on the same text")
     return problems
 
@@ -215,4 +216,4 @@ def check_never_answers(how: str) -> list[str]:
             time.sleep(3600)
 
 
-CHECKS = {"scan": check_scan, "fix": check_fix, "bytes": check_bytes, "never_answers": check_never_answers}
+CHECKS: dict[str, Callable[..., list[str]]] = {"scan": check_scan, "fix": check_fix, "bytes": check_bytes, "never_answers": check_never_answers}

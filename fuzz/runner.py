@@ -21,7 +21,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 START_TIMEOUT_S = 120.0  # importing torch2ms and loading the table on a busy machine
 WALL_FACTOR = 20  # a child blocked without using the CPU: given up after this many times the CPU limit
@@ -58,13 +58,13 @@ def _limit_memory(megabytes: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
-def _write_frame(stream: BinaryIO, obj: Any) -> None:
+def _write_frame(stream: IO[bytes], obj: Any) -> None:
     data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
     stream.write(struct.pack("<Q", len(data)) + data)
     stream.flush()
 
 
-def _read_exact(stream: BinaryIO, size: int) -> bytes:
+def _read_exact(stream: IO[bytes], size: int) -> bytes:
     data = b""
     while len(data) < size:
         chunk = stream.read(size - len(data))
@@ -83,7 +83,7 @@ def serve(memory_mb: int) -> None:
     from torch2ms.process import configure_process
 
     configure_process()  # an entry point, as the CLI: the same recursion limit for the analysis
-    oracle.load_table()  # pay for the table before the first timed input
+    oracle.shared_table()  # pay for the table before the first timed input
     _limit_memory(memory_mb)
     _write_frame(proto, "ready")
     while True:

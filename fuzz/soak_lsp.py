@@ -288,20 +288,20 @@ def run_soak(edits: int = 2000, documents: int = 4, seed: int = 0, debounce_ms: 
                     doc.version = 1
                     open_doc(doc)
             _settle(client, docs, settle_s)
-            for ident, kind in expect.items():
+            for ident, wanted in expect.items():
                 try:
                     answer = client.response(ident, timeout=max(5.0, settle_s / 4))
                 except TimeoutError as exc:
-                    report.problems.append(f"{methods[ident]} ({kind}): {exc}")
+                    report.problems.append(f"{methods[ident]} ({wanted}): {exc}")
                     continue
                 error = answer.get("error")
                 if error is not None:
                     report.error_answers += 1
                     if error.get("code") == CANCELLED:
                         report.cancelled_answers += 1
-                    if kind == "ok" or (kind == "cancel-ok" and error.get("code") != CANCELLED):
+                    if wanted == "ok" or (wanted == "cancel-ok" and error.get("code") != CANCELLED):
                         report.problems.append(f"request {ident} failed: {error}")
-                elif kind == "error":
+                elif wanted == "error":
                     report.problems.append(f"request {ident} with invalid params/method got a result, not an error")
             if client.duplicate_responses:
                 report.problems.append(f"requests answered twice: {client.duplicate_responses[:10]}")

@@ -156,7 +156,8 @@ _SWAPS = ("torch", "F", "nn", "x", "zeros", "Module", "forward", "self", "nonzer
 def _grammar_programs() -> st.SearchStrategy[str]:
     import hypothesmith
 
-    return hypothesmith.from_grammar()  # building it compiles CPython's grammar: once, not per draw
+    grammar: st.SearchStrategy[str] = hypothesmith.from_grammar()
+    return grammar  # building it compiles CPython's grammar: once, not per draw
 
 
 @st.composite
