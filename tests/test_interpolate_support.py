@@ -1,5 +1,6 @@
 """torch.nn.functional.interpolate where no single MindSpore call gives torch's result: a mode or antialias known
-only at run time, antialias=True, a cubic mode, a linear mode with a scale factor. The fix engine writes what the
+only at run time, antialias=True, a cubic mode, a linear mode with a scale factor, a literal mode the target has
+no CPU kernel for (as a call or as an `nn.Upsample` layer). The fix engine writes what the
 tables' forms write (a literal bilinear size as mindspore.ops.interpolate, a literal nearest mode as mint's) and
 `migrate` writes the support module's `interpolate` for the calls it leaves (torch2ms.transforms.support,
 `fallback`); run against torch in every mode, in PyNative and in GRAPH mode, with torch blocked."""
@@ -65,13 +66,33 @@ _PROGRAM = textwrap.dedent('''\
 
     def case_module_with_its_mode_as_an_attribute():
         return Pyramid("bilinear")(IMAGE), Pyramid("bicubic")(IMAGE)
+
+
+    class Upsampler(nn.Module):
+        def __init__(self, how):
+            super().__init__()
+            self.smooth = nn.Upsample(scale_factor=2, mode="bilinear", align_corners=True)
+            self.sharp = nn.Upsample(size=(6, 4), mode="nearest")
+            self.chosen = nn.Upsample(scale_factor=1.5, mode=how)
+
+        def forward(self, x):
+            return self.smooth(x), self.sharp(x), self.chosen(x), \\
+                F.interpolate(x, scale_factor=2, mode="bicubic", align_corners=False), \\
+                F.interpolate(x, scale_factor=1.5, mode="bilinear")
+
+    def case_literal_modes_without_a_cpu_kernel_as_calls_and_layers():
+        return Upsampler("bicubic")(IMAGE)
     ''')
 
 
 def test_the_calls_the_forms_cannot_write_are_the_support_modules_and_the_others_keep_their_forms() -> None:
     text = migrate_text(_PROGRAM, "prog.py").text
     assert "torch" not in text.replace("t2ms_support", "")
-    assert text.count("t2ms_support.interpolate(") == 4
+    assert text.count("t2ms_support.interpolate(") == 6
+    # a layer whose literal mode has no CPU kernel in mint, or whose mode is known only at run time, is the
+    # support module's layer; one the target's form takes stays MindSpore's
+    assert text.count("t2ms_support.Upsample(") == 2
+    assert 'mindspore.mint.nn.Upsample(size=(6, 4), mode="nearest")' in text
     assert 'mindspore.ops.interpolate(IMAGE, (5, 7), mode="bilinear", align_corners=None)' in text
     assert "mindspore.mint.nn.functional.interpolate(IMAGE, scale_factor=2.0)" in text
     # a text fix cannot write the module: such a call keeps its finding, without a fix
@@ -88,4 +109,4 @@ def test_the_calls_the_forms_cannot_write_are_the_support_modules_and_the_others
 def test_the_support_interpolate_gives_torchs_results_in_every_mode(tmp_path: Path, mode: str) -> None:
     original, port, text = port_in_process(tmp_path, _PROGRAM)
     expected = assert_port_agrees(original, port, (mode,), rtol=1e-5, atol=1e-5, context=text)
-    assert len(expected) == 5 and len(expected["case_computed_modes_up_and_down"]) == 10
+    assert len(expected) == 6 and len(expected["case_computed_modes_up_and_down"]) == 10

@@ -45,6 +45,7 @@ DATA = "data"  # a Python value read out of tensor contents (.item(), int(t), .t
 BOOL = "bool"  # a boolean tensor (comparison, logical op): indexing with it selects by value
 DYN = "dyn"  # a tensor whose shape depends on tensor values (nonzero, x[mask], ...)
 GUESS = "guess"  # the result of a torch API outside the table, only guessed to be a tensor
+EMPTY = "empty_1d"  # a 1-D tensor with no elements (torch.tensor([]), torch.empty(0)), or a sequence holding one
 
 # Event kinds recorded by the resolver.
 BOOL_INDEX = "bool_index"  # x[mask] with a boolean tensor index
@@ -84,8 +85,8 @@ def member_tag(recv_tag: str, fact: DynamicShape | None, result: ShapeResult | N
         return DYN if recv_tag == DYN else BOOL
     if result is ShapeResult.BOOL_REDUCTION:
         return BOOL
-    if recv_tag == DYN and result in (ShapeResult.KEEPS, ShapeResult.KEEPS_SHAPE):
-        return DYN
+    if recv_tag in (DYN, EMPTY) and result in (ShapeResult.KEEPS, ShapeResult.KEEPS_SHAPE):
+        return recv_tag  # (an empty tensor moved or cast: `torch.tensor([]).to(device)`)
     if recv_tag == BOOL and result is ShapeResult.KEEPS:
         return BOOL
     return ""

@@ -135,7 +135,8 @@ class Returns(ValueEnum):
 class ShapeResult(ValueEnum):
     """What an API's result is to the data flow of shapes (schema: entry.shape_result; torch2ms.dynamic_shape):
     sizes, values copied to the host, an elementwise or reduced boolean, the input's shape and dtype, or only its
-    shape."""
+    shape; a tensor built from the data or from the sizes its arguments give (an empty literal: a 1-D tensor with no
+    elements)."""
 
     SHAPE = "shape"
     SYNC = "sync"
@@ -143,6 +144,8 @@ class ShapeResult(ValueEnum):
     BOOL_REDUCTION = "bool_reduction"
     KEEPS = "keeps"
     KEEPS_SHAPE = "keeps_shape"
+    FROM_DATA = "from_data"
+    FROM_SIZES = "from_sizes"
 
 
 class StructureRule(ValueEnum):

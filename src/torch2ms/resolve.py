@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from . import dataflow as df
 from . import dynamic_shape as ds
 from .mappings import MappingTable
-from .model import ApiCall, Arg, CallKind, Confidence, DynamicShape, Span, ValueEnum
+from .model import ApiCall, Arg, CallKind, Confidence, DynamicShape, ShapeResult, Span, ValueEnum
 from .source import SourceText
 
 # The resolver's type model: a module whose class it cannot name is torch's Module; layer classes live in
@@ -315,6 +315,26 @@ class Resolver:
         if args is None:
             return ds.member_tag(recv_tag, fact, result)
         return ds.function_tag(api, args, fact, result)
+
+    def _builds_empty(self, api: str, node: ast.Call) -> bool:
+        """Whether calling `api` as `node` builds a 1-D tensor with no elements, by its literal arguments and the
+        tables' result of `api` (`from_data`: ``torch.tensor([])``, ``torch.Tensor()``; `from_sizes`:
+        ``torch.empty(0)``, ``torch.zeros((0,))``)."""
+        entry = self.table.lookup(api)
+        result = entry.shape_result if entry is not None else None
+        if result not in (ShapeResult.FROM_DATA, ShapeResult.FROM_SIZES) \
+                or any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            return False
+        given = {k.arg: k.value for k in node.keywords}
+        if result is ShapeResult.FROM_DATA:
+            data = node.args[0] if node.args else given.get("data")
+            if data is None:  # `torch.Tensor()`: a class of tensors built with nothing
+                return api in self.meta.tensor_classes
+            return isinstance(data, (ast.List, ast.Tuple)) and not data.elts
+        sizes = node.args[0] if len(node.args) == 1 else given.get("size") if not node.args else None
+        if isinstance(sizes, (ast.List, ast.Tuple)) and len(sizes.elts) == 1:
+            sizes = sizes.elts[0]
+        return isinstance(sizes, ast.Constant) and type(sizes.value) is int and sizes.value == 0
 
     def result_of(self, api: str) -> Val:
         """What calling the torch API `api` returns."""
@@ -640,6 +660,9 @@ class Resolver:
     def _ev_sequence(self, node: ast.Tuple | ast.List | ast.Set) -> Val:
         vals = [self.ev(e) for e in node.elts]
         self._sequence = (node, vals)
+        if any(v.kind == TENSOR and v.tag == ds.EMPTY for v in vals) and not isinstance(node, ast.Set):
+            # a sequence holding an empty 1-D tensor (`[acc, x]`): torch.cat skips it (the tables' `tagged` forms)
+            return Val(TENSORS, tag=ds.EMPTY) if all(v.kind == TENSOR for v in vals) else Val(OTHER, tag=ds.EMPTY)
         if isinstance(node, ast.Tuple) and vals and all(v.kind == CONST for v in vals):
             return Val(CONST, value=tuple(v.value for v in vals))
         if vals and not isinstance(node, ast.Set) and all(v.kind == TENSOR for v in vals):
@@ -773,6 +796,8 @@ class Resolver:
             if result.kind == TENSOR and not tag and self.table.lookup(callee.name) is None \
                     and callee.name not in self.meta.tensor_classes:
                 tag = ds.GUESS  # not in the table: the result is only guessed to be a tensor
+            if result.kind == TENSOR and not tag and self._builds_empty(callee.name, node):
+                tag = ds.EMPTY
             return Val(TENSOR, tag=tag) if tag else result
         if kind == BOUND:
             self.report(callee.name, node, CallKind.METHOD, call=node, args=args)

@@ -401,6 +401,23 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     return x
 
 
+class Upsample(mindspore.nn.Cell):
+    """torch.nn.Upsample(size, scale_factor, mode, align_corners, recompute_scale_factor): this module's
+    interpolate as a layer (torch's sampling in every mode, on every device)."""
+
+    def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None):
+        super().__init__()
+        self.size = tuple(size) if isinstance(size, list) else size
+        self.scale_factor = tuple(scale_factor) if isinstance(scale_factor, list) else scale_factor
+        self.mode = mode
+        self.align_corners = align_corners
+        self.recompute_scale_factor = recompute_scale_factor
+
+    def construct(self, input):
+        return interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
+                           self.recompute_scale_factor)
+
+
 # ------------------------------------------------------------------ einops on MindSpore tensors
 # einops dispatches on the tensor's library and has no MindSpore backend. rearrange / reduce / repeat and the
 # Rearrange / Reduce layers below take einops's arguments and run einops's own pattern analysis when the

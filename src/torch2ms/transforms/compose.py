@@ -12,6 +12,10 @@ Arguments (``rewrite: {transform: compose, ...}``):
 - `when`: ``{param: value}``, the values the call must pass (or leave to a default equal to them), written as
   literals, for the form to apply: ``{inplace: true}``; a list is the values of which the call must pass one
   (``{mode: [linear, bilinear]}``);
+- `tagged`: ``{param: tag}``, the form applies only where the argument passed for `param` carries this tag of
+  the resolver's data flow (``{tensors: empty_1d}``: a sequence holding a 1-D tensor with no elements, built from
+  an empty literal: ``torch.cat([torch.tensor([]), x])``, an accumulator started as one); other calls take the
+  ordinary rewrite;
 - `unless`: ``{param: value}``, a value for which the form does not apply (passed as that literal or left to a
   default equal to it; any other value, written or computed, takes the form): ``{decimals: 0}``;
 - `always`: the form applies even where the entry has a form for the device (whose result differs, e.g.
@@ -43,7 +47,8 @@ torch.utils.model_zoo.load_url, torch.nn.init._calculate_fan_in_and_fan_out, tor
 torch.nn.functional.triplet_margin_loss, torch.diag, torch.Tensor.diag, torch.Tensor.fill_diagonal_, torch.index_fill,
 torch.Tensor.index_fill, torch.Tensor.index_fill_, torch.nn.functional.interpolate, torch.nn.Embedding.from_pretrained,
 torch.squeeze, torch.unique, torch.Tensor.unique, torch.Tensor.squeeze, torch.get_autocast_dtype,
-torch.get_autocast_cpu_dtype, torch.get_autocast_gpu_dtype, torch.jit.annotate and torch.nn.functional.fold."""
+torch.get_autocast_cpu_dtype, torch.get_autocast_gpu_dtype, torch.jit.annotate, torch.nn.functional.fold, torch.cat
+and torch.concat."""
 
 from __future__ import annotations
 
@@ -97,11 +102,13 @@ def _names_a_tensor(text: str) -> bool:
 
 
 def _evaluated_once(text: str) -> bool:
-    """True when the text gives the same value evaluated again (a name, attribute, constant, subscript)."""
+    """True when the text gives the same value evaluated again (a name, attribute, constant, subscript, or a list
+    display of those: ``[acc, x]``)."""
     try:
-        return pure(ast.parse(f"({text})", mode="eval").body)
+        node = ast.parse(f"({text})", mode="eval").body
     except SyntaxError:
         return False
+    return all(pure(elt) for elt in node.elts) if isinstance(node, ast.List) else pure(node)
 
 
 def grouped(text: str, power: bool) -> str:
@@ -123,6 +130,9 @@ def composed(src: EditBuilder, call: ApiCall, ctx: Context) -> Fix | None | Pass
         return None  # the object is built later, from a partial: no expression stands for the class
     form: str = ctx.arg("form")
     params = tuple(ctx.arg("params", ()))
+    tagged = ctx.arg("tagged", ())
+    if tagged and not any(arg.tag == tag for _, tag in tagged for arg in call.args):
+        return PASS  # no value of the data flow the form is for: the ordinary rewrite
     bound = bind(call, params)
     if bound is None:
         starred = any(a.starred for a in call.args)  # perhaps one argument after all: not told
@@ -141,6 +151,9 @@ def composed(src: EditBuilder, call: ApiCall, ctx: Context) -> Fix | None | Pass
         if value is NOT_LITERAL or not any(type(value) is type(one) and value == one
                                            for one in (wanted if isinstance(wanted, tuple) else (wanted,))):
             return PASS  # another value (or one not written as a literal): the form does not apply
+    for name, tag in tagged:
+        if name not in bound or bound[name].tag != tag:
+            return PASS  # no value of the data flow the form is for: the ordinary rewrite
     for name, spared in ctx.arg("unless", ()):
         value = written_literal(texts[name]) if name in texts else NOT_LITERAL
         if value is not NOT_LITERAL and type(value) is type(spared) and value == spared:

@@ -18,13 +18,15 @@ Arguments (``rewrite: {transform: support, ...}``):
   without a kernel there, `MappingEntry.category_for`); elsewhere the target's ordinary rewrite;
 - `fallback`: a function that stands in only for the calls the fix engine leaves as they are: the entry's other
   rewrites and the target's form write every call they can (a literal `mode` that a single MindSpore call
-  takes), and the support module's function takes the rest (a value known only at run time). Named on a
-  target (``target:`` in scripts/mapping_rewrites.yaml), beside the entry's own rewrite.
+  takes), and the support module's function takes the rest (a value known only at run time, a literal that an
+  `unsupported_inputs` fact of the target names: a mode without a kernel on the device). A class (written
+  before the fix engine runs) stands in for the calls `fallback_call` names. Named on a target (``target:`` in
+  scripts/mapping_rewrites.yaml), beside the entry's own rewrite.
 
 The rewrite is the entry's, or that of the target chosen for the version and device (`support_rewrite`).
 
 Used by torch.optim.Adam, torch.nn.Embedding, torch.einsum, torch._assert_async, torchvision.ops.misc.FrozenBatchNorm2d
-and (`fallback`) torch.nn.functional.interpolate and torch.nn.functional.batch_norm, and by einops's functions and layers, which have no MindSpore backend (the support
+and (`fallback`) torch.nn.functional.interpolate, torch.nn.Upsample and torch.nn.functional.batch_norm, and by einops's functions and layers, which have no MindSpore backend (the support
 module runs einops's pattern analysis with MindSpore operators):
 einops.rearrange, einops.reduce, einops.repeat, einops.einsum, einops.pack, einops.unpack, einops.parse_shape,
 einops.layers.torch.Rearrange, einops.layers.torch.Reduce and einops.layers.torch.EinMix."""
@@ -34,7 +36,7 @@ from __future__ import annotations
 import ast
 
 from ..data import folder as data_folder
-from ..model import ApiCall, Category, Fix, MappingEntry, Rewrite
+from ..model import ApiCall, Category, FactKind, Fix, MappingEntry, Rewrite, Target
 from .base import PASS, Context, Pass, Transform, register
 from .compose import bind
 
@@ -51,11 +53,28 @@ class Support(Transform):
         # where the call needs the class (and migrate writes it), the target's form does not do what torch does,
         # and only migrate writes the support module: the finding keeps no fix
         # (called for a finding with a form for the device: with `missing_only`, that form is written)
-        if ctx.arg("missing_only", False) or ctx.arg("fallback", False):
+        if ctx.arg("fallback", False):
+            # a literal the target has no kernel or no computation for (an `unsupported_inputs` fact naming it:
+            # bicubic on a CPU without that kernel) is the fallback's too: the fix leaves the call to it
+            return None if ctx.target is not None and fallback_call(ctx.call, ctx.target) else PASS
+        if ctx.arg("missing_only", False):
             return PASS
         given = ctx.arg("given", ())
         bound = bind(ctx.call, tuple(ctx.arg("params", ())))
         return None if bound is not None and all(name in bound for name in given) else PASS
+
+
+def fallback_call(call: ApiCall, target: Target) -> bool:
+    """Whether a `fallback` function (or class) stands in for `call` whatever the fix engine does: the call passes,
+    for a parameter that one of `target`'s `unsupported_inputs` or `unsupported_values` facts with values names, a
+    literal the fact names (``mode='bicubic'`` where the form has no kernel for that mode) or a value known only at
+    run time (``mode=self.mode``)."""
+    for fact in target.params:
+        if fact.kind in (FactKind.UNSUPPORTED_INPUTS, FactKind.UNSUPPORTED_VALUES) and (fact.values or fact.types):
+            passed = fact.passed(call.args)
+            if passed is not None and (not passed.is_const or fact.matches(passed.value)):
+                return True
+    return False
 
 
 def support_rewrite(entry: MappingEntry | None, version: tuple[int, ...] = (),
@@ -75,7 +94,8 @@ def support_name(call: ApiCall, entry: MappingEntry | None, version: tuple[int, 
     """The support class (``t2ms_support.Adam``) the call is written as, where the entry's rewrite (or its
     target's, `support_rewrite`) is `support` and the call passes what the class takes (and what `given` asks
     for), and (`missing_only`) the entry has no form for the version and device; None otherwise. A `fallback`
-    function is named for any call that binds: it is asked only of the calls the fix engine left."""
+    function is named for any call that binds: it is asked only of the calls the fix engine left; a `fallback` class only for a call the
+    target's form cannot take (`fallback_call`)."""
     rewrite = support_rewrite(entry, version, device)
     if rewrite is None:
         return None
@@ -86,6 +106,11 @@ def support_name(call: ApiCall, entry: MappingEntry | None, version: tuple[int, 
     if bound is None or any(name not in bound for name in rewrite.arg("given", ())):
         return None
     name = str(rewrite.arg("name", ""))
+    if rewrite.arg("fallback", False) and name.rpartition(".")[2][:1].isupper():
+        # a class is written before the fix engine runs: it stands in where the target's form cannot
+        target = entry.target_for(version, device) if entry is not None else None
+        if target is None or not fallback_call(call, target):
+            return None
     return name if support_source(name.partition(".")[0]) is not None else None
 
 
