@@ -47,8 +47,18 @@ _PROGRAM = textwrap.dedent('''\
             ids = torch.cat([ids, row.argmax(1)])
         return ids
 
+
+    def collect_predictions(rows):
+        preds = torch.tensor([])  # float32: torch's result is float32 although every prediction is int64
+        for row in rows:
+            preds = torch.cat((preds, row.argmax(1)))
+        return float(preds.dtype == torch.float32)
+
     def case_accumulators():
         return stack_rows(ROWS), side_by_side(ROWS), collect_labels(ROWS)
+
+    def case_the_result_dtype_is_torchs_promotion():
+        return collect_predictions(ROWS)
 
     def case_every_tensor_empty():
         return torch.cat([torch.tensor([]), torch.tensor([])]), torch.concat([torch.Tensor(), ROWS[0][0]])
@@ -75,7 +85,8 @@ def test_only_a_cat_that_the_data_flow_sees_an_empty_tensor_reach_is_composed() 
                 pieces.append(b)
             return acc, torch.cat(pieces), torch.cat([b, b], 1), torch.cat(parts), torch.cat([torch.zeros(3), b])
         '''))
-    assert "mindspore.mint.cat([__t for __t in [acc, b] if __t.shape != (0,)] or list([acc, b])[:1], 0)" in out
+    assert "mindspore.mint.cat([__t.astype(__d) for __t in __ts if __t.shape != (0,)] or [__ts[0].astype(__d)], 0)" \
+        in out and ".dtype))([acc, b])" in out
     # an empty Python list filled later, a parameter, tensors of known size: the single call
     assert "mindspore.mint.cat(pieces)" in out
     assert "mindspore.mint.cat([b, b], 1)" in out
@@ -106,7 +117,8 @@ def test_the_resolver_tags_the_empty_literals_the_tables_name() -> None:
 @pytest.mark.parametrize("mode", ["mindspore", "graph"])
 def test_a_ported_accumulator_gives_torchs_result(tmp_path: Path, mode: str) -> None:
     original, port, text = port_in_process(tmp_path, _PROGRAM)
-    assert text.count("__t.shape != (0,)") == 5, text
+    assert text.count("__t.shape != (0,)") == 6, text
     expected = assert_port_agrees(original, port, (mode,), rtol=1e-6, atol=1e-6, context=text)
     assert [len(v) for v in expected["case_accumulators"]] == [18, 18, 6]
     assert [len(v) for v in expected["case_every_tensor_empty"]] == [0, 3]
+    assert expected["case_the_result_dtype_is_torchs_promotion"] == [[1.0]]

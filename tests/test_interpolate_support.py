@@ -88,7 +88,7 @@ _PROGRAM = textwrap.dedent('''\
 def test_the_calls_the_forms_cannot_write_are_the_support_modules_and_the_others_keep_their_forms() -> None:
     text = migrate_text(_PROGRAM, "prog.py").text
     assert "torch" not in text.replace("t2ms_support", "")
-    assert text.count("t2ms_support.interpolate(") == 6
+    assert text.count("t2ms_support.interpolate(") == 7
     # a layer whose literal mode has no CPU kernel in mint, or whose mode is known only at run time, is the
     # support module's layer; one the target's form takes stays MindSpore's
     assert text.count("t2ms_support.Upsample(") == 2
