@@ -83,8 +83,10 @@ class DataLoaders(cst.CSTTransformer):
         self.losses = {name: api for name, apis in held.items() if len(apis) == 1 for api in apis if api is not None}
 
     def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
+        # a generic base is the class it subscripts (``Sampler[List[int]]``)
         kept = [b for orig, b in zip(original_node.bases, updated_node.bases)
-                if self._api(orig.value) not in self.rules.dataset_bases]
+                if self._api(orig.value.value if isinstance(orig.value, cst.Subscript) else orig.value)
+                not in self.rules.dataset_bases]
         if len(kept) == len(updated_node.bases):
             return updated_node
         self.count += 1

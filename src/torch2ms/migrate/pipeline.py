@@ -221,8 +221,8 @@ def _migrate_text(text: str, path: str, options: Options | None, cells: set[str]
         for name in sorted(sites.imports):
             # the module's names are text3's and those of the import of `root`: a name text3 never spells is not
             # referred to, and no walk of the module is needed to know it
-            if name in text3 or name in (scopes.ROOT, root):
-                module = imports.ensure_import(module, name)
+            if name in text3 or name in (scopes.ROOT, root):  # a dotted module (`urllib.parse`) imported in full
+                module = imports.ensure_module_import(module, name) if "." in name else imports.ensure_import(module, name)
         new = module.code
     except cst.ParserSyntaxError as exc:
         raise MigrateError(f"{path}: cannot rewrite: {exc.message}") from None
