@@ -235,3 +235,67 @@ def test_the_hub_cache_folders_are_torchs(monkeypatch: pytest.MonkeyPatch, tmp_p
     assert support.HASH_REGEX.pattern == torch.hub.HASH_REGEX.pattern
     with pytest.raises(RuntimeError, match="activation should be relu/gelu, not tanh"):
         support.activation_fn("tanh")
+
+
+RUNTIME = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    def to_sync(bn, group=None):
+        return nn.SyncBatchNorm(bn.num_features, bn.eps, bn.momentum, bn.affine, bn.track_running_stats, group)
+
+
+    class Resample(nn.Module):
+        def __init__(self, mode):
+            super().__init__()
+            self.mode = mode
+            self.table = nn.Parameter(torch.arange(32.0).reshape(1, 2, 4, 4))
+
+        def forward(self, grid):
+            return F.grid_sample(self.table.expand(grid.shape[0], -1, -1, -1).float(), grid, mode=self.mode,
+                                 padding_mode="border", align_corners=False)
+
+
+    def stage_sizes(widths):
+        sizes, depths = torch.unique(torch.tensor(widths), return_counts=True)
+        return sizes, depths
+
+
+    def case_resample():
+        grid = torch.linspace(-1.2, 1.2, 12).reshape(1, 3, 2, 2)
+        return [Resample("bilinear")(grid), Resample("nearest")(grid)]
+
+
+    def case_unique():
+        sizes, depths = stage_sizes([48, 96, 96, 48, 240, 96])
+        values, inverse = torch.unique(torch.tensor([[3, 1], [1, 2]]), return_inverse=True)
+        return [sizes, depths, values, inverse]
+
+
+    def case_expanded():
+        return [torch.expand_copy(torch.tensor([[1.0], [2.0]]), (2, -1, 3))]
+""")
+
+
+def test_runtime_values_a_form_takes_are_written() -> None:
+    """A process group passed by position (a port's groups are MindSpore's group names), a grid_sample mode known
+    only at run time (MindSpore raises for the one it lacks), unique's counts and inverse (the support module's)
+    and expand_copy (broadcast_to)."""
+    ported = _port(RUNTIME)
+    assert "torch" not in ported.replace("t2ms_support", "")
+    assert "mindspore.mint.nn.SyncBatchNorm(bn.num_features, bn.eps, bn.momentum, bn.affine, bn.track_running_stats, " \
+           "group)" in ported
+    assert "mindspore.mint.nn.functional.grid_sample(" in ported and "mode=self.mode" in ported
+    assert "t2ms_support.unique(mindspore.tensor(widths), return_counts=True)" in ported
+    assert "mindspore.ops.broadcast_to(mindspore.tensor([[1.0], [2.0]]), (2, -1, 3))" in ported
+
+
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
+def test_the_runtime_forms_give_torchs_results(tmp_path: Path) -> None:
+    from case_runner import assert_port_agrees, port_in_process
+
+    original, port, _ = port_in_process(tmp_path, RUNTIME)
+    assert_port_agrees(original, port, ("mindspore",), rtol=1e-6, atol=1e-6)

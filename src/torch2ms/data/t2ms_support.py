@@ -911,3 +911,19 @@ class IterableDataset(metaclass=__import__("abc").ABCMeta):
     def __subclasshook__(cls, other):
         names = set().union(*(vars(k) for k in other.__mro__))
         return "__iter__" in names and "__getitem__" not in names
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """torch.unique where the fix engine writes no form (inverse indices, counts, a dim): the sorted distinct
+    values (of the flattened tensor, or the distinct slices along `dim`), then the inverse indices (the input's
+    shape, or the length of `dim`) and the counts as int64 tensors, as torch's CPU kernel returns them (sorted
+    also where `sorted=False`). PyNative mode: the result's shape depends on the values."""
+    values = input.asnumpy()
+    found, inverse, counts = numpy.unique(values.reshape(-1) if dim is None else values, return_inverse=True,
+                                          return_counts=True, axis=dim)
+    out = [mindspore.Tensor(found)]
+    if return_inverse:
+        out.append(mindspore.Tensor(inverse.reshape(values.shape if dim is None else (-1,)).astype(numpy.int64)))
+    if return_counts:
+        out.append(mindspore.Tensor(counts.astype(numpy.int64)))
+    return out[0] if len(out) == 1 else tuple(out)

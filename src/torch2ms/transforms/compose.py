@@ -43,7 +43,7 @@ torch.utils.model_zoo.load_url, torch.nn.init._calculate_fan_in_and_fan_out, tor
 torch.nn.functional.triplet_margin_loss, torch.diag, torch.Tensor.diag, torch.Tensor.fill_diagonal_, torch.index_fill,
 torch.Tensor.index_fill, torch.Tensor.index_fill_, torch.nn.functional.interpolate, torch.nn.Embedding.from_pretrained,
 torch.squeeze, torch.unique, torch.Tensor.unique, torch.Tensor.squeeze, torch.get_autocast_dtype,
-torch.get_autocast_cpu_dtype, torch.get_autocast_gpu_dtype, torch.jit.annotate and torch.nn.functional.fold."""
+torch.get_autocast_cpu_dtype, torch.get_autocast_gpu_dtype, torch.jit.annotate, torch.nn.functional.fold and torch.expand_copy."""
 
 from __future__ import annotations
 
