@@ -299,3 +299,24 @@ def test_the_runtime_forms_give_torchs_results(tmp_path: Path) -> None:
 
     original, port, _ = port_in_process(tmp_path, RUNTIME)
     assert_port_agrees(original, port, ("mindspore",), rtol=1e-6, atol=1e-6)
+
+
+def test_normal_values_of_a_size_take_mindspores_shape_first() -> None:
+    """torch.normal's overload of number mean and std with a size (a probe input built in a utility)."""
+    ported = _port(textwrap.dedent("""\
+        import torch
+
+
+        def probe(model, input_shape=(2, 3, 8, 8)):
+            x = torch.normal(0., 1., input_shape)
+            return model(x)
+    """))
+    assert "x = mindspore.ops.normal(tuple(input_shape), 0., 1.)" in ported and "torch" not in ported
+
+
+@pytest.mark.needs_mindspore
+def test_normal_of_a_size_gives_torchs_shape_and_dtype() -> None:
+    import mindspore
+
+    value = eval("mindspore.ops.normal(tuple([2, 3]), 0., 1.)", {"mindspore": mindspore})  # the form as written
+    assert value.shape == (2, 3) and value.dtype == mindspore.float32
