@@ -203,7 +203,8 @@ def _migrate_text(text: str, path: str, options: Options | None, cells: set[str]
         outcome = fix_text(text1, path, config, unsafe=True, table=table, held=False, scan_result=False)
         # torch layer classes where no call's rewrite can stand for them (bases, values, unpacked arguments): the
         # support module's torch-signature layers
-        text2, called = support.functions(outcome.text, table, config.version, config.device, options.support)
+        text2, called = support.functions(outcome.text, table, config.version, config.device, options.support,
+                                          keep=(loaders.rules.load_state[0],) if loaders.checkpoints else ())
         text2, adapted = support.adapt(text2, original, table, config.version, config.device, options.support)
         adapted = valued + called + adapted
         # torch names left in annotations (no MindSpore type for them): plain typing, so no import stays for them

@@ -335,11 +335,12 @@ def _function_names(table: MappingTable, version: tuple[int, ...], device: str) 
 
 
 def functions(text: str, table: MappingTable, version: tuple[int, ...], device: str,
-              module: str) -> tuple[str, list[str]]:
+              module: str, keep: Collection[str] = ()) -> tuple[str, list[str]]:
     """`text` (a port, after the fix engine) with each call of a torch function that the tables write as a
     function of the support module (``torch.einsum(...)`` -> ``t2ms_support.einsum(...)``, the arguments as they
     are). Written after the fix engine, which rewrote the calls around it knowing the torch function's result (a
     tensor: ``.softmax(dim=-1)`` on it becomes MindSpore's) and left this call (its fix has no form to write).
+    The APIs in `keep` stay as they are (a load of a file the data-loader pass saved as a MindSpore checkpoint).
     Returns (text, "line: what" for each change)."""
     from ..fix import apply_edits
     from ..model import Confidence
@@ -351,6 +352,8 @@ def functions(text: str, table: MappingTable, version: tuple[int, ...], device: 
     source = SourceText(text)
     edits, notes = [], []
     for call in resolve_module(ast.parse(text), table, source).calls:
+        if call.api in keep:
+            continue
         if call.kind is CallKind.ATTRIBUTE and call.confidence is Confidence.HIGH \
                 and call.api.rpartition(".")[2] in names:
             # the function as a value (``collate_fn = default_collate``): called later with torch's arguments
