@@ -1,12 +1,18 @@
 """Print what `torch2ms migrate` of a whole installed package costs: timm (PyTorch Image Models), ~300 files.
 
-Usage: python benchmarks/timm_migrate.py [--jobs 2] [--timm DIR] [--out DIR]
+Usage: python benchmarks/timm_migrate.py [--jobs 2] [--timm DIR] [--out DIR] [--port DIR]
 
 Needs timm's sources (`pip install --no-deps timm==1.0.31`); they are read, never imported. Runs the real
 command line, `python -m torch2ms migrate TIMM --out OUT/timm --jobs N`, in a child process and prints:
 the wall-clock seconds (goal: 60 with --jobs 2), the CPU seconds of the command and its workers, the peak
 memory of the largest process, the command's summary line and whether its counts add up (files migrated +
 errors = Python files found), and the exit code. `--out` keeps the port (for benchmarks/timm_zoo.py).
+
+Then, of the port: per folder of timm/, the files that import torch or torchvision outside any function (the
+package cannot be imported without torch while one of them is on its import path), and whether `import timm` and
+`timm.create_model('resnet18', pretrained=False, num_classes=10)` (with one forward pass) work in a child process
+where importing torch or torchvision fails, with the first error where not. `--port DIR` checks a port already
+written (DIR/timm) and migrates nothing.
 """
 
 from __future__ import annotations
@@ -23,9 +29,50 @@ import time
 from pathlib import Path
 
 from timm_noise import timm_folder  # the same folder benchmarks/timm_noise.py scans
+from timm_zoo import torch_at_import  # the same count benchmarks/timm_zoo.py prints
 
 HERE = Path(__file__).resolve().parent.parent
 SUMMARY = re.compile(r"torch2ms migrate: (\d+) of (\d+) Python file\(s\) migrated.*; (\d+) error\(s\)")
+
+
+IMPORT_CHECK = """
+import importlib.abc, sys
+class Refuse(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname, path, target=None):
+        if fullname.partition(".")[0] in ("torch", "torchvision"):
+            raise ModuleNotFoundError(f"No module named {fullname!r} (refused: the port runs without torch)")
+sys.meta_path.insert(0, Refuse())
+sys.path.insert(0, sys.argv[1])
+import timm
+print("import timm: passes", flush=True)
+import mindspore, numpy
+model = timm.create_model("resnet18", pretrained=False, num_classes=10)
+model.set_train(False)
+out = model(mindspore.Tensor(numpy.random.rand(1, 3, 64, 64).astype(numpy.float32)))
+print(f"create_model('resnet18', num_classes=10): builds, output shape {tuple(out.shape)}", flush=True)
+"""
+
+
+def check_port(port: Path) -> None:
+    """Print the files of each folder of the port's timm/ that import torch at module level, and how far
+    `import timm` and resnet18 get without torch."""
+    folders = sorted(p.name for p in (port / "timm").iterdir() if p.is_dir() and p.name != "__pycache__")
+    total = 0
+    for folder in ["", *folders]:
+        blocked, inside, files = torch_at_import(port, (folder,))
+        total += len(blocked)
+        if files:
+            names = ", ".join(Path(b).name for b in blocked)
+            print(f"timm/{folder}: {len(blocked)} of {files} files import torch or torchvision outside functions "
+                  f"({inside} more inside functions only){': ' + names if blocked else ''}")
+    print(f"files importing torch or torchvision at module level: {total}")
+    done = subprocess.run([sys.executable, "-c", IMPORT_CHECK, str(port)], capture_output=True, text=True,
+                          timeout=900, env=dict(os.environ, GLOG_v="3"))
+    passed = [line for line in done.stdout.splitlines() if line.startswith(("import timm", "create_model"))]
+    print("\n".join(passed) if passed else "import timm: fails")
+    if done.returncode != 0:
+        trace = [line for line in done.stderr.splitlines() if line.startswith("  File ") or "Error" in line]
+        print("first failure: " + " | ".join(line.strip() for line in trace[-3:]))
 
 
 def python_files(folder: Path) -> int:
@@ -37,7 +84,13 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--timm", help="timm's package folder (default: the installed one)")
     parser.add_argument("--out", type=Path, help="where the port goes (OUT/timm); default: a temporary folder")
+    parser.add_argument("--port", type=Path, help="check the port already in PORT/timm; migrate nothing")
     args = parser.parse_args()
+    if args.port is not None:
+        if not (args.port / "timm" / "__init__.py").is_file():
+            sys.exit(f"{args.port}: no migrated timm/ in it")
+        check_port(args.port)
+        return 0
     source = timm_folder(args.timm)
     work = args.out or Path(tempfile.mkdtemp(prefix="torch2ms-timm-migrate-"))
     target = work / "timm"
@@ -73,6 +126,7 @@ def main() -> int:
     for line in lines:
         if line is not summary:
             print(line)
+    check_port(work)
     if args.out is None:
         shutil.rmtree(work, ignore_errors=True)
     else:

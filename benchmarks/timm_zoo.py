@@ -279,12 +279,14 @@ def _imports_torch(node: ast.AST) -> bool:
     return any(n.split(".")[0] in ("torch", "torchvision") for n in names)
 
 
-def torch_at_import(port: Path) -> tuple[list[str], int, int]:
-    """The files under the port's timm/layers and timm/models that import torch or torchvision outside any
-    function (importing the package fails without torch), how many more import it inside functions only
-    (they fail when those run), and how many files there are."""
+def torch_at_import(port: Path, folders: tuple[str, ...] = ("layers", "models")) -> tuple[list[str], int, int]:
+    """The files under the port's timm/FOLDER (for each of `folders`; "" is timm/ itself, without its
+    subfolders) that import torch or torchvision outside any function (importing the package fails without
+    torch), how many more import it inside functions only (they fail when those run), and how many files
+    there are."""
     blocked, inside, files = [], 0, 0
-    for path in sorted([*(port / "timm" / "layers").rglob("*.py"), *(port / "timm" / "models").rglob("*.py")]):
+    paths = [p for f in folders for p in ((port / "timm").glob("*.py") if not f else (port / "timm" / f).rglob("*.py"))]
+    for path in sorted(paths):
         files += 1
         tree = ast.parse(path.read_text(encoding="utf-8"))
         stack: list[ast.AST] = list(tree.body)

@@ -155,7 +155,8 @@ def test_dropping_a_non_default_value_is_never_done():
     ("y = nn.Conv2d(3, 8, 3, groups=3, bias=False)",
      (True, "y = mindspore.nn.Conv2d(3, 8, 3, group=3, has_bias=False, pad_mode='pad')")),
     ("y = nn.GELU()", (True, "y = mindspore.nn.GELU(approximate=False)")),
-    ("y = nn.GELU(approximate='tanh')", None),
+    ("y = nn.GELU(approximate='tanh')", (True, "y = mindspore.nn.GELU(approximate=True)")),  # the bool MindSpore names it by
+    ("y = nn.GELU(approximate=mode)", None),  # a value known only at run time: no pair to write
     ("y = nn.Conv2d(3, 8, 3, padding_mode='reflect')", None),
     # a default computed from another argument: the pooling stride is the kernel size
     ("y = nn.MaxPool2d(k)", (True, "y = mindspore.nn.MaxPool2d(k, stride=k, pad_mode='pad')")),

@@ -229,6 +229,7 @@ def _params(raw: list[dict[str, Any]] | None) -> tuple[ParamFact, ...]:
             from_position=p.get("from_position"),
             form=p.get("form"),
             by_keyword=bool(p.get("by_keyword", False)),
+            raises=bool(p.get("raises", False)),
             types=tuple(p.get("types", ())),
             covers=tuple(p.get("covers", ())),
             result_dtype=(p["result_dtype"]["torch"], p["result_dtype"]["ms"]) if "result_dtype" in p else None,

@@ -279,6 +279,9 @@ class ParamFact:
     # unsupported_values, semantics_differ: the Python types of the literals the fact is about besides `values`
     # ("float": any float literal, "tuple": any tuple display), by their type's name
     types: tuple[str, ...] = ()
+    # unsupported_values: MindSpore raises for the values (never another result), so a value known only at run
+    # time may be written
+    raises: bool = False
 
     def passed(self, args: Sequence[Arg]) -> Arg | None:
         """The argument a call passes for the fact's torch parameter, by keyword or by position; a fact of

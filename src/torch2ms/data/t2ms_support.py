@@ -622,3 +622,325 @@ def unpack(tensor, packed_shapes, pattern):
 def parse_shape(x, pattern):
     """einops.parse_shape."""
     return _einops.parse_shape(x, pattern)
+
+
+# ------------------------------------------------------------------ checkpoints, the hub's cache, batches
+# torch.save pickles any object, tensors in it as storages; torch.load reads that (a zip archive: data.pkl and one
+# file of bytes per storage). Here save pickles the object with each MindSpore tensor as a NumPy array (and
+# whether it was a Parameter), and load reads that, a file torch wrote (its tensors as MindSpore tensors, with no
+# torch needed) or a MindSpore checkpoint (mindspore.load_checkpoint's dict of Parameters).
+
+HASH_REGEX = __import__("re").compile(r"-([a-f0-9]*)\.")  # torch.hub.HASH_REGEX: a file name's hash prefix
+
+_STORAGE_DTYPES = {"DoubleStorage": "float64", "FloatStorage": "float32", "HalfStorage": "float16",
+                   "LongStorage": "int64", "IntStorage": "int32", "ShortStorage": "int16", "CharStorage": "int8",
+                   "ByteStorage": "uint8", "BoolStorage": "bool"}
+_SAFE = {("collections", "OrderedDict"), ("_codecs", "encode"), ("builtins", "set"), ("builtins", "frozenset"), ("builtins", "slice"),
+         ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
+         ("numpy", "ndarray"), ("numpy", "dtype"), ("torch._utils", "_rebuild_tensor_v2"),
+         ("torch._utils", "_rebuild_parameter")}
+_SAFE.update(("torch", name) for name in _STORAGE_DTYPES)
+_ALLOWED = []  # classes allowed beside _SAFE (safe_globals, as torch's allow-list)
+
+
+class _Saved:
+    """A tensor in a file save wrote: its values and whether it was a Parameter."""
+
+    def __init__(self, array, parameter):
+        self.array, self.parameter = array, parameter
+
+    def __reduce__(self):
+        return _Saved, (self.array, self.parameter)
+
+
+def _to_saved(obj):
+    if isinstance(obj, mindspore.Tensor):
+        return _Saved(obj.asnumpy(), isinstance(obj, mindspore.Parameter))
+    if isinstance(obj, dict):
+        out = type(obj)() if type(obj) in (dict, __import__("collections").OrderedDict) else {}
+        for key, value in obj.items():
+            out[key] = _to_saved(value)
+        return out
+    if isinstance(obj, (list, tuple)) and type(obj) in (list, tuple):
+        return type(obj)(_to_saved(value) for value in obj)
+    return obj
+
+
+def _from_saved(obj):
+    if isinstance(obj, _Saved):
+        tensor = mindspore.Tensor(obj.array)
+        return mindspore.Parameter(tensor) if obj.parameter else tensor
+    if isinstance(obj, numpy.ndarray) and obj.dtype != object:
+        return mindspore.Tensor(obj)
+    if isinstance(obj, dict):
+        for key in list(obj):
+            obj[key] = _from_saved(obj[key])
+        return obj
+    if isinstance(obj, (list, tuple)) and type(obj) in (list, tuple):
+        return type(obj)(_from_saved(value) for value in obj)
+    return obj
+
+
+def _allowed(module, name):
+    return (module, name) in _SAFE or any(getattr(c, "__module__", None) == module
+                                          and getattr(c, "__qualname__", None) == name for c in _ALLOWED)
+
+
+def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True,
+         _disable_byteorder_record=False):
+    """torch.save(obj, f): `obj` pickled, each MindSpore tensor in its dicts, lists and tuples as its values
+    (a Cell is saved as its parameters); `f` a path or a binary file. load reads it back."""
+    import pickle
+
+    if isinstance(obj, mindspore.nn.Cell):
+        obj = dict(obj.parameters_and_names())
+    if isinstance(f, (str, bytes)) or hasattr(f, "__fspath__"):
+        with open(f, "wb") as out:
+            (pickle_module or pickle).dump(_to_saved(obj), out, protocol=max(pickle_protocol, 4))
+    else:
+        (pickle_module or pickle).dump(_to_saved(obj), f, protocol=max(pickle_protocol, 4))
+
+
+def _unpickler(stream, weights_only, storages=None):
+    import pickle
+
+    class Unpickler(pickle.Unpickler):
+        def find_class(self, module, name):
+            if module == "torch" and name in _STORAGE_DTYPES:
+                return _STORAGE_DTYPES[name]
+            if module == "torch._utils" and name == "_rebuild_tensor_v2":
+                return _rebuild_tensor
+            if module == "torch._utils" and name == "_rebuild_parameter":
+                return lambda data, requires_grad, hooks, *rest: mindspore.Parameter(data, requires_grad=requires_grad)
+            if module.rpartition(".")[2] == "t2ms_support" and name == "_Saved":  # (imported as pkg.t2ms_support)
+                return _Saved
+            if weights_only and not _allowed(module, name):
+                raise pickle.UnpicklingError(f"Weights only load failed: unsupported global {module}.{name} "
+                                             "(allow it with safe_globals, or load with weights_only=False)")
+            return super().find_class(module, name)
+
+        def persistent_load(self, pid):
+            if storages is None or pid[0] != "storage":
+                raise pickle.UnpicklingError(f"unsupported persistent id {pid[0]!r}")
+            dtype = pid[1] if isinstance(pid[1], str) else None
+            if dtype is None:
+                raise pickle.UnpicklingError(f"unsupported storage type {pid[1]!r}")
+            return numpy.frombuffer(storages(str(pid[2])), dtype=numpy.dtype(dtype).newbyteorder("<"))
+
+    return Unpickler(stream)
+
+
+def _rebuild_tensor(storage, offset, size, stride, *rest):
+    item = storage.itemsize
+    array = numpy.lib.stride_tricks.as_strided(storage[offset:], shape=tuple(size),
+                                               strides=tuple(s * item for s in stride)) if size else storage[offset:offset + 1].reshape(())
+    return mindspore.Tensor(numpy.array(array))
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
+    """torch.load(f): a file save (or torch.save) wrote, its tensors as MindSpore tensors; a MindSpore checkpoint
+    as mindspore.load_checkpoint's dict of Parameters. `map_location` and `mmap` change nothing on the CPU; with
+    `weights_only` (torch's default) only containers, tensors and the classes safe_globals allows are read."""
+    import io
+    import pickle
+    import zipfile
+
+    data = f.read() if hasattr(f, "read") else open(f, "rb").read()
+    weights_only = True if weights_only is None else weights_only
+    if data[:2] == b"PK":  # torch's archive
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        names = archive.namelist()
+        pickled = next(n for n in names if n.endswith("/data.pkl") or n == "data.pkl")
+        prefix = pickled[:-len("data.pkl")]
+        obj = _unpickler(io.BytesIO(archive.read(pickled)), weights_only,
+                         lambda key: archive.read(f"{prefix}data/{key}")).load()
+        return _from_saved(obj)
+    if data[:1] == b"\x80":
+        return _from_saved(_unpickler(io.BytesIO(data), weights_only).load())
+    if hasattr(f, "read"):
+        raise pickle.UnpicklingError("a MindSpore checkpoint is read from a path")
+    return mindspore.load_checkpoint(f)
+
+
+def unsafe_globals(f):
+    """torch.serialization.get_unsafe_globals_in_checkpoint(f): the classes and functions (`module.name`) a file's
+    pickle names that a weights-only load refuses."""
+    import io
+    import pickletools
+    import zipfile
+
+    data = f.read() if hasattr(f, "read") else open(f, "rb").read()
+    if data[:2] == b"PK":
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        data = archive.read(next(n for n in archive.namelist() if n.endswith("data.pkl")))
+    found, strings = [], []
+    for op, arg, _ in pickletools.genops(data):
+        if op.name in ("SHORT_BINUNICODE", "BINUNICODE", "UNICODE"):
+            strings.append(arg)
+        pair = tuple(arg.split(" ", 1)) if op.name == "GLOBAL" else tuple(strings[-2:]) \
+            if op.name == "STACK_GLOBAL" and len(strings) >= 2 else None
+        if pair and not _allowed(*pair) and not (pair[0] == "torch" and pair[1] in _STORAGE_DTYPES) \
+                and pair != (_Saved.__module__, "_Saved") \
+                and ".".join(pair) not in found:
+            found.append(".".join(pair))
+    return found
+
+
+class safe_globals:
+    """torch.serialization.safe_globals(classes): a context manager under which a weights-only load reads them."""
+
+    def __init__(self, safe_globals):
+        self.classes = [c[0] if isinstance(c, tuple) else c for c in safe_globals]
+
+    def __enter__(self):
+        _ALLOWED.extend(self.classes)
+
+    def __exit__(self, *exc):
+        del _ALLOWED[len(_ALLOWED) - len(self.classes):]
+
+
+def torch_home():
+    """torch.hub._get_torch_home(): $TORCH_HOME, else $XDG_CACHE_HOME/torch (~/.cache/torch)."""
+    import os
+
+    return os.path.expanduser(os.getenv("TORCH_HOME", os.path.join(os.getenv("XDG_CACHE_HOME", "~/.cache"), "torch")))
+
+
+def hub_dir():
+    """torch.hub.get_dir(): the hub's cache folder, TORCH_HOME/hub."""
+    import os
+
+    return os.path.join(torch_home(), "hub")
+
+
+def download_url_to_file(url, dst, hash_prefix=None, progress=True):
+    """torch.hub.download_url_to_file: the URL's bytes to `dst` (through a partial file moved into place once
+    complete), checked against a SHA-256 prefix; `progress` draws nothing here."""
+    import hashlib
+    import os
+    import shutil
+    import urllib.request
+    import uuid
+
+    dst = os.path.expanduser(dst)
+    partial = f"{dst}.{uuid.uuid4().hex}.partial"
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers={"User-Agent": "torch.hub"})) as source, \
+                open(partial, "w+b") as out:
+            digest = hashlib.sha256()
+            while chunk := source.read(8192):
+                out.write(chunk)
+                digest.update(chunk)
+        if hash_prefix is not None and digest.hexdigest()[:len(hash_prefix)] != hash_prefix:
+            raise RuntimeError(f'invalid hash value (expected "{hash_prefix}", got "{digest.hexdigest()}")')
+        shutil.move(partial, dst)
+    finally:
+        if os.path.exists(partial):
+            os.remove(partial)
+
+
+def activation_fn(activation):
+    """torch.nn.modules.transformer._get_activation_fn(name): relu or gelu (the exact form) as a function, of
+    those with a kernel on every device."""
+    if activation == "relu":
+        return mindspore.mint.nn.functional.relu
+    if activation == "gelu":
+        return ops.gelu
+    raise RuntimeError(f"activation should be relu/gelu, not {activation}")
+
+
+def _first(cell, *names):
+    return next((getattr(cell, n) for n in names if getattr(cell, n, None) is not None), None)
+
+
+def fuse_conv_bn_eval(conv, bn, transpose=False):
+    """torch.nn.utils.fusion.fuse_conv_bn_eval: a copy of the convolution whose weight and bias fold in the batch
+    norm's running statistics and affine parameters (MindSpore's gamma / beta / moving_* names or mint's)."""
+    import copy
+
+    if conv.training or bn.training:
+        raise AssertionError("Fusion only for eval!")
+    mean, var = _first(bn, "running_mean", "moving_mean"), _first(bn, "running_var", "moving_variance")
+    if mean is None or var is None:
+        raise AssertionError("bn.running_mean and bn.running_var must not be None")
+    eps = getattr(bn, "eps", None)
+    eps = getattr(bn, "epsilon", 1e-5) if eps is None else eps
+    gamma, beta = _first(bn, "weight", "gamma"), _first(bn, "bias", "beta")
+    fused = copy.deepcopy(conv)
+    w, b = fused.weight, fused.bias if getattr(fused, "bias", None) is not None else None
+    gamma = ops.ones_like(mean) if gamma is None else gamma
+    beta = ops.zeros_like(mean) if beta is None else beta
+    scale = gamma * ops.rsqrt(var + eps)
+    shape = ([1, -1] if transpose else [-1, 1]) + [1] * (w.ndim - 2)
+    new_w = (w * scale.reshape(shape)).astype(w.dtype)
+    new_b = (((ops.zeros_like(mean) if b is None else b) - mean) * scale + beta).astype(w.dtype if b is None else b.dtype)
+    fused.weight = mindspore.Parameter(new_w, name=w.name, requires_grad=w.requires_grad)
+    if b is None:
+        fused.bias = mindspore.Parameter(new_b, name=w.name.rpartition(".")[0] + ".bias" if "." in w.name else "bias")
+        if hasattr(fused, "has_bias"):
+            fused.has_bias = True
+    else:
+        fused.bias = mindspore.Parameter(new_b, name=b.name, requires_grad=b.requires_grad)
+    return fused
+
+
+def default_collate(batch):
+    """torch.utils.data.default_collate: a list of samples to one batch, tensors, arrays and numbers stacked
+    into MindSpore tensors (Python floats as float64, ints as int64), strings kept as a list, and dicts,
+    named tuples and sequences collated field by field."""
+    import collections.abc
+
+    elem = batch[0]
+    if isinstance(elem, mindspore.Tensor):
+        return ops.stack(list(batch), 0)
+    if isinstance(elem, numpy.ndarray) and elem.dtype.kind not in "SaUO":
+        return mindspore.Tensor(numpy.stack(batch))
+    if isinstance(elem, numpy.generic) and elem.dtype.kind not in "SaUO":
+        return mindspore.Tensor(numpy.array(batch))
+    if isinstance(elem, bool):
+        return mindspore.Tensor(numpy.array(batch, dtype=numpy.bool_))
+    if isinstance(elem, float):
+        return mindspore.Tensor(numpy.array(batch, dtype=numpy.float64))
+    if isinstance(elem, int):
+        return mindspore.Tensor(numpy.array(batch, dtype=numpy.int64))
+    if isinstance(elem, (str, bytes)):
+        return batch
+    if isinstance(elem, collections.abc.Mapping):
+        return type(elem)({key: default_collate([d[key] for d in batch]) for key in elem}) \
+            if type(elem) is not dict else {key: default_collate([d[key] for d in batch]) for key in elem}
+    if isinstance(elem, tuple) and hasattr(elem, "_fields"):
+        return type(elem)(*(default_collate(s) for s in zip(*batch)))
+    if isinstance(elem, collections.abc.Sequence):
+        if any(len(e) != len(elem) for e in batch):
+            raise RuntimeError("each element in list of batch should be of equal size")
+        columns = [default_collate(s) for s in zip(*batch)]  # a tuple's fields as a list, as torch's
+        return columns if isinstance(elem, tuple) or type(elem) is list else type(elem)(columns)
+    raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; "
+                    f"found {type(elem)}")
+
+
+class IterableDataset(metaclass=__import__("abc").ABCMeta):
+    """torch.utils.data.IterableDataset as a type: a dataset MindSpore's GeneratorDataset reads as a stream, one
+    that iterates and has no random access (``__iter__`` without ``__getitem__``), as the port's dataset classes
+    are once their torch base is gone; ``isinstance(d, IterableDataset)`` asks that."""
+
+    @classmethod
+    def __subclasshook__(cls, other):
+        names = set().union(*(vars(k) for k in other.__mro__))
+        return "__iter__" in names and "__getitem__" not in names
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """torch.unique where the fix engine writes no form (inverse indices, counts, a dim): the sorted distinct
+    values (of the flattened tensor, or the distinct slices along `dim`), then the inverse indices (the input's
+    shape, or the length of `dim`) and the counts as int64 tensors, as torch's CPU kernel returns them (sorted
+    also where `sorted=False`). PyNative mode: the result's shape depends on the values."""
+    values = input.asnumpy()
+    found, inverse, counts = numpy.unique(values.reshape(-1) if dim is None else values, return_inverse=True,
+                                          return_counts=True, axis=dim)
+    out = [mindspore.Tensor(found)]
+    if return_inverse:
+        out.append(mindspore.Tensor(inverse.reshape(values.shape if dim is None else (-1,)).astype(numpy.int64)))
+    if return_counts:
+        out.append(mindspore.Tensor(counts.astype(numpy.int64)))
+    return out[0] if len(out) == 1 else tuple(out)

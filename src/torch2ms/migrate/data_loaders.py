@@ -50,6 +50,9 @@ class DataLoaders(cst.CSTTransformer):
         self.losses: dict[str, str] = {}  # `name` or `self.name` -> the loss class of label_casts it holds
         self.functions: dict[str, list[cst.FunctionDef]] = {}  # the file's functions (and methods) by name
         self.count = 0
+        # whether a save is written as a MindSpore checkpoint (its name suffixed, its states' tensors under
+        # KEY.NAME): another load of the file is left with its finding, not read as the save wrote it
+        self.checkpoints = False
         self.done: list[str] = []
         self.left: list[str] = []
 
@@ -83,8 +86,10 @@ class DataLoaders(cst.CSTTransformer):
         self.losses = {name: api for name, apis in held.items() if len(apis) == 1 for api in apis if api is not None}
 
     def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
+        # a generic base is the class it subscripts (``Sampler[List[int]]``)
         kept = [b for orig, b in zip(original_node.bases, updated_node.bases)
-                if self._api(orig.value) not in self.rules.dataset_bases]
+                if self._api(orig.value.value if isinstance(orig.value, cst.Subscript) else orig.value)
+                not in self.rules.dataset_bases]
         if len(kept) == len(updated_node.bases):
             return updated_node
         self.count += 1
@@ -150,6 +155,7 @@ class DataLoaders(cst.CSTTransformer):
                 and self._api(state) == self.rules.save_state[1]):
             return updated
         self.count += 1
+        self.checkpoints = True
         self.done.append(f"{self._line(original)}: a module's state saved as a MindSpore checkpoint")
         form = spell(self.rules.save_state[2], self.root)
         return cst.parse_expression(form.format(module=_code(state.func.value), path=_code(args[1].value)))
@@ -181,6 +187,7 @@ class DataLoaders(cst.CSTTransformer):
         text = form.format(states=literal(saved), path=_code(updated.args[1].value),
                            extras=extras_form.format(values=literal(extras)) if extras else "")
         self.count += 1
+        self.checkpoints = True
         self.done.append(f"{self._line(original)}: a dict of states saved as one MindSpore checkpoint")
         return cst.parse_expression(spell(text, self.root))
 

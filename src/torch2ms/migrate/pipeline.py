@@ -203,7 +203,8 @@ def _migrate_text(text: str, path: str, options: Options | None, cells: set[str]
         outcome = fix_text(text1, path, config, unsafe=True, table=table, held=False, scan_result=False)
         # torch layer classes where no call's rewrite can stand for them (bases, values, unpacked arguments): the
         # support module's torch-signature layers
-        text2, called = support.functions(outcome.text, table, config.version, config.device, options.support)
+        text2, called = support.functions(outcome.text, table, config.version, config.device, options.support,
+                                          keep=(loaders.rules.load_state[0],) if loaders.checkpoints else ())
         text2, adapted = support.adapt(text2, original, table, config.version, config.device, options.support)
         adapted = valued + called + adapted
         # torch names left in annotations (no MindSpore type for them): plain typing, so no import stays for them
@@ -221,8 +222,8 @@ def _migrate_text(text: str, path: str, options: Options | None, cells: set[str]
         for name in sorted(sites.imports):
             # the module's names are text3's and those of the import of `root`: a name text3 never spells is not
             # referred to, and no walk of the module is needed to know it
-            if name in text3 or name in (scopes.ROOT, root):
-                module = imports.ensure_import(module, name)
+            if name in text3 or name in (scopes.ROOT, root):  # a dotted module (`urllib.parse`) imported in full
+                module = imports.ensure_module_import(module, name) if "." in name else imports.ensure_import(module, name)
         new = module.code
     except cst.ParserSyntaxError as exc:
         raise MigrateError(f"{path}: cannot rewrite: {exc.message}") from None

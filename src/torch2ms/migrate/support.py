@@ -335,11 +335,12 @@ def _function_names(table: MappingTable, version: tuple[int, ...], device: str) 
 
 
 def functions(text: str, table: MappingTable, version: tuple[int, ...], device: str,
-              module: str) -> tuple[str, list[str]]:
+              module: str, keep: Collection[str] = ()) -> tuple[str, list[str]]:
     """`text` (a port, after the fix engine) with each call of a torch function that the tables write as a
     function of the support module (``torch.einsum(...)`` -> ``t2ms_support.einsum(...)``, the arguments as they
     are). Written after the fix engine, which rewrote the calls around it knowing the torch function's result (a
     tensor: ``.softmax(dim=-1)`` on it becomes MindSpore's) and left this call (its fix has no form to write).
+    The APIs in `keep` stay as they are (a load of a file the data-loader pass saved as a MindSpore checkpoint).
     Returns (text, "line: what" for each change)."""
     from ..fix import apply_edits
     from ..model import Confidence
@@ -351,6 +352,16 @@ def functions(text: str, table: MappingTable, version: tuple[int, ...], device: 
     source = SourceText(text)
     edits, notes = [], []
     for call in resolve_module(ast.parse(text), table, source).calls:
+        if call.api in keep:
+            continue
+        if call.kind is CallKind.ATTRIBUTE and call.confidence is Confidence.HIGH \
+                and call.api.rpartition(".")[2] in names:
+            # the function as a value (``collate_fn = default_collate``): called later with torch's arguments
+            name = _function_value(table.lookup(call.api), version, device)
+            if name is not None:
+                edits.append(Edit(call.span, f"{module}.{name.partition('.')[2]}"))
+                notes.append(f"{call.span.start_line}: {call.api} -> {module}.{name.partition('.')[2]} (a value)")
+            continue
         if call.kind is not CallKind.CALL or call.confidence is not Confidence.HIGH or call.func_span is None \
                 or call.api.rpartition(".")[2] not in names:
             continue
@@ -360,6 +371,17 @@ def functions(text: str, table: MappingTable, version: tuple[int, ...], device: 
             edits.append(Edit(call.func_span, f"{module}.{name.partition('.')[2]}"))
             notes.append(f"{call.span.start_line}: {call.api} -> {module}.{name.partition('.')[2]}")
     return (apply_edits(text, edits), notes) if edits else (text, [])
+
+
+def _function_value(entry: MappingEntry | None, version: tuple[int, ...], device: str) -> str | None:
+    """The support module's function (``t2ms_support.default_collate``) that stands for `entry`'s torch function
+    read as a value: its `support` rewrite names a function for every call (no `given`, `fallback` or
+    `missing_only`); None otherwise."""
+    rewrite = support_rewrite(entry, version, device)
+    if rewrite is None or any(rewrite.arg(key, False) for key in ("given", "fallback", "missing_only")):
+        return None
+    name = str(rewrite.arg("name", ""))
+    return name if not name.rpartition(".")[2][:1].isupper() and support_source(name.partition(".")[0]) else None
 
 
 PARTIAL = "functools.partial"  # a class given to it is called later, with arguments the rewrite cannot see

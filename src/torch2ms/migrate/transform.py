@@ -34,6 +34,8 @@ import re
 from collections.abc import Collection, Sequence
 from typing import assert_never
 
+from dataclasses import replace
+
 import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import CodeRange
@@ -174,6 +176,11 @@ class CallSites(_Rewriter):
             # a receiver not proven a tensor counts only for `p.data.normal_(...)` (see `_data_initializer`)
             if call.confidence is Confidence.HIGH or self._data_initializer_call(call):
                 self.by_span.setdefault(_key(call.span), []).append(call)
+        # the calls by where their function's name starts (`urlparse(u)`, `PATTERN.search(s)` of a torch value)
+        self.by_func: dict[tuple[int, int], list[ApiCall]] = {}
+        for call in calls:
+            if call.kind is CallKind.CALL and call.func_span is not None and call.confidence is Confidence.HIGH:
+                self.by_func.setdefault((call.func_span.start_line, call.func_span.start_col), []).append(call)
 
     def _structure(self, call: ApiCall) -> Structure | None:
         """The structural rewrite the tables name for the call's entry (`structure:`), if any."""
@@ -355,9 +362,10 @@ class CallSites(_Rewriter):
         """``nn.init.kaiming_normal_(m.weight, mode="fan_out")`` ->
         ``m.weight.set_data(mindspore.common.initializer.initializer(
         mindspore.common.initializer.HeNormal(negative_slope=0, mode="fan_out", ...), m.weight.shape, m.weight.dtype))``."""
-        if any(a.star for a in node.args):
+        spread = node.args[-1] if node.args and node.args[-1].star == "*" else None  # `*self.init_range`
+        if any(a.star for a in node.args if a is not spread):
             return None
-        positional = _positional(node.args)
+        positional = _positional([a for a in node.args if a is not spread])
         if not positional:
             return None
         tensor = positional[0].value
@@ -374,7 +382,19 @@ class CallSites(_Rewriter):
             return None
         for name, arg in zip(names, extra):
             passed[name] = arg.value
+        spread_params: list[cst.Param] = []
+        if spread is not None:  # the parameters after those bound: a lambda's, which the sequence is spread into
+            for torch_name, _, default in params[len(extra):]:
+                local = torch_name
+                while local in self.used:
+                    local += "_"
+                passed[torch_name] = cst.Name(local)
+                spread_params.append(cst.Param(cst.Name(local), default=None if default is None else _literal(default),
+                                               equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+                                               if default is not None else cst.MaybeSentinel.DEFAULT))
         for arg in node.args:
+            if arg.keyword is not None and spread is not None:
+                return None
             if arg.keyword is not None:
                 if arg.keyword.value not in names or arg.keyword.value in passed:
                     return None  # generator= or a keyword MindSpore's initializer has no place for
@@ -407,9 +427,15 @@ class CallSites(_Rewriter):
             if not isinstance(form, str):
                 value = cst.Call(func=cst.Attribute(value, cst.Name("init_data")), args=[])
             self.imports.add(SETITEM[0])
-            return cst.Call(func=cst.Attribute(cst.Name(SETITEM[0]), cst.Name(SETITEM[1])),
-                            args=_clean_args([cst.Arg(tensor.value), cst.Arg(key), cst.Arg(value)]))
-        return cst.Call(func=cst.Attribute(tensor, cst.Name("set_data")), args=[cst.Arg(value)])
+            written: cst.BaseExpression = cst.Call(func=cst.Attribute(cst.Name(SETITEM[0]), cst.Name(SETITEM[1])),
+                                                   args=_clean_args([cst.Arg(tensor.value), cst.Arg(key), cst.Arg(value)]))
+        else:
+            written = cst.Call(func=cst.Attribute(tensor, cst.Name("set_data")), args=[cst.Arg(value)])
+        if spread is None:
+            return written
+        return cst.Call(func=cst.Lambda(params=cst.Parameters(params=spread_params), body=written,
+                                        lpar=[cst.LeftParen()], rpar=[cst.RightParen()]),
+                        args=[cst.Arg(spread.value, star="*")])
 
     def _initializer_value(self, rule: Structure, node: cst.Call) -> cst.BaseExpression | None:
         """``partial(nn.init.kaiming_uniform_, a=math.sqrt(5))``, called later with the tensor: a function of the
@@ -516,7 +542,7 @@ class CallSites(_Rewriter):
         """A torch name whose entry's rewrite is `python_name` (``torch.jit.Final``) -> the plain-Python name it
         gives (``typing.Final``), whose module the file then imports. A rewrite of calls may name the plain type
         that stands for the torch class where it names a type (`type_name`: ``torch.device`` -> ``str``)."""
-        for call in self._calls(node):
+        for call in self._calls(node) + self._called_names(node):
             entry = self.table.lookup(call.api) if call.kind in _NAMED else None
             rewrite = entry.rewrite if entry is not None else None
             name = str(rewrite.arg("name", "")) if rewrite is not None and rewrite.transform == PYTHON_NAME else ""
@@ -528,12 +554,31 @@ class CallSites(_Rewriter):
                 self.imports.update(t.partition(".")[0] for t in types)
                 self._note(node, f"{call.api} -> the types of its subclasses")
                 return cst.parse_expression(f"({', '.join(types)}{',' if len(types) == 1 else ''})")
+            if name.startswith(f"{SUPPORT_MODULE}."):  # a value of the support module, by the tree's import name
+                self.support = True
+                self._note(node, f"{call.api} -> {name}")
+                return cst.parse_expression(f"{self.support_import}.{name.partition('.')[2]}")
             if name:
                 if "." in name:  # a builtin (`str`) needs no import
-                    self.imports.add(name.partition(".")[0])
+                    self.imports.add(name.rpartition(".")[0])  # its module (`urllib.parse`)
                 self._note(node, f"{call.api} -> {name}")
                 return cst.parse_expression(name)
         return None
+
+    def _called_names(self, node: cst.Name | cst.Attribute) -> list[ApiCall]:
+        """The torch name `node` spells where it is called (``urlparse(u)``) or a method of it is
+        (``PATTERN.search(s)``): the call's API cut after the node's last name, as a name (ATTRIBUTE) read there."""
+        where = self._range(node)
+        if where is None:
+            return []
+        last = node.value if isinstance(node, cst.Name) else node.attr.value
+        found = []
+        for call in self.by_func.get((where.start.line, where.start.column), []):
+            parts = call.api.split(".")
+            cut = max((i for i in range(2, len(parts) + 1) if parts[i - 1] == last), default=0)
+            if cut:
+                found.append(replace(call, api=".".join(parts[:cut]), kind=CallKind.ATTRIBUTE))
+        return found
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
         renamed = self._python_name(original_node)

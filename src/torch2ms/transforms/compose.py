@@ -47,8 +47,8 @@ torch.utils.model_zoo.load_url, torch.nn.init._calculate_fan_in_and_fan_out, tor
 torch.nn.functional.triplet_margin_loss, torch.diag, torch.Tensor.diag, torch.Tensor.fill_diagonal_, torch.index_fill,
 torch.Tensor.index_fill, torch.Tensor.index_fill_, torch.nn.functional.interpolate, torch.nn.Embedding.from_pretrained,
 torch.squeeze, torch.unique, torch.Tensor.unique, torch.Tensor.squeeze, torch.get_autocast_dtype,
-torch.get_autocast_cpu_dtype, torch.get_autocast_gpu_dtype, torch.jit.annotate, torch.nn.functional.fold, torch.cat
-and torch.concat."""
+torch.get_autocast_cpu_dtype, torch.get_autocast_gpu_dtype, torch.jit.annotate, torch.nn.functional.fold, torch.cat,
+torch.concat and torch.expand_copy."""
 
 from __future__ import annotations
 
@@ -62,14 +62,18 @@ from .edits import NOT_LITERAL, EditBuilder, partial_call, pure, receiver_length
 def bind(call: ApiCall, params: tuple[str, ...]) -> dict[str, Arg] | None:
     """The call's arguments by torch parameter name, as Python binds them; None where it cannot be told or
     the call passes something the parameters do not name. A last parameter ``**`` takes any other keyword
-    (a ``**kwargs`` of the API: einops's axis lengths); a last ``*name`` every further positional argument,
+    (a ``**kwargs`` of the API: einops's axis lengths), and the call's last ``**mapping`` (or ``*args``) as
+    written; a last ``*name`` every further positional argument,
     unpacked ones too (``*operands`` of ``torch.einsum(equation, *operands)``: bound to the first of them)."""
     more = params[-1:] == ("**",)
     star = params[-1][1:] if params and params[-1].startswith("*") and not more else ""
     named = params[:-1] if more or star else params
-    positional = [a for a in call.args if a.keyword is None]
+    args = list(call.args)
+    while more and args and args[-1].starred and args[-1].keyword is None:
+        args.pop()  # a last ``**mapping`` (or ``*args``): any other keywords, passed on as written
+    positional = [a for a in args if a.keyword is None]
     head, rest = positional[:len(named)], positional[len(named):]
-    keywords = [a for a in call.args if a.keyword is not None]
+    keywords = [a for a in args if a.keyword is not None]
     if any(a.starred for a in head + keywords) or (rest and not star):
         return None
     bound = dict(zip(named, head))

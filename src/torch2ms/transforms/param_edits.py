@@ -143,7 +143,8 @@ def param_edits(src: EditBuilder, call: ApiCall, target: Target, receiver_first:
                     safe = False
                 continue
             case FactKind.UNSUPPORTED_VALUES:
-                if passed is not None and (not passed.is_const or fact.matches(passed.value)):
+                # (a value known only at run time: only where MindSpore raises for the values the fact names)
+                if passed is not None and (not passed.is_const and not fact.raises or fact.matches(passed.value)):
                     return None
                 if passed is None and fact.torch_default is not None and fact.matches(fact.torch_default):
                     return None

@@ -2,7 +2,12 @@
 library (the tables' `name`). `migrate` writes it and imports its module (`torch2ms.migrate.transform`);
 a text fix cannot add that import beside the file's own, so the finding keeps no fix there.
 
-Used by torch.jit.Final, torch.Size (`tuple`: MindSpore's Tensor.shape is a tuple) and the typing names torch.jit.annotations
+A dotted name imports its module (``urllib.parse``); a name of the support module (``t2ms_support.HASH_REGEX``) is
+spelled by the tree's import of it. Calls of the name (``urlparse(u)``) and of a method of it (``PATTERN.search(s)``)
+are written the same way.
+
+Used by torch.jit.Final, torch.hub.HASH_REGEX, torch.hub.urlparse, torch.__version__ (`mindspore.__version__`),
+torch.utils.data.IterableDataset (as a type: the support module's, which tells a stream dataset by its protocol), torch.Size (`tuple`: MindSpore's Tensor.shape is a tuple) and the typing names torch.jit.annotations
 re-exports: torch.jit.annotations.Any, torch.jit.annotations.Dict, torch.jit.annotations.List,
 torch.jit.annotations.Optional, torch.jit.annotations.Tuple, torch.jit.annotations.Union, and torch's float
 constants torch.pi, torch.e, torch.inf and torch.nan (`math.pi`, ...: the same Python floats). With `types`

@@ -12,7 +12,7 @@ Arguments (``rewrite: {transform: support, ...}``):
 - `params`: torch's parameters the class takes, in positional order; a call passing another (or ``*args``)
   is left to the ordinary rewrite; a last parameter spelled ``*name`` takes every further positional argument
   (``*operands`` of ``torch.einsum(equation, *operands)``), unpacked ones too; a last ``**`` takes any other
-  keyword (einops's axis lengths);
+  keyword (einops's axis lengths) and a last ``**mapping`` or ``*args`` of the call, passed on as written;
 - `given`: parameters the call must pass for the class to be needed (``padding_idx``); absent: every call;
 - `missing_only`: the class stands in only where the entry has no form for the device (no target, or one
   without a kernel there, `MappingEntry.category_for`); elsewhere the target's ordinary rewrite;
@@ -25,8 +25,13 @@ Arguments (``rewrite: {transform: support, ...}``):
 
 The rewrite is the entry's, or that of the target chosen for the version and device (`support_rewrite`).
 
-Used by torch.optim.Adam, torch.nn.Embedding, torch.einsum, torch._assert_async, torchvision.ops.misc.FrozenBatchNorm2d
-and (`fallback`) torch.nn.functional.interpolate, torch.nn.Upsample and torch.nn.functional.batch_norm, and by einops's functions and layers, which have no MindSpore backend (the support
+Used by torch.optim.Adam, torch.nn.Embedding, torch.einsum, torch._assert_async, torchvision.ops.misc.FrozenBatchNorm2d,
+torch.save, torch.load, torch.serialization.safe_globals, torch.serialization.get_unsafe_globals_in_checkpoint,
+torch.hub.get_dir, torch.hub._get_torch_home, torch.hub.download_url_to_file,
+torch.nn.modules.transformer._get_activation_fn, torch.nn.utils.fusion.fuse_conv_bn_eval,
+torch.utils.data.default_collate, torch.utils.data.dataloader.default_collate,
+torch.utils.data._utils.collate.default_collate (a function of the module read as a value is the module's too)
+and (`fallback`) torch.nn.functional.interpolate, torch.nn.Upsample, torch.nn.functional.batch_norm and torch.unique, and by einops's functions and layers, which have no MindSpore backend (the support
 module runs einops's pattern analysis with MindSpore operators):
 einops.rearrange, einops.reduce, einops.repeat, einops.einsum, einops.pack, einops.unpack, einops.parse_shape,
 einops.layers.torch.Rearrange, einops.layers.torch.Reduce and einops.layers.torch.EinMix."""
