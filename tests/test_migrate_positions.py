@@ -108,3 +108,14 @@ def test_the_call_site_rewrite_walks_only_statements_that_hold_a_call_or_a_renam
     assert {"total", "area", "Plain", "helper"} <= set(names) - walked  # statements with no call: not walked
     assert {"norm", "weight", "no_grad"} <= walked  # a renamed tensor's statement, those with calls, decorators
     assert "w = self.norm.gamma" in pruned and "@torch" not in pruned and "with torch" not in pruned
+
+
+def test_a_text_with_no_call_to_rewrite_is_not_walked(monkeypatch) -> None:
+    from torch2ms.migrate import pipeline, positions
+
+    def walked(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise AssertionError("the call-site rewrite walked a text with no call to rewrite")
+
+    text = "import os\nimport torch\n\n\ndef area(w, h):\n    return os.sep, w * h  # torch.zeros(1) in a comment\n"
+    monkeypatch.setattr(positions, "rewrite", walked)
+    assert pipeline.migrate_text(text, "area.py").text == text.replace("import torch\n", "")  # the unused import goes

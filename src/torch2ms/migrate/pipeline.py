@@ -196,8 +196,10 @@ def _migrate_text(text: str, path: str, options: Options | None, cells: set[str]
         if held:
             tree = parse(text)
             facts = resolve_module(tree, table, SourceText(text))
-        text1, sites = parsed.rewrite(text, transform.CallSites(facts.calls, table, config.version, root, config.device,
-                                                              scopes.used_names(tree), options.support, text))
+        sites = transform.CallSites(facts.calls, table, config.version, root, config.device, scopes.used_names(tree),
+                                    options.support, text)
+        # no call to look at: nothing to rewrite (every rewrite of the walk starts at a call), no libcst parse
+        text1, sites = parsed.rewrite(text, sites) if sites.by_span else (text, sites)
         # 2. the fix engine: call targets and parameters from the mapping tables, the forms for config.device
         if root != scopes.ROOT:  # the fix engine spells from the alias the file imports (scopes.choose_root)
             text1 = imports.ensure_root_import(cst.parse_module(text1), root)[0].code
