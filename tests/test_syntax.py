@@ -100,3 +100,16 @@ def _table():
     from torch2ms.mappings import load_table
 
     return load_table()
+
+
+def test_the_scope_facts_a_migration_reads_first_need_no_fixes():
+    """migrate's first pass over the tree scans without building fixes: the scope facts are the same."""
+    text = ("import torch\nimport torch.nn as nn\nfrom .blocks import Block\n\n\n"
+            "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.fc = nn.Linear(4, 2)\n        self.block = Block()\n\n"
+            "    def forward(self, x):\n        n = x.shape[0]\n        y = torch.zeros(n, 4)\n"
+            "        return self.fc(torch.cat([x, y], dim=0)).nonzero()\n\n\n"
+            "def helper(t):\n    return t.sum().item()\n")
+    full, bare = scan_source(text, "net.py"), scan_source(text, "net.py", fixes=False)
+    assert full.scope is not None and full.scope == bare.scope
+    assert any(d.fix is not None for d in full.diagnostics) and all(d.fix is None for d in bare.diagnostics)

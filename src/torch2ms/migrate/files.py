@@ -292,8 +292,9 @@ def _scan_one(item: tuple[str, str, Options]) -> tuple[Any, set[str]]:
     """One file's scope facts (for the classes that become Cells across the tree) and its classes that already
     derive from a Cell."""
     text, path, options = item
-    with syntax.shared():  # one tree of the text for both
-        return scan_source(text, path, options.config, load_table()).scope, _existing_cells(text, load_table())
+    with syntax.shared():  # one tree of the text for both; the scope facts need no fixes built
+        return scan_source(text, path, options.config, load_table(), fixes=False).scope, \
+            _existing_cells(text, load_table())
 
 
 _T = TypeVar("_T")
