@@ -113,3 +113,16 @@ def test_the_scope_facts_a_migration_reads_first_need_no_fixes():
     full, bare = scan_source(text, "net.py"), scan_source(text, "net.py", fixes=False)
     assert full.scope is not None and full.scope == bare.scope
     assert any(d.fix is not None for d in full.diagnostics) and all(d.fix is None for d in bare.diagnostics)
+
+
+def test_another_thread_does_not_share_a_blocks_trees():
+    import threading
+
+    seen: list[ast.Module] = []
+    with syntax.shared():
+        tree = syntax.parse(TEXT)
+        worker = threading.Thread(target=lambda: seen.append(syntax.parse(TEXT)))
+        worker.start()
+        worker.join()
+        assert syntax.parse(TEXT) is tree
+    assert seen and seen[0] is not tree

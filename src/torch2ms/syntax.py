@@ -13,6 +13,7 @@ import contextlib
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Iterator
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 _T = TypeVar("_T")
@@ -41,27 +42,27 @@ class _Shared:
             self.results = {k: v for k, v in self.results.items() if not any(o is old for o in v[0])}
 
 
-_current: _Shared | None = None
+# the block open in this thread (a thread of the language server's pool starts with none)
+_current: ContextVar[_Shared | None] = ContextVar("torch2ms_shared_trees", default=None)
 
 
 @contextlib.contextmanager
 def shared() -> Iterator[None]:
     """Share trees, walks and results until the block ends (then they are dropped). Nested: the outer one serves."""
-    global _current
-    if _current is not None:
+    if _current.get() is not None:
         yield
         return
-    _current = _Shared()
+    token = _current.set(_Shared())
     try:
         yield
     finally:
-        _current = None
+        _current.reset(token)
 
 
 def parse(text: str) -> ast.Module:
     """The module tree of `text` (SyntaxError, ValueError, RecursionError, MemoryError as `ast.parse` raises them).
     Warnings about the text (invalid escape sequences and the like) are not ours to show: they are kept quiet."""
-    memo = _current
+    memo = _current.get()
     if memo is not None:
         tree = memo.trees.get(text)
         if tree is not None:
@@ -77,7 +78,7 @@ def parse(text: str) -> ast.Module:
 
 def walk(tree: ast.AST) -> Iterable[ast.AST]:
     """Every node of `tree` in `ast.walk`'s order; a shared tree's list is built on the first walk."""
-    memo = _current
+    memo = _current.get()
     if memo is None or id(tree) not in memo.held:
         return ast.walk(tree)
     nodes = memo.nodes.get(id(tree))
@@ -90,7 +91,7 @@ def remembered(key: Hashable, keep: tuple[object, ...], compute: Callable[[], _T
     """`compute()`, once per `key` while `shared()` is open. `keep`: the objects the key names by their id (a
     shared tree, the table): held with the result, so no other object takes their ids meanwhile. A result of a
     tree that is not a shared one (a tree no `parse` of this block made) is not kept."""
-    memo = _current
+    memo = _current.get()
     if memo is None or any(isinstance(o, ast.AST) and id(o) not in memo.held for o in keep):
         return compute()
     found = memo.results.get(key)
