@@ -52,3 +52,70 @@ def test_a_rewrite_reads_the_positions_of_the_module_it_rewrites() -> None:
     transformer = _Lines()
     assert rewrite(module, transformer).code == "x = f(\n    g(2), 1)\ny = h(3)\n"
     assert transformer.metadata == {}  # resolved for the walk only
+
+
+_SITES = '''import torch
+import torch.nn as nn
+
+
+def helper(values):
+    total = 0
+    for v in values:
+        total += v * 2
+    return total
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.BatchNorm2d(4)
+        self.scale = 3
+
+    def reset(self):
+        w = self.norm.weight  # no call here, but a renamed tensor of the class's layer
+        return w
+
+    @torch.no_grad()
+    def forward(self, x):
+        y = helper([1, 2])
+        with torch.no_grad():
+            z = x + y
+        return self.norm(z)
+
+
+class Plain:
+    def area(self, w, h):
+        return w * h
+'''
+
+
+def test_the_call_site_rewrite_walks_only_statements_that_hold_a_call_or_a_renamed_tensor(monkeypatch) -> None:
+    from torch2ms.migrate import pipeline, transform
+
+    names: list[str] = []
+    leave_name = transform.CallSites.leave_Name
+
+    def counted(self, original_node, updated_node):  # type: ignore[no-untyped-def]
+        names.append(original_node.value)
+        return leave_name(self, original_node, updated_node)
+
+    monkeypatch.setattr(transform.CallSites, "leave_Name", counted)
+    pruned = pipeline.migrate_text(_SITES, "net.py").text
+    walked = set(names)
+    names.clear()
+    monkeypatch.setattr(transform.CallSites, "on_visit", cst.CSTTransformer.on_visit)
+    assert pipeline.migrate_text(_SITES, "net.py").text == pruned  # the same port as a walk of every node
+    assert {"total", "area", "Plain", "helper"} <= set(names) - walked  # statements with no call: not walked
+    assert {"norm", "weight", "no_grad"} <= walked  # a renamed tensor's statement, those with calls, decorators
+    assert "w = self.norm.gamma" in pruned and "@torch" not in pruned and "with torch" not in pruned
+
+
+def test_a_text_with_no_call_to_rewrite_is_not_walked(monkeypatch) -> None:
+    from torch2ms.migrate import pipeline, positions
+
+    def walked(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise AssertionError("the call-site rewrite walked a text with no call to rewrite")
+
+    text = "import os\nimport torch\n\n\ndef area(w, h):\n    return os.sep, w * h  # torch.zeros(1) in a comment\n"
+    monkeypatch.setattr(positions, "rewrite", walked)
+    assert pipeline.migrate_text(text, "area.py").text == text.replace("import torch\n", "")  # the unused import goes

@@ -9,11 +9,10 @@ from __future__ import annotations
 import ast
 import re
 import sys
-import warnings
 from collections.abc import Sequence
 from dataclasses import replace
 
-from . import checks, dynamic_shape, leftover, portcheck, readiness
+from . import checks, dynamic_shape, leftover, portcheck, readiness, syntax
 from .codes import CODES
 from .config import Config
 from .mappings import MappingTable, TableView, load_table, prefilter_words
@@ -49,11 +48,10 @@ def _syntax_message(exc: SyntaxError) -> str:
 
 
 def parse(text: str) -> ast.Module:
-    """The module's tree. How deeply nested an expression ast accepts follows Python's recursion
-    limit, which the entry points raise (`torch2ms.process`); the analysis never changes it."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # invalid escape sequences and the like are not our findings
-        return ast.parse(text, type_comments=False)
+    """The module's tree (`syntax.parse`: one tree of a text while a migration's passes share them). How deeply
+    nested an expression ast accepts follows Python's recursion limit, which the entry points raise
+    (`torch2ms.process`); the analysis never changes it."""
+    return syntax.parse(text)
 
 
 def noqa_codes(line: str) -> frozenset[str] | None:
@@ -259,7 +257,8 @@ def scan_source(text: str, path: str = "<string>", config: Config | None = None,
     `fixes=False` leaves every finding's `fix` unset (about a fifth of the time of a large
     file): the language server publishes without them and builds them for a code action."""
     config = config or Config()
-    return apply_config(_analyse(text, path, config, table, fixes), text, config)
+    return syntax.remembered(("scan", text, path, id(config), id(table), fixes), (config, table),
+                             lambda: apply_config(_analyse(text, path, config, table, fixes), text, config))
 
 
 def _with_dataflow(scope: ScopeFacts | None, module: ModuleFacts, text: str) -> ScopeFacts | None:

@@ -14,11 +14,11 @@ import ast
 import bisect
 import difflib
 import re
-import warnings
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from . import syntax
 from .codes import CODES
 from .config import Config
 from .mappings import MappingTable, load_table
@@ -133,9 +133,7 @@ def _splice(text: str, items: list[tuple[int, int, str]]) -> str:
 
 def _parses(text: str) -> bool:
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ast.parse(text)
+        syntax.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
@@ -325,9 +323,7 @@ def remove_unused_torch_imports(before: str, after: str) -> str:
     if "torch" not in after:
         return after
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(after)
+        tree = syntax.parse(after)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return after
     bindings = _torch_bindings(tree)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Collection, Sequence
 
+from . import syntax
 from .codes import CODES
 from .model import Diagnostic, Span
 from .source import SourceText
@@ -16,7 +17,7 @@ from .source import SourceText
 def torch_bindings(tree: ast.AST, roots: Collection[str]) -> dict[str, str]:
     """Each name an import of `roots` (torch, ...) binds, with what it stands for."""
     bound: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in syntax.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.split(".")[0] in roots:
@@ -30,7 +31,7 @@ def torch_bindings(tree: ast.AST, roots: Collection[str]) -> dict[str, str]:
 def torch_references(tree: ast.AST, roots: Collection[str]) -> list[tuple[int, int, str]]:
     """(line, byte column, name) of every use of a name bound by an import of `roots`."""
     bound = torch_bindings(tree, roots)
-    return [(n.lineno, n.col_offset, n.id) for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in bound]
+    return [(n.lineno, n.col_offset, n.id) for n in syntax.walk(tree) if isinstance(n, ast.Name) and n.id in bound]
 
 
 def uncovered(tree: ast.AST, positions: SourceText, diagnostics: Sequence[Diagnostic],

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from . import dataflow as df
 from . import dynamic_shape as ds
+from . import syntax
 from .mappings import MappingTable
 from .model import ApiCall, Arg, CallKind, Confidence, DynamicShape, ShapeResult, Span, ValueEnum
 from .source import SourceText
@@ -1736,7 +1737,12 @@ def resolve_with_events(tree: ast.Module, table: MappingTable,
 
 
 def resolve_module(tree: ast.Module, table: MappingTable, positions: SourceText) -> ModuleFacts:
-    """Run the resolver over a module and hand back its facts."""
+    """Run the resolver over a module and hand back its facts (once per shared tree: `syntax.remembered`)."""
+    return syntax.remembered(("resolve", id(tree), id(table), positions.text), (tree, table),
+                             lambda: _resolve_module(tree, table, positions))
+
+
+def _resolve_module(tree: ast.Module, table: MappingTable, positions: SourceText) -> ModuleFacts:
     resolver = Resolver(table, positions)
     resolver.run(tree)
     return ModuleFacts(tuple(resolver.calls), tuple(resolver.events), tuple(resolver.classes),

@@ -16,7 +16,6 @@ written once at the top of the tree (`--out DIR`; in place, beside each path) wh
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import functools
 import os
@@ -26,7 +25,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
-from .. import process, writing
+from .. import process, syntax, writing
 from ..api import iter_sources
 from ..engine import scan_source
 from ..fix import FixError, unified_diff
@@ -293,7 +292,9 @@ def _scan_one(item: tuple[str, str, Options]) -> tuple[Any, set[str]]:
     """One file's scope facts (for the classes that become Cells across the tree) and its classes that already
     derive from a Cell."""
     text, path, options = item
-    return scan_source(text, path, options.config, load_table()).scope, _existing_cells(text, load_table())
+    with syntax.shared():  # one tree of the text for both; the scope facts need no fixes built
+        return scan_source(text, path, options.config, load_table(), fixes=False).scope, \
+            _existing_cells(text, load_table())
 
 
 _T = TypeVar("_T")
@@ -329,7 +330,7 @@ def _each(pool: ProcessPoolExecutor | None, func: Callable[[_T], _R], items: Seq
 
 def _existing_cells(text: str, table: Any) -> set[str]:
     try:
-        return existing_cells(ast.parse(text), table)
+        return existing_cells(syntax.parse(text), table)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return set()
 

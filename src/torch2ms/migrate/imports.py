@@ -18,6 +18,7 @@ from typing import TypeVar
 import libcst as cst
 from libcst.metadata import ImportAssignment, MetadataWrapper, Scope, ScopeProvider
 
+from .. import syntax
 from ..scopes import ROOT
 
 
@@ -373,7 +374,7 @@ def _outside(scope: ast.AST) -> set[int]:
 def _bound_names(tree: ast.Module, roots: frozenset[str]) -> set[str]:
     """The first names (``torch`` of ``torch.nn``) that the imports of `roots` in `tree` bind, at any depth."""
     bound: set[str] = set()
-    for node in ast.walk(tree):
+    for node in syntax.walk(tree):
         if isinstance(node, ast.Import):
             bound.update((a.asname or a.name).split(".")[0] for a in node.names if a.name.split(".")[0] in roots)
         elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] in roots:
@@ -386,7 +387,7 @@ def _names_read(tree: ast.Module) -> set[str]:
     star import could bind anything."""
     found: set[str] = set()
     annotations: list[ast.expr] = []
-    for node in ast.walk(tree):
+    for node in syntax.walk(tree):
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
             found.add(node.id)
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
@@ -415,13 +416,13 @@ def imports_any(text: str, roots: frozenset[str]) -> bool:
 
 def _parsed(text: str) -> ast.Module | None:
     try:
-        return ast.parse(text)
+        return syntax.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
 
 def _imports_any(tree: ast.Module, roots: frozenset[str]) -> bool:
-    for node in ast.walk(tree):
+    for node in syntax.walk(tree):
         if isinstance(node, ast.Import) and any(a.name.split(".")[0] in roots for a in node.names):
             return True
         if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0] in roots):

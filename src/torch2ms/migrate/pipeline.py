@@ -27,7 +27,7 @@ from ..portcheck.names import dotted
 from ..model import Diagnostic, FileResult
 from ..resolve import resolve_module
 from ..source import SourceText
-from .. import leftover, scopes
+from .. import leftover, scopes, syntax
 from . import data_loaders, imports, plain_types, positions, probes, star_imports, support, training, transform
 
 
@@ -111,7 +111,7 @@ def existing_cells(tree: ast.Module, table: MappingTable) -> set[str]:
     if not cells:
         return set()
     aliases = probes.import_aliases(tree)
-    return {node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
+    return {node.name for node in syntax.walk(tree) if isinstance(node, ast.ClassDef)
             and any(dotted(base, aliases) in cells for base in node.bases)}
 
 
@@ -134,7 +134,8 @@ def migrate_text(text: str, path: str = "<string>", options: Options | None = No
     first, second, third = gc.get_threshold()
     gc.set_threshold(first, second, max(third, FULL_COLLECTION_EVERY))
     try:
-        return _migrate_text(text, path, options, cells, table, star or {})
+        with syntax.shared():  # the passes read each text's tree and facts once (`torch2ms.syntax`)
+            return _migrate_text(text, path, options, cells, table, star or {})
     finally:
         gc.set_threshold(first, second, third)
 
@@ -195,8 +196,10 @@ def _migrate_text(text: str, path: str, options: Options | None, cells: set[str]
         if held:
             tree = parse(text)
             facts = resolve_module(tree, table, SourceText(text))
-        text1, sites = parsed.rewrite(text, transform.CallSites(facts.calls, table, config.version, root, config.device,
-                                                              scopes.used_names(tree), options.support))
+        sites = transform.CallSites(facts.calls, table, config.version, root, config.device, scopes.used_names(tree),
+                                    options.support, text)
+        # no call to look at: nothing to rewrite (every rewrite of the walk starts at a call), no libcst parse
+        text1, sites = parsed.rewrite(text, sites) if sites.by_span else (text, sites)
         # 2. the fix engine: call targets and parameters from the mapping tables, the forms for config.device
         if root != scopes.ROOT:  # the fix engine spells from the alias the file imports (scopes.choose_root)
             text1 = imports.ensure_root_import(cst.parse_module(text1), root)[0].code
@@ -228,7 +231,7 @@ def _migrate_text(text: str, path: str, options: Options | None, cells: set[str]
     except cst.ParserSyntaxError as exc:
         raise MigrateError(f"{path}: cannot rewrite: {exc.message}") from None
     try:
-        ast.parse(new)
+        syntax.parse(new)
     except SyntaxError as exc:  # defensive: libcst writes valid code, the fix engine checks its own
         raise MigrateError(f"{path}: the migrated text does not parse ({exc.msg}); nothing written") from None
     after = _with_left_torch(scan_source(new, path, config, table), new, table.roots, config)
@@ -241,12 +244,12 @@ def _migrate_text(text: str, path: str, options: Options | None, cells: set[str]
 
 def torch_references(text: str, roots: Collection[str] = ("torch",)) -> list[tuple[int, int, str]]:
     """(line, column, name) of every use of a name bound by an import of `roots` (torch, ...)."""
-    return leftover.torch_references(ast.parse(text), roots)
+    return leftover.torch_references(syntax.parse(text), roots)
 
 
 def unreported(migration: Migration, roots: Collection[str] = ("torch",)) -> list[tuple[int, int, str]]:
     """The torch references left in the migrated text that no finding of its scan covers."""
-    return leftover.uncovered(ast.parse(migration.text), SourceText(migration.text), migration.result.diagnostics,
+    return leftover.uncovered(syntax.parse(migration.text), SourceText(migration.text), migration.result.diagnostics,
                               roots)
 
 
@@ -256,7 +259,7 @@ def _with_left_torch(result: FileResult, text: str, roots: Collection[str], conf
     does not): the port imports torch there, so it is on the to-do list, never "0 remaining"."""
     if result.error is not None or not config.enabled_in(result.path, "TMS407"):
         return result
-    added = leftover.leftover_diagnostics(ast.parse(text), SourceText(text), result.diagnostics, roots)
+    added = leftover.leftover_diagnostics(syntax.parse(text), SourceText(text), result.diagnostics, roots)
     if not added:
         return result
     return replace(result, diagnostics=tuple(sorted((*result.diagnostics, *added), key=Diagnostic.sort_key)))

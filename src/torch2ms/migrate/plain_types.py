@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Collection, Iterator
 
+from .. import syntax
 from ..model import Edit
 from ..portcheck.names import dotted
 from ..source import SourceText
@@ -24,7 +25,7 @@ TYPING = "typing"  # the module the rewrite refers to (the pipeline imports it w
 
 
 def _annotations(tree: ast.Module) -> Iterator[ast.expr]:
-    for node in ast.walk(tree):
+    for node in syntax.walk(tree):
         if isinstance(node, ast.arg) and node.annotation is not None:
             yield node.annotation
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None:
@@ -50,7 +51,7 @@ def plain_annotations(text: str, roots: Collection[str]) -> tuple[str, list[str]
     """`text` with every torch name left in an annotation written as ``typing.Any``; (text, "line: what")."""
     from ..fix import apply_edits
 
-    tree = ast.parse(text)
+    tree = syntax.parse(text)
     aliases = {name: module for name, module in import_aliases(tree).items() if module.split(".")[0] in roots}
     if not aliases:
         return text, []

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Collection
 
+from .. import syntax
 from ..mappings import MappingTable
 from ..model import MappingEntry, Target
 from ..portcheck.names import dotted
@@ -29,7 +30,7 @@ PROBES = frozenset({"hasattr", "getattr"})  # Python's builtins that ask whether
 def import_aliases(tree: ast.Module) -> dict[str, str]:
     """Name -> dotted module path of each ``import`` and absolute ``from ... import`` of the file."""
     aliases: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in syntax.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname \
@@ -53,14 +54,14 @@ class Probes:
         self.done: list[str] = []
 
     def rewrite(self, text: str) -> str:
-        tree = ast.parse(text)
+        tree = syntax.parse(text)
         aliases = {k: v for k, v in import_aliases(tree).items() if v.split(".")[0] in self.roots}
         if not aliases:
             return text
         source = SourceText(text)
         edits: list[tuple[int, int, str]] = []
         answered: dict[int, str] = {}  # id of a probe's node -> its answer
-        for node in ast.walk(tree):
+        for node in syntax.walk(tree):
             if isinstance(node, ast.Call):
                 new = self._answer(node, aliases, source)
             elif isinstance(node, ast.Compare):
@@ -74,7 +75,7 @@ class Probes:
                     edits.append((start, end, new))
                     answered[id(node)] = new
                     self.done.append(f"{node.lineno}: feature probe {ast.unparse(node)} -> {new}")
-        for node in ast.walk(tree):  # a branch only a missing name takes never runs: it goes with its torch uses
+        for node in syntax.walk(tree):  # a branch only a missing name takes never runs: it goes with its torch uses
             if isinstance(node, ast.If) and not node.orelse and answered.get(id(node.test)) == "False" \
                     and node.end_lineno is not None and node.end_col_offset is not None:
                 start = source.offset(node.lineno, source.char_col(node.lineno, node.col_offset))

@@ -17,6 +17,8 @@ import ast
 import os
 from collections.abc import Collection, Mapping, Sequence
 
+from .. import syntax
+
 Statements = tuple[str, ...]  # import statements, as code
 
 
@@ -139,7 +141,7 @@ def insert(text: str, after: Mapping[int, Statements]) -> str:
     if not after:
         return text
     lines = text.splitlines(keepends=True)
-    tree = ast.parse(text)
+    tree = syntax.parse(text)
     indent = {node.end_lineno or node.lineno: " " * node.col_offset for node in _star_sources(tree)}
     out: list[str] = []
     for number, line in enumerate(lines, 1):

@@ -23,6 +23,7 @@ import os
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
+from .. import syntax
 from ..mapping_tools import GENERAL_PARAMS
 from ..mappings import MappingTable
 from ..model import Adapter, ApiCall, CallKind, Category, Edit, FactKind, MappingEntry, Target
@@ -351,7 +352,7 @@ def functions(text: str, table: MappingTable, version: tuple[int, ...], device: 
         return text, []
     source = SourceText(text)
     edits, notes = [], []
-    for call in resolve_module(ast.parse(text), table, source).calls:
+    for call in resolve_module(syntax.parse(text), table, source).calls:
         if call.api in keep:
             continue
         if call.kind is CallKind.ATTRIBUTE and call.confidence is Confidence.HIGH \
@@ -388,7 +389,7 @@ PARTIAL = "functools.partial"  # a class given to it is called later, with argum
 
 
 def _parents(tree: ast.Module) -> dict[int, ast.AST]:
-    return {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    return {id(child): node for node in syntax.walk(tree) for child in ast.iter_child_nodes(node)}
 
 
 def _in_annotation_or_type(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
@@ -415,7 +416,7 @@ def _class_bases(tree: ast.Module, aliases: dict[str, str]) -> list[list[str | N
     """The qualified name of each base of each class of `tree` (None: not an imported name), in walk order."""
     from ..portcheck.names import dotted
 
-    return [[dotted(base, aliases) for base in node.bases] for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
+    return [[dotted(base, aliases) for base in node.bases] for node in syntax.walk(tree) if isinstance(node, ast.ClassDef)]
 
 
 def _value_edits(tree: ast.Module, aliases: dict[str, str], src: SourceText, table: MappingTable,
@@ -432,7 +433,7 @@ def _value_edits(tree: ast.Module, aliases: dict[str, str], src: SourceText, tab
     parents = _parents(tree)
     edits: list[Edit] = []
     notes: list[str] = []
-    for node in ast.walk(tree):
+    for node in syntax.walk(tree):
         if not isinstance(node, (ast.Name, ast.Attribute)) or not isinstance(node.ctx, ast.Load):
             continue
         api = dotted(node, aliases)
@@ -480,11 +481,11 @@ def values(text: str, table: MappingTable, version: tuple[int, ...], device: str
     from ..fix import apply_edits
     from .probes import import_aliases
 
-    tree = ast.parse(text)
+    tree = syntax.parse(text)
     aliases = import_aliases(tree)
     if not any(value.split(".")[0] in table.roots for value in aliases.values()):
         return text, []
-    bases = {id(base) for node in ast.walk(tree) if isinstance(node, ast.ClassDef) for base in node.bases}
+    bases = {id(base) for node in syntax.walk(tree) if isinstance(node, ast.ClassDef) for base in node.bases}
     placed = {(call.func_span.start_line, call.func_span.start_col) for call in calls
               if call.kind is CallKind.CALL and call.func_span is not None and any(a.starred for a in call.args)
               and all(dropped_mapping(a, set()) is not None for a in call.args if a.starred)}
@@ -505,14 +506,14 @@ def adapt(text: str, original: str, table: MappingTable, version: tuple[int, ...
     from ..fix import apply_edits
     from .probes import import_aliases
 
-    tree, before = ast.parse(text), ast.parse(original)
+    tree, before = syntax.parse(text), syntax.parse(original)
     aliases, original_aliases = import_aliases(tree), import_aliases(before)
     if not any(value.split(".")[0] in table.roots for value in [*aliases.values(), *original_aliases.values()]):
         return text, []
     src = SourceText(text)
     edits: list[Edit] = []
     notes: list[str] = []
-    classes = [node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
+    classes = [node for node in syntax.walk(tree) if isinstance(node, ast.ClassDef)]
     was = _class_bases(before, original_aliases)
     bases: set[int] = set()
     if len(was) == len(classes):  # the rewrites keep the classes: the original's i-th class is the port's

@@ -30,6 +30,7 @@ Each rewrite is counted; anything a rule does not cover is left as it is for the
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from collections.abc import Collection, Sequence
 from typing import assert_never
@@ -40,8 +41,9 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import CodeRange
 
+from .. import syntax
 from ..mappings import MappingTable
-from ..source import SourceText
+from ..source import SourceText, split_lines
 from ..model import ApiCall, CallKind, Confidence, FactKind, MappingEntry, Span, Structure, StructureRule, \
     arg_for
 from ..transforms import default_keyword
@@ -157,7 +159,7 @@ class CallSites(_Rewriter):
     """Rewrites at the calls and attributes the scanner resolved to torch APIs (see the module's docstring)."""
 
     def __init__(self, calls: Sequence[ApiCall], table: MappingTable, version: tuple[int, ...], root: str,
-                 device: str, used: Collection[str] = (), support: str = SUPPORT_MODULE) -> None:
+                 device: str, used: Collection[str] = (), support: str = SUPPORT_MODULE, text: str | None = None) -> None:
         super().__init__(root)
         self.table = table
         self.support_import = support  # the dotted name the file imports the tree's support module by
@@ -181,6 +183,38 @@ class CallSites(_Rewriter):
         for call in calls:
             if call.kind is CallKind.CALL and call.func_span is not None and call.confidence is Confidence.HIGH:
                 self.by_func.setdefault((call.func_span.start_line, call.func_span.start_col), []).append(call)
+        self._lines = sorted({key[0] for key in self.by_span})  # the first lines of the calls rewrites look at
+        self._text = split_lines(text) if text is not None else None  # the module's lines (libcst's line breaks)
+        self._renamed: dict[int, re.Pattern[str]] = {}  # id of a class's layers -> a word of its renamed tensors
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        """A statement that holds none of the calls (no line of it or of its decorators starts one) is left as it is,
+        unwalked: every rewrite here starts at a call's position, but for the layers' renamed tensors
+        (``self.bn.weight``), so in a class whose layers rename some, a statement whose text (the module's `text`,
+        where given) writes one of those names is walked all the same. Its own visit and leave run (a class's layers
+        are pushed and popped; the leave finds nothing to do without a call)."""
+        walk = super().on_visit(node)
+        if not walk or not isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            return walk
+        where = self._range(node)
+        decorators = getattr(node, "decorators", ())  # written before the def or class's own range
+        first = self._range(decorators[0]) if decorators else where
+        if where is None or first is None:
+            return True
+        start, end = min(first.start.line, where.start.line), where.end.line
+        at = bisect.bisect_left(self._lines, start)
+        if at < len(self._lines) and self._lines[at] <= end:
+            return True
+        layers = self.layers[-1] if self.layers else None
+        if not layers:
+            return False
+        if self._text is None:
+            return True
+        words = self._renamed.get(id(layers))
+        if words is None:
+            names = sorted({name for tensors in layers.values() for name in tensors})
+            words = self._renamed[id(layers)] = re.compile(rf"\b(?:{'|'.join(map(re.escape, names))})\b")
+        return any(words.search(line) for line in self._text[start - 1:end])
 
     def _structure(self, call: ApiCall) -> Structure | None:
         """The structural rewrite the tables name for the call's entry (`structure:`), if any."""
@@ -1021,7 +1055,7 @@ class Cells:
     def rewrite(self, text: str) -> str:
         """`text` with every rename; the renames are counted and noted (in the order of a post-order walk)."""
         self._source = SourceText(text)
-        self._walk(ast.parse(text), [])
+        self._walk(syntax.parse(text), [])
         out = text
         for offset, length in sorted(self._at, reverse=True):
             out = out[:offset] + "construct" + out[offset + length:]

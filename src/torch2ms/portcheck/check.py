@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
+from .. import syntax
 from ..codes import CODES
 from ..mappings import MappingTable
 from ..model import Arg, ApiCall, CallKind, Diagnostic, FactKind, Span, Target
@@ -190,7 +191,7 @@ class PortChecker:
         """The import statements in a `try` whose handlers catch a failed import (a fallback for other
         MindSpore versions: `except ImportError: from mindspore import ms_function as jit`)."""
         out: set[int] = set()
-        for node in ast.walk(self.tree):
+        for node in syntax.walk(self.tree):
             if not isinstance(node, ast.Try):
                 continue
             caught: set[str] = set()
@@ -227,7 +228,7 @@ class PortChecker:
         return isinstance(base, ast.Name) and base.id in self.classes and self.classes[base.id].cell
 
     def _collect_classes(self) -> None:
-        for node in ast.walk(self.tree):
+        for node in syntax.walk(self.tree):
             if not isinstance(node, ast.ClassDef):
                 continue
             info = _Class(node.name, any(self._is_cell_base(b) for b in node.bases),
@@ -245,7 +246,7 @@ class PortChecker:
         for info in self.classes.values():  # a base of the file declared after its subclass
             if not info.cell and any(self.classes.get(b, _Class(b, False)).cell for b in info.bases):
                 info.cell = True
-        for node in ast.walk(self.tree):
+        for node in syntax.walk(self.tree):
             if isinstance(node, ast.ClassDef):
                 self._collect_attrs(node, self.classes[node.name])
 

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .. import syntax
 from ..data import folder as data_folder
 from . import names as ms_names
 
@@ -66,7 +67,7 @@ def graph_code(tree: ast.Module, names: dict[str, str], cell_classes: dict[str, 
     for stmt in tree.body:
         if isinstance(stmt, _FUNCTIONS):
             functions[stmt.name] = stmt
-    for node in ast.walk(tree):
+    for node in syntax.walk(tree):
         if isinstance(node, ast.ClassDef):
             methods[node.name] = {m.name: m for m in node.body if isinstance(m, _FUNCTIONS)}
 
@@ -88,7 +89,7 @@ def graph_code(tree: ast.Module, names: dict[str, str], cell_classes: dict[str, 
         found = method_of(cls, "construct")
         if found is not None:
             todo.append(GraphCode(found[1], f"{found[0]}.construct", "", cls))
-    for node in ast.walk(tree):
+    for node in syntax.walk(tree):
         if isinstance(node, _FUNCTIONS) and any(
                 ms_names.dotted(d.func if isinstance(d, ast.Call) else d, names) in ("mindspore.jit", "mindspore.ms_function")
                 for d in node.decorator_list):

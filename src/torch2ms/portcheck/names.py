@@ -10,13 +10,15 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from .. import syntax
+
 ROOT = "mindspore"
 
 
 def _other_bindings(tree: ast.AST) -> set[str]:
     """Names bound in the file by anything but an import."""
     out: set[str] = set()
-    for node in ast.walk(tree):
+    for node in syntax.walk(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             out.add(node.id)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -34,7 +36,7 @@ def _other_bindings(tree: ast.AST) -> set[str]:
 
 def imports(tree: ast.Module) -> Iterator[tuple[ast.stmt, str, str, ast.alias]]:
     """(statement, bound name, qualified name, alias) of each MindSpore import of the file."""
-    for node in ast.walk(tree):
+    for node in syntax.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name == ROOT or alias.name.startswith(ROOT + "."):

@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import re
 
+from .. import syntax
 from ..model import Edit, Fix
 from .base import Context, Pass, Transform, register
 from .edits import EditBuilder
@@ -205,11 +206,11 @@ def _indent(text: str, prefix: str) -> str | None:
 def _apply_edits(src: EditBuilder, cls: ast.ClassDef, plan: Plan) -> list[Edit] | None:
     """`F.apply(...)` -> `F()(...)` in the file (with the forward's literal defaults the call leaves out, which
     GRAPH mode does not pass to bprop); `F.apply` as a value -> `F()`; None where the class calls its own."""
-    parents = {id(c): n for n in ast.walk(src.tree) for c in ast.iter_child_nodes(n)}
+    parents = {id(c): n for n in syntax.walk(src.tree) for c in ast.iter_child_nodes(n)}
     defaults = [ast.unparse(d) for d in plan.forward.args.defaults]
     literal = all(_literal(d) for d in plan.forward.args.defaults)
     edits = []
-    for node in ast.walk(src.tree):
+    for node in syntax.walk(src.tree):
         if not (isinstance(node, ast.Attribute) and node.attr == "apply" and isinstance(node.value, ast.Name)
                 and node.value.id == cls.name and isinstance(node.ctx, ast.Load)):
             continue

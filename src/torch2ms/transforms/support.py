@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import ast
 
+from .. import syntax
 from ..data import folder as data_folder
 from ..model import ApiCall, Category, FactKind, Fix, MappingEntry, Rewrite, Target
 from .base import PASS, Context, Pass, Transform, register
@@ -130,11 +131,11 @@ def support_source(module: str) -> str | None:
 def imported_support(text: str) -> dict[str, str]:
     """The support modules a port's text imports (``import t2ms_support``): name -> the module's text."""
     try:
-        tree = ast.parse(text)
+        tree = syntax.parse(text)
     except SyntaxError:
         return {}
     found: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in syntax.walk(tree):
         names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
             [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
         for name in names:
