@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 import re
 from dataclasses import replace
 from typing import assert_never
@@ -11,12 +11,12 @@ from . import dynamic_shape
 from .codes import CODES
 from .mappings import TableView, doc_url
 from .model import (
-    ApiCall, CallKind, Category, Confidence, Diagnostic, Edit, FactKind, Fix, MappingEntry, ParamFact, Target,
+    ApiCall, CallKind, Category, Confidence, Diagnostic, Edit, FactKind, Fix, MappingEntry, ParamFact, Span, Target,
     TargetChoice, arg_for,
 )
 from .source import SourceText
 from .training_rules import LabelCast
-from .transforms.fixer import Fixer
+from .transforms.fixer import ATTRIBUTE_TITLE, Fixer
 
 _CODE_BY_CATEGORY = {
     Category.EQUIVALENT: "TMS101",
@@ -235,3 +235,67 @@ def layer_call(call: ApiCall, view: TableView, source: SourceText, fixer: Fixer 
     return Diagnostic(code=info.code, severity=info.severity, category=Category.DIFF_PARAMS, span=call.span,
                       message=f"{call.api} " + "; ".join(parts), torch_api=call.api, mindspore_api=target.api,
                       doc_url=doc_url(entry, target) or info.doc_url, fix=fix)
+
+
+def layer_attribute(calls: Sequence[ApiCall], store: bool, view: TableView,
+                    fixer: Fixer | None = None) -> Diagnostic | None:
+    """An attribute of a torch layer instance (`calls`: ``CLASS.NAME`` for each class the value may be, see
+    `resolve.LayerAttribute`) that the layer's MindSpore class for the scan names otherwise or lacks (the
+    targets' `attributes`). A read: a finding whose fix writes MindSpore's name (``m.groups`` -> ``m.group`` on
+    mindspore.nn.Conv2d), the same in every class, or an error where a class has none (the read raises
+    AttributeError). A write (`store`): a warning without fix, as MindSpore's layer may read the value only when it
+    is built (``norm.eps = 1e-5`` changes nothing in a mindspore.nn.LayerNorm, whose primitive holds its epsilon).
+    None where every class keeps torch's name or a class has no MindSpore form for the scan."""
+    if not calls:
+        return None
+    attr = calls[0].api.rpartition(".")[2]
+    names: dict[str, tuple[str, str | None]] = {}  # torch class -> (MindSpore class, its name for the attribute)
+    for call in calls:
+        cls = call.api.rpartition(".")[0]
+        entry = view.lookup(cls)
+        target = view.target(entry) if entry is not None else None
+        if target is None or not target.api.startswith("mindspore."):
+            return None
+        named, ms_name = target.attribute(attr)
+        names[cls] = (target.api, ms_name if named else attr)
+    written = {ms_name for _, ms_name in names.values()}
+    if written == {attr}:
+        return None
+    call = calls[0]
+    torch_api = call.api
+    version = _version_text(view.version)
+    each = "; ".join(f"{ms_class} has no attribute '{attr}'" if ms_name is None else
+                     f"'{ms_name}' in {ms_class}" for ms_class, ms_name in names.values())
+    first = next(iter(names.values()))[0]
+    if store:
+        info = CODES["TMS102"]
+        return Diagnostic(code=info.code, severity=info.severity, category=Category.DIFF_PARAMS, span=call.span,
+                          message=f"{torch_api} set after the layer is built: {each} (MindSpore {version}); MindSpore's "
+                                  "layer may read the value only when it is built: pass it where the layer is built",
+                          torch_api=torch_api, mindspore_api=first, doc_url=info.doc_url)
+    if None in written:
+        lacking = sorted(ms_class for ms_class, ms_name in names.values() if ms_name is None)
+        info = CODES["TMS103"]
+        return Diagnostic(code=info.code, severity=info.severity, category=Category.MISSING, span=call.span,
+                          message=f"{torch_api}: {' and '.join(lacking)} {'has' if len(lacking) == 1 else 'have'} "
+                                  f"no attribute '{attr}' in MindSpore {version} (reading it raises AttributeError): "
+                                  "take the value from where the layer is built",
+                          torch_api=torch_api, mindspore_api=lacking[0], doc_url=info.doc_url)
+    if len(written) > 1:
+        info = CODES["TMS102"]
+        return Diagnostic(code=info.code, severity=info.severity, category=Category.DIFF_PARAMS, span=call.span,
+                          message=f"{torch_api}: the MindSpore classes the value may be name the attribute otherwise: "
+                                  f"{each}", torch_api=torch_api, mindspore_api=first, doc_url=info.doc_url)
+    ms_name = written.pop()
+    assert ms_name is not None
+    ms_classes = sorted({ms_class for ms_class, _ in names.values()})
+    info = CODES["TMS101"]
+    fix = None
+    if fixer is not None:
+        span = call.span
+        name_span = Span(span.end_line, span.end_col - len(attr), span.end_line, span.end_col)
+        fix = Fix(title=f"{ATTRIBUTE_TITLE}: '{ms_name}'", edits=(Edit(name_span, ms_name),), safe=True)
+    return Diagnostic(code=info.code, severity=info.severity, category=Category.EQUIVALENT, span=call.span,
+                      message=f"{torch_api} -> {ms_classes[0]}.{ms_name}: the attribute's name in MindSpore's "
+                              f"{' and '.join(ms_classes)}", torch_api=torch_api,
+                      mindspore_api=f"{ms_classes[0]}.{ms_name}", doc_url=info.doc_url, fix=fix)

@@ -310,6 +310,7 @@ def _entry(raw: dict[str, Any], source: str) -> MappingEntry:
             written_as=WrittenAs(t["written_as"]) if "written_as" in t else None,
             rewrite=_rewrite(t.get("rewrite")),
             forward=tuple((str(k), str(v)) for k, v in (t.get("forward") or {}).items()),
+            attributes=tuple((str(k), None if v is None else str(v)) for k, v in (t.get("attributes") or {}).items()),
         )
         for t in raw.get("ms", ())
     )

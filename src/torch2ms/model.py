@@ -428,6 +428,15 @@ class Target:
     rewrite: Rewrite | None = None  # a transform the fix applies for this form
     # a layer's call: torch's forward keyword -> MindSpore's construct parameter at its position
     forward: tuple[tuple[str, str], ...] = ()
+    # a layer's attributes: torch's name -> this class's name for it, or None where the class has none
+    attributes: tuple[tuple[str, str | None], ...] = ()
+
+    def attribute(self, name: str) -> tuple[bool, str | None]:
+        """(whether the facts name torch's attribute `name`, the class's name for it or None where it has none)."""
+        for torch_name, ms_name in self.attributes:
+            if torch_name == name:
+                return True, ms_name
+        return False, None
 
     def applies_to(self, version: tuple[int, ...]) -> bool:
         if self.since is not None and version < self.since:
