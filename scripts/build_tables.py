@@ -33,7 +33,8 @@ The script needs torch and mindspore installed (the `verify` extra). It
 10. writes the dynamic-shape facts of scripts/mapping_dynamic.yaml (`dynamic_shape:` of an entry: which
    calls make a shape depend on data). `--dynamic-only` does this step alone;
 11. gives each layer's target the forward keywords MindSpore's construct names otherwise (`forward:`, from
-   torch's forward and the construct of src/torch2ms/data/mindspore_api.json). `--forward-only` does this
+   torch's forward and the construct of src/torch2ms/data/mindspore_api.json) and the forward parameters a
+   call may leave out in torch and not in MindSpore (`forward_defaults:`, scripts/mapping_forward_defaults.yaml). `--forward-only` does this
    step alone;
 12. gives the layer classes of scripts/mapping_adapters.yaml their `adapter:` (torch's constructor
    parameters, read from the installed torch, and the facts written there): the torch-signature layer
@@ -1758,6 +1759,26 @@ def torch_layers(entries: dict[str, dict[str, Any]]) -> Iterator[tuple[dict[str,
             yield entry, cls
 
 
+FORWARD_DEFAULTS = Path(__file__).resolve().parent / "mapping_forward_defaults.yaml"
+
+
+def forward_defaults() -> dict[tuple[str, str], dict[str, str]]:
+    """The forms of scripts/mapping_forward_defaults.yaml, by (torch layer, MindSpore class)."""
+    import yaml
+
+    doc = yaml.safe_load(FORWARD_DEFAULTS.read_text(encoding="utf-8")) or {}
+    return {(str(item["api"]), str(item["ms"])): {str(k): str(v) for k, v in item["params"].items()}
+            for item in doc.get("forward_defaults", ())}
+
+
+def forward_default_facts(torch_forward: Any, forms: dict[str, str]) -> list[dict[str, Any]]:
+    """`forward_defaults` of a target: each parameter with its position in torch's forward (self not counted)."""
+    import inspect
+
+    params = [p.name for p in list(inspect.signature(torch_forward).parameters.values())[1:]]
+    return [{"torch": name, "position": params.index(name), "form": form} for name, form in forms.items()]
+
+
 def add_forward_keywords(entries: dict[str, dict[str, Any]]) -> None:
     """Give each layer's target (a Cell class of src/torch2ms/data/mindspore_api.json) the forward keywords its
     construct names otherwise (`forward: {input: x}`): a call of the layer that passes torch's keyword
@@ -1765,7 +1786,13 @@ def add_forward_keywords(entries: dict[str, dict[str, Any]]) -> None:
     from torch2ms.portcheck.api import load_api
 
     api = load_api()
+    defaults = forward_defaults()
     for entry, cls in torch_layers(entries):
+        for target in entry.get("ms", ()):
+            target.pop("forward_defaults", None)
+            wanted = defaults.pop((entry["api"], target["api"]), None)
+            if wanted:
+                target["forward_defaults"] = forward_default_facts(getattr(cls, "forward", None), wanted)
         for target in entry.get("ms", ()):
             target.pop("forward", None)
             found = api.name(target["api"])
@@ -1775,6 +1802,8 @@ def add_forward_keywords(entries: dict[str, dict[str, Any]]) -> None:
             renames = forward_keywords(getattr(cls, "forward", None), [p.name for p in construct.signature.positional()])
             if renames:
                 target["forward"] = renames
+    for torch_api, ms_api in defaults:
+        raise SystemExit(f"{FORWARD_DEFAULTS.name}: {torch_api} -> {ms_api} is not a layer target of the tables")
 
 
 def refresh_forward_keywords() -> None:
@@ -2260,8 +2289,8 @@ def read_verification() -> Any:
 
 # A target's keys in one order, whichever build step wrote them last: a full build and a one-step refresh write
 # the same text (the order of a dict's keys otherwise follows the steps that ran).
-TARGET_KEY_ORDER = ["api", "since", "until", "category", "written_as", "params", "rewrite", "forward", "attributes",
-                    "devices", "no_kernel", "verified"]
+TARGET_KEY_ORDER = ["api", "since", "until", "category", "written_as", "params", "rewrite", "forward",
+                    "forward_defaults", "attributes", "devices", "no_kernel", "verified"]
 
 
 def _target_keys(target: dict[str, Any]) -> dict[str, Any]:

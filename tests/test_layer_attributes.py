@@ -376,3 +376,52 @@ def test_a_cell_annotation_admits_subclasses_whose_own_methods_are_not_judged() 
     """
     found = [(d.span.start_line, d.code) for d in _scan(code) if d.code.startswith("TMS4")]
     assert found == [(7, "TMS403")]  # torch's Module.zero_grad; grow and reset_state may be a subclass's
+
+
+# ---------------------------------------------------------------------------------------------- forward defaults
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
+@pytest.mark.needs_numpy
+@pytest.mark.parametrize("layer", ["GRUCell", "RNNCell", "LSTMCell"])
+def test_a_recurrent_cell_called_without_its_state_gets_torchs_zero_state(layer: str) -> None:
+    """torch's cell starts from zeros when a call leaves the state out; MindSpore's construct requires it: the fix
+    passes the zero state the tables write (`forward_defaults`), and the port computes what torch does."""
+    import mindspore
+    import numpy
+    import torch
+
+    code = f"""\
+        import torch
+        import torch.nn as nn
+
+
+        class Speller(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.cell = nn.{layer}(4, 6)
+
+            def forward(self, x):
+                state = self.cell(x)
+                return state[0] if isinstance(state, tuple) else state
+
+
+        speller = Speller()
+    """
+    found = [d for d in _scan(code) if d.span.start_line == 11 and d.code == "TMS102"]
+    assert len(found) == 1 and "called without 'hx'" in found[0].message and found[0].fix is not None
+    port = migrate_text(textwrap.dedent(code), "speller.py")
+    assert "self.cell(x, " in port.text and "self.cell.hidden_size" in port.text
+    assert not [d for d in port.result.diagnostics if d.code.startswith("TMS4")]
+    warnings.simplefilter("ignore")
+    mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
+    namespace: dict[str, Any] = {}
+    exec(compile(port.text, "speller.py", "exec"), namespace)  # noqa: S102 - the test's own port
+    torch_side: dict[str, Any] = {}
+    exec(compile(textwrap.dedent(code), "speller.py", "exec"), torch_side)  # noqa: S102 - the test's own code
+    torch_cell, ms_cell = torch_side["speller"].cell, namespace["speller"].cell
+    for name, tensor in torch_cell.named_parameters():  # the weight facts keep these names for the three cells
+        getattr(ms_cell, name).set_data(mindspore.Tensor(tensor.detach().numpy()))
+    x = numpy.random.default_rng(5).standard_normal((3, 4)).astype(numpy.float32)
+    expected = torch_side["speller"](torch.from_numpy(x)).detach().numpy()
+    got = namespace["speller"](mindspore.Tensor(x)).asnumpy()
+    assert got.shape == expected.shape and numpy.abs(got - expected).max() < 1e-5

@@ -213,7 +213,9 @@ def layer_call(call: ApiCall, view: TableView, source: SourceText, fixer: Fixer 
     if labels is not None and (labels.starred or labels.is_const
                                or cast is not None and _written(source.slice(labels.span), cast.form)):
         labels = None
-    if not passed and labels is None:
+    left = [] if any(a.starred for a in call.args) else \
+        [(name, form) for name, position, form in target.forward_defaults if arg_for(call.args, name, position) is None]
+    if not passed and labels is None and not left:
         return None
     info = CODES["TMS102"]
     parts = []
@@ -223,6 +225,10 @@ def layer_call(call: ApiCall, view: TableView, source: SourceText, fixer: Fixer 
     if cast is not None and labels is not None:
         parts.append(f"called with labels {target.api} takes in another dtype (int64 class indices raise): "
                      f"written {cast.form.format(arg='LABELS')}")
+    if left:
+        parts.append(f"called without {', '.join(repr(name) for name, _ in left)}, which {target.api}'s construct "
+                     "requires: torch's default is " + "; ".join(form.format(input="INPUT", layer="LAYER")
+                                                                 for _, form in left))
     fix = None
     if fixer is not None:
         edits: tuple[Edit, ...] | None = tuple(Edit(a.keyword_span, renames[str(a.keyword)])
@@ -230,11 +236,33 @@ def layer_call(call: ApiCall, view: TableView, source: SourceText, fixer: Fixer 
         if cast is not None and labels is not None:
             written = fixer.written(labels.span, cast.form)  # (None for labels computed by a call: no fix)
             edits = edits + written if edits is not None and written is not None else None
+        if left and edits is not None:
+            added = _defaults_written(call, left, source, fixer)
+            edits = edits + added if added is not None else None
         if edits:
             fix = Fix(title=f"Pass {target.api}'s construct arguments", edits=edits, safe=labels is None)
     return Diagnostic(code=info.code, severity=info.severity, category=Category.DIFF_PARAMS, span=call.span,
                       message=f"{call.api} " + "; ".join(parts), torch_api=call.api, mindspore_api=target.api,
                       doc_url=doc_url(entry, target) or info.doc_url, fix=fix)
+
+
+_PLAIN_CHAIN = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*")
+
+
+def _defaults_written(call: ApiCall, left: Sequence[tuple[str, str]], source: SourceText,
+                      fixer: Fixer) -> tuple[Edit, ...] | None:
+    """The edits that pass the forward parameters `left` (name, form) a layer's call leaves out, after its positional
+    arguments: the form with {input} the call's first argument (which `Fixer.written` evaluates once, refusing one
+    that calls something) and {layer} the layer called (a name or attribute chain); None where it cannot be written
+    (the input passed by keyword, a layer that is not a plain name, a keyword among the arguments)."""
+    positional = [a for a in call.args if a.keyword is None]
+    if not positional or len(positional) != len(call.args) or call.func_span is None:
+        return None
+    layer = source.slice(call.func_span).strip()
+    if _PLAIN_CHAIN.fullmatch(layer) is None:
+        return None
+    forms = ", ".join(form.replace("{input}", "{arg}").replace("{layer}", layer) for _, form in left)
+    return fixer.written(positional[0].span, "{arg}, " + forms) if len(positional) == 1 else None
 
 
 def layer_attribute(calls: Sequence[ApiCall], store: bool, view: TableView,

@@ -428,6 +428,8 @@ class Target:
     rewrite: Rewrite | None = None  # a transform the fix applies for this form
     # a layer's call: torch's forward keyword -> MindSpore's construct parameter at its position
     forward: tuple[tuple[str, str], ...] = ()
+    # a layer's forward parameters a torch call may leave out: (torch's name, its position, the default's form)
+    forward_defaults: tuple[tuple[str, int, str], ...] = ()
     # a layer's attributes: torch's name -> this class's name for it, or None where the class has none
     attributes: tuple[tuple[str, str | None], ...] = ()
 
