@@ -1814,24 +1814,34 @@ def refresh_forward_keywords() -> None:
 REGISTERING_CALLS = frozenset({"register_buffer", "register_parameter", "insert_param_to_cell"})
 
 
+def class_sources(cls: type, stop: tuple[type, ...]) -> list[Any]:
+    """The parsed source (an ast.Module holding the class) of `cls` and of each of its bases up to the classes
+    `stop` (left out, with their own bases), subclass first; a class whose source cannot be read is left out."""
+    import ast
+    import inspect
+    import textwrap
+
+    out = []
+    for klass in cls.__mro__:
+        if klass is object or any(klass is s or issubclass(s, klass) for s in stop):
+            continue
+        try:
+            out.append(ast.parse(textwrap.dedent(inspect.getsource(klass))))
+        except (OSError, TypeError, SyntaxError):
+            continue
+    return out
+
+
 def set_attributes(cls: type, stop: tuple[type, ...]) -> tuple[set[str], set[str]]:
     """The public attributes the methods of `cls` and of its bases (up to the classes `stop`, left out) set on
     `self`: ``self.NAME = ...`` (also annotated or augmented, or inside a tuple target), ``setattr(self, "NAME",
     ...)`` and the registering calls (``self.register_buffer("NAME", ...)``), read from the classes' source; and
     those of them that are tensors (registered, or set to a ``Parameter(...)``)."""
     import ast
-    import inspect
-    import textwrap
 
     names: set[str] = set()
     tensors: set[str] = set()
-    for klass in cls.__mro__:
-        if klass is object or any(klass is s or issubclass(s, klass) for s in stop):
-            continue
-        try:
-            tree = ast.parse(textwrap.dedent(inspect.getsource(klass)))
-        except (OSError, TypeError, SyntaxError):
-            continue
+    for tree in class_sources(cls, stop):
         for node in ast.walk(tree):
             targets: list[ast.expr] = []
             if isinstance(node, ast.Assign):
@@ -1862,6 +1872,31 @@ def set_attributes(cls: type, stop: tuple[type, ...]) -> tuple[set[str], set[str
                     tensors.add(args[0].value)
     public = {name for name in names if not name.startswith("_")}
     return public, tensors & public
+
+
+def read_attributes(cls: type, stop: tuple[type, ...], method: str) -> set[str]:
+    """The attributes of `self` that `method` of `cls` reads (``self.NAME`` loaded), with the methods of the class
+    (and of its bases up to the classes `stop`) it calls on `self`, read from their source: what a layer's
+    forward or construct looks at when it runs."""
+    import ast
+
+    methods: dict[str, ast.FunctionDef] = {}
+    for tree in reversed(class_sources(cls, stop)):  # a subclass's method wins over its base's
+        body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+        methods.update((node.name, node) for node in body if isinstance(node, ast.FunctionDef))
+    read: set[str] = set()
+    todo, seen = [method], set()
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in methods:
+            continue
+        seen.add(name)
+        for node in ast.walk(methods[name]):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self" \
+                    and isinstance(node.ctx, ast.Load):
+                read.add(node.attr)
+                todo.append(node.attr)  # a method it calls (or a property): read too
+    return read
 
 
 def attribute_facts(torch_attrs: set[str], ms_attrs: set[str], params: Iterable[dict[str, Any]],
@@ -1912,6 +1947,14 @@ def add_attributes(entries: dict[str, dict[str, Any]]) -> None:
             facts = attribute_facts(torch_attrs, ms_attrs, target.get("params", ()), tensors)
             if facts:
                 target["attributes"] = facts
+            # torch's attributes its forward reads that the class holds under the same name and its construct never
+            # reads (kept in a primitive it built): setting one after the layer is built changes nothing
+            target.pop("built_attributes", None)
+            torch_reads = read_attributes(cls, (torch.nn.Module,), "forward")
+            ms_reads = read_attributes(ms_cls, (mindspore.nn.Cell,), "construct")
+            built = sorted((torch_attrs & ms_attrs & torch_reads) - ms_reads - tensors - set(facts))
+            if built:
+                target["built_attributes"] = built
 
 
 def refresh_attributes() -> None:
@@ -2290,7 +2333,7 @@ def read_verification() -> Any:
 # A target's keys in one order, whichever build step wrote them last: a full build and a one-step refresh write
 # the same text (the order of a dict's keys otherwise follows the steps that ran).
 TARGET_KEY_ORDER = ["api", "since", "until", "category", "written_as", "params", "rewrite", "forward",
-                    "forward_defaults", "attributes", "devices", "no_kernel", "verified"]
+                    "forward_defaults", "attributes", "built_attributes", "devices", "no_kernel", "verified"]
 
 
 def _target_keys(target: dict[str, Any]) -> dict[str, Any]:

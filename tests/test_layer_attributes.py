@@ -425,3 +425,52 @@ def test_a_recurrent_cell_called_without_its_state_gets_torchs_zero_state(layer:
     expected = torch_side["speller"](torch.from_numpy(x)).detach().numpy()
     got = namespace["speller"](mindspore.Tensor(x)).asnumpy()
     assert got.shape == expected.shape and numpy.abs(got - expected).max() < 1e-5
+
+
+# ---------------------------------------------------------------------------------------------- set after built
+@pytest.mark.needs_mindspore
+@pytest.mark.needs_numpy
+def test_a_hyperparameter_set_on_a_built_layer_that_mindspore_reads_only_when_built_is_reported() -> None:
+    """A detector's initializer sets its batch norms' eps and momentum after building them; torch's forward reads
+    them, MindSpore's BatchNorm holds them in the primitive it built (`built_attributes`): the set changes nothing."""
+    code = """\
+        import torch
+        import torch.nn as nn
+
+
+        class Neck(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 3, 1, bias=False)
+                self.bn = nn.BatchNorm2d(3)
+                for m in self.modules():
+                    if isinstance(m, nn.BatchNorm2d):
+                        m.eps = 1e-3
+                        m.momentum = 0.03
+                self.scale = self.bn.eps * 2
+
+            def forward(self, x):
+                return self.bn(self.conv(x))
+
+
+        neck = Neck()
+    """
+    found = [(d.span.start_line, d.code) for d in _scan(code)
+             if d.torch_api and d.torch_api.startswith("torch.nn.BatchNorm2d.")]
+    assert found == [(12, "TMS102"), (13, "TMS102")]  # the read of eps (line 14) is the same value: no finding
+    assert "reads 'eps' only when built" in _at(code, 12, "TMS102")[0].message
+    port = migrate_text(textwrap.dedent(code), "neck.py")
+    lines = port.text.splitlines()
+    assert [(d.code, lines[d.span.start_line - 1].strip()) for d in port.result.diagnostics] == [
+        ("TMS403", "m.eps = 1e-3"), ("TMS403", "m.momentum = 0.03")]
+    import mindspore
+    import numpy
+
+    warnings.simplefilter("ignore")
+    mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
+    bn = mindspore.nn.BatchNorm2d(3).set_train(False)
+    bn.moving_variance.set_data(mindspore.Tensor(numpy.full(3, 1e-2, numpy.float32)))
+    x = mindspore.Tensor(numpy.ones((1, 3, 2, 2), numpy.float32))
+    before = bn(x).asnumpy()
+    bn.eps = 1.0  # torch's BatchNorm would now divide by sqrt(0.01 + 1)
+    assert numpy.array_equal(bn(x).asnumpy(), before)

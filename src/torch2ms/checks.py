@@ -272,12 +272,15 @@ def layer_attribute(calls: Sequence[ApiCall], store: bool, view: TableView,
     targets' `attributes`). A read: a finding whose fix writes MindSpore's name (``m.groups`` -> ``m.group`` on
     mindspore.nn.Conv2d), the same in every class, or an error where a class has none (the read raises
     AttributeError). A write (`store`): a warning without fix, as MindSpore's layer may read the value only when it
-    is built (``norm.eps = 1e-5`` changes nothing in a mindspore.nn.LayerNorm, whose primitive holds its epsilon).
+    is built (``norm.eps = 1e-5`` changes nothing in a mindspore.nn.LayerNorm, whose primitive holds its epsilon),
+    also where the class holds it by torch's name and reads it only when built (the targets' `built_attributes`:
+    ``bn.eps = 1e-3`` on a mindspore.nn.BatchNorm2d).
     None where every class keeps torch's name or a class has no MindSpore form for the scan."""
     if not calls:
         return None
     attr = calls[0].api.rpartition(".")[2]
     names: dict[str, tuple[str, str | None]] = {}  # torch class -> (MindSpore class, its name for the attribute)
+    built: list[str] = []  # the MindSpore classes that hold it by torch's name and read it only when built
     for call in calls:
         cls = call.api.rpartition(".")[0]
         entry = view.lookup(cls)
@@ -286,8 +289,10 @@ def layer_attribute(calls: Sequence[ApiCall], store: bool, view: TableView,
             return None
         named, ms_name = target.attribute(attr)
         names[cls] = (target.api, ms_name if named else attr)
+        if not named and attr in target.built_attributes:
+            built.append(target.api)
     written = {ms_name for _, ms_name in names.values()}
-    if written == {attr}:
+    if written == {attr} and not (store and built):
         return None
     call = calls[0]
     torch_api = call.api
@@ -295,6 +300,13 @@ def layer_attribute(calls: Sequence[ApiCall], store: bool, view: TableView,
     each = "; ".join(f"{ms_class} has no attribute '{attr}'" if ms_name is None else
                      f"'{ms_name}' in {ms_class}" for ms_class, ms_name in names.values())
     first = next(iter(names.values()))[0]
+    if store and written == {attr}:
+        info = CODES["TMS102"]
+        return Diagnostic(code=info.code, severity=info.severity, category=Category.DIFF_PARAMS, span=call.span,
+                          message=f"{torch_api} set after the layer is built: {' and '.join(built)} "
+                                  f"{'reads' if len(built) == 1 else 'read'} '{attr}' only when built (MindSpore "
+                                  f"{version}), so the value set changes nothing: pass it where the layer is built",
+                          torch_api=torch_api, mindspore_api=built[0], doc_url=info.doc_url)
     if store:
         info = CODES["TMS102"]
         return Diagnostic(code=info.code, severity=info.severity, category=Category.DIFF_PARAMS, span=call.span,

@@ -432,6 +432,8 @@ class Target:
     forward_defaults: tuple[tuple[str, int, str], ...] = ()
     # a layer's attributes: torch's name -> this class's name for it, or None where the class has none
     attributes: tuple[tuple[str, str | None], ...] = ()
+    # torch's attributes its forward reads that this class holds by the same name and reads only when it is built
+    built_attributes: tuple[str, ...] = ()
 
     def attribute(self, name: str) -> tuple[bool, str | None]:
         """(whether the facts name torch's attribute `name`, the class's name for it or None where it has none)."""

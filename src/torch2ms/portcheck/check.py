@@ -66,6 +66,8 @@ class TableFacts:
     # per MindSpore layer class, torch's attributes it names otherwise (or None: it has none; the targets'
     # `attributes`), where every torch layer it stands for agrees
     attributes: dict[str, dict[str, str | None]] = field(default_factory=dict)
+    # per MindSpore layer class, torch's attributes it holds by the same name and reads only when it is built
+    built: dict[str, frozenset[str]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, table: MappingTable) -> TableFacts:
@@ -75,10 +77,13 @@ class TableFacts:
             renamed: dict[str, dict[str, str]] = {}
             tensors: dict[str, frozenset[str]] = {}
             attributes: dict[str, dict[str, str | None]] = {}
+            built: dict[str, frozenset[str]] = {}
             disagree: set[tuple[str, str]] = set()
             for torch_api, entry in table.entries.items():
                 for target in entry.targets:
                     by_api.setdefault(target.api, []).append((torch_api, target))
+                    if target.built_attributes:  # (a fact of the MindSpore class: every torch layer's agrees)
+                        built[target.api] = built.get(target.api, frozenset()) | frozenset(target.built_attributes)
                     known = attributes.setdefault(target.api, {})
                     for name, ms_name in target.attributes:
                         if known.setdefault(name, ms_name) != ms_name:
@@ -91,7 +96,7 @@ class TableFacts:
             for api, name in disagree:
                 del attributes[api][name]
             found = _TABLE_FACTS[table.digest] = cls(by_api, renamed, tensors,
-                                                     {api: names for api, names in attributes.items() if names})
+                                                     {api: names for api, names in attributes.items() if names}, built)
         return found
 
 
@@ -578,6 +583,11 @@ class PortChecker:
         renamed = self.facts.renamed.get(public, {}) if public is not None else {}
         attributes = self.facts.attributes.get(public, {}) if public is not None else {}
         name = node.attr
+        if store and public is not None and name in self.facts.built.get(public, ()):
+            self.report("TMS403", node, f".{name} = ...: MindSpore {self.api.version}'s {public} reads '{name}' only "
+                        "when it is built (its construct never does): the value set is never read (pass it where "
+                        "the layer is built)", mindspore_api=public)
+            return
         if name not in renamed and name not in attributes or self.api.cell_member(name) is not None \
                 or self.api.class_member(cls, name) or store and name not in attributes:
             return
