@@ -33,11 +33,17 @@ The script needs torch and mindspore installed (the `verify` extra). It
 10. writes the dynamic-shape facts of scripts/mapping_dynamic.yaml (`dynamic_shape:` of an entry: which
    calls make a shape depend on data). `--dynamic-only` does this step alone;
 11. gives each layer's target the forward keywords MindSpore's construct names otherwise (`forward:`, from
-   torch's forward and the construct of src/torch2ms/data/mindspore_api.json). `--forward-only` does this
+   torch's forward and the construct of src/torch2ms/data/mindspore_api.json) and the forward parameters a
+   call may leave out in torch and not in MindSpore (`forward_defaults:`, scripts/mapping_forward_defaults.yaml). `--forward-only` does this
    step alone;
 12. gives the layer classes of scripts/mapping_adapters.yaml their `adapter:` (torch's constructor
    parameters, read from the installed torch, and the facts written there): the torch-signature layer
-   `torch2ms migrate` writes into its support module. `--adapters-only` does this step alone.
+   `torch2ms migrate` writes into its support module. `--adapters-only` does this step alone;
+13. gives each layer's target the attributes it names otherwise or lacks (`attributes:`, torch's name -> the
+   MindSpore class's, or null), read from the installed torch and MindSpore: the attributes each class's
+   methods set on `self` (its bases' up to nn.Module / Cell) and its class members, renamed where the
+   target's parameter facts rename the constructor parameter of the same name. The layer's tensors are the
+   weight facts'. `--attributes-only` does this step alone.
 
 `--facts-only API...` applies the amendments of scripts/mapping_facts.yaml for the entries named (and their
 facts' positions) to the committed tables alone, for facts `torch2ms verify` found after the last full build.
@@ -61,7 +67,7 @@ import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -1143,6 +1149,7 @@ def build(ref: Path, jobs: int, cache: Path | None, report: Path | None, only: s
     add_positions(entries)
     add_keyword_moves(entries)
     add_forward_keywords(entries)
+    add_attributes(entries)
     annotate_devices(entries.values(), record)
     derive_case_facts(entries.values(), record)
     if only:
@@ -1740,20 +1747,52 @@ def forward_keywords(torch_forward: Any, construct: list[str]) -> dict[str, str]
     return {t: m for t, m in zip(names, construct) if t != m}
 
 
-def add_forward_keywords(entries: dict[str, dict[str, Any]]) -> None:
-    """Give each layer's target (a Cell class of src/torch2ms/data/mindspore_api.json) the forward keywords its
-    construct names otherwise (`forward: {input: x}`): a call of the layer that passes torch's keyword
-    passes MindSpore's. Layers whose forward or construct signature cannot be read are left as they are."""
+def torch_layers(entries: dict[str, dict[str, Any]]) -> Iterator[tuple[dict[str, Any], type]]:
+    """(entry, torch's class) for each entry of a layer class of torch.nn (`torch.nn.NAME`, an nn.Module)."""
     import torch
-    from torch2ms.portcheck.api import load_api
 
-    api = load_api()
     for name, entry in entries.items():
         if not name.startswith("torch.nn.") or name.count(".") != 2:
             continue
         cls = getattr(torch.nn, name.rpartition(".")[2], None)
-        if not isinstance(cls, type) or not issubclass(cls, torch.nn.Module):
-            continue
+        if isinstance(cls, type) and issubclass(cls, torch.nn.Module):
+            yield entry, cls
+
+
+FORWARD_DEFAULTS = Path(__file__).resolve().parent / "mapping_forward_defaults.yaml"
+
+
+def forward_defaults() -> dict[tuple[str, str], dict[str, str]]:
+    """The forms of scripts/mapping_forward_defaults.yaml, by (torch layer, MindSpore class)."""
+    import yaml
+
+    doc = yaml.safe_load(FORWARD_DEFAULTS.read_text(encoding="utf-8")) or {}
+    return {(str(item["api"]), str(item["ms"])): {str(k): str(v) for k, v in item["params"].items()}
+            for item in doc.get("forward_defaults", ())}
+
+
+def forward_default_facts(torch_forward: Any, forms: dict[str, str]) -> list[dict[str, Any]]:
+    """`forward_defaults` of a target: each parameter with its position in torch's forward (self not counted)."""
+    import inspect
+
+    params = [p.name for p in list(inspect.signature(torch_forward).parameters.values())[1:]]
+    return [{"torch": name, "position": params.index(name), "form": form} for name, form in forms.items()]
+
+
+def add_forward_keywords(entries: dict[str, dict[str, Any]]) -> None:
+    """Give each layer's target (a Cell class of src/torch2ms/data/mindspore_api.json) the forward keywords its
+    construct names otherwise (`forward: {input: x}`): a call of the layer that passes torch's keyword
+    passes MindSpore's. Layers whose forward or construct signature cannot be read are left as they are."""
+    from torch2ms.portcheck.api import load_api
+
+    api = load_api()
+    defaults = forward_defaults()
+    for entry, cls in torch_layers(entries):
+        for target in entry.get("ms", ()):
+            target.pop("forward_defaults", None)
+            wanted = defaults.pop((entry["api"], target["api"]), None)
+            if wanted:
+                target["forward_defaults"] = forward_default_facts(getattr(cls, "forward", None), wanted)
         for target in entry.get("ms", ()):
             target.pop("forward", None)
             found = api.name(target["api"])
@@ -1763,11 +1802,164 @@ def add_forward_keywords(entries: dict[str, dict[str, Any]]) -> None:
             renames = forward_keywords(getattr(cls, "forward", None), [p.name for p in construct.signature.positional()])
             if renames:
                 target["forward"] = renames
+    for torch_api, ms_api in defaults:
+        raise SystemExit(f"{FORWARD_DEFAULTS.name}: {torch_api} -> {ms_api} is not a layer target of the tables")
 
 
 def refresh_forward_keywords() -> None:
     """Rewrite only the `forward` keywords of the committed tables' layer targets (nothing else is re-run)."""
     refresh_committed(add_forward_keywords, "forward keywords")
+
+
+REGISTERING_CALLS = frozenset({"register_buffer", "register_parameter", "insert_param_to_cell"})
+
+
+def class_sources(cls: type, stop: tuple[type, ...]) -> list[Any]:
+    """The parsed source (an ast.Module holding the class) of `cls` and of each of its bases up to the classes
+    `stop` (left out, with their own bases), subclass first; a class whose source cannot be read is left out."""
+    import ast
+    import inspect
+    import textwrap
+
+    out = []
+    for klass in cls.__mro__:
+        if klass is object or any(klass is s or issubclass(s, klass) for s in stop):
+            continue
+        try:
+            out.append(ast.parse(textwrap.dedent(inspect.getsource(klass))))
+        except (OSError, TypeError, SyntaxError):
+            continue
+    return out
+
+
+def set_attributes(cls: type, stop: tuple[type, ...]) -> tuple[set[str], set[str]]:
+    """The public attributes the methods of `cls` and of its bases (up to the classes `stop`, left out) set on
+    `self`: ``self.NAME = ...`` (also annotated or augmented, or inside a tuple target), ``setattr(self, "NAME",
+    ...)`` and the registering calls (``self.register_buffer("NAME", ...)``), read from the classes' source; and
+    those of them that are tensors (registered, or set to a ``Parameter(...)``)."""
+    import ast
+
+    names: set[str] = set()
+    tensors: set[str] = set()
+    for tree in class_sources(cls, stop):
+        for node in ast.walk(tree):
+            targets: list[ast.expr] = []
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+                targets = [node.target]
+            value = getattr(node, "value", None)
+            func = value.func if isinstance(value, ast.Call) else None
+            parameter = isinstance(func, (ast.Name, ast.Attribute)) and \
+                (func.id if isinstance(func, ast.Name) else func.attr).endswith("Parameter")
+            for target in targets:
+                found = {sub.attr for sub in ast.walk(target) if isinstance(sub, ast.Attribute)
+                         and isinstance(sub.value, ast.Name) and sub.value.id == "self"}
+                names.update(found)
+                if parameter:
+                    tensors.update(found)
+            if not isinstance(node, ast.Call) or not node.args:
+                continue
+            func, args = node.func, node.args
+            if isinstance(func, ast.Name) and func.id == "setattr" and len(args) >= 2 \
+                    and isinstance(args[0], ast.Name) and args[0].id == "self":
+                args = args[1:]
+            elif not (isinstance(func, ast.Attribute) and func.attr in REGISTERING_CALLS):
+                continue
+            if isinstance(args[0], ast.Constant) and isinstance(args[0].value, str):
+                names.add(args[0].value)
+                if isinstance(func, ast.Attribute):
+                    tensors.add(args[0].value)
+    public = {name for name in names if not name.startswith("_")}
+    return public, tensors & public
+
+
+def read_attributes(cls: type, stop: tuple[type, ...], method: str) -> set[str]:
+    """The attributes of `self` that `method` of `cls` reads (``self.NAME`` loaded), with the methods of the class
+    (and of its bases up to the classes `stop`) it calls on `self`, read from their source: what a layer's
+    forward or construct looks at when it runs."""
+    import ast
+
+    methods: dict[str, ast.FunctionDef] = {}
+    for tree in reversed(class_sources(cls, stop)):  # a subclass's method wins over its base's
+        body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+        methods.update((node.name, node) for node in body if isinstance(node, ast.FunctionDef))
+    read: set[str] = set()
+    todo, seen = [method], set()
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in methods:
+            continue
+        seen.add(name)
+        for node in ast.walk(methods[name]):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self" \
+                    and isinstance(node.ctx, ast.Load):
+                read.add(node.attr)
+                todo.append(node.attr)  # a method it calls (or a property): read too
+    return read
+
+
+def attribute_facts(torch_attrs: set[str], ms_attrs: set[str], params: Iterable[dict[str, Any]],
+                    tensors: set[str]) -> dict[str, str | None]:
+    """torch's attribute -> the MindSpore class's name for it (a constructor parameter the target's facts rename
+    and the class stores under its own name: ``groups`` -> ``group``) or None (the class has no such attribute),
+    for the attributes the class does not have under torch's name; the layers' `tensors` (either side's names)
+    are left to the weight facts."""
+    renames = {str(p["torch"]): str(p["ms"]) for p in params
+               if p.get("torch") and p.get("ms") and p["torch"] != p["ms"]}
+    out: dict[str, str | None] = {}
+    for name in sorted(torch_attrs - ms_attrs - tensors):
+        renamed = renames.get(name)
+        out[name] = renamed if renamed is not None and renamed in ms_attrs and renamed not in torch_attrs \
+            and renamed not in tensors else None
+    return out
+
+
+def add_attributes(entries: dict[str, dict[str, Any]]) -> None:
+    """Give each torch.nn layer's target that is a MindSpore Cell class the attributes it names otherwise or lacks
+    (`attributes: {groups: group, padding_mode: null}`; see `attribute_facts`). The class's attributes are those its
+    methods set (`set_attributes`) and its members (`dir`); torch's those its methods set. Layers or targets that
+    cannot be imported are left as they are."""
+    import importlib
+
+    import mindspore
+    import torch
+    import yaml
+
+    meta = yaml.safe_load((MAPPINGS / "meta.yaml").read_text(encoding="utf-8"))
+    layer_tensors = set(meta.get("layer_tensor_attributes", ()))
+    for entry, cls in torch_layers(entries):
+        torch_attrs, torch_tensors = set_attributes(cls, (torch.nn.Module,))
+        for target in entry.get("ms", ()):
+            target.pop("attributes", None)
+            module, _, leaf = str(target["api"]).rpartition(".")
+            try:
+                ms_cls = getattr(importlib.import_module(module), leaf, None)
+            except ImportError:
+                continue
+            if not isinstance(ms_cls, type) or not issubclass(ms_cls, mindspore.nn.Cell):
+                continue
+            ms_attrs, ms_tensors = set_attributes(ms_cls, (mindspore.nn.Cell,))
+            ms_attrs |= {n for n in dir(ms_cls) if not n.startswith("_")}
+            tensors = layer_tensors | torch_tensors | ms_tensors | {
+                str(name) for form in entry.get("weights", ()) for p in form["params"]
+                for name in (p.get("torch"), p.get("ms")) if name}
+            facts = attribute_facts(torch_attrs, ms_attrs, target.get("params", ()), tensors)
+            if facts:
+                target["attributes"] = facts
+            # torch's attributes its forward reads that the class holds under the same name and its construct never
+            # reads (kept in a primitive it built): setting one after the layer is built changes nothing
+            target.pop("built_attributes", None)
+            torch_reads = read_attributes(cls, (torch.nn.Module,), "forward")
+            ms_reads = read_attributes(ms_cls, (mindspore.nn.Cell,), "construct")
+            built = sorted((torch_attrs & ms_attrs & torch_reads) - ms_reads - tensors - set(facts))
+            if built:
+                target["built_attributes"] = built
+
+
+def refresh_attributes() -> None:
+    """Rewrite only the `attributes` of the committed tables' layer targets (nothing else is re-run)."""
+    refresh_committed(add_attributes, "attribute facts")
 
 
 def _is_member(api: str) -> bool:
@@ -2140,8 +2332,8 @@ def read_verification() -> Any:
 
 # A target's keys in one order, whichever build step wrote them last: a full build and a one-step refresh write
 # the same text (the order of a dict's keys otherwise follows the steps that ran).
-TARGET_KEY_ORDER = ["api", "since", "until", "category", "written_as", "params", "rewrite", "forward", "devices",
-                    "no_kernel", "verified"]
+TARGET_KEY_ORDER = ["api", "since", "until", "category", "written_as", "params", "rewrite", "forward",
+                    "forward_defaults", "attributes", "built_attributes", "devices", "no_kernel", "verified"]
 
 
 def _target_keys(target: dict[str, Any]) -> dict[str, Any]:
@@ -2190,7 +2382,8 @@ def main() -> None:
     steps = {"--weights-only": refresh_weight_facts, "--rewrites-only": refresh_rewrites,
              "--keywords-only": refresh_keyword_moves, "--structure-only": refresh_structure,
              "--dynamic-only": refresh_dynamic, "--forward-only": refresh_forward_keywords,
-             "--adapters-only": refresh_adapters, "--libraries-only": write_hand_libraries}
+             "--adapters-only": refresh_adapters, "--libraries-only": write_hand_libraries,
+             "--attributes-only": refresh_attributes}
     if len(sys.argv) == 2 and sys.argv[1] in steps:
         steps[sys.argv[1]]()
         return

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 import re
 from dataclasses import replace
 from typing import assert_never
@@ -11,12 +11,12 @@ from . import dynamic_shape
 from .codes import CODES
 from .mappings import TableView, doc_url
 from .model import (
-    ApiCall, CallKind, Category, Confidence, Diagnostic, Edit, FactKind, Fix, MappingEntry, ParamFact, Target,
+    ApiCall, CallKind, Category, Confidence, Diagnostic, Edit, FactKind, Fix, MappingEntry, ParamFact, Span, Target,
     TargetChoice, arg_for,
 )
 from .source import SourceText
 from .training_rules import LabelCast
-from .transforms.fixer import Fixer
+from .transforms.fixer import ATTRIBUTE_TITLE, Fixer
 
 _CODE_BY_CATEGORY = {
     Category.EQUIVALENT: "TMS101",
@@ -213,7 +213,9 @@ def layer_call(call: ApiCall, view: TableView, source: SourceText, fixer: Fixer 
     if labels is not None and (labels.starred or labels.is_const
                                or cast is not None and _written(source.slice(labels.span), cast.form)):
         labels = None
-    if not passed and labels is None:
+    left = [] if any(a.starred for a in call.args) else \
+        [(name, form) for name, position, form in target.forward_defaults if arg_for(call.args, name, position) is None]
+    if not passed and labels is None and not left:
         return None
     info = CODES["TMS102"]
     parts = []
@@ -223,6 +225,10 @@ def layer_call(call: ApiCall, view: TableView, source: SourceText, fixer: Fixer 
     if cast is not None and labels is not None:
         parts.append(f"called with labels {target.api} takes in another dtype (int64 class indices raise): "
                      f"written {cast.form.format(arg='LABELS')}")
+    if left:
+        parts.append(f"called without {', '.join(repr(name) for name, _ in left)}, which {target.api}'s construct "
+                     "requires: torch's default is " + "; ".join(form.format(input="INPUT", layer="LAYER")
+                                                                 for _, form in left))
     fix = None
     if fixer is not None:
         edits: tuple[Edit, ...] | None = tuple(Edit(a.keyword_span, renames[str(a.keyword)])
@@ -230,8 +236,106 @@ def layer_call(call: ApiCall, view: TableView, source: SourceText, fixer: Fixer 
         if cast is not None and labels is not None:
             written = fixer.written(labels.span, cast.form)  # (None for labels computed by a call: no fix)
             edits = edits + written if edits is not None and written is not None else None
+        if left and edits is not None:
+            added = _defaults_written(call, left, source, fixer)
+            edits = edits + added if added is not None else None
         if edits:
             fix = Fix(title=f"Pass {target.api}'s construct arguments", edits=edits, safe=labels is None)
     return Diagnostic(code=info.code, severity=info.severity, category=Category.DIFF_PARAMS, span=call.span,
                       message=f"{call.api} " + "; ".join(parts), torch_api=call.api, mindspore_api=target.api,
                       doc_url=doc_url(entry, target) or info.doc_url, fix=fix)
+
+
+_PLAIN_CHAIN = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*")
+
+
+def _defaults_written(call: ApiCall, left: Sequence[tuple[str, str]], source: SourceText,
+                      fixer: Fixer) -> tuple[Edit, ...] | None:
+    """The edits that pass the forward parameters `left` (name, form) a layer's call leaves out, after its positional
+    arguments: the form with {input} the call's first argument (which `Fixer.written` evaluates once, refusing one
+    that calls something) and {layer} the layer called (a name or attribute chain); None where it cannot be written
+    (the input passed by keyword, a layer that is not a plain name, a keyword among the arguments)."""
+    positional = [a for a in call.args if a.keyword is None]
+    if not positional or len(positional) != len(call.args) or call.func_span is None:
+        return None
+    layer = source.slice(call.func_span).strip()
+    if _PLAIN_CHAIN.fullmatch(layer) is None:
+        return None
+    forms = ", ".join(form.replace("{input}", "{arg}").replace("{layer}", layer) for _, form in left)
+    return fixer.written(positional[0].span, "{arg}, " + forms) if len(positional) == 1 else None
+
+
+def layer_attribute(calls: Sequence[ApiCall], store: bool, view: TableView,
+                    fixer: Fixer | None = None) -> Diagnostic | None:
+    """An attribute of a torch layer instance (`calls`: ``CLASS.NAME`` for each class the value may be, see
+    `resolve.LayerAttribute`) that the layer's MindSpore class for the scan names otherwise or lacks (the
+    targets' `attributes`). A read: a finding whose fix writes MindSpore's name (``m.groups`` -> ``m.group`` on
+    mindspore.nn.Conv2d), the same in every class, or an error where a class has none (the read raises
+    AttributeError). A write (`store`): a warning without fix, as MindSpore's layer may read the value only when it
+    is built (``norm.eps = 1e-5`` changes nothing in a mindspore.nn.LayerNorm, whose primitive holds its epsilon),
+    also where the class holds it by torch's name and reads it only when built (the targets' `built_attributes`:
+    ``bn.eps = 1e-3`` on a mindspore.nn.BatchNorm2d).
+    None where every class keeps torch's name or a class has no MindSpore form for the scan."""
+    if not calls:
+        return None
+    attr = calls[0].api.rpartition(".")[2]
+    names: dict[str, tuple[str, str | None]] = {}  # torch class -> (MindSpore class, its name for the attribute)
+    built: list[str] = []  # the MindSpore classes that hold it by torch's name and read it only when built
+    for call in calls:
+        cls = call.api.rpartition(".")[0]
+        entry = view.lookup(cls)
+        target = view.target(entry) if entry is not None else None
+        if target is None or not target.api.startswith("mindspore."):
+            return None
+        named, ms_name = target.attribute(attr)
+        names[cls] = (target.api, ms_name if named else attr)
+        if not named and attr in target.built_attributes:
+            built.append(target.api)
+    written = {ms_name for _, ms_name in names.values()}
+    if written == {attr} and not (store and built):
+        return None
+    call = calls[0]
+    torch_api = call.api
+    version = _version_text(view.version)
+    each = "; ".join(f"{ms_class} has no attribute '{attr}'" if ms_name is None else
+                     f"'{ms_name}' in {ms_class}" for ms_class, ms_name in names.values())
+    first = next(iter(names.values()))[0]
+    if store and written == {attr}:
+        info = CODES["TMS102"]
+        return Diagnostic(code=info.code, severity=info.severity, category=Category.DIFF_PARAMS, span=call.span,
+                          message=f"{torch_api} set after the layer is built: {' and '.join(built)} "
+                                  f"{'reads' if len(built) == 1 else 'read'} '{attr}' only when built (MindSpore "
+                                  f"{version}), so the value set changes nothing: pass it where the layer is built",
+                          torch_api=torch_api, mindspore_api=built[0], doc_url=info.doc_url)
+    if store:
+        info = CODES["TMS102"]
+        return Diagnostic(code=info.code, severity=info.severity, category=Category.DIFF_PARAMS, span=call.span,
+                          message=f"{torch_api} set after the layer is built: {each} (MindSpore {version}); MindSpore's "
+                                  "layer may read the value only when it is built: pass it where the layer is built",
+                          torch_api=torch_api, mindspore_api=first, doc_url=info.doc_url)
+    if None in written:
+        lacking = sorted(ms_class for ms_class, ms_name in names.values() if ms_name is None)
+        info = CODES["TMS103"]
+        return Diagnostic(code=info.code, severity=info.severity, category=Category.MISSING, span=call.span,
+                          message=f"{torch_api}: {' and '.join(lacking)} {'has' if len(lacking) == 1 else 'have'} "
+                                  f"no attribute '{attr}' in MindSpore {version} (reading it raises AttributeError): "
+                                  "take the value from where the layer is built",
+                          torch_api=torch_api, mindspore_api=lacking[0], doc_url=info.doc_url)
+    if len(written) > 1:
+        info = CODES["TMS102"]
+        return Diagnostic(code=info.code, severity=info.severity, category=Category.DIFF_PARAMS, span=call.span,
+                          message=f"{torch_api}: the MindSpore classes the value may be name the attribute otherwise: "
+                                  f"{each}", torch_api=torch_api, mindspore_api=first, doc_url=info.doc_url)
+    ms_name = written.pop()
+    assert ms_name is not None
+    ms_classes = sorted({ms_class for ms_class, _ in names.values()})
+    info = CODES["TMS101"]
+    fix = None
+    if fixer is not None:
+        span = call.span
+        name_span = Span(span.end_line, span.end_col - len(attr), span.end_line, span.end_col)
+        fix = Fix(title=f"{ATTRIBUTE_TITLE}: '{ms_name}'", edits=(Edit(name_span, ms_name),), safe=True)
+    return Diagnostic(code=info.code, severity=info.severity, category=Category.EQUIVALENT, span=call.span,
+                      message=f"{torch_api} -> {ms_classes[0]}.{ms_name}: the attribute's name in MindSpore's "
+                              f"{' and '.join(ms_classes)}", torch_api=torch_api,
+                      mindspore_api=f"{ms_classes[0]}.{ms_name}", doc_url=info.doc_url, fix=fix)

@@ -324,6 +324,9 @@ def _analyse(text: str, path: str, config: Config, table: MappingTable | None, f
             casts = load_training_rules().label_casts
             diagnostics.extend(d for d in (checks.layer_call(c, view, positions, fixer, casts)
                                            for c in module.layer_calls) if d is not None)
+        # attributes of layers that MindSpore's class names otherwise or lacks (`m.groups` on mindspore.nn.Conv2d)
+        diagnostics.extend(d for d in (checks.layer_attribute(a.calls, a.store, view, fixer)
+                                       for a in module.layer_attributes) if d is not None)
         scope = dynamic_shape.scope_facts(calls, shape_events, classes, module.imports, network,
                                           view)  # for the network scope across files
         scope = _with_dataflow(scope, module, text)  # for the data flow across files

@@ -25,7 +25,7 @@ from .mappings import MappingTable, load_table
 from .model import Category, Diagnostic, Edit, FileResult, Span
 from .strings import safe_text
 from .transforms.edits import EditBuilder
-from .transforms.fixer import HELD_TITLE
+from .transforms.fixer import ATTRIBUTE_TITLE, HELD_TITLE
 from .source import SourceText, split_lines_keepends
 
 MAX_ROUNDS = 4
@@ -174,7 +174,7 @@ def fix_held_calls(text: str, path: str, config: Config, table: MappingTable,
                    result: FileResult | None = None, narrowed: Sequence[Span] = ()) -> tuple[str, list[Diagnostic]]:
     """One round of the fixes of calls of classes that variables hold (unsafe ones too), for `migrate`, which
     rewrites the class values themselves next: after that the calls no longer name torch. The same round fixes
-    the calls inside the `narrowed` spans, the branches where an ``isinstance`` test on a torch class makes a
+    the calls (and the layers' attributes MindSpore names otherwise) inside the `narrowed` spans, the branches where an ``isinstance`` test on a torch class makes a
     name a torch value (`ModuleFacts.narrowed`): once the class is rewritten, nothing types the name (the calls
     that a structural rule of the tables rewrites, and the type references, are left to `migrate`'s rewrites).
     `result`: the scan of this very text, when the caller has it."""
@@ -184,7 +184,8 @@ def fix_held_calls(text: str, path: str, config: Config, table: MappingTable,
 
     def narrowed_call(diag: Diagnostic) -> bool:
         entry = table.lookup(diag.torch_api) if diag.torch_api and diag.code != "TMS106" else None
-        return entry is not None and entry.structure is None and any(
+        attribute = diag.fix is not None and diag.fix.title.startswith(ATTRIBUTE_TITLE)  # a layer's attribute renamed
+        return (attribute or entry is not None and entry.structure is None) and any(
             (span.start_line, span.start_col) <= (diag.span.start_line, diag.span.start_col)
             and (diag.span.end_line, diag.span.end_col) <= (span.end_line, span.end_col) for span in narrowed)
 

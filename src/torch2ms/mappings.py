@@ -311,6 +311,10 @@ def _entry(raw: dict[str, Any], source: str) -> MappingEntry:
             written_as=WrittenAs(t["written_as"]) if "written_as" in t else None,
             rewrite=_rewrite(t.get("rewrite")),
             forward=tuple((str(k), str(v)) for k, v in (t.get("forward") or {}).items()),
+            attributes=tuple((str(k), None if v is None else str(v)) for k, v in (t.get("attributes") or {}).items()),
+            built_attributes=tuple(str(a) for a in t.get("built_attributes", ())),
+            forward_defaults=tuple((str(d["torch"]), int(d["position"]), str(d["form"]))
+                                   for d in t.get("forward_defaults", ())),
         )
         for t in raw.get("ms", ())
     )

@@ -434,6 +434,19 @@ class Target:
     rewrite: Rewrite | None = None  # a transform the fix applies for this form
     # a layer's call: torch's forward keyword -> MindSpore's construct parameter at its position
     forward: tuple[tuple[str, str], ...] = ()
+    # a layer's forward parameters a torch call may leave out: (torch's name, its position, the default's form)
+    forward_defaults: tuple[tuple[str, int, str], ...] = ()
+    # a layer's attributes: torch's name -> this class's name for it, or None where the class has none
+    attributes: tuple[tuple[str, str | None], ...] = ()
+    # torch's attributes its forward reads that this class holds by the same name and reads only when it is built
+    built_attributes: tuple[str, ...] = ()
+
+    def attribute(self, name: str) -> tuple[bool, str | None]:
+        """(whether the facts name torch's attribute `name`, the class's name for it or None where it has none)."""
+        for torch_name, ms_name in self.attributes:
+            if torch_name == name:
+                return True, ms_name
+        return False, None
 
     def applies_to(self, version: tuple[int, ...]) -> bool:
         if self.since is not None and version < self.since:

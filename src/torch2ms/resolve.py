@@ -113,6 +113,15 @@ class Keywords:
     keys: tuple[tuple[str, bool], ...]
 
 
+@dataclass(frozen=True)
+class LayerAttribute:
+    """An attribute of a torch layer instance read (or written: `store`) by name: one ``CLASS.NAME`` call (kind
+    ATTRIBUTE, the span of ``value.NAME``) per class the value may be."""
+
+    calls: tuple[ApiCall, ...]
+    store: bool = False
+
+
 _NO_SPAN = Span(0, 0, 0, 0)
 V_TENSOR = Val(TENSOR)
 V_OTHER = Val(OTHER)
@@ -179,6 +188,7 @@ class Resolver:
         self.pos = positions
         self.calls: list[ApiCall] = []
         self.layer_calls: list[ApiCall] = []  # calls of torch layer instances that pass keywords (their forward's)
+        self.layer_attributes: list[LayerAttribute] = []  # attributes of layers that MindSpore names otherwise
         self.events: list[ds.ShapeEvent] = []  # facts for the dynamic-shape rules
         self.scope = Scope("module", None)
         self.deferred: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, Scope, ClassInfo | None]] = []
@@ -498,7 +508,23 @@ class Resolver:
         return self._read(self.lookup(node.id), node)
 
     def _ev_attribute(self, node: ast.Attribute) -> Val:
-        return self._read(self.ref(node), node)
+        owner = self.ref(node.value) if isinstance(node.value, (ast.Name, ast.Attribute)) else self.ev(node.value)
+        self._layer_attribute(owner, node, False)
+        return self._read(self._attr_of(owner, node.attr), node)
+
+    def _layer_attribute(self, owner: Val, node: ast.Attribute, store: bool) -> None:
+        """`node` reads (or, `store`, writes) an attribute of a torch layer instance that a MindSpore class of the
+        layer names otherwise or lacks (its targets' `attributes`): recorded with one call per class the value may
+        be (an ``isinstance`` test with a tuple of classes), for `checks.layer_attribute`."""
+        if owner.kind != INSTANCE or not owner.name.startswith(LAYER_NAMESPACE) or node.attr.startswith("_"):
+            return
+        classes = owner.value if isinstance(owner.value, tuple) else (owner.name,)
+        entries = [self.table.lookup(cls) for cls in classes]
+        if not any(entry is not None and any(t.attribute(node.attr)[0] or store and node.attr in t.built_attributes
+                                             for t in entry.targets) for entry in entries):
+            return
+        calls = tuple(self._api_call(f"{cls}.{node.attr}", node, CallKind.ATTRIBUTE) for cls in classes)
+        self.layer_attributes.append(LayerAttribute(calls, store))
 
     def _ev_constant(self, node: ast.Constant) -> Val:
         return Val(CONST, value=node.value)
@@ -988,6 +1014,7 @@ class Resolver:
                           V_OTHER if isinstance(elt, ast.Starred) else element)
         elif isinstance(target, ast.Attribute):
             owner = self.ref(target.value) if isinstance(target.value, (ast.Name, ast.Attribute)) else self.ev(target.value)
+            self._layer_attribute(owner, target, True)
             if owner.kind in (SELF, USEROBJ) and owner.cls is not None:
                 old = owner.cls.attrs.get(target.attr)
                 if old is None or val.kind not in (UNKNOWN,) and not (val.kind == CONST and val.value is None):
@@ -1174,6 +1201,9 @@ class Resolver:
         if any(r.kind != INSTANCE for r in results) or len({c.name for c in classes}) > 1 \
                 and not all(c.name.startswith(LAYER_NAMESPACE) for c in classes):
             return None
+        names = tuple(dict.fromkeys(r.name for r in results))
+        if len(names) > 1:  # one of several layers: the first for its tensors, every class for other attributes
+            return name, Val(INSTANCE, names[0], value=names)
         return name, results[0]
 
     def _branch(self, body: list[ast.stmt]) -> None:
@@ -1689,6 +1719,7 @@ class ModuleFacts:
     dataflow: DataflowFacts
     layer_calls: tuple[ApiCall, ...] = ()  # torch layer instances called with keywords (the layer's API)
     narrowed: tuple[Span, ...] = ()  # the branches where an `isinstance` test made a name a torch value
+    layer_attributes: tuple[LayerAttribute, ...] = ()  # layers' attributes MindSpore names otherwise or lacks
 
 
 _UNPARSE_LIMIT = 400  # characters of source past which a quoted expression is cut from the source instead
@@ -1747,4 +1778,4 @@ def _resolve_module(tree: ast.Module, table: MappingTable, positions: SourceText
     resolver.run(tree)
     return ModuleFacts(tuple(resolver.calls), tuple(resolver.events), tuple(resolver.classes),
                        tuple(resolver.imports), tuple(resolver.exported), _exported_facts(resolver),
-                       tuple(resolver.layer_calls), tuple(resolver.narrowed))
+                       tuple(resolver.layer_calls), tuple(resolver.narrowed), tuple(resolver.layer_attributes))

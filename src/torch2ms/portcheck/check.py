@@ -33,8 +33,10 @@ from .api import NO_DEFAULT, ApiName, Member, MindSporeApi, Signature
 from .bind import bind_problems, position_of
 
 # What a local value holds: T a MindSpore tensor, P a Parameter, A a parameter of construct (probably a
-# tensor), CELL:key an instance of a MindSpore Cell class, SELF:Name an instance of the file's class Name.
+# tensor), CELL:key an instance of a MindSpore Cell class, SUB:key one of that class or of a subclass (an
+# annotation), SELF:Name an instance of the file's class Name.
 Value = str | None
+SUBCLASS = "SUB:"
 TENSOR, PARAMETER, ARGUMENT = "T", "P", "A"
 _TENSORISH = (TENSOR, PARAMETER, ARGUMENT)
 _TENSOR_ATTRS = frozenset({"T", "mT", "H", "mH", "real", "imag", "data"})  # Tensor attributes that are tensors
@@ -62,6 +64,11 @@ class TableFacts:
     by_api: dict[str, list[tuple[str, Target]]]
     renamed: dict[str, dict[str, str]]
     tensors: dict[str, frozenset[str]]  # per MindSpore layer class, the names of its own tensors (Parameters)
+    # per MindSpore layer class, torch's attributes it names otherwise (or None: it has none; the targets'
+    # `attributes`), where every torch layer it stands for agrees
+    attributes: dict[str, dict[str, str | None]] = field(default_factory=dict)
+    # per MindSpore layer class, torch's attributes it holds by the same name and reads only when it is built
+    built: dict[str, frozenset[str]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, table: MappingTable) -> TableFacts:
@@ -70,15 +77,27 @@ class TableFacts:
             by_api: dict[str, list[tuple[str, Target]]] = {}
             renamed: dict[str, dict[str, str]] = {}
             tensors: dict[str, frozenset[str]] = {}
+            attributes: dict[str, dict[str, str | None]] = {}
+            built: dict[str, frozenset[str]] = {}
+            disagree: set[tuple[str, str]] = set()
             for torch_api, entry in table.entries.items():
                 for target in entry.targets:
                     by_api.setdefault(target.api, []).append((torch_api, target))
+                    if target.built_attributes:  # (a fact of the MindSpore class: every torch layer's agrees)
+                        built[target.api] = built.get(target.api, frozenset()) | frozenset(target.built_attributes)
+                    known = attributes.setdefault(target.api, {})
+                    for name, ms_name in target.attributes:
+                        if known.setdefault(name, ms_name) != ms_name:
+                            disagree.add((target.api, name))
                 for form in entry.weights:
                     names = renamed.setdefault(form.ms, form.renamed())
                     for name in [n for n, ms in names.items() if form.renamed().get(n) != ms]:
                         del names[name]  # torch layers that disagree: no fact
                     tensors[form.ms] = tensors.get(form.ms, frozenset()) | form.tensors()
-            found = _TABLE_FACTS[table.digest] = cls(by_api, renamed, tensors)
+            for api, name in disagree:
+                del attributes[api][name]
+            found = _TABLE_FACTS[table.digest] = cls(by_api, renamed, tensors,
+                                                     {api: names for api, names in attributes.items() if names}, built)
         return found
 
 
@@ -290,6 +309,18 @@ class PortChecker:
             return
         for node in _expressions(stmt):
             self._check_node(node, env)
+        if isinstance(stmt, ast.If) and (narrowed := self._narrowed(stmt.test, env)) is not None:
+            name, kind = narrowed  # `if isinstance(m, nn.Conv2d):` m is that Cell in the branch
+            had, old = name in env, env.get(name)
+            env[name] = kind
+            self._block(stmt.body, env, cls)
+            if env.get(name) == kind:
+                if had:
+                    env[name] = old
+                else:
+                    del env[name]
+            self._block(stmt.orelse, env, cls)
+            return
         if isinstance(stmt, ast.Assign):
             kind = self.value_of(stmt.value, env)
             int64 = self._int64(stmt.value, env)
@@ -323,6 +354,23 @@ class PortChecker:
                     elif isinstance(item, ast.match_case):
                         self._block(item.body, env, cls)
 
+    def _narrowed(self, test: ast.expr, env: dict[str, Value]) -> tuple[str, Value] | None:
+        """(NAME, the Cell) for a test ``isinstance(NAME, C)`` (alone or a term of an ``and``) where C is one
+        MindSpore Cell class and NAME is not known to be something else."""
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            return next((narrowed for term in test.values if (narrowed := self._narrowed(term, env)) is not None),
+                        None)
+        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
+                and "isinstance" not in env and len(test.args) == 2 and not test.keywords
+                and isinstance(test.args[0], ast.Name) and env.get(test.args[0].id) is None):
+            return None
+        qual = ms_names.dotted(test.args[1], self.names)
+        found = self.api.name(qual) if qual is not None else None
+        if found is None or found.kind != "cls" or not found.cell:
+            return None
+        self._cell_names.setdefault(found.cls, qual or found.cls)
+        return test.args[0].id, "CELL:" + found.cls
+
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, outer: dict[str, Value],
                   cls: _Class | None) -> None:
         env = dict(outer)
@@ -350,10 +398,16 @@ class PortChecker:
                 self._returns[node.name] = TENSOR
 
     def _annotation(self, node: ast.expr) -> Value:
+        """What an annotation says a value is: a tensor, a Parameter, or an instance of a MindSpore Cell class or of
+        a subclass (``seq: mindspore.nn.SequentialCell``: SUB, whose members of torch's nn.Module are judged as the
+        class's)."""
         qual = ms_names.dotted(node, self.names)
         found = self.api.name(qual) if qual else None
         if found is not None and found.kind == "cls" and found.tensor:
             return PARAMETER if found.cls == self._parameter_cls else TENSOR
+        if found is not None and found.kind == "cls" and found.cell and qual is not None:
+            self._cell_names.setdefault(found.cls, qual)
+            return SUBCLASS + found.cls
         return None
 
     def _bind(self, target: ast.expr, kind: Value, env: dict[str, Value]) -> None:
@@ -492,6 +546,10 @@ class PortChecker:
     def _check_node(self, node: ast.AST, env: dict[str, Value]) -> None:
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
             self._check_attribute(node, env)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            receiver = self.value_of(node.value, env)
+            if receiver is not None and receiver.startswith("CELL:"):
+                self._check_tensor_name(node, receiver[5:], store=True)
         elif isinstance(node, ast.Call):
             self._check_call(node, env)
 
@@ -512,28 +570,47 @@ class PortChecker:
             self.report("TMS403", node, f".{node.attr}: MindSpore {self.api.version}'s Tensor has no member "
                         f"'{node.attr}'{self._torch_note('torch.Tensor.' + node.attr)}",
                         mindspore_api="mindspore.Tensor")
-        elif receiver.startswith(("CELL:", "SELF:")):
+        elif receiver.startswith(("CELL:", "SELF:", SUBCLASS)):
             self._check_cell_member(node, receiver)
             if receiver.startswith("CELL:"):
                 self._check_tensor_name(node, receiver[5:])
 
-    def _check_tensor_name(self, node: ast.Attribute, cls: str) -> None:
-        """A torch layer's tensor read by its torch name on the MindSpore Cell that names it otherwise
-        (``bn.weight`` on a mindspore.nn.BatchNorm1d, whose tensor is ``gamma``)."""
+    def _check_tensor_name(self, node: ast.Attribute, cls: str, store: bool = False) -> None:
+        """A torch layer's tensor or attribute read by its torch name on the MindSpore Cell that names it
+        otherwise or has none (``bn.weight`` on a mindspore.nn.BatchNorm1d, whose tensor is ``gamma``; ``m.groups``
+        on a mindspore.nn.Conv2d, whose attribute is ``group``: the weight facts and the targets' `attributes`), or an
+        attribute of torch's set by that name (`store`: the class never reads it)."""
         public = self._cell_names.get(cls)
         renamed = self.facts.renamed.get(public, {}) if public is not None else {}
+        attributes = self.facts.attributes.get(public, {}) if public is not None else {}
         name = node.attr
-        if name not in renamed or self.api.cell_member(name) is not None or self.api.class_member(cls, name):
+        if store and public is not None and name in self.facts.built.get(public, ()):
+            self.report("TMS403", node, f".{name} = ...: MindSpore {self.api.version}'s {public} reads '{name}' only "
+                        "when it is built (its construct never does): the value set is never read (pass it where "
+                        "the layer is built)", mindspore_api=public)
             return
+        if name not in renamed and name not in attributes or self.api.cell_member(name) is not None \
+                or self.api.class_member(cls, name) or store and name not in attributes:
+            return
+        if store:
+            ms_name = attributes[name]
+            what = (f"torch's attribute '{name}' is its '{ms_name}'" if ms_name is not None else
+                    "it has no such attribute") + ": the value set is never read (pass it where the layer is built)"
+        elif name in renamed:
+            what = f"the tensor torch names '{name}' is its '{renamed[name]}'"
+        elif attributes[name] is not None:
+            what = f"torch's attribute '{name}' is its '{attributes[name]}'"
+        else:
+            what = "it has no such attribute (reading it raises AttributeError)"
         self.report("TMS403", node, f".{name}: MindSpore {self.api.version}'s {public} has no member '{name}': "
-                    f"the tensor torch names '{name}' is its '{renamed[name]}'", mindspore_api=public)
+                    + what, mindspore_api=public)
 
     def _check_cell_member(self, node: ast.Attribute, receiver: str) -> None:
         name = node.attr
         if name not in self.torch_module_members or self.api.cell_member(name) is not None:
             return
-        if receiver.startswith("CELL:"):
-            if self.api.class_member(receiver[5:], name) is not None:
+        if receiver.startswith(("CELL:", SUBCLASS)):
+            if self.api.class_member(receiver.partition(":")[2], name) is not None:
                 return
         else:
             if self._defines(receiver[5:], name):
@@ -599,6 +676,10 @@ class PortChecker:
         receiver = self.value_of(node.func.value, env)
         if receiver is not None and receiver.startswith("CELL:"):
             self._check_cell_method(node, node.func, receiver[5:])
+            return
+        if receiver is not None and receiver.startswith(SUBCLASS):  # a subclass may add methods: torch's only
+            if node.func.attr in self.torch_module_members:
+                self._check_cell_method(node, node.func, receiver[len(SUBCLASS):])
             return
         if receiver in _TENSORISH:
             member = self.api.tensor_member(node.func.attr, parameter=receiver != TENSOR)

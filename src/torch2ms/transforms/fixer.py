@@ -225,6 +225,7 @@ def build_fix(call: ApiCall, diag: Diagnostic, entry: MappingEntry | None, targe
 
 # The title of a fix that rewrites the arguments of a call of a class a variable holds (`fix.held_call_fix`).
 HELD_TITLE = "Rewrite the arguments torch's class receives"
+ATTRIBUTE_TITLE = "Write the attribute's MindSpore name"  # the fix of a layer's attribute (checks.layer_attribute)
 
 
 def _held_class(src: EditBuilder, call: ApiCall) -> bool:
