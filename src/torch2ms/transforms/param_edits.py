@@ -120,6 +120,8 @@ def param_edits(src: EditBuilder, call: ApiCall, target: Target, receiver_first:
     legacy = _legacy_reduction(src, call)
     if legacy is False:
         return None
+    keyworded = [a for f in target.params if f.kind is FactKind.RENAMED and f.ms and (f.ms == f.torch or f.by_keyword)
+                 and (a := passed_arg(call, f)) is not None and a.keyword is None]  # positionals that go by keyword
     for fact in target.params:
         passed = passed_arg(call, fact)
         match fact.kind:
@@ -155,8 +157,10 @@ def param_edits(src: EditBuilder, call: ApiCall, target: Target, receiver_first:
                         and passed.keyword is None:
                     # The parameter at another place: MindSpore's parameter at this position is another one
                     # (nn.Dropout: keep_prob, not p; nn.LayerNorm: begin_norm_axis, not eps), so the value goes
-                    # by keyword (only the last positional can)
-                    if passed.starred or passed is not [a for a in call.args if a.keyword is None][-1]:
+                    # by keyword (a positional only when every positional after it goes by keyword too)
+                    positional = [a for a in call.args if a.keyword is None]
+                    if passed.starred or not all(any(a is k for k in keyworded)
+                                                 for a in positional[positional.index(passed) + 1:]):
                         return None
                     edits.append(Edit(Span(*arg_start(passed), *arg_start(passed)), f"{fact.ms}="))
                 continue
