@@ -550,3 +550,29 @@ def test_sequentials_of_lists_grown_in_branches_of_a_loop_are_placed_by_their_te
         elif options.get("lead_act", True):
             assert names["units.4.depthwise.weight"] == "units.4.depthwise.weight"
             assert names["units.8.running_var"] == "units.8.moving_variance"
+
+
+def test_a_subclass_named_as_the_layer_it_derives_from_is_followed(tmp_path: Path) -> None:
+    """`class LayerNorm(nn.LayerNorm)`: the port derives it from the support module's class of the same name
+    (another file); the map follows the base there instead of taking it for the class itself."""
+    from case_runner import migrate_program
+
+    source = textwrap.dedent("""
+        import torch.nn as nn
+
+        class LayerNorm(nn.LayerNorm):
+            def __init__(self, channels, eps=1e-6):
+                super().__init__(channels, eps=eps)
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.norm = LayerNorm(4)
+                self.fc = nn.Linear(4, 2)
+    """)
+    out = migrate_program(tmp_path, source)
+    assert "class LayerNorm(t2ms_support.LayerNorm):" in (out / "prog.py").read_text()
+    node = read_map(str(out / "prog.weights.json")).roots["Net"]
+    result = place(node, ["norm.weight", "norm.bias", "fc.weight", "fc.bias"])
+    assert not result.unplaced, result.unplaced
+    assert result.placed["norm.weight"].ms == "norm.gamma" and result.placed["fc.bias"].ms == "fc.bias"

@@ -366,14 +366,14 @@ class Structure:
     def is_cell_class(self, name: str, seen: frozenset[str] = frozenset()) -> bool:
         """The class derives (through the file's classes) from the library's cell base or one of its layers."""
         cls = self.classes.get(name)
-        if cls is None or name in seen:
+        if cls is None or f"{self.key}:{name}" in seen:  # by file: a class may derive from one of its name
             return False
         for base in self._bases(cls):
             if isinstance(base, ClassRef) and base.library and (
                     base.name in self.side.cell_bases or base.name.startswith(self.side.layer_prefixes)):
                 return True
             if isinstance(base, ClassRef) and not base.library and \
-                    self._of(base).is_cell_class(base.name, seen | {name}):
+                    self._of(base).is_cell_class(base.name, seen | {f"{self.key}:{name}"}):
                 return True
         return False
 
@@ -388,14 +388,14 @@ class Structure:
     def library_base(self, name: str, seen: frozenset[str] = frozenset()) -> str | None:
         """The library layer a class derives from (not the cell base itself), if any."""
         cls = self.classes.get(name)
-        if cls is None or name in seen:
+        if cls is None or f"{self.key}:{name}" in seen:
             return None
         for base in self._bases(cls):
             if isinstance(base, ClassRef) and base.library and base.name not in self.side.cell_bases \
                     and base.name.startswith(self.side.layer_prefixes):
                 return base.name
             if isinstance(base, ClassRef) and not base.library:
-                found = self._of(base).library_base(base.name, seen | {name})
+                found = self._of(base).library_base(base.name, seen | {f"{self.key}:{name}"})
                 if found:
                     return found
         return None
@@ -440,14 +440,14 @@ class Structure:
                      ) -> tuple[ast.FunctionDef | None, str | None, Structure | None]:
         """The method (through the bases), the class that defines it and that class's file."""
         cls = self.classes.get(cls_name)
-        if cls is None or cls_name in seen:
+        if cls is None or f"{self.key}:{cls_name}" in seen:
             return None, None, None
         for node in cls.body:
             if isinstance(node, ast.FunctionDef) and node.name == method:
                 return node, cls_name, self
         for base in self._bases(cls):
             if isinstance(base, ClassRef) and not base.library:
-                found = self._of(base)._find_method(base.name, method, seen | {cls_name})
+                found = self._of(base)._find_method(base.name, method, seen | {f"{self.key}:{cls_name}"})
                 if found[0] is not None:
                     return found
         return None, None, None
