@@ -576,3 +576,48 @@ def test_a_subclass_named_as_the_layer_it_derives_from_is_followed(tmp_path: Pat
     result = place(node, ["norm.weight", "norm.bias", "fc.weight", "fc.bias"])
     assert not result.unplaced, result.unplaced
     assert result.placed["norm.weight"].ms == "norm.gamma" and result.placed["fc.bias"].ms == "fc.bias"
+
+
+ZIPPED = textwrap.dedent("""
+    from itertools import repeat
+    import torch.nn as nn
+
+
+    class Block(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.conv = nn.Conv2d(c, c, 3, padding=1)
+            self.bn = nn.BatchNorm2d(c)
+
+
+    def make_stages(block_fns, widths):
+        stages = []
+        for block_fn, width in zip(block_fns, widths):
+            stages.append(block_fn(width))
+        return nn.Sequential(*stages)
+
+
+    class Net(nn.Module):
+        def __init__(self, block=Block, widths=(4, 8)):
+            super().__init__()
+            self.stages = make_stages(list(repeat(block, len(widths))), widths)
+""")
+
+
+@pytest.mark.needs_torch
+def test_classes_from_a_sequence_the_code_cannot_follow_are_told_apart_by_their_tensors(tmp_path: Path) -> None:
+    """`for block_fn, width in zip(block_fns, widths)` over a list built by a library call: the element is
+    called like a class given as an argument, so it is one of the file's cell classes, chosen by its tensors."""
+    import torch
+
+    from case_runner import migrate_program
+
+    out = migrate_program(tmp_path, ZIPPED, support=False)
+    node = read_map(str(out / "prog.weights.json")).roots["Net"]
+    namespace: dict[str, object] = {}
+    exec(compile(ZIPPED, "prog.py", "exec"), namespace)  # noqa: S102 - the test's own program
+    net = namespace["Net"](widths=(4, 8, 8))  # type: ignore[operator]
+    assert isinstance(net, torch.nn.Module)
+    result = place(node, net.state_dict().keys())
+    assert not result.unplaced, result.unplaced
+    assert result.placed["stages.2.bn.running_mean"].ms == "stages.2.bn.moving_mean"

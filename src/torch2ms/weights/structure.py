@@ -556,7 +556,18 @@ class Structure:
                 frame.env[target.elts[0].id] = LoopIndex(target.elts[0].id)
             self._loop_names(target.elts[1], iterable.args[0], frame, depth)
             return
+        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "zip" \
+                and isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == len(iterable.args) \
+                and not any(isinstance(a, ast.Starred) for a in iterable.args):
+            for name_node, source in zip(target.elts, iterable.args):  # for block, width in zip(blocks, widths)
+                self._loop_names(name_node, source, frame, depth)
+            return
         held = self._ev(iterable, frame, depth)
+        if isinstance(held, Unknown) and isinstance(target, ast.Name):
+            # an element of a sequence the code was given (`for block_fn in block_fns`): a class perhaps, one of
+            # the file's cell classes when called, told apart by its tensors (as a class given as an argument)
+            frame.env[target.id] = Unknown(f"{ARGUMENT}{target.id} of a loop is not known here ({held.reason})")
+            return
         element = choice([*held.items] + ([held.tail] if held.tail is not None else []), "elements of a loop") \
             if isinstance(held, ListVal) and (held.items or held.tail is not None) else None
         if element is not None and not (is_cell(element) or isinstance(element, (ListVal, Choice))):
