@@ -285,3 +285,38 @@ def test_layers_whose_forward_reads_the_training_flag_start_in_training_mode_as_
     expected = (torch.nn.BatchNorm2d(4).training, torch.nn.BatchNorm1d(4).training, torch.nn.Dropout(0.5).training,
                 torch.nn.BatchNorm2d(4).eval().training)
     assert proc.stdout.split() == [str(v) for v in expected]
+
+
+DTYPE_PROGRAM = textwrap.dedent("""\
+    import numpy as np
+    import torch
+    import torch.nn as nn
+
+    X = np.random.RandomState(3).rand(2, 3, 5, 5).astype(np.float32)
+
+
+    def block(cin, cout, norm_layer=nn.BatchNorm2d, dtype=None, **factory):
+        conv = nn.Conv2d(cin, cout, 3, padding=1, bias=False, dtype=dtype)
+        return nn.Sequential(conv, norm_layer(cout, **factory), nn.GroupNorm(1, cout, dtype=None))
+
+
+    def case_layers_built_with_no_dtype():
+        net = block(3, 4, dtype=None, device=None)
+        net.eval()
+        out = net(torch.tensor(X))
+        return torch.tensor(list(out.shape)).float(), torch.tensor([p.dtype == torch.float32 for p in net.parameters()]).float()
+""")
+
+
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
+@pytest.mark.slow
+def test_a_dtype_of_none_is_the_default_dtype_as_in_torch(tmp_path: Path) -> None:
+    """torch reads dtype=None as the default dtype; MindSpore's nn layers default to float32 and raise for None
+    ("init, dtype and shape must have values at the same time"): the call's rewrite and the support layer (a
+    class passed as a value, called with unpacked arguments) write None as mindspore.float32."""
+    ported = port(DTYPE_PROGRAM)
+    assert "dtype=(dtype) or mindspore.float32" in ported
+    assert "torch_args['dtype'] or mindspore.float32" in support.support_text(load_table(), VERSION, DEVICE)
+    out = migrate_program(tmp_path, DTYPE_PROGRAM)
+    assert_port_agrees(tmp_path / "src", out, ("mindspore",), rtol=1e-4, atol=1e-5)

@@ -358,3 +358,45 @@ def test_the_torch_data_model_the_resolver_uses_is_table_data() -> None:
     bare = replace(table, meta=replace(table.meta, tensor_valued_attributes=frozenset(), module_self_methods=frozenset()),
                    digest=table.digest + "-bare-meta")
     assert not {"torch.Tensor.sign", "torch.Tensor.abs"} & apis(bare)
+
+
+def test_a_parameter_a_method_only_tensors_have_is_called_on_is_a_tensor() -> None:
+    """`w.bernoulli_(p)` proves `w` a tensor, so every method the function calls on it is a Tensor method
+    (nobody in the file calls the function); a parameter the body binds again, or one a nested function binds,
+    proves nothing."""
+    source, result = _scan("""
+        import torch
+
+
+        def sparsify(w, keep):
+            w.bernoulli_(keep)
+            w.div_(keep)
+            return w.sum()  # proven
+
+
+        def rebound(w, keep):
+            w.bernoulli_(keep)
+            w = w.tolist()
+            return w.count(1)  # rebound
+
+
+        def shadowed(w):
+            def inner(w):
+                return w.sqrt_()
+            return w.unsqueeze(0)  # shadowed
+    """)
+    assert _apis(result, _line(source, "w.div_(keep)")) == {("torch.Tensor.div_", Confidence.HIGH.value)}
+    assert _apis(result, _line(source, "# proven")) == {("torch.Tensor.sum", Confidence.HIGH.value)}
+    assert _apis(result, _line(source, "# rebound")) == set()
+    assert _apis(result, _line(source, "# shadowed")) == {("torch.Tensor.unsqueeze", Confidence.LOW.value)}
+
+
+def test_the_methods_that_prove_a_tensor_are_tensor_methods_no_module_has() -> None:
+    from torch2ms.mappings import load_table
+
+    table = load_table()
+    proof = table.meta.proof_methods
+    assert "uniform_" in proof and "erfinv_" in proof and "copy_" not in proof
+    assert proof <= table.inventory.tensor_members
+    assert not proof & table.inventory.module_members
+    assert not proof & table.meta.ambiguous_methods

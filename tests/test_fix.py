@@ -151,6 +151,10 @@ def test_dropping_a_non_default_value_is_never_done():
     ("y = nn.Dropout(0.1)", (True, "y = mindspore.nn.Dropout(p=0.1).set_train()")),
     ("y = nn.Dropout(0.1, False)", None),
     ("y = nn.Conv2d(3, 8, 3, 1, 1)", (True, "y = mindspore.nn.Conv2d(3, 8, 3, 1, padding=1, pad_mode='pad', has_bias=True)")),
+    # ... or where every positional argument after it goes by keyword too; MindSpore's pooling reads a
+    # padding only with pad_mode='pad' (verified against torch for every padding, ceil_mode and count_include_pad)
+    ("y = nn.AvgPool2d(3, 2, 1, True, False)",
+     (True, "y = mindspore.nn.AvgPool2d(3, 2, padding=1, ceil_mode=True, count_include_pad=False, pad_mode='pad')")),
     # a MindSpore parameter torch lacks, written with the value that behaves as torch does
     ("y = nn.Conv2d(3, 8, 3, groups=3, bias=False)",
      (True, "y = mindspore.nn.Conv2d(3, 8, 3, group=3, has_bias=False, pad_mode='pad')")),

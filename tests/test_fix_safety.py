@@ -377,7 +377,7 @@ def test_a_named_tuple_field_of_the_cpu_form_is_an_index():
     ("p = torch.nn.MaxPool1d(3)", "2.10", "p = mindspore.nn.MaxPool1d(3, stride=3)"),
     ("p = torch.nn.MaxPool3d(kernel_size=(2 + 1))", "2.10", "p = mindspore.nn.MaxPool3d(kernel_size=(2 + 1), stride=2 + 1)"),
     ("p = torch.avg_pool1d(x, 2)", "2.10", "p = mindspore.ops.avg_pool1d(x, 2, stride=2)"),
-    ("p = torch.nn.AvgPool2d(k)", "2.2", "p = mindspore.nn.AvgPool2d(k, stride=k)"),
+    ("p = torch.nn.AvgPool2d(k)", "2.2", "p = mindspore.nn.AvgPool2d(k, stride=k, pad_mode='pad')"),
     # a stride passed is kept as it is
     ("p = torch.nn.MaxPool1d(3, 1)", "2.10", "p = mindspore.nn.MaxPool1d(3, 1)"),
 ])

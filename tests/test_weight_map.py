@@ -417,3 +417,207 @@ def test_alternatives_without_tensors_pair_by_class_and_values_pair_with_nothing
     result = place(node, ["fc.weight", "fc.bias", "norm.weight", "norm.bias"])
     assert not result.unplaced, result.unplaced
     assert result.placed["fc.weight"].ms == "fc.weight" and result.placed["norm.weight"].ms == "norm.gamma"
+
+
+STAGES = textwrap.dedent("""
+    import torch.nn as nn
+
+
+    class Unit(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.conv = nn.Conv2d(c, c, 3, padding=1)
+            self.norm = nn.BatchNorm2d(c)
+
+        def forward(self, x):
+            return self.norm(self.conv(x))
+
+
+    def build_levels(widths, depth):
+        levels = []
+        for level_idx, width in enumerate(widths):
+            units = []
+            for _ in range(depth):
+                units.append(Unit(width))
+            levels.append((f"level{level_idx + 1}", nn.Sequential(*units)))
+        return levels, len(widths)
+
+
+    class Net(nn.Module):
+        def __init__(self, widths=(4, 4), depth=2):
+            super().__init__()
+            levels, count = build_levels(widths, depth)
+            for level in levels:
+                self.add_module(*level)
+            self.head = nn.Linear(4, 2)
+
+        def forward(self, x):
+            return self.head(self.level2(self.level1(x)).mean((2, 3)))
+""")
+
+
+@pytest.mark.needs_torch
+def test_stages_a_helper_returns_as_named_pairs_added_in_a_loop_are_placed(tmp_path: Path) -> None:
+    """A helper builds (f"level{i + 1}", nn.Sequential(*units)) pairs in a loop over `enumerate` and returns them;
+    the network adds each with `add_module(*pair)`: every tensor of the real network is placed."""
+    import torch
+
+    from case_runner import migrate_program
+
+    out = migrate_program(tmp_path, STAGES, support=False)
+    node = read_map(str(out / "prog.weights.json")).roots["Net"]
+    namespace: dict[str, object] = {}
+    exec(compile(STAGES, "prog.py", "exec"), namespace)  # noqa: S102 - the test's own program
+    net = namespace["Net"](widths=(4, 4, 4), depth=3)  # type: ignore[operator]
+    assert isinstance(net, torch.nn.Module)
+    result = place(node, net.state_dict().keys())
+    assert not result.unplaced, result.unplaced
+    assert result.placed["level3.2.norm.weight"].ms == "level3.2.norm.gamma"
+    assert result.placed["level1.0.conv.bias"].ms == "level1.0.conv.bias"
+
+
+FEATURES = textwrap.dedent("""
+    import torch.nn as nn
+
+
+    class Separable(nn.Module):
+        def __init__(self, cin, cout):
+            super().__init__()
+            self.depthwise = nn.Conv2d(cin, cin, 3, padding=1, groups=cin, bias=False)
+            self.pointwise = nn.Conv2d(cin, cout, 1, bias=False)
+
+        def forward(self, x):
+            return self.pointwise(self.depthwise(x))
+
+
+    class Features(nn.Module):
+        def __init__(self, plan=(8, 'P', 16), cin=3, norm=True):
+            super().__init__()
+            layers = []
+            for v in plan:
+                if v == 'P':
+                    layers += [nn.MaxPool2d(2)]
+                elif norm:
+                    layers += [nn.Conv2d(cin, v, 3, padding=1), nn.BatchNorm2d(v), nn.ReLU()]
+                    cin = v
+                else:
+                    layers += [nn.Conv2d(cin, v, 3, padding=1), nn.ReLU()]
+                    cin = v
+            self.body = nn.Sequential(*layers)
+
+
+    class Repeat(nn.Module):
+        def __init__(self, cin, cout, reps, lead_act=True):
+            super().__init__()
+            units = []
+            for i in range(reps):
+                units.append(nn.ReLU())
+                units.append(Separable(cin if i == 0 else cout, cout))
+                units.append(nn.BatchNorm2d(cout))
+            if not lead_act:
+                units = units[1:]
+            else:
+                units[0] = nn.ReLU()
+            units.append(nn.MaxPool2d(3, 2, 1))
+            self.units = nn.Sequential(*units)
+""")
+
+
+@pytest.mark.needs_torch
+def test_sequentials_of_lists_grown_in_branches_of_a_loop_are_placed_by_their_tensors(tmp_path: Path) -> None:
+    """`layers += [...]` under an if/else in a loop, `units[1:]` and `units[0] = ...`, an append after the loop:
+    which layer sits at an index is known only at run time, so each index is one of the loop's layers, told apart
+    by the tensors under it (a convolution's weight, a batch norm's weight and running statistics)."""
+    import torch
+
+    from case_runner import migrate_program
+
+    out = migrate_program(tmp_path, FEATURES, support=False)
+    roots = read_map(str(out / "prog.weights.json")).roots
+    namespace: dict[str, object] = {}
+    exec(compile(FEATURES, "prog.py", "exec"), namespace)  # noqa: S102 - the test's own program
+    cases: list[tuple[str, dict[str, object]]] = [
+        ("Features", {"plan": (8, "P", 16, 16, "P")}), ("Repeat", {"cin": 4, "cout": 8, "reps": 3}),
+        ("Repeat", {"cin": 4, "cout": 8, "reps": 2, "lead_act": False})]
+    for cls, options in cases:
+        net = namespace[cls](**options)  # type: ignore[operator]
+        assert isinstance(net, torch.nn.Module)
+        result = place(roots[cls], net.state_dict().keys())
+        assert not result.unplaced and len(result.placed) == len(net.state_dict()), (cls, result.unplaced)
+        names = {k: p.ms for k, p in result.placed.items()}
+        if cls == "Features":
+            assert names["body.0.weight"] == "body.0.weight" and names["body.5.weight"] == "body.5.gamma"
+        elif options.get("lead_act", True):
+            assert names["units.4.depthwise.weight"] == "units.4.depthwise.weight"
+            assert names["units.8.running_var"] == "units.8.moving_variance"
+
+
+def test_a_subclass_named_as_the_layer_it_derives_from_is_followed(tmp_path: Path) -> None:
+    """`class LayerNorm(nn.LayerNorm)`: the port derives it from the support module's class of the same name
+    (another file); the map follows the base there instead of taking it for the class itself."""
+    from case_runner import migrate_program
+
+    source = textwrap.dedent("""
+        import torch.nn as nn
+
+        class LayerNorm(nn.LayerNorm):
+            def __init__(self, channels, eps=1e-6):
+                super().__init__(channels, eps=eps)
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.norm = LayerNorm(4)
+                self.fc = nn.Linear(4, 2)
+    """)
+    out = migrate_program(tmp_path, source)
+    assert "class LayerNorm(t2ms_support.LayerNorm):" in (out / "prog.py").read_text()
+    node = read_map(str(out / "prog.weights.json")).roots["Net"]
+    result = place(node, ["norm.weight", "norm.bias", "fc.weight", "fc.bias"])
+    assert not result.unplaced, result.unplaced
+    assert result.placed["norm.weight"].ms == "norm.gamma" and result.placed["fc.bias"].ms == "fc.bias"
+
+
+ZIPPED = textwrap.dedent("""
+    from itertools import repeat
+    import torch.nn as nn
+
+
+    class Block(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.conv = nn.Conv2d(c, c, 3, padding=1)
+            self.bn = nn.BatchNorm2d(c)
+
+
+    def make_stages(block_fns, widths):
+        stages = []
+        for block_fn, width in zip(block_fns, widths):
+            stages.append(block_fn(width))
+        return nn.Sequential(*stages)
+
+
+    class Net(nn.Module):
+        def __init__(self, block=Block, widths=(4, 8)):
+            super().__init__()
+            self.stages = make_stages(list(repeat(block, len(widths))), widths)
+""")
+
+
+@pytest.mark.needs_torch
+def test_classes_from_a_sequence_the_code_cannot_follow_are_told_apart_by_their_tensors(tmp_path: Path) -> None:
+    """`for block_fn, width in zip(block_fns, widths)` over a list built by a library call: the element is
+    called like a class given as an argument, so it is one of the file's cell classes, chosen by its tensors."""
+    import torch
+
+    from case_runner import migrate_program
+
+    out = migrate_program(tmp_path, ZIPPED, support=False)
+    node = read_map(str(out / "prog.weights.json")).roots["Net"]
+    namespace: dict[str, object] = {}
+    exec(compile(ZIPPED, "prog.py", "exec"), namespace)  # noqa: S102 - the test's own program
+    net = namespace["Net"](widths=(4, 8, 8))  # type: ignore[operator]
+    assert isinstance(net, torch.nn.Module)
+    result = place(node, net.state_dict().keys())
+    assert not result.unplaced, result.unplaced
+    assert result.placed["stages.2.bn.running_mean"].ms == "stages.2.bn.moving_mean"

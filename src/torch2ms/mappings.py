@@ -367,6 +367,7 @@ class Meta:
     tensor_valued_attributes: frozenset[str] = frozenset()  # x.T, x.grad: tensors
     layer_tensor_attributes: frozenset[str] = frozenset()  # conv.weight: a tensor
     module_self_methods: frozenset[str] = frozenset()  # net.to(...): the net
+    proof_methods: frozenset[str] = frozenset()  # w.uniform_(a, b): only a tensor has it
 
 
 @dataclass(frozen=True)
@@ -513,6 +514,7 @@ def _meta(text: str, file_name: str) -> Meta:
         tensor_valued_attributes=frozenset(doc["tensor_valued_attributes"]),
         layer_tensor_attributes=frozenset(doc["layer_tensor_attributes"]),
         module_self_methods=frozenset(doc["module_self_methods"]),
+        proof_methods=frozenset(doc["proof_methods"]),
     )
 
 

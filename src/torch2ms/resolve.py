@@ -1370,6 +1370,7 @@ class Resolver:
         positional = args.posonlyargs + args.args
         defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
         params = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
+        proven = _proven_tensors(node, self.meta.proof_methods) if self.imports_torch else set()
         for index, (arg, default) in enumerate(params):
             if index == 0 and cls is not None and "staticmethod" not in decorators and arg in positional:
                 if "classmethod" in decorators:
@@ -1381,6 +1382,8 @@ class Resolver:
                 val = V_TENSOR
             elif (typed := self._annotated_instance(arg.annotation)) is not None:
                 val = typed  # attn: Attention
+            elif arg.arg in proven:
+                val = V_TENSOR  # def fill(w, a, b): w.uniform_(a, b): only a tensor has the method
             elif default is not None and isinstance(default, (ast.Name, ast.Attribute)) \
                     and (layer := self._class_value(self.ref(default))) is not None:
                 val = layer  # norm_layer=nn.BatchNorm2d: a class passed as a value
@@ -1648,6 +1651,24 @@ class LocalFacts:
         if context in self.classes:
             return df.UserClass(0, context)
         return df.Function(0, context)
+
+
+def _proven_tensors(node: ast.FunctionDef | ast.AsyncFunctionDef, proof: frozenset[str]) -> set[str]:
+    """The parameters of `node` its body calls a method of `proof` on (one only a tensor has) and never binds
+    again, in any nested scope either (so every use of the name is the value passed)."""
+    called: set[str] = set()
+    bound: set[str] = set()
+    for child in ast.walk(ast.Module(body=node.body, type_ignores=[])):
+        if isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute) \
+                and isinstance(child.func.value, ast.Name) and child.func.attr in proof:
+            called.add(child.func.value.id)
+        elif isinstance(child, ast.Name) and not isinstance(child.ctx, ast.Load):
+            bound.add(child.id)
+        elif isinstance(child, ast.arg):
+            bound.add(child.arg)
+        elif isinstance(child, (ast.Global, ast.Nonlocal)):
+            bound.update(child.names)
+    return {arg.arg for arg in _all_args(node.args)} & called - bound
 
 
 def _all_args(args: ast.arguments) -> list[ast.arg]:

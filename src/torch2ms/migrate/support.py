@@ -73,11 +73,34 @@ def _form_code(form: str) -> str | None:
         tree = ast.parse(form.format("value"), mode="eval").body
     except (SyntaxError, ValueError, IndexError):
         return None
+    if _default_form(tree):
+        return None
     allowed = (ast.BinOp, ast.UnaryOp, ast.Constant, ast.Name, ast.operator, ast.unaryop, ast.Load)
     if not all(isinstance(node, allowed) for node in ast.walk(tree)) \
             or any(isinstance(node, ast.Name) and node.id != "value" for node in ast.walk(tree)):
         return None
     return ast.unparse(tree)
+
+
+def _default_form(tree: ast.expr) -> bool:
+    """A form ``{} or mindspore.float32``: the value where it is true, else a MindSpore constant."""
+    return isinstance(tree, ast.BoolOp) and isinstance(tree.op, ast.Or) and isinstance(tree.values[0], ast.Name) \
+        and tree.values[0].id == "value" and all(_mindspore_constant(v) for v in tree.values[1:])
+
+
+def _mindspore_constant(node: ast.expr) -> bool:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id == "mindspore"
+
+
+def default_form_code(form: str) -> str | None:
+    """A form ``{} or mindspore.float32`` as an expression of ``value``; None for any other form."""
+    try:
+        tree = ast.parse(form.format("value"), mode="eval").body
+    except (SyntaxError, ValueError, IndexError):
+        return None
+    return ast.unparse(tree) if _default_form(tree) else None
 
 
 _PRELUDE = '''"""torch's layer classes with torch's constructors, on the MindSpore layers they map to.
@@ -200,7 +223,10 @@ class _Writer:
         translated = next((f for f in self.target.params if f.kind is FactKind.TRANSLATED and f.torch == param_name
                            and f.form), None)
         rewrite = self.target.rewrite
-        if translated is not None and translated.form is not None:
+        if translated is not None and translated.form is not None \
+                and (code := default_form_code(translated.form)) is not None:
+            add(f"        ms[{translated.ms or param_name!r}] = " + code.replace("value", value, 1))
+        elif translated is not None and translated.form is not None:
             code = _form_code(translated.form)
             if code is None:
                 raise ValueError(f"{self.api}: the translation form {translated.form!r} is not arithmetic")

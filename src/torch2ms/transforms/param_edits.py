@@ -61,6 +61,11 @@ _GENERAL_DROPPED: dict[str, tuple[object, ...]] = {
 DEFAULT_DROPPED: dict[str, tuple[object, ...]] = {"dtype": (None,)}
 
 
+def _default_dropped(arg: Arg) -> bool:
+    """`dtype=None`: a keyword MindSpore has too, passing torch's default: it goes."""
+    return arg.keyword in DEFAULT_DROPPED and arg.is_const and arg.value in DEFAULT_DROPPED[arg.keyword]
+
+
 def dropped_mapping(arg: Arg, declared: set[str]) -> bool | None:
     """For ``**mapping`` whose keys a dict display spells, all of them general keywords MindSpore lacks or
     keywords that go at their default (``dd = {'device': device, 'dtype': dtype}``, the way libraries pass a
@@ -116,10 +121,15 @@ def param_edits(src: EditBuilder, call: ApiCall, target: Target, receiver_first:
     dropped: list[Arg] = []
     explicit: list[str] = []
     declared = {f.torch for f in target.params if f.torch}
-    starred = any(a.starred and dropped_mapping(a, declared) is None for a in call.args)  # one that stays
+    # a keyword that goes where it passes torch's default, translated otherwise (dtype=None goes; a dtype held by
+    # a name becomes `(dtype) or mindspore.float32`): still dropped at its default and in `**dd`
+    translated = {f.torch for f in target.params if f.kind is FactKind.TRANSLATED and f.torch in DEFAULT_DROPPED}
+    starred = any(a.starred and dropped_mapping(a, declared - translated) is None for a in call.args)  # one that stays
     legacy = _legacy_reduction(src, call)
     if legacy is False:
         return None
+    keyworded = [a for f in target.params if f.kind is FactKind.RENAMED and f.ms and (f.ms == f.torch or f.by_keyword)
+                 and (a := passed_arg(call, f)) is not None and a.keyword is None]  # positionals that go by keyword
     for fact in target.params:
         passed = passed_arg(call, fact)
         match fact.kind:
@@ -156,18 +166,20 @@ def param_edits(src: EditBuilder, call: ApiCall, target: Target, receiver_first:
                         and passed.keyword is None:
                     # The parameter at another place: MindSpore's parameter at this position is another one
                     # (nn.Dropout: keep_prob, not p; nn.LayerNorm: begin_norm_axis, not eps), so the value goes
-                    # by keyword (only the last positional can)
-                    if passed.starred or passed is not [a for a in call.args if a.keyword is None][-1]:
+                    # by keyword (a positional only when every positional after it goes by keyword too)
+                    positional = [a for a in call.args if a.keyword is None]
+                    if passed.starred or not all(any(a is k for k in keyworded)
+                                                 for a in positional[positional.index(passed) + 1:]):
                         return None
                     edits.append(Edit(Span(*arg_start(passed), *arg_start(passed)), f"{fact.ms}="))
                 continue
             case FactKind.TRANSLATED:
-                if passed is None:
+                if passed is None or passed.starred or _default_dropped(passed):
                     continue
-                edit = _translated_edit(call, fact, passed, src.slice(passed.span))
-                if edit is None:
+                moved = _translated_edits(call, fact, passed, src.slice(passed.span))
+                if moved is None:
                     return None  # a value the table cannot translate, or one that cannot go by keyword
-                edits.append(edit)
+                edits.extend(moved)
                 continue
             case FactKind.RETYPED if "list" in fact.values:
                 written = src.slice(passed.span) if passed is not None and not passed.starred else "[]"
@@ -236,10 +248,9 @@ def param_edits(src: EditBuilder, call: ApiCall, target: Target, receiver_first:
             if not _general_default(src, arg):
                 safe = False
             dropped.append(arg)
-        elif arg.keyword in DEFAULT_DROPPED and arg.keyword not in declared and arg.is_const \
-                and arg.value in DEFAULT_DROPPED[arg.keyword]:
+        elif _default_dropped(arg) and arg.keyword not in declared - translated:
             dropped.append(arg)
-        elif (mapping := dropped_mapping(arg, declared)) is not None:
+        elif (mapping := dropped_mapping(arg, declared - translated)) is not None:
             safe = safe and mapping  # a value other than None: what it selected (a dtype) is lost
             dropped.append(arg)
     if legacy is not None:
@@ -263,35 +274,49 @@ def param_edits(src: EditBuilder, call: ApiCall, target: Target, receiver_first:
     return Params(edits, safe, out)
 
 
-def _translated_edit(call: ApiCall, fact: ParamFact, passed: Arg, text: str) -> Edit | None:
+def _translated_edits(call: ApiCall, fact: ParamFact, passed: Arg, text: str) -> list[Edit] | None:
     """`unbiased=False` -> `ddof=0`: the argument rewritten as MindSpore's parameter with the value the
     fact pairs with torch's (of the same type: False is not 0 here), or the value its `form` computes
-    (`momentum=0.01` -> `momentum=0.99`; a value known only at run time goes into the expression:
-    `momentum=1 - (self.bn_mom)`). A positional value goes by keyword, so it must be the last positional
+    (`momentum=0.01` -> `momentum=0.99`; a value known only at run time goes into the expression, written
+    around the argument's own text so that the argument's own rewrites still apply: `momentum=1 - (self.bn_mom)`,
+    `dtype=(dtype) or mindspore.float32`). A positional value goes by keyword, so it must be the last positional
     argument. None: no pair for the value, or it cannot be moved."""
     if fact.ms is None or passed.starred:
         return None
+    around: tuple[str, str] | None = None
     if fact.form is not None:
         # a constant written in the call is computed; any other value (a name, even one whose value the scan
         # follows, e.g. a parameter's default that callers may override) goes into the expression
         literal_value = written_literal(text)
-        value = fact.form.format(f"({text.strip()})") if literal_value is NOT_LITERAL \
-            else translated_value(fact.form, literal_value)
+        if literal_value is NOT_LITERAL:
+            before, _, after = fact.form.partition("{}")
+            around, value = (before + "(", ")" + after), None
+        else:
+            value = translated_value(fact.form, literal_value)
     elif passed.is_const:
         mapped = [m for t, m in fact.values if type(t) is type(passed.value) and t == passed.value]
         value = literal(mapped[0]) if mapped else None
     else:
         value = None
-    if value is None:
+    if value is None and around is None:
         return None
+    start, end = Span(*arg_start(passed), *arg_start(passed)), Span(passed.span.end_line, passed.span.end_col,
+                                                                    passed.span.end_line, passed.span.end_col)
     if passed.keyword is None:
         if passed is not [a for a in call.args if a.keyword is None][-1]:
             return None
-        return Edit(passed.span, f"{fact.ms}={value}")
+        if around is not None:
+            return [Edit(start, f"{fact.ms}={around[0]}"), Edit(end, around[1])]
+        return [Edit(passed.span, f"{fact.ms}={value}")]
     if passed.keyword_span is None:
         return None
-    return Edit(Span(passed.keyword_span.start_line, passed.keyword_span.start_col,
-                     passed.span.end_line, passed.span.end_col), f"{fact.ms}={value}")
+    if around is not None:
+        value_start = Span(passed.span.start_line, passed.span.start_col, passed.span.start_line,
+                           passed.span.start_col)
+        renamed = [Edit(passed.keyword_span, fact.ms)] if fact.ms != passed.keyword else []
+        return [*renamed, Edit(value_start, around[0]), Edit(end, around[1])]
+    return [Edit(Span(passed.keyword_span.start_line, passed.keyword_span.start_col,
+                      passed.span.end_line, passed.span.end_col), f"{fact.ms}={value}")]
 
 
 _ARITHMETIC: dict[type[ast.operator], Callable[[float, float], float]] = {
@@ -302,7 +327,16 @@ _ARITHMETIC: dict[type[ast.operator], Callable[[float, float], float]] = {
 def translated_value(form: str, value: object) -> str | None:
     """The literal a translation `form` gives for a constant number (`"1 - {}"`, 0.3 -> `0.7`), computed
     on the form's arithmetic alone (the form is the tables', never the scanned code's); None for a value
-    that is not a number (torch's `momentum=None` has no MindSpore counterpart)."""
+    that is not a number (torch's `momentum=None` has no MindSpore counterpart). A form `{} or default` gives
+    the constant itself where it is true and the default where it is not (`dtype=None` -> `mindspore.float32`)."""
+    try:
+        tree = ast.parse(form.format("_value"), mode="eval").body
+    except SyntaxError:
+        return None
+    if isinstance(tree, ast.BoolOp) and isinstance(tree.op, ast.Or) \
+            and isinstance(tree.values[0], ast.Name) and tree.values[0].id == "_value":
+        rest = tree.values[1:]
+        return repr(value) if value else ast.unparse(rest[0] if len(rest) == 1 else ast.BoolOp(ast.Or(), rest))
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return None
 
@@ -319,8 +353,8 @@ def translated_value(form: str, value: object) -> str | None:
         raise ValueError(ast.dump(node))
 
     try:
-        result = ev(ast.parse(form.format("_value"), mode="eval").body)
-    except (ValueError, SyntaxError, ZeroDivisionError):
+        result = ev(tree)
+    except (ValueError, ZeroDivisionError):
         return None
     return repr(round(result, 12))
 

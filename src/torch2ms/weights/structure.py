@@ -366,14 +366,14 @@ class Structure:
     def is_cell_class(self, name: str, seen: frozenset[str] = frozenset()) -> bool:
         """The class derives (through the file's classes) from the library's cell base or one of its layers."""
         cls = self.classes.get(name)
-        if cls is None or name in seen:
+        if cls is None or f"{self.key}:{name}" in seen:  # by file: a class may derive from one of its name
             return False
         for base in self._bases(cls):
             if isinstance(base, ClassRef) and base.library and (
                     base.name in self.side.cell_bases or base.name.startswith(self.side.layer_prefixes)):
                 return True
             if isinstance(base, ClassRef) and not base.library and \
-                    self._of(base).is_cell_class(base.name, seen | {name}):
+                    self._of(base).is_cell_class(base.name, seen | {f"{self.key}:{name}"}):
                 return True
         return False
 
@@ -388,14 +388,14 @@ class Structure:
     def library_base(self, name: str, seen: frozenset[str] = frozenset()) -> str | None:
         """The library layer a class derives from (not the cell base itself), if any."""
         cls = self.classes.get(name)
-        if cls is None or name in seen:
+        if cls is None or f"{self.key}:{name}" in seen:
             return None
         for base in self._bases(cls):
             if isinstance(base, ClassRef) and base.library and base.name not in self.side.cell_bases \
                     and base.name.startswith(self.side.layer_prefixes):
                 return base.name
             if isinstance(base, ClassRef) and not base.library:
-                found = self._of(base).library_base(base.name, seen | {name})
+                found = self._of(base).library_base(base.name, seen | {f"{self.key}:{name}"})
                 if found:
                     return found
         return None
@@ -440,14 +440,14 @@ class Structure:
                      ) -> tuple[ast.FunctionDef | None, str | None, Structure | None]:
         """The method (through the bases), the class that defines it and that class's file."""
         cls = self.classes.get(cls_name)
-        if cls is None or cls_name in seen:
+        if cls is None or f"{self.key}:{cls_name}" in seen:
             return None, None, None
         for node in cls.body:
             if isinstance(node, ast.FunctionDef) and node.name == method:
                 return node, cls_name, self
         for base in self._bases(cls):
             if isinstance(base, ClassRef) and not base.library:
-                found = self._of(base)._find_method(base.name, method, seen | {cls_name})
+                found = self._of(base)._find_method(base.name, method, seen | {f"{self.key}:{cls_name}"})
                 if found[0] is not None:
                     return found
         return None, None, None
@@ -535,8 +535,8 @@ class Structure:
         elif isinstance(node, ast.If):
             self._if(node, frame, depth)
         elif isinstance(node, (ast.For, ast.While)):
-            if isinstance(node, ast.For) and isinstance(node.target, ast.Name):
-                frame.env[node.target.id] = LoopIndex(node.target.id)
+            if isinstance(node, ast.For):
+                self._loop_names(node.target, node.iter, frame, depth)
             frame.loop += 1
             self._block(node.body, frame, depth)
             frame.loop -= 1
@@ -545,6 +545,37 @@ class Structure:
             self._block(node.body, frame, depth)
         elif isinstance(node, ast.Try):
             self._block(node.body + node.orelse + node.finalbody, frame, depth)
+
+    def _loop_names(self, target: ast.expr, iterable: ast.expr, frame: _Frame, depth: int) -> None:
+        """What a `for` binds: a counter (`for i in range(n)`, the first name of `enumerate`) is the loop's
+        index; an element of a list the code built of layers (`for name, stage in stages`) is that element
+        (any of them: the loop runs over all)."""
+        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "enumerate" \
+                and iterable.args and isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == 2:
+            if isinstance(target.elts[0], ast.Name):
+                frame.env[target.elts[0].id] = LoopIndex(target.elts[0].id)
+            self._loop_names(target.elts[1], iterable.args[0], frame, depth)
+            return
+        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "zip" \
+                and isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == len(iterable.args) \
+                and not any(isinstance(a, ast.Starred) for a in iterable.args):
+            for name_node, source in zip(target.elts, iterable.args):  # for block, width in zip(blocks, widths)
+                self._loop_names(name_node, source, frame, depth)
+            return
+        held = self._ev(iterable, frame, depth)
+        if isinstance(held, Unknown) and isinstance(target, ast.Name):
+            # an element of a sequence the code was given (`for block_fn in block_fns`): a class perhaps, one of
+            # the file's cell classes when called, told apart by its tensors (as a class given as an argument)
+            frame.env[target.id] = Unknown(f"{ARGUMENT}{target.id} of a loop is not known here ({held.reason})")
+            return
+        element = choice([*held.items] + ([held.tail] if held.tail is not None else []), "elements of a loop") \
+            if isinstance(held, ListVal) and (held.items or held.tail is not None) else None
+        if element is not None and not (is_cell(element) or isinstance(element, (ListVal, Choice))):
+            element = None  # numbers or names: the loop's index stands for them in names built from it
+        if isinstance(target, ast.Name):
+            frame.env[target.id] = element if element is not None else LoopIndex(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)) and element is not None:
+            self._assign(target, element, iterable, frame, depth)
 
     def _if(self, node: ast.If, frame: _Frame, depth: int) -> None:
         known = self._truth(node.test, frame, depth)
@@ -602,6 +633,14 @@ class Structure:
                 source = self._self_path(node, frame) if isinstance(node, ast.Attribute) else None
                 if source is not None:  # self.head.weight = self.embed.weight: one tensor, two names
                     frame.ties.append((path, source))
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
+                and isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, int) \
+                and not isinstance(target.slice.value, bool) and target.slice.value >= 0:
+            held, index = frame.env.get(target.value.id), target.slice.value
+            if isinstance(held, ListVal) and index < len(held.items):  # layers[0] = nn.ReLU(): that element
+                frame.env[target.value.id] = ListVal(held.items[:index] + (value,) + held.items[index + 1:], held.tail)
+            elif isinstance(held, ListVal) and index == len(held.items) and held.tail is not None:
+                frame.env[target.value.id] = ListVal(held.items + (value,), held.tail)  # the first of a loop's
         elif isinstance(target, (ast.Tuple, ast.List)):
             items = value.items if isinstance(value, ListVal) and not value.tail else ()
             for index, element in enumerate(target.elts):
@@ -655,7 +694,15 @@ class Structure:
         self._ev(call, frame, depth)
 
     def _self_call(self, method: str, call: ast.Call, frame: _Frame, depth: int) -> None:
-        args = [self._ev(a, frame, depth) for a in call.args]
+        args: list[Value] = []
+        for arg in call.args:  # `self.add_module(*pair)`: the pair's items
+            value = self._ev(arg.value if isinstance(arg, ast.Starred) else arg, frame, depth)
+            if isinstance(arg, ast.Starred) and isinstance(value, ListVal) and value.tail is None:
+                args.extend(value.items)
+            elif isinstance(arg, ast.Starred):
+                args.append(Unknown("unpacked from a value that cannot be followed"))
+            else:
+                args.append(value)
         kwargs = {k.arg: self._ev(k.value, frame, depth) for k in call.keywords if k.arg}
         name = args[0] if args else kwargs.get("name")
         text = name.value if isinstance(name, Const) and isinstance(name.value, str) else None
@@ -773,11 +820,25 @@ class Structure:
             return OPAQUE
         if isinstance(node, ast.JoinedStr):
             return self._fstring(node, frame, depth)
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice) and node.slice.upper is None \
+                and node.slice.step is None:
+            return self._dropped_front(self._ev(node.value, frame, depth), node.slice.lower)
         if isinstance(node, ast.NamedExpr):
             named = self._ev(node.value, frame, depth)
             frame.env[node.target.id] = named
             return named
         return OPAQUE
+
+    @staticmethod
+    def _dropped_front(value: Value, lower: ast.expr | None) -> Value:
+        """`items[k:]` of a list being built: its items from k on, then its tail (a loop's elements stay
+        the loop's elements)."""
+        count = 0 if lower is None else lower.value if isinstance(lower, ast.Constant) else None
+        if not isinstance(value, ListVal) or not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            return OPAQUE
+        if count <= len(value.items):
+            return ListVal(value.items[count:], value.tail)
+        return ListVal((), value.tail) if value.tail is not None else ListVal()
 
     def _fstring(self, node: ast.JoinedStr, frame: _Frame, depth: int) -> Value:
         text = []
@@ -786,6 +847,11 @@ class Structure:
                 text.append(str(part.value))
             elif isinstance(part, ast.FormattedValue):
                 value = self._ev(part.value, frame, depth)
+                if isinstance(part.value, ast.BinOp) and isinstance(part.value.op, (ast.Add, ast.Sub)) \
+                        and isinstance(part.value.right, ast.Constant) and isinstance(part.value.right.value, int):
+                    value = self._ev(part.value.left, frame, depth)  # f"layer{i + 1}": a number the loop counts
+                    if not isinstance(value, LoopIndex):
+                        return OPAQUE
                 if isinstance(value, LoopIndex):
                     text.append("{" + value.name + "}")
                 elif isinstance(value, Const) and isinstance(value.value, (int, str)):
@@ -920,7 +986,7 @@ class Structure:
         tail: Value | None = None
         for arg in args:
             if isinstance(arg, Const) and isinstance(arg.value, tuple) and arg.value[:1] == ("*",):
-                spread = arg.value[1]
+                spread = _one_list(arg.value[1])
                 if isinstance(spread, ListVal) and tail is None:
                     items.extend((str(len(items) + k), v) for k, v in enumerate(spread.items))
                     tail = spread.tail
@@ -990,6 +1056,24 @@ def _parse_file(file: str) -> ast.Module | None:
     except OSError:
         return None
     return _parse_cached(file, info.st_mtime, info.st_size)
+
+
+def _one_list(value: Value) -> Value:
+    """Lists built in branches (a Choice of lists) as one list: the items all of them hold at the same place,
+    then, from the first place where they differ, any of their other items (a tail: which one sits at an
+    index is known only when the code runs). Any other value is returned as it is."""
+    if not isinstance(value, Choice) or not all(isinstance(o, ListVal) for o in value.options):
+        return value
+    lists = [o for o in value.options if isinstance(o, ListVal)]
+    common = 0
+    while all(len(o.items) > common for o in lists) and all(o.items[common] == lists[0].items[common] for o in lists):
+        common += 1
+    rest: list[Value] = []
+    for option in lists:
+        rest.extend(option.items[common:])
+        if option.tail is not None:
+            rest.append(option.tail)
+    return ListVal(lists[0].items[:common], choice(rest, value.reason) if rest else None)
 
 
 def _pairs(value: Value) -> tuple[tuple[str, Value], ...] | None:
