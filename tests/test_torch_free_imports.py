@@ -186,6 +186,7 @@ READER = textwrap.dedent("""\
 
 @pytest.mark.needs_torch
 @pytest.mark.needs_mindspore
+@pytest.mark.needs_numpy
 def test_a_file_torch_wrote_is_read_without_torch(tmp_path: Path) -> None:
     """torch.save's archive (storages, a strided view, a Parameter, an OrderedDict) read by the support module's
     load in a process where torch cannot be imported; a pickled class is refused unless safe_globals allows it."""
