@@ -54,10 +54,10 @@ def _port() -> str:
 
 def test_an_initializer_bound_by_partial_becomes_a_function_of_the_tensor() -> None:
     ported = _port()
-    assert "init_all(lambda tensor: tensor.set_data(mindspore.common.initializer.initializer(" \
+    assert "init_all(lambda tensor: tensor.copy_(mindspore.common.initializer.initializer(" \
            "mindspore.common.initializer.HeUniform(negative_slope=math.sqrt(5), mode='fan_in', " \
-           "nonlinearity='leaky_relu'), tensor.shape, tensor.dtype)), [self.up, self.down])" in ported
-    assert "self.refill = lambda tensor: tensor.set_data(mindspore.ops.rand(tensor.shape, dtype=tensor.dtype) " \
+           "nonlinearity='leaky_relu'), tensor.shape, tensor.dtype).init_data()), [self.up, self.down])" in ported
+    assert "self.refill = lambda tensor: tensor.copy_(mindspore.ops.rand(tensor.shape, dtype=tensor.dtype) " \
            "* ((0.75) - (0.5)) + (0.5))" in ported
     assert "nn.init" not in ported and "import torch" not in ported
 

@@ -112,8 +112,8 @@ def test_aliases_of_the_grad_mode_and_of_the_wrappers_follow_their_entries() -> 
 
 @pytest.mark.parametrize(("rule", "source", "written", "left"), [
     (StructureRule.INITIALIZER, "import torch\ndef init(w):\n    torch.nn.init.xavier_normal_(w, gain=0.5)\n",
-     "w.set_data(mindspore.common.initializer.initializer(mindspore.common.initializer.XavierNormal(gain=0.5), "
-     "w.shape, w.dtype))", "xavier_normal_(w, gain=0.5)"),
+     "w.copy_(mindspore.common.initializer.initializer(mindspore.common.initializer.XavierNormal(gain=0.5), "
+     "w.shape, w.dtype).init_data())", "xavier_normal_(w, gain=0.5)"),
     (StructureRule.SWAP_AXES, "import torch\ndef f(n: int):\n    q = torch.ones(2, 3, n)\n    return q.transpose(2, 1)\n",
      "q.swapaxes(2, 1)", "transpose(2, 1)"),
 ])

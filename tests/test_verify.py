@@ -14,6 +14,7 @@ import json
 import math
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -324,6 +325,25 @@ def test_record_reader_round_trip_labels_and_errors(tmp_path: Path) -> None:
     assert load_record(tmp_path / "absent.json") is None
 
 
+def test_a_partial_run_keeps_a_missing_kernel_the_fix_no_longer_writes_the_form_for() -> None:
+    """A form measured to have no CPU kernel, which a later run does not run (the fix now writes another text
+    for it: a composed form), keeps that measurement; a form the later run does run takes the new result."""
+    no_kernel = replace(_form("mindspore.mint.scatter_add", "skipped", ("ascend",)), runs=False,
+                        reason="MindSpore 2.10.0 has no CPU kernel for ScatterAddExt")
+    before = EntryRecord("skipped", "no case", (_form("mindspore.ops.tensor_scatter_elements", "skipped", ("cpu",)),
+                                                no_kernel))
+    ran = replace(_form("mindspore.ops.tensor_scatter_elements", "passed", ("cpu",), cases=18, agreed=18), runs=True)
+    not_run = replace(_form("mindspore.mint.scatter_add", "skipped", ("ascend",)), runs=None,
+                      reason="the fix writes another form")
+    after = EntryRecord("passed", "", (ran, not_run))
+    old = Record("2.13.0", "2.10.0", ("cpu",), "d", {"torch.scatter_add": {"cpu": before}})
+    kept = merged(old, "2.13.0", "2.10.0", "cpu", {"torch.scatter_add": after}, False, "e")
+    assert kept.entries["torch.scatter_add"]["cpu"].forms == (ran, no_kernel)
+    # other library versions: nothing is kept
+    fresh = merged(old, "2.13.0", "2.11.0", "cpu", {"torch.scatter_add": after}, False, "e")
+    assert fresh.entries["torch.scatter_add"]["cpu"] == after
+
+
 def test_record_reader_imports_neither_torch_nor_mindspore() -> None:
     code = ("import sys; from torch2ms.verify import load_record; import torch2ms.cli; load_record(); "
             "print('torch' in sys.modules or 'mindspore' in sys.modules)")
@@ -617,3 +637,26 @@ def test_optional_parameters_the_example_leaves_out_are_passed_at_other_values()
     cases = generate({"torch": "x.max(1)", "kind": "method", "inputs": {"x": {"shape": [3, 4]}}}, method)
     assert {c.torch for c in cases if c.tags[0].startswith("opt=")} == {"x.max(1, scale=0.5)"}
     assert "x.max(1, keepdim=True)" in {c.torch for c in cases}  # the same call as the keepdim case: run once
+
+
+def test_where_the_fix_stops_the_cases_run_as_migrate_writes_them(pool: Pool) -> None:
+    """Forms only `migrate` writes (its structural passes: nn.init as an initializer copied into the tensor; the
+    support module's functions: bicubic interpolation, which MindSpore's CPU lacks) are measured as migrate
+    writes them, with the support module that migrate writes into a port importable in the worker."""
+    rewriter = Rewriter()
+    bicubic = "torch.nn.functional.interpolate(x, scale_factor=2, mode='bicubic')"
+    written, why = rewriter.rewrite([bicubic], ["x"], "2.10", "cpu", None, "torch.nn.functional.interpolate",
+                                    runs_on="cpu")[bicubic]
+    assert why == "migrate" and written == "t2ms_support.interpolate(x, scale_factor=2, mode='bicubic')"
+    assert "t2ms_support" not in sys.modules  # the module is built in a worker only
+    zeros = _generated("torch.nn.init.zeros_")
+    interpolate = dict(_generated("torch.nn.functional.interpolate"), torch=bicubic,
+                       inputs={"x": {"shape": [1, 2, 3, 3], "dtype": "float32"}})
+    res = pool.run([zeros, interpolate])
+    for done in res:
+        assert done["status"] == "passed" and done["failed"] == 0 and done["agreed"] >= 3, done
+        assert any("as `migrate` writes them" in note for note in done["notes"]), done["notes"]
+    assert res[0]["written"] and all(w.startswith("x.copy_(") for w in res[0]["written"])
+    assert res[0]["stated"] >= 1  # the empty tensor MindSpore's initializer refuses, as the entry's fact states
+    bicubic_written = [w for w in res[1]["written"] if "bicubic" in w]  # other cases leave the mode to its default
+    assert bicubic_written and all(w.startswith("t2ms_support.interpolate(") for w in bicubic_written)

@@ -368,6 +368,16 @@ class Meta:
     layer_tensor_attributes: frozenset[str] = frozenset()  # conv.weight: a tensor
     module_self_methods: frozenset[str] = frozenset()  # net.to(...): the net
     proof_methods: frozenset[str] = frozenset()  # w.uniform_(a, b): only a tensor has it
+    callbacks: dict[str, Callback] = field(default_factory=dict)  # net.apply(init): init(m) gets a module
+
+
+@dataclass(frozen=True)
+class Callback:
+    """A function argument an API calls back: which argument (the first positional, or by `keyword`) and what it
+    passes it, in order: ``tensor`` or a torch class (``torch.nn.Module``) whose instance it passes."""
+
+    keyword: str
+    passes: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -515,6 +525,8 @@ def _meta(text: str, file_name: str) -> Meta:
         layer_tensor_attributes=frozenset(doc["layer_tensor_attributes"]),
         module_self_methods=frozenset(doc["module_self_methods"]),
         proof_methods=frozenset(doc["proof_methods"]),
+        callbacks={api: Callback(str(c["keyword"]), tuple(str(p) for p in c["passes"]))
+                   for api, c in (doc.get("callbacks") or {}).items()},
     )
 
 

@@ -206,6 +206,7 @@ class Resolver:
         self.pending: list[Pending] = []  # method calls on symbols, resolved after the pass
         self.exported: list[Pending] = []  # those only other files can decide (project_graph.py)
         self._arg_vals: list[Val] = []  # the values of the last call's arguments
+        self._called_back: dict[int, tuple[Val, ...]] = {}  # a lambda an API calls back: what it passes (by id)
         # calls of project functions: (callee descriptor, positional argument descriptors up to a *args,
         # keyword argument descriptors, whether a *args or **kwargs may pass more)
         self.arguments: list[tuple[str, tuple[str, ...], tuple[tuple[str, str], ...], bool]] = []
@@ -727,8 +728,9 @@ class Resolver:
             self.ev(default)
         saved = self.scope
         self.scope = Scope("function", saved)
-        for arg in _all_args(node.args):
-            self.scope.names[arg.arg] = V_UNKNOWN
+        passed = self._called_back.pop(id(node), ())
+        for index, arg in enumerate(_all_args(node.args)):
+            self.scope.names[arg.arg] = passed[index] if index < len(passed) else V_UNKNOWN
         self.ev(node.body)
         self.scope = saved
         return V_OTHER
@@ -800,6 +802,12 @@ class Resolver:
             callee = self.lookup(func.id)
         else:
             callee = self.ev(func)
+        if callee.kind == BOUND and (callback := self.meta.callbacks.get(callee.name)) is not None:
+            given = node.args[0] if node.args else next((k.value for k in node.keywords
+                                                         if k.arg == callback.keyword), None)
+            if isinstance(given, ast.Lambda):  # net.apply(lambda m: ...): m is what the API passes
+                self._called_back[id(given)] = tuple(V_TENSOR if p == "tensor" else Val(INSTANCE, p)
+                                                     for p in callback.passes)
         args = self._args(node)
         kind = callee.kind
         if kind in (UNKNOWN, OTHER, SYM) and isinstance(func, ast.Attribute) and len(node.args) >= 2 \
@@ -828,6 +836,7 @@ class Resolver:
             return Val(TENSOR, tag=tag) if tag else result
         if kind == BOUND:
             self.report(callee.name, node, CallKind.METHOD, call=node, args=args)
+            self._callback(callee.name, args)
             if callee.name in _REGISTERS_TENSOR and recv is not None and recv.cls is not None \
                     and args and args[0].is_const and isinstance(args[0].value, str):
                 recv.cls.attrs[args[0].value] = V_TENSOR  # self.register_buffer("name", t)
@@ -923,6 +932,20 @@ class Resolver:
         self.calls.append(ApiCall(api=api, span=self.pos.span(node), kind=CallKind.CALL, func_span=func_span,
                                   name_span=name_span, args=args[1:], in_network=self.in_network,
                                   context=self.context))
+
+    def _callback(self, api: str, args: tuple[Arg, ...]) -> None:
+        """A function of the project that `api` calls back (``net.apply(init)``, ``x.register_hook(scale)``): what
+        the API passes it (the tables' `callbacks`) is recorded as a call of that function, so its parameters
+        are typed as for any call (dataflow.py)."""
+        callback = self.meta.callbacks.get(api)
+        if callback is None:
+            return
+        for arg, val in zip(args, self._arg_vals):
+            if (arg.keyword is None and not arg.starred and arg is args[0]) or arg.keyword == callback.keyword:
+                if val.kind == OTHER and val.name in ("function", "method") and isinstance(val.value, str):
+                    passed = tuple(df.TENSOR if p == "tensor" else f"I:{p}" for p in callback.passes)
+                    self.arguments.append((df.symbol("fn:" + val.value), passed, (), False))
+                return
 
     def _arguments(self, callee: str, node: ast.Call, args: tuple[Arg, ...]) -> None:
         """Record what a call of a project function passes (its parameters' values: dataflow.py)."""

@@ -463,8 +463,12 @@ class CallSites(_Rewriter):
             self.imports.add(SETITEM[0])
             written: cst.BaseExpression = cst.Call(func=cst.Attribute(cst.Name(SETITEM[0]), cst.Name(SETITEM[1])),
                                                    args=_clean_args([cst.Arg(tensor.value), cst.Arg(key), cst.Arg(value)]))
-        else:
+        elif isinstance(tensor, cst.Attribute):  # a layer's parameter (`m.weight`): MindSpore's Parameter.set_data
             written = cst.Call(func=cst.Attribute(tensor, cst.Name("set_data")), args=[cst.Arg(value)])
+        else:  # a name may hold a plain tensor, which has no set_data: its values copied in, as torch writes them
+            if not isinstance(form, str):
+                value = cst.Call(func=cst.Attribute(value, cst.Name("init_data")), args=[])
+            written = cst.Call(func=cst.Attribute(tensor, cst.Name("copy_")), args=[cst.Arg(value)])
         if spread is None:
             return written
         return cst.Call(func=cst.Lambda(params=cst.Parameters(params=spread_params), body=written,

@@ -48,7 +48,8 @@ torch.nn.functional.triplet_margin_loss, torch.diag, torch.Tensor.diag, torch.Te
 torch.Tensor.index_fill, torch.Tensor.index_fill_, torch.nn.functional.interpolate, torch.nn.Embedding.from_pretrained,
 torch.squeeze, torch.unique, torch.Tensor.unique, torch.Tensor.squeeze, torch.get_autocast_dtype,
 torch.get_autocast_cpu_dtype, torch.get_autocast_gpu_dtype, torch.jit.annotate, torch.nn.functional.fold, torch.cat,
-torch.concat, torch.expand_copy and torch.normal."""
+torch.concat, torch.expand_copy, torch.normal, torch.nn.ZeroPad1d, torch.nn.ZeroPad3d, torch.range,
+torch.bartlett_window, torch.blackman_window, torch.polygamma, torch.special.polygamma and torch.Tensor.polygamma."""
 
 from __future__ import annotations
 

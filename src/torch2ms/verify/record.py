@@ -30,7 +30,7 @@ import functools
 import json
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -308,11 +308,20 @@ def merged(old: Record | None, torch_version: str, mindspore_version: str, devic
                 entries[api] = kept
         devices |= {d for d in old.devices if d != device or not full}
     for api, verdict in verdicts.items():
-        entries.setdefault(api, {})[device] = verdict
+        before = entries.get(api, {}).get(device)
+        entries.setdefault(api, {})[device] = verdict if before is None else _kernels_kept(before, verdict)
     order = ("cpu", "gpu", "ascend")
     return Record(torch_version=torch_version, mindspore_version=mindspore_version,
                   devices=tuple(d for d in order if d in devices) + tuple(sorted(devices - set(order))),
                   date=date, entries=entries)
+
+
+def _kernels_kept(before: EntryRecord, after: EntryRecord) -> EntryRecord:
+    """`after`, where a form it did not run (the fix wrote another text for it: `runs` None) keeps the earlier
+    run's finding that this device has no kernel for it (same libraries: the kernel is still missing)."""
+    missing = {(f.form, f.version): f for f in before.forms if f.runs is False}
+    forms = tuple(missing.get((f.form, f.version), f) if f.runs is None else f for f in after.forms)
+    return after if forms == after.forms else replace(after, forms=forms)
 
 
 def write_record(record: Record, path: str | Path, command: str = "") -> None:

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..process import configure_process
+from ..transforms.support import MODULE as SUPPORT
 from .code import receiver, split_layer
 from . import fixtures
 from . import generate as generate_module
@@ -170,7 +171,15 @@ def load_state(source: dict[str, Any], m_layer: Any, np: Any, ms: Any) -> tuple[
 
 
 def flush_pending(ms: Any, np: Any) -> None:
-    """Clear MindSpore's pending asynchronous error, so it is not reported by the next job's first op."""
+    """Clear MindSpore's pending asynchronous error, so it is not reported by the next job's first op, and the
+    state of a gradient computation that raised: MindSpore 2.10 keeps recording after it, and every later
+    in-place write into a parameter then raises ("a leaf tensor that requires grad")."""
+    executor = getattr(getattr(getattr(ms, "common", None), "api", None), "_pynative_executor", None)
+    if executor is not None and hasattr(executor, "clear_res"):
+        try:
+            executor.clear_res()
+        except Exception:  # noqa: BLE001 - nothing recorded to clear
+            pass
     one = ms.Tensor(np.ones(1, np.float32))
     for _ in range(3):
         try:
@@ -904,11 +913,13 @@ class Rewriter:
 
     def __init__(self) -> None:
         self._table: Any = None
+        self.setup: dict[str, tuple[str, ...]] = {}  # a written code -> the imports it needs beside mindspore
 
     def rewrite(self, codes: list[str], names: list[str], version: str, device: str,
                 form: str | None, api: str | None = None, measure: bool = False,
                 runs_on: str | None = None) -> dict[str, tuple[str | None, str]]:
-        """code -> (the rewritten expression, "") or (None, why there is none to run).
+        """code -> (the rewritten expression, "") or (None, why there is none to run); (the expression,
+        MIGRATE) where the fix engine leaves torch in it and `torch2ms migrate` writes it whole.
 
         `measure`: the form was measured to have no kernel on every device the fix writes it for, so
         the fix writes nothing there; write it as if it had one, to measure it again. `runs_on`: the
@@ -918,11 +929,8 @@ class Rewriter:
 
         from ..config import Config
         from ..fix import FixError, fix_text
-        from ..mappings import load_table
 
-        if self._table is None:
-            self._table = load_table()
-        table = self._table
+        table = self.table()
         if measure and api in table.entries:
             entry = table.entries[api]
             targets = tuple(replace(t, no_kernel=()) if t.api == form else t for t in entry.targets)
@@ -931,26 +939,110 @@ class Rewriter:
         program = "import torch\n\n\n" + "".join(
             f"def case_{k}({params}):\n    return {code}\n\n\n" for k, code in enumerate(codes))
         try:
-            fixed = fix_text(program, "<verify>", Config(target_version=version, device=device), True, table).text
-            functions = {n.name: n for n in ast.parse(fixed).body if isinstance(n, ast.FunctionDef)}
+            fixed = ast.parse(fix_text(program, "<verify>", Config(target_version=version, device=device), True,
+                                       table).text)
+            functions = {n.name: n for n in fixed.body if isinstance(n, ast.FunctionDef)}
         except (FixError, SyntaxError, ValueError) as exc:
             return dict.fromkeys(codes, (None, f"the fix failed: {exc}"))
+        imports = _imports(fixed)
+        ported: dict[str, ast.FunctionDef] = {}
+        if any(_names_torch(_returned(functions.get(f"case_{k}"))) for k in range(len(codes))):
+            migrated_tree = self._migrated(program, table, version, device)
+            ported = {n.name: n for n in migrated_tree.body if isinstance(n, ast.FunctionDef)}
+            imports = {**_imports(migrated_tree), **imports}
         out: dict[str, tuple[str | None, str]] = {}
         for k, code in enumerate(codes):
-            node = functions.get(f"case_{k}")
-            if node is None or len(node.body) != 1 or not isinstance(node.body[0], ast.Return) \
-                    or node.body[0].value is None:
+            value = _returned(functions.get(f"case_{k}"))
+            if value is None:
                 out[code] = (None, "the fix rewrote more than the expression")
                 continue
-            written = ast.unparse(node.body[0].value)
-            if any(isinstance(n, ast.Name) and n.id == "torch" for n in ast.walk(node.body[0].value)):
+            written = ast.unparse(value)
+            by = ""
+            migrated = _returned(ported.get(f"case_{k}"))
+            if _names_torch(value) and migrated is not None and not _names_torch(migrated):
+                written, by = ast.unparse(migrated), MIGRATE  # where the fix stops, what `migrate` writes
+                value = migrated
+            if _names_torch(value):
                 out[code] = (None, f"the fix writes no complete rewrite: {written}")
-            elif form is not None and not writes_form(written, form) \
-                    and not (not measure and device == runs_on and rewrites_for(table, api, form, version, device)):
+            elif form is not None and not writes_form(written, form) and not (not measure and device == runs_on and (
+                    by == MIGRATE or rewrites_for(table, api, form, version, device))):
                 out[code] = (None, f"the fix writes another form: {written}")
             else:
-                out[code] = (written, "")
+                out[code] = (written, by)
+                named = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+                self.setup[written] = tuple(sorted(imports[n] for n in named if n in imports))
         return out
+
+    def _migrated(self, program: str, table: Any, version: str, device: str) -> ast.Module:
+        """The cases' program as `torch2ms migrate` writes it (its structural passes and the support module's
+        forms, which the fix engine leaves); an empty module where migrate stops."""
+        from ..config import Config
+        from ..migrate.pipeline import MigrateError, Options, migrate_text
+
+        try:
+            text = migrate_text(program, "<verify>", Options(Config(target_version=version, device=device)),
+                                table=table).text
+            return ast.parse(text)
+        except (MigrateError, SyntaxError, ValueError):
+            return ast.Module(body=[], type_ignores=[])
+
+    def table(self) -> Any:
+        from ..mappings import load_table
+
+        if self._table is None:
+            self._table = load_table()
+        return self._table
+
+
+MIGRATE = "migrate"  # the reason given with a case's code that `migrate` wrote where the fix engine stopped
+
+
+def _imports(tree: ast.Module) -> dict[str, str]:
+    """The module-level imports of a written program beside torch and mindspore: bound name -> import line (the
+    modules a composed form names, `math`, `numpy`; the support module migrate writes)."""
+    out: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                out[alias.asname or alias.name.partition(".")[0]] = ast.unparse(ast.Import(names=[alias]))
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            for alias in node.names:
+                out[alias.asname or alias.name] = ast.unparse(ast.ImportFrom(module=node.module, names=[alias], level=0))
+    return {name: line for name, line in out.items() if name not in ("torch", "mindspore")}
+
+
+def _returned(node: ast.FunctionDef | None) -> ast.expr | None:
+    """The expression a case's function returns, if the function is that one return and nothing more."""
+    if node is None or len(node.body) != 1 or not isinstance(node.body[0], ast.Return):
+        return None
+    return node.body[0].value
+
+
+def _names_torch(node: ast.expr | None) -> bool:
+    return node is not None and any(isinstance(n, ast.Name) and n.id == "torch" for n in ast.walk(node))
+
+
+_SUPPORT_BUILT: set[tuple[str, str]] = set()
+
+
+def support_module(table: Any, version: str, device: str) -> None:
+    """Build the support module migrate writes for this version and device (`migrate.support.module_text`) and
+    register it under its import name, once per worker process (only a worker: it imports MindSpore, and the
+    module stands for a port's own file): the cases' MindSpore code imports it."""
+    import types
+
+    from ..mappings import parse_version
+    from ..migrate.support import module_text
+
+    if (version, device) in _SUPPORT_BUILT and SUPPORT in sys.modules:
+        return
+    module = types.ModuleType(SUPPORT)
+    module.__file__ = f"<{SUPPORT} for MindSpore {version} on {device}>"
+    exec(compile(module_text(table, parse_version(version), device), module.__file__, "exec"),  # noqa: S102
+         module.__dict__)  # our own generated module (the tables' data and src/torch2ms/data/t2ms_support.py)
+    sys.modules[SUPPORT] = module
+    _SUPPORT_BUILT.clear()
+    _SUPPORT_BUILT.add((version, device))
 
 
 def rewrites_for(table: Any, api: str | None, form: str, version: str, device: str) -> bool:
@@ -1015,6 +1107,7 @@ def run_cases(rt: Runtime, spec: dict[str, Any], progress: Any = None,
     status_error: str | None = None
     skipped: str | None = None
     no_fix_reason = ""
+    by_migrate = 0
     extra = 0
     index = 0
     crashed = {int(c["index"]): str(c.get("how") or "") for c in spec.get("crashes") or [] if c.get("index") is not None}
@@ -1041,6 +1134,12 @@ def run_cases(rt: Runtime, spec: dict[str, Any], progress: Any = None,
             case_spec = {k: v for k, v in spec.items() if k not in ("rewrite", "covers", "form", "budget", "crashes")}
             case_spec.update(case.to_dict())
             case_spec.pop("tags", None)
+            by_migrate += ms_code is not None and why == MIGRATE
+            setup = _REWRITER.setup.get(ms_code or "", ())
+            if setup:  # the modules the written code names: imported as the written file imports them
+                if f"import {SUPPORT}" in setup:  # the support module migrate writes beside the port
+                    support_module(_REWRITER.table(), str(rewrite.get("version", "2.10")), str(rewrite.get("device", "cpu")))
+                case_spec["mindspore_setup"] = [*setup, *(case_spec.get("mindspore_setup") or ())]
             if ms_code is None:
                 if _torch_accepts(rt, dict(case_spec, mindspore="None")):
                     tally["no_fix"] += 1
@@ -1100,6 +1199,8 @@ def run_cases(rt: Runtime, spec: dict[str, Any], progress: Any = None,
             extra += len(more)
             cases.extend(more)
     ran = tally["agreed"] + tally["stated"] + tally["failed"]
+    if by_migrate:
+        notes.append(f"{by_migrate} case(s) ran as `migrate` writes them: the fix engine leaves them")
     forms = sorted({w for w, _ in written.values() if w})
     ran_on_device = ran + tally["uncompared"] > 0
     out: dict[str, Any] = {"cases": ran, **tally, "form": spec.get("form"), "written": forms[:3],
