@@ -180,6 +180,7 @@ PROBED = textwrap.dedent("""\
     EXPORTING = hasattr(torch, "compiler") and hasattr(torch.compiler, "is_exporting")
     no_compile = getattr(getattr(torch, "compiler", None), "disable", None) or (lambda fn: fn)
     silu = getattr(F, "silu", None)
+    glu = getattr(F, "glu", None)
     scripting = getattr(torch.jit, "is_scripting", None)
 
 
@@ -205,7 +206,9 @@ def test_feature_probes_on_torch_are_answered_from_the_tables() -> None:
     ported = _port(PROBED)
     assert 'FUSED = True\nGROUPED_MM = False\nNATIVE_RMS = True\nEXPORTING = False and True\n' in ported
     assert 'no_compile = getattr(None, "disable", None) or (lambda fn: fn)' in ported
-    assert "silu = mindspore.mint.nn.functional.silu\n" in ported  # the same arguments: the target itself
+    assert "glu = mindspore.mint.nn.functional.glu\n" in ported  # the same arguments: the target itself
+    # a function whose in-place calls a composed form serves: the value the support module's in_place gives
+    assert "silu = functools.partial(t2ms_support.in_place, mindspore.mint.nn.functional.silu, 1)\n" in ported
     assert 'scripting = getattr(torch.jit, "is_scripting", None)' in ported  # only a rewrite serves it: stays
     assert "    if GROUPED_MM:\n        return F.scaled_grouped_mm(q, k)" in ported  # a branch never taken
     assert "    if FUSED:\n        return (lambda q, k, v, m, d, c, s, g:" in ported  # composed where the port has it

@@ -5,7 +5,8 @@ MindSpore target, or a rewrite such as ``torch.jit.is_scripting()`` -> ``False``
 
 - ``hasattr(M, "name")`` -> ``True`` or ``False``;
 - ``getattr(M, "name", default)`` -> the MindSpore target where it takes the same arguments (no parameter
-  facts), ``default`` where the name is not there; a name only a rewrite serves stays as it is (reported);
+  facts), ``default`` where the name is not there; a name only a rewrite serves stays as it is (reported), but
+  for a function whose in-place calls a composed form serves (``M.name`` then, the value `migrate` rewrites);
 - ``"name" in dir(M)`` (``not in``) -> ``True`` or ``False``, as ``hasattr``;
 - ``if hasattr(M, "name"): ...`` (no ``else``) answered ``False``: the statement becomes ``pass`` (the branch never
   runs, and its torch uses go with it).
@@ -23,6 +24,7 @@ from ..mappings import MappingTable
 from ..model import MappingEntry, Target
 from ..portcheck.names import dotted
 from ..source import SourceText
+from ..transforms.compose import in_place_flag
 
 PROBES = frozenset({"hasattr", "getattr"})  # Python's builtins that ask whether an object has a name
 
@@ -106,6 +108,9 @@ class Probes:
         if target is not None and not target.params and target.rewrite is None \
                 and (entry is None or entry.rewrite is None):
             return f"{self.root}.{target.api.removeprefix('mindspore.')}"
+        if target is not None and entry is not None and in_place_flag(entry.rewrite) is not None:
+            # the function itself as a value (``F.silu``), whose in-place calls the value's rewrite serves
+            return f"{ast.get_source_segment(source.text, owner) or ast.unparse(owner)}.{name.value}"
         if not there:
             default = node.args[2]
             text = ast.get_source_segment(source.text, default) or ast.unparse(default)
