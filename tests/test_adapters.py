@@ -320,3 +320,26 @@ def test_a_dtype_of_none_is_the_default_dtype_as_in_torch(tmp_path: Path) -> Non
     assert "torch_args['dtype'] or mindspore.float32" in support.support_text(load_table(), VERSION, DEVICE)
     out = migrate_program(tmp_path, DTYPE_PROGRAM)
     assert_port_agrees(tmp_path / "src", out, ("mindspore",), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
+def test_a_dropped_argument_the_mindspore_layer_takes_too_keeps_the_layers_own(tmp_path: Path) -> None:
+    """`inplace=True` of a class passed as a value (``act_layer(inplace=True)``) is not passed to MindSpore's
+    SiLU (no CPU kernel for InplaceSiLU) and not stored over the attribute of that name its construct reads:
+    the layer computes torch's values on the CPU."""
+    import torch
+
+    text = support.support_text(load_table(), VERSION, DEVICE)
+    assert "self.inplace = torch_args['inplace']" not in text[text.index("class SiLU("):]
+    (tmp_path / f"{support.MODULE}.py").write_text(text)
+    x = [[-2.0, -0.5, 0.0, 0.5, 3.0]]
+    code = (f"import sys; sys.path.insert(0, {str(tmp_path)!r}); sys.modules['torch'] = None\n"
+            f"import mindspore\nimport {support.MODULE} as s\n"
+            f"print(*s.SiLU(inplace=True)(mindspore.Tensor({x!r})).asnumpy().ravel().tolist())\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, GLOG_v="3"))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    expected = torch.nn.SiLU(inplace=True)(torch.tensor(x)).ravel().tolist()
+    got = [float(v) for v in proc.stdout.split()]
+    assert len(got) == 5 and max(abs(a - b) for a, b in zip(expected, got)) <= 1e-6, (expected, got)

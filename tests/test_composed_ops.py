@@ -154,3 +154,41 @@ def test_a_legacy_tensor_class_read_as_a_value_is_its_dtype_by_an_unsafe_fix() -
     assert fix_text(source, "prog.py", Config(device="cpu")).text.count("torch.ShortTensor") == 1  # safe only
     fixed = fix_text(source, "prog.py", Config(device="cpu"), unsafe=True).text
     assert "kind = mindspore.int16\n" in fixed and "import torch" not in fixed
+
+
+def test_an_out_tensor_of_a_composed_form_is_written_by_a_copy() -> None:
+    out = port("""
+        import torch
+
+
+        def quantize(levels, scaled, rows):
+            torch.round(levels, out=levels)
+            torch.round(scaled, decimals=2, out=scaled)
+            torch.round(scaled, decimals=1, out=rows[0])
+            return levels, scaled
+    """)
+    assert "    levels.copy_(mindspore.mint.round(levels))\n" in out  # the single call (decimals 0), out by a copy
+    assert "    scaled.copy_((lambda __v, __d: mindspore.ops.round(" in out  # the composed form, out by a copy
+    assert "torch.round(scaled, decimals=1, out=rows[0])" in out  # a view: MindSpore would not write through it
+
+
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
+@pytest.mark.needs_numpy
+def test_out_tensors_of_composed_forms_hold_torchs_results(tmp_path: Path) -> None:
+    ported, torch_side, ms_side = run_both(tmp_path, """
+        import numpy as np
+        import torch
+
+        MIXED = np.random.RandomState(5).rand(3, 4).astype(np.float32) * 255
+
+
+        def case_rounded_in_place():
+            levels = torch.tensor(MIXED)
+            scaled = torch.tensor(MIXED / 7)
+            torch.round(levels, out=levels)
+            torch.round(scaled, decimals=1, out=scaled)
+            return levels, scaled
+    """)
+    assert "import torch" not in ported
+    assert_same(ported, torch_side, ms_side)

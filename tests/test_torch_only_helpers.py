@@ -180,6 +180,7 @@ PROBED = textwrap.dedent("""\
     EXPORTING = hasattr(torch, "compiler") and hasattr(torch.compiler, "is_exporting")
     no_compile = getattr(getattr(torch, "compiler", None), "disable", None) or (lambda fn: fn)
     silu = getattr(F, "silu", None)
+    glu = getattr(F, "glu", None)
     scripting = getattr(torch.jit, "is_scripting", None)
 
 
@@ -205,10 +206,49 @@ def test_feature_probes_on_torch_are_answered_from_the_tables() -> None:
     ported = _port(PROBED)
     assert 'FUSED = True\nGROUPED_MM = False\nNATIVE_RMS = True\nEXPORTING = False and True\n' in ported
     assert 'no_compile = getattr(None, "disable", None) or (lambda fn: fn)' in ported
-    assert "silu = mindspore.mint.nn.functional.silu\n" in ported  # the same arguments: the target itself
+    assert "glu = mindspore.mint.nn.functional.glu\n" in ported  # the same arguments: the target itself
+    # a function whose in-place calls a composed form serves: the value the support module's in_place gives
+    assert "silu = functools.partial(t2ms_support.in_place, mindspore.mint.nn.functional.silu, 1)\n" in ported
     assert 'scripting = getattr(torch.jit, "is_scripting", None)' in ported  # only a rewrite serves it: stays
     assert "    if GROUPED_MM:\n        return F.scaled_grouped_mm(q, k)" in ported  # a branch never taken
     assert "    if FUSED:\n        return (lambda q, k, v, m, d, c, s, g:" in ported  # composed where the port has it
+
+
+FUSED_FALLBACK = textwrap.dedent("""\
+    import torch
+
+
+    def blend_into(dst, src, weight, exact):
+        if hasattr(torch, "_no_such_fused_blend_"):
+            torch._no_such_fused_blend_(dst, src, weight)
+        else:
+            # the portable path
+            for d, s in zip(dst, src):
+                d.copy_(d + (s - d) * weight)  # one tensor at a time
+        if exact is not None and hasattr(torch, "_no_such_fused_copy_"):
+            torch._no_such_fused_copy_(dst, src)
+        else:
+            return dst
+        if exact and hasattr(torch, "_no_such_fused_copy_"):
+            torch._no_such_fused_copy_(dst, src)
+        elif exact:
+            return src
+        if blend_into(dst, src, weight, None) and hasattr(torch, "_no_such_fused_copy_"):
+            torch._no_such_fused_copy_(dst, src)
+        else:
+            return None
+""")
+
+
+def test_a_branch_only_a_missing_torch_name_takes_leaves_its_else_block() -> None:
+    """`if hasattr(torch, "x"): ... else: ...` (or `flag and hasattr(...)` where the flag runs nothing) answered
+    False: the else block stands in its place, comments kept; an `elif` chain or a test that calls something
+    stays as it is (its torch use reported)."""
+    ported = _port(FUSED_FALLBACK)
+    assert ("def blend_into(dst, src, weight, exact):\n    # the portable path\n    for d, s in zip(dst, src):\n"
+            "        d.copy_(d + (s - d) * weight)  # one tensor at a time\n    return dst\n"
+            "    if exact and False:\n") in ported
+    assert "    if blend_into(dst, src, weight, None) and False:\n        torch._no_such_fused_copy_" in ported
 
 
 ANNOTATED = textwrap.dedent("""\

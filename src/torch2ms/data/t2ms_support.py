@@ -255,6 +255,22 @@ def assert_async(tensor):
     if not bool(tensor.reshape(()).asnumpy()):
         raise RuntimeError("Expected Tensor with single nonzero value, but got zero")
 
+def in_place(function, position, *args, **kwargs):
+    """A torch function with an `inplace` parameter read as a value (``act = F.silu``, called later as ``act(x,
+    inplace=True)``), as `function`, its MindSpore form: `function` runs out of place and, where the call asks for
+    inplace (by keyword or at `position`, inplace's position in torch's signature), its result is copied into the
+    input, which the call returns, as torch's does. MindSpore 2.10 has no CPU kernel for these functions' in-place
+    forms (InplaceSiLU, InplaceReLU, ...); out of place they compute the same values."""
+    inplace = kwargs.pop("inplace", False)
+    if len(args) > position:
+        inplace = args[position]
+        args = args[:position] + args[position + 1:]
+    out = function(*args, **kwargs)
+    if not inplace:
+        return out
+    return (args[0] if args else kwargs["input"]).copy_(out)
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """torch.nn.functional.batch_norm over the channels (dim 1): in training (or without running statistics) the
     batch's mean and biased variance normalise, and running statistics given are updated in place as torch's are

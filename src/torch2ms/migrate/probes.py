@@ -5,7 +5,8 @@ MindSpore target, or a rewrite such as ``torch.jit.is_scripting()`` -> ``False``
 
 - ``hasattr(M, "name")`` -> ``True`` or ``False``;
 - ``getattr(M, "name", default)`` -> the MindSpore target where it takes the same arguments (no parameter
-  facts), ``default`` where the name is not there; a name only a rewrite serves stays as it is (reported);
+  facts), ``default`` where the name is not there; a name only a rewrite serves stays as it is (reported), but
+  for a function whose in-place calls a composed form serves (``M.name`` then, the value `migrate` rewrites);
 - ``"name" in dir(M)`` (``not in``) -> ``True`` or ``False``, as ``hasattr``;
 - ``if hasattr(M, "name"): ...`` (no ``else``) answered ``False``: the statement becomes ``pass`` (the branch never
   runs, and its torch uses go with it).
@@ -23,6 +24,7 @@ from ..mappings import MappingTable
 from ..model import MappingEntry, Target
 from ..portcheck.names import dotted
 from ..source import SourceText
+from ..transforms.compose import in_place_flag
 
 PROBES = frozenset({"hasattr", "getattr"})  # Python's builtins that ask whether an object has a name
 
@@ -39,6 +41,36 @@ def import_aliases(tree: ast.Module) -> dict[str, str]:
             for alias in node.names:
                 aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
     return aliases
+
+
+def _never(test: ast.expr, answered: dict[int, str]) -> bool:
+    """Whether `test` is false wherever the port runs: a probe answered ``False``, or an ``and`` of which one
+    operand is such a probe and the others evaluate nothing that could act (names, attributes, constants and
+    comparisons of them: ``same_dtype and hasattr(torch, "_foreach_lerp_")``)."""
+    if answered.get(id(test)) == "False":
+        return True
+    if not isinstance(test, ast.BoolOp) or not isinstance(test.op, ast.And):
+        return False
+    pure = (ast.Name, ast.Attribute, ast.Constant, ast.Compare, ast.UnaryOp, ast.BoolOp, ast.expr_context, ast.cmpop,
+            ast.unaryop, ast.boolop)
+    return any(_never(value, answered) for value in test.values) \
+        and all(_never(value, answered) or all(isinstance(n, pure) for n in ast.walk(value)) for value in test.values)
+
+
+def _else_block(node: ast.If, source: SourceText) -> str | None:
+    """The ``else`` block of `node` as the statements written in its place (dedented to the ``if``); None for an
+    ``elif`` chain."""
+    first, last = node.orelse[0], node.orelse[-1]
+    if last.end_lineno is None or last.end_col_offset is None or source.line(first.lineno).lstrip().startswith("elif"):
+        return None
+    top = first.lineno  # from the line after ``else:``, so the comments above the first statement stay
+    while top - 1 > node.body[-1].lineno and not source.line(top - 1).lstrip().startswith("else"):
+        top -= 1
+    lines = [source.line(n) for n in range(top, last.end_lineno + 1)]
+    lines[-1] = lines[-1][:source.char_col(last.end_lineno, last.end_col_offset)]  # a comment after it stays put
+    shift = first.col_offset - node.col_offset
+    out = [line[shift:] if line[:shift].strip() == "" else line.lstrip() for line in lines]
+    return "\n".join(out).lstrip()
 
 
 class Probes:
@@ -76,12 +108,16 @@ class Probes:
                     answered[id(node)] = new
                     self.done.append(f"{node.lineno}: feature probe {ast.unparse(node)} -> {new}")
         for node in syntax.walk(tree):  # a branch only a missing name takes never runs: it goes with its torch uses
-            if isinstance(node, ast.If) and not node.orelse and answered.get(id(node.test)) == "False" \
+            if isinstance(node, ast.If) and _never(node.test, answered) \
                     and node.end_lineno is not None and node.end_col_offset is not None:
+                kept = _else_block(node, source) if node.orelse else "pass"
+                if kept is None:
+                    continue
                 start = source.offset(node.lineno, source.char_col(node.lineno, node.col_offset))
                 end = source.offset(node.end_lineno, source.char_col(node.end_lineno, node.end_col_offset))
-                edits = [(s, e, t) for s, e, t in edits if e <= start or s >= end] + [(start, end, "pass")]
-                self.done.append(f"{node.lineno}: a branch taken only where torch has {ast.unparse(node.test)}: gone")
+                edits = [(s, e, t) for s, e, t in edits if e <= start or s >= end] + [(start, end, kept)]
+                self.done.append(f"{node.lineno}: a branch taken only where torch has {ast.unparse(node.test)}: gone"
+                                 + (", its else block kept" if node.orelse else ""))
         for start, end, new in sorted(edits, reverse=True):
             text = text[:start] + new + text[end:]
         return text
@@ -106,6 +142,9 @@ class Probes:
         if target is not None and not target.params and target.rewrite is None \
                 and (entry is None or entry.rewrite is None):
             return f"{self.root}.{target.api.removeprefix('mindspore.')}"
+        if target is not None and entry is not None and in_place_flag(entry.rewrite) is not None:
+            # the function itself as a value (``F.silu``), whose in-place calls the value's rewrite serves
+            return f"{ast.get_source_segment(source.text, owner) or ast.unparse(owner)}.{name.value}"
         if not there:
             default = node.args[2]
             text = ast.get_source_segment(source.text, default) or ast.unparse(default)

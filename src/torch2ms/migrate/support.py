@@ -277,6 +277,8 @@ class _Writer:
         for param in adapter.params:
             if param.name in self.tensors or param.name in GENERAL_PARAMS or param.name == "dtype":
                 continue  # the layer's tensors (properties below) and placement are not stored by torch
+            if self.facts(param.name, FactKind.DROPPED) and self.accepted is not None and param.name in self.accepted:
+                continue  # not passed, and the MindSpore layer keeps its own (its construct reads it: SiLU's inplace)
             value = f"torch_args[{param.name!r}]"
             if param.name in tuples:
                 value = f"_tuple({value}, {adapter.rank or 1})"

@@ -47,6 +47,7 @@ from ..source import SourceText, split_lines
 from ..model import ApiCall, CallKind, Confidence, FactKind, MappingEntry, Span, Structure, StructureRule, \
     arg_for
 from ..transforms import default_keyword
+from ..transforms.compose import in_place_flag
 from ..transforms.result_form import ResultForm
 from ..transforms.support import MODULE as SUPPORT_MODULE, support_name
 from .imports import small_statements
@@ -54,6 +55,7 @@ from .positions import Positions
 
 Key = tuple[int, int, int, int]
 _NAMED = (CallKind.ATTRIBUTE, CallKind.TYPE)
+IN_PLACE = "in_place"  # the support module's function for a function value whose in-place calls need a copy
 PARTIAL = ("functools", "partial")  # a layer class passed as a value, with the keywords its target needs
 PYTHON_NAME = "python_name"  # the transform (torch2ms.transforms.python_name) whose plain-Python names migrate writes  # a torch name read (a class as a value) or named as a type
 
@@ -652,8 +654,18 @@ class CallSites(_Rewriter):
             if target is None or _is_member(target.api) or not target.api.startswith("mindspore.") \
                     or not call.api.rpartition(".")[2][:1].isupper() and (self.annotations or _is_member(call.api)):
                 continue  # a class, or a function as a value (``leaky_relu=F.leaky_relu``), never a method
-            keywords = [text for text in map(default_keyword, target.params) if text is not None]
             module, function = PARTIAL
+            flag = in_place_flag(entry.rewrite) if entry is not None and not self.annotations else None
+            if flag is not None and not call.api.rpartition(".")[2][:1].isupper() and module not in self.used:
+                # a function whose in-place form is composed (``F.silu``), called later with the flag: the
+                # support module's `in_place` runs its form out of place and copies into the input
+                self.support = True
+                self.imports.add(module)
+                self._note(original, f"{call.api} as a value, its in-place calls by a copy")
+                return cst.Call(cst.parse_expression(f"{module}.{function}"), _clean_args([
+                    cst.Arg(cst.parse_expression(f"{self.support_import}.{IN_PLACE}")),
+                    cst.Arg(dotted(self.root, target.api.removeprefix("mindspore."))), cst.Arg(cst.Integer(str(flag)))]))
+            keywords = [text for text in map(default_keyword, target.params) if text is not None]
             if not keywords or module in self.used and not self.annotations:
                 continue
             cls = dotted(self.root, target.api.removeprefix("mindspore."))

@@ -37,7 +37,7 @@ call) is evaluated once, through a ``lambda``.
 
 Used by torch.roll, torch.Tensor.roll, torch.nn.functional.normalize, torch.nn.functional.layer_norm,
 torch.linalg.vander, torch.nn.functional.embedding, torch.aminmax, torch.Tensor.aminmax,
-torch.nn.functional.relu, torch.Tensor.zero_, torch.Tensor.normal_, torch.Tensor.uniform_, torch.round,
+torch.nn.functional.relu, torch.nn.functional.silu, torch.Tensor.zero_, torch.Tensor.normal_, torch.Tensor.uniform_, torch.round,
 torch.Tensor.round, torch.take,
 torch.scatter_add, torch.Tensor.scatter_add, torch.get_default_dtype, torch.nn.functional.soft_margin_loss,
 torch.nn.Unfold, torch.nn.SoftMarginLoss, torch.nn.InstanceNorm1d, torch.nn.InstanceNorm2d, torch.nn.InstanceNorm3d,
@@ -55,10 +55,11 @@ from __future__ import annotations
 
 import ast
 import string
+from dataclasses import replace
 
-from ..model import ApiCall, Arg, CallKind, Fix
+from ..model import ApiCall, Arg, CallKind, Fix, Rewrite
 from .base import PASS, Context, Pass, Transform, register
-from .edits import NOT_LITERAL, EditBuilder, partial_call, pure, receiver_length, written_literal
+from .edits import NOT_LITERAL, EditBuilder, keyword_arg, partial_call, pure, receiver_length, written_literal
 
 def bind(call: ApiCall, params: tuple[str, ...]) -> dict[str, Arg] | None:
     """The call's arguments by torch parameter name, as Python binds them; None where it cannot be told or
@@ -138,7 +139,9 @@ def composed(src: EditBuilder, call: ApiCall, ctx: Context) -> Fix | None | Pass
     tagged = ctx.arg("tagged", ())
     if tagged and not any(arg.tag == tag for _, tag in tagged for arg in call.args):
         return PASS  # no value of the data flow the form is for: the ordinary rewrite
-    bound = bind(call, params)
+    # ``out=`` (MindSpore has no out tensors) where the form does not name it: the result is copied into it
+    out = keyword_arg(call, "out") if "out" not in params else None
+    bound = bind(replace(call, args=tuple(a for a in call.args if a is not out)) if out is not None else call, params)
     if bound is None:
         starred = any(a.starred for a in call.args)  # perhaps one argument after all: not told
         return PASS if ctx.arg("only_bound", False) and not starred else None
@@ -187,6 +190,10 @@ def composed(src: EditBuilder, call: ApiCall, ctx: Context) -> Fix | None | Pass
         text = None
     else:
         text = form.format(**{name: grouped(value, "**" in form) for name, value in texts.items()})
+    if out is not None:
+        if text is None or not _names_a_tensor(src.slice(out.span).strip()):
+            return None  # only a named tensor is written into (MindSpore's views do not write through)
+        text = f"{src.slice(out.span).strip()}.copy_({text})"
     if text is not None:
         edits = src.replaced_call(call.span, text)
     if edits is None:
@@ -198,8 +205,23 @@ def composed(src: EditBuilder, call: ApiCall, ctx: Context) -> Fix | None | Pass
         if imp is not None:
             edits.append(imp)
     unsafe = ctx.arg("unsafe", ())
-    safe = unsafe is not True and not any(name in bound for name in (unsafe if unsafe is not True else ()))
+    # (an out tensor of another shape: torch resizes it, copy_ does not)
+    safe = out is None and unsafe is not True and not any(name in bound for name in (unsafe if unsafe is not True else ()))
     return Fix(title=f"Compose {call.api} from MindSpore calls", edits=tuple(edits), safe=safe)
+
+
+def in_place_flag(rewrite: Rewrite | None) -> int | None:
+    """Where `rewrite` is a composed form that stands in only for a flag's true value (``when: {inplace: true}``)
+    and writes its result into the first parameter (``updates: input``): the flag's position in torch's signature
+    (the function's own form computes the rest out of place); None for any other rewrite."""
+    if rewrite is None or rewrite.transform != Compose.name:
+        return None
+    params = tuple(rewrite.arg("params", ()))
+    when = tuple(rewrite.arg("when", ()))
+    if not params or rewrite.arg("updates") != params[0] or len(when) != 1 or when[0][1] is not True \
+            or when[0][0] not in params[1:]:
+        return None
+    return params.index(when[0][0])
 
 
 @register
