@@ -15,7 +15,6 @@ low-confidence one; anything else (dicts, strings, numpy, pandas) gives none.
 from __future__ import annotations
 
 import ast
-import bisect
 import builtins
 import operator
 import re
@@ -29,7 +28,7 @@ from . import dynamic_shape as ds
 from . import syntax
 from .mappings import MappingTable
 from .model import ApiCall, Arg, CallKind, Confidence, DynamicShape, ShapeResult, Span, ValueEnum
-from .source import SourceText
+from .source import SourceText, any_line_between
 
 # The resolver's type model: a module whose class it cannot name is torch's Module; layer classes live in
 # torch.nn (their instances share the tensor names weight, bias, ...).
@@ -1421,10 +1420,8 @@ class Resolver:
         body with no such line has no such call, and its walk is left out; other texts are always walked."""
         if self._proof_lines is None:
             self._proof_lines = _proof_lines(self.pos, self.meta.proof_methods)
-        lines = self._proof_lines
         first = node.body[0].lineno
-        index = bisect.bisect_left(lines, first)
-        return index < len(lines) and lines[index] <= (node.end_lineno or first)
+        return any_line_between(self._proof_lines, first, node.end_lineno or first)
 
     def _st_classdef(self, node: ast.ClassDef) -> None:
         for decorator in node.decorator_list:
