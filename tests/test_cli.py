@@ -219,10 +219,13 @@ def test_a_scan_starts_without_what_only_other_commands_need(tmp_path: Path) -> 
     """Start-up: a scan (text report, no results cache, one process) imports no YAML or schema library (the
     table is read from its compiled copy), no libcst, no jinja2, no multiprocessing, nothing of verify, nor
     the standard modules only a configuration file, a written file or a zipped install needs. In a
-    fresh interpreter, as a user starts it, once the compiled copy of the table exists."""
-    (tmp_path / "m.py").write_text("import torch\nimport mindspore\nx = torch.nonzero(y)\n", encoding="utf-8")
+    fresh interpreter, as a user starts it, once the compiled copies of the table and the training rules exist
+    (the rules are read where a layer is called with keywords)."""
+    (tmp_path / "m.py").write_text("import torch\nimport mindspore\nx = torch.nonzero(y)\n"
+                                   "loss = torch.nn.CrossEntropyLoss()\nz = loss(input=x, target=y)\n", encoding="utf-8")
     env = dict(os.environ, TORCH2MS_CACHE_DIR=str(tmp_path / "cache"))
-    first = subprocess.run([sys.executable, "-c", "from torch2ms.mappings import load_table; load_table()"],
+    first = subprocess.run([sys.executable, "-c", "from torch2ms.mappings import load_table; load_table()\n"
+                            "from torch2ms.training_rules import load_rules; load_rules()"],
                            env=env, capture_output=True, text=True, timeout=300)
     assert first.returncode == 0, first.stderr
     heavy = ["yaml", "jsonschema", "libcst", "jinja2", "multiprocessing", "torch2ms.baseline", "torch2ms.trace",

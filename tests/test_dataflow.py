@@ -391,6 +391,57 @@ def test_a_parameter_a_method_only_tensors_have_is_called_on_is_a_tensor() -> No
     assert _apis(result, _line(source, "# shadowed")) == {("torch.Tensor.unsqueeze", Confidence.LOW.value)}
 
 
+def test_a_proof_call_is_found_however_the_method_name_is_written() -> None:
+    """The resolver walks a body for proof calls only where a line of it names a proof method: a name split
+    from its receiver by a line continuation, a call in a nested function's default, or a name spelt with
+    characters Python normalises to it (a non-ASCII text) still proves the parameter; a longer name that ends
+    in a proof method's name does not."""
+    source, result = _scan("""
+        import torch
+
+
+        def scaled(g, s):
+            g.\\
+                mul_(s)
+            return g.exp()  # continued
+
+
+        def nested(h):
+            def inner(k=h.clamp_(0, 1)):
+                return k
+            return h.log()  # default
+
+
+        def lookalike(v):
+            v.my_zero_()
+            return v.exp()  # lookalike
+    """)
+    assert _apis(result, _line(source, "# continued")) == {("torch.Tensor.exp", Confidence.HIGH.value)}
+    assert _apis(result, _line(source, "# default")) == {("torch.Tensor.log", Confidence.HIGH.value)}
+    assert _apis(result, _line(source, "# lookalike")) == {("torch.Tensor.exp", Confidence.LOW.value)}
+    source, result = _scan("""
+        import torch
+
+
+        def fill(w, a, b):  # rempli: une m\u00e9thode
+            w.\uff55niform_(a, b)
+            return w.sum()  # normalised
+    """)
+    assert _apis(result, _line(source, "# normalised")) == {("torch.Tensor.sum", Confidence.HIGH.value)}
+
+
+def test_proof_lines_are_the_lines_naming_a_proof_method() -> None:
+    from torch2ms.resolve import _proof_lines
+    from torch2ms.source import SourceText
+
+    proof = frozenset({"add_", "uniform_"})
+    text = "x.add_(1)\nmy_add_ = 2\nadd_\r\ny.uniform_ (0)\nadd_x = 1\n"
+    assert _proof_lines(SourceText(text), proof) == [1, 3, 4]
+    accented = "# \u00e9\nx = 1\n"
+    assert _proof_lines(SourceText(accented), proof) == [1, 2, 3]  # any line: names may be spelt otherwise
+    assert _proof_lines(SourceText(text), proof | {"exp"}) == [1, 2, 3, 4, 5, 6]
+
+
 def test_the_methods_that_prove_a_tensor_are_tensor_methods_no_module_has() -> None:
     from torch2ms.mappings import load_table
 

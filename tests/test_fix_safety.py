@@ -15,6 +15,7 @@ import pytest
 from torch2ms.config import Config
 from torch2ms.fix import fix_source
 from torch2ms.scopes import Scopes
+from torch2ms.source import SourceText
 
 
 def fixed(text: str, unsafe: bool = False) -> str:
@@ -33,7 +34,35 @@ def _kinds(text: str, name: str, marker: str) -> frozenset[str] | None:
     offset = text.index(marker)
     line = text.count("\n", 0, offset) + 1
     col = len(text[text.rfind("\n", 0, offset) + 1:offset].encode())
-    return Scopes(ast.parse(text)).kinds(name, line, col)
+    kinds = Scopes(ast.parse(text)).kinds(name, line, col)
+    # with the text, expressions that spell no binding are left out of the walk: the same answer
+    assert Scopes(ast.parse(text), SourceText(text)).kinds(name, line, col) == kinds
+    return kinds
+
+
+def test_scopes_with_the_text_walk_only_the_expressions_that_spell_a_binding():
+    """Given the text, `Scopes` leaves out an expression none of whose lines spells `lambda`, `for` or `:=`;
+    one that does, however deep in a call or split over lines, still binds (and opens its scope)."""
+    text = textwrap.dedent("""
+    import torch as t
+
+    def f(a):
+        y = g(h(k, [v
+                    for v in a]),
+              m=(t := 2))
+        return t
+
+    def u(b):
+        z = g(h(b), q=lambda t: t)
+        return t
+    """)
+    tree = ast.parse(text)
+    lines = text.splitlines()
+    spots = [(i + 1, line.rindex("t")) for i, line in enumerate(lines) if line.endswith("return t")]
+    lambda_body = next((i + 1, line.rindex("t")) for i, line in enumerate(lines) if "lambda t: t" in line)
+    with_text = Scopes(tree, SourceText(text))
+    assert [with_text.kinds("t", *spot) for spot in spots] == [frozenset({"assign"}), frozenset({"import:torch"})]
+    assert with_text.kinds("t", *lambda_body) == frozenset({"param"})
 
 
 def test_scopes_follow_python_rules():

@@ -123,6 +123,29 @@ def test_training_table_is_validated() -> None:
         parse_rules("backward: [torch.Tensor.backward]\n")
 
 
+def test_training_rules_are_validated_once_then_read_compiled(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first load validates the installed rules and writes their compiled copy; a later start reads the copy
+    (no schema validation) and gets the same rules; a copy that is not the rules (damaged) is built again."""
+    from torch2ms import training_rules
+
+    monkeypatch.setenv("TORCH2MS_CACHE_DIR", str(tmp_path))
+    first = training_rules.load_rules.__wrapped__()
+    copies = list((tmp_path / "torch2ms").glob("training-*.pickle"))
+    assert len(copies) == 1
+    parsed: list[str] = []
+
+    def counted(text: str, file_name: str = training_rules.TRAINING_FILE) -> training_rules.TrainingRules:
+        parsed.append(file_name)
+        return parse_rules(text, file_name)
+
+    monkeypatch.setattr(training_rules, "parse_rules", counted)
+    assert training_rules.load_rules.__wrapped__() == first and parsed == []
+    copies[0].write_bytes(b"not a pickle")
+    assert training_rules.load_rules.__wrapped__() == first and parsed == [training_rules.TRAINING_FILE]
+    assert first.role("torch.Tensor.backward") == "backward"
+
+
 @pytest.mark.needs_mindspore
 def test_data_loaders_and_saved_state_become_mindspore(tmp_path: Path) -> None:
     migration = migrate_text((DATA / "loader.py").read_text(encoding="utf-8"), "loader.py")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 import re
 from dataclasses import replace
-from typing import assert_never
+from typing import TYPE_CHECKING, assert_never
 
 from . import dynamic_shape
 from .codes import CODES
@@ -15,8 +15,10 @@ from .model import (
     TargetChoice, arg_for,
 )
 from .source import SourceText
-from .training_rules import LabelCast
 from .transforms.fixer import ATTRIBUTE_TITLE, Fixer
+
+if TYPE_CHECKING:
+    from .training_rules import LabelCast
 
 _CODE_BY_CATEGORY = {
     Category.EQUIVALENT: "TMS101",

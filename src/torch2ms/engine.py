@@ -21,7 +21,6 @@ from .resolve import ModuleFacts, resolve_module
 from .transforms import Fixer
 from .limits import memory_limited
 from .source import SourceText, count_lines, split_lines
-from .training_rules import load_rules as load_training_rules
 
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z0-9]+(?:[,\s]+[A-Z0-9]+)*))?", re.IGNORECASE)
 _FILE_NOQA = re.compile(r"^[ \t]*#\s*torch2ms:\s*noqa(?::\s*(?P<codes>[A-Z0-9]+(?:[,\s]+[A-Z0-9]+)*))?[ \t]*$",
@@ -321,6 +320,8 @@ def _analyse(text: str, path: str, config: Config, table: MappingTable | None, f
         # and losses called with labels their MindSpore class takes in another dtype (the rules read once a file
         # calls a layer: a scan of other files starts without reading them)
         if module.layer_calls:
+            from .training_rules import load_rules as load_training_rules  # here: most files call no layer
+
             casts = load_training_rules().label_casts
             diagnostics.extend(d for d in (checks.layer_call(c, view, positions, fixer, casts)
                                            for c in module.layer_calls) if d is not None)

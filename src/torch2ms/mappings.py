@@ -14,10 +14,10 @@ import os
 import pickle
 import re
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .data import folder as data_folder
 from .files import user_cache_dir
@@ -665,53 +665,64 @@ def load_table(directory: str | None = None) -> MappingTable:
     inventory_text = root.joinpath("inventory.json").read_text(encoding="utf-8")
     readiness_text = root.joinpath(READINESS_FILE).read_text(encoding="utf-8")
     files = table_files(Path(directory) if directory else None)
-    key = _compiled_key(files, meta_text, inventory_text, readiness_text)
-    table = _read_compiled(key)
-    if table is None:
-        table = build_table(files, meta_text, inventory_text, readiness_text)
-        _write_compiled(key, table)
-    return table
+    texts = [meta_text, inventory_text, readiness_text] + [f"{name}\0{text}" for name, text in files]
+    return compiled("table", MappingTable, texts, (model_file,),
+                    lambda: build_table(files, meta_text, inventory_text, readiness_text))
 
 
 # Validating ~2,000 entries costs about a second; a compiled copy of a validated
 # table, keyed by the table texts and by this loader's own code, loads in milliseconds.
 _COMPILED_FORMAT = 1
+_Compiled = TypeVar("_Compiled")
+
+
+def compiled(kind: str, cls: type[_Compiled], texts: Sequence[str], modules: Sequence[str],
+             build: Callable[[], _Compiled]) -> _Compiled:
+    """What `build` makes of data texts it validates (an instance of `cls`), from the compiled copy in the user's
+    cache folder when one is there for the same `texts`, this loader's code and the code of `modules` (the files
+    of the modules that define what is built); else built, and its compiled copy written for the next start."""
+    key = _compiled_key(texts, modules)
+    found = _read_compiled(kind, key)
+    if isinstance(found, cls):
+        return found
+    built = build()
+    _write_compiled(kind, key, built)
+    return built
 
 
 def _compiled_dir() -> Path:
     return user_cache_dir()
 
 
-def _compiled_key(files: list[tuple[str, str]], meta_text: str, inventory_text: str, readiness_text: str) -> str:
+def _compiled_key(texts: Sequence[str], modules: Sequence[str]) -> str:
     digest = hashlib.blake2b(digest_size=16)
     digest.update(f"{_COMPILED_FORMAT}|{sys.version_info[:2]}".encode())
-    for module in (__file__, model_file):
+    for module in (__file__, *modules):
         digest.update(Path(module).read_bytes())
-    for text in [meta_text, inventory_text, readiness_text] + [f"{name}\0{text}" for name, text in files]:
+    for text in texts:
         digest.update(text.encode())
         digest.update(b"\0")
     return digest.hexdigest()
 
 
-def _read_compiled(key: str) -> MappingTable | None:
+def _read_compiled(kind: str, key: str) -> object:
     try:
-        with open(_compiled_dir() / f"table-{key}.pickle", "rb") as handle:
-            table = pickle.load(handle)
+        with open(_compiled_dir() / f"{kind}-{key}.pickle", "rb") as handle:
+            return pickle.load(handle)
     except Exception:  # absent, unreadable or stale: rebuild
         return None
-    return table if isinstance(table, MappingTable) else None
 
 
-def _write_compiled(key: str, table: MappingTable) -> None:
+def _write_compiled(kind: str, key: str, value: object) -> None:
     folder = _compiled_dir()
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        import tempfile  # here: only the start that compiles the table writes it
+        import tempfile  # here: only the start that compiles the data writes it
 
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".table-", suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{kind}-", suffix=".tmp")
         with os.fdopen(fd, "wb") as handle:
-            pickle.dump(table, handle, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, folder / f"table-{key}.pickle")
+            pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, folder / f"{kind}-{key}.pickle")
     except OSError:
         pass  # no writable cache folder: validate on every start
 

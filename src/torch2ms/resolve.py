@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import builtins
 import operator
+import re
 import sys
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
@@ -27,7 +28,7 @@ from . import dynamic_shape as ds
 from . import syntax
 from .mappings import MappingTable
 from .model import ApiCall, Arg, CallKind, Confidence, DynamicShape, ShapeResult, Span, ValueEnum
-from .source import SourceText
+from .source import SourceText, any_line_between
 
 # The resolver's type model: a module whose class it cannot name is torch's Module; layer classes live in
 # torch.nn (their instances share the tensor names weight, bias, ...).
@@ -215,6 +216,7 @@ class Resolver:
         self._sequence: tuple[ast.expr | None, list[Val]] = (None, [])
         self._type_ref = 0  # > 0 while a type reference is evaluated (annotation, isinstance target, base class)
         self.narrowed: list[Span] = []  # the branches where an `isinstance` test made a name a torch value
+        self._proof_lines: list[int] | None = None  # lines naming a proof method (`_may_prove`), built on first use
 
     # ------------------------------------------------------------------ entry
     def run(self, tree: ast.Module) -> list[ApiCall]:
@@ -1393,7 +1395,8 @@ class Resolver:
         positional = args.posonlyargs + args.args
         defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
         params = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
-        proven = _proven_tensors(node, self.meta.proof_methods) if self.imports_torch else set()
+        proven = _proven_tensors(node, self.meta.proof_methods) \
+            if self.imports_torch and self._may_prove(node) else set()
         for index, (arg, default) in enumerate(params):
             if index == 0 and cls is not None and "staticmethod" not in decorators and arg in positional:
                 if "classmethod" in decorators:
@@ -1433,6 +1436,15 @@ class Resolver:
         self._run_scope(node.body)
         self.scope, self.context, self.in_network = saved_scope, saved_context, saved_network
         self._method_class = saved_class
+
+    def _may_prove(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """Whether `node`'s body may call a proof method (`_proven_tensors`): a line of the body names one. A
+        method called is named in the text as written (an ASCII text's identifiers are their own spelling), so a
+        body with no such line has no such call, and its walk is left out; other texts are always walked."""
+        if self._proof_lines is None:
+            self._proof_lines = _proof_lines(self.pos, self.meta.proof_methods)
+        first = node.body[0].lineno
+        return any_line_between(self._proof_lines, first, node.end_lineno or first)
 
     def _st_classdef(self, node: ast.ClassDef) -> None:
         for decorator in node.decorator_list:
@@ -1674,6 +1686,30 @@ class LocalFacts:
         if context in self.classes:
             return df.UserClass(0, context)
         return df.Function(0, context)
+
+
+# the end of an identifier that ends in an underscore, and the identifier that ends there
+_UNDERSCORE_END = re.compile(r"_\b")
+_IDENTIFIER_TAIL = re.compile(r"\w+\Z")
+
+
+def _proof_lines(positions: SourceText, proof: frozenset[str]) -> list[int]:
+    """The lines (ascending) of the text that name a method of `proof`; for a text whose identifiers may be
+    spelt otherwise than ast names them (a non-ASCII text: Python normalises identifiers) or a proof method that
+    does not end in an underscore, every line."""
+    text = positions.text
+    if not positions.ascii or not all(name.endswith("_") for name in proof):
+        return list(range(1, len(positions) + 1))
+    longest = max(map(len, proof), default=0)
+    lines: list[int] = []
+    for match in _UNDERSCORE_END.finditer(text):
+        end = match.end()
+        tail = _IDENTIFIER_TAIL.search(text, max(end - longest - 1, 0), end)
+        if tail is not None and tail.group() in proof:
+            line = positions.position(end)[0]
+            if not lines or lines[-1] != line:
+                lines.append(line)
+    return lines
 
 
 def _proven_tensors(node: ast.FunctionDef | ast.AsyncFunctionDef, proof: frozenset[str]) -> set[str]:

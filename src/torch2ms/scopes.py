@@ -27,6 +27,8 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from .source import SourceText, any_line_between
+
 _SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
                 ast.DictComp, ast.GeneratorExp)
 
@@ -133,13 +135,22 @@ _BINDING_NODES = frozenset({
     ast.MatchAs, ast.MatchStar, ast.MatchMapping})
 
 
+# What an expression that binds a name or opens a scope spells: `lambda`, a comprehension's `for`, a walrus.
+_EXPRESSION_BINDINGS = re.compile(r"lambda|for|:=")
+
+
 class Scopes:
     """The scopes of one module and the bindings of each. A def's body is walked when a lookup first reaches
     into it: what it binds stays in its own scope and those inside it (`global` and `nonlocal` are declared
-    there, a walrus binds in the def itself), so the scopes outside never wait for it."""
+    there, a walrus binds in the def itself), so the scopes outside never wait for it.
 
-    def __init__(self, tree: ast.Module) -> None:
+    With the module's text (`positions`), an expression none of whose lines spells `lambda`, `for` or `:=`
+    is not walked: it binds nothing and opens no scope (a keyword has no other spelling: Python normalises
+    identifiers, not keywords, and a walrus is one token)."""
+
+    def __init__(self, tree: ast.Module, positions: SourceText | None = None) -> None:
         self.module = _Scope(None, "module")
+        self._binding_lines = None if positions is None else positions.lines_matching(_EXPRESSION_BINDINGS)
         self._visit_body(tree.body, self.module)
 
     def _expand(self, scope: _Scope) -> None:
@@ -163,8 +174,12 @@ class Scopes:
         nothing: their subtrees are walked here, in a loop, down to the nodes that do (the bindings are sets
         and a scope's children are sorted when first looked up, so the order of the walk does not matter)."""
         todo = [node]
+        lines = self._binding_lines
         while todo:
             current = todo.pop()
+            if lines is not None and isinstance(current, ast.expr) \
+                    and not any_line_between(lines, current.lineno, current.end_lineno or current.lineno):
+                continue  # an expression that spells no binding (`Scopes`)
             cls = type(current)
             if cls in _BINDING_NODES:
                 self._visit_binding(current, scope)

@@ -105,6 +105,12 @@ def column_at(line: str, wanted: int, encoding: Encoding) -> int:
     return len(line)
 
 
+def any_line_between(lines: list[int], first: int, last: int) -> bool:
+    """Whether the ascending line numbers `lines` hold one from `first` to `last`."""
+    index = bisect.bisect_left(lines, first)
+    return index < len(lines) and lines[index] <= last
+
+
 class SourceText:
     """A text with its line starts: positions to offsets and back, spans to text, ast nodes to spans."""
 
@@ -170,6 +176,15 @@ class SourceText:
         """(1-based line, code-point column) of an offset."""
         index = bisect.bisect_right(self.line_starts, offset) - 1
         return index + 1, offset - self.line_starts[index]
+
+    def lines_matching(self, pattern: re.Pattern[str]) -> list[int]:
+        """The lines (1-based, ascending, each once) on which a match of `pattern` starts."""
+        lines: list[int] = []
+        for match in pattern.finditer(self.text):
+            line = self.position(match.start())[0]
+            if not lines or lines[-1] != line:
+                lines.append(line)
+        return lines
 
     def span_of(self, start: int, end: int) -> Span:
         return Span(*self.position(start), *self.position(end))

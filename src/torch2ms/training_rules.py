@@ -9,7 +9,7 @@ import functools
 from dataclasses import dataclass, field
 
 from .data import folder as data_folder
-from .mappings import _validated
+from .mappings import _validated, compiled
 
 TRAINING_FILE = "training.yaml"
 
@@ -100,4 +100,9 @@ def parse_rules(text: str, file_name: str = TRAINING_FILE) -> TrainingRules:
 
 @functools.lru_cache(maxsize=1)
 def load_rules() -> TrainingRules:
-    return parse_rules(data_folder().joinpath(TRAINING_FILE).read_text(encoding="utf-8"))
+    """The installed rules: validated against their schema once, then read from their compiled copy (a scan that
+    meets a layer call needs neither yaml nor jsonschema)."""
+    root = data_folder()
+    text = root.joinpath(TRAINING_FILE).read_text(encoding="utf-8")
+    schema = root.joinpath("training_schema.yaml").read_text(encoding="utf-8")
+    return compiled("training", TrainingRules, [text, schema], (__file__,), lambda: parse_rules(text))

@@ -11,8 +11,6 @@ from collections.abc import Callable
 from ..mappings import MappingTable
 from ..model import Diagnostic
 from ..source import SourceText
-from .api import load_api
-from .check import PortChecker
 
 __all__ = ["port_diagnostics", "wanted"]
 
@@ -31,7 +29,11 @@ def _codes() -> tuple[str, ...]:
 def port_diagnostics(tree: ast.Module, positions: SourceText, table: MappingTable, version: tuple[int, ...],
                      device: str | None, enabled: Callable[[str], bool]) -> list[Diagnostic]:
     """The TMS4xx findings of one parsed file (none unless the target version is the one the API data
-    describes: MindSpore's own API is known for that version only)."""
+    describes: MindSpore's own API is known for that version only). The checker is imported here: a scan of
+    files that never name MindSpore starts without it."""
+    from .api import load_api
+    from .check import PortChecker
+
     api = load_api()
     if tuple(int(p) for p in api.version.split(".")[:2] if p.isdigit()) != version[:2]:
         return []

@@ -52,7 +52,7 @@ class EditBuilder(SourceText):
     # ------------------------------------------------------------- names
     def _kinds(self, name: str, span: Span) -> frozenset[str] | None:
         if self._scopes is None:
-            self._scopes = Scopes(self.tree)
+            self._scopes = Scopes(self.tree, self)
         line = span.start_line
         return self._scopes.kinds(name, line, self.byte_col(line, span.start_col))
 
