@@ -65,7 +65,7 @@ def test_convnet_with_batchnorm_agrees_in_pynative_and_graph_with_a_training_ste
         assert train["loss"]["ok"] and train["compared"] == 38 + 20  # every gradient and every running statistic
     weights = result["weights"]
     assert weights["torch_tensors"] == 68 and weights["copied"] == 58 and len(weights["dropped"]) == 10
-    assert not weights["unplaced"] and not weights["not_loaded"]
+    assert not weights["unplaced"] and not weights["not_loaded"] and weights["complete"] is True
     assert json.loads(record.read_text(encoding="utf-8"))["status"] == "passed"
     # the record in the HTML report
     html = tmp_path / "report.html"
@@ -133,6 +133,46 @@ def test_a_missing_layer_and_a_shape_mismatch_fail_with_the_reason(pools, tmp_pa
                            modes="pynative")
     assert code == 1
     assert "norm.weight [12] -> norm.gamma [10]: shape mismatch" in result["problems"], result["problems"]
+
+
+DAMPED_TORCH = '''
+import torch.nn as nn
+
+
+class Damped(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(6, 6)
+        self.head = nn.Linear(6, 3)
+
+    def forward(self, x):
+        return self.head(self.body(x) * 1e-7)
+'''
+
+
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
+def test_outputs_that_agree_while_tensors_were_not_copied_do_not_pass(pools, tmp_path: Path) -> None:
+    """A network whose output hardly depends on one layer (as a deep random network's hardly depends on its
+    middle layers): the port names that layer differently, so the map leaves its tensors uncopied. The outputs
+    agree within the tolerance anyway; verify-model still fails, and says the weights were incomplete."""
+    (tmp_path / "damped_torch.py").write_text(DAMPED_TORCH, encoding="utf-8")
+    ported = DAMPED_TORCH.replace("import torch.nn as nn", "import mindspore.nn as nn").replace(
+        "nn.Module", "nn.Cell").replace("nn.Linear", "nn.Dense").replace("def forward", "def construct")
+    (tmp_path / "damped_ms.py").write_text(ported.replace("self.body", "self.trunk"), encoding="utf-8")
+    code, result = _verify(pools, str(tmp_path / "damped_torch.py") + ":Damped",
+                           str(tmp_path / "damped_ms.py") + ":Damped", "4,6", modes="pynative")
+    (row,) = _rows(result, "pynative")
+    assert row["ok"]  # the outputs agree: the comparison alone cannot tell
+    assert code == 1 and result["status"] == "failed"
+    assert result["weights"]["complete"] is False and set(result["weights"]["unplaced"]) == {"body.weight",
+                                                                                            "body.bias"}
+    assert "the MindSpore parameter trunk.weight gets no torch tensor (it keeps its initial value)" in \
+        result["problems"]
+    (tmp_path / "damped_ms.py").write_text(ported, encoding="utf-8")  # the same port with the layer's own name
+    code, result = _verify(pools, str(tmp_path / "damped_torch.py") + ":Damped",
+                           str(tmp_path / "damped_ms.py") + ":Damped", "4,6", modes="pynative")
+    assert code == 0 and result["weights"]["complete"] is True, result["problems"]
 
 
 @pytest.mark.needs_torch

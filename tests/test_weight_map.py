@@ -621,3 +621,382 @@ def test_classes_from_a_sequence_the_code_cannot_follow_are_told_apart_by_their_
     result = place(node, net.state_dict().keys())
     assert not result.unplaced, result.unplaced
     assert result.placed["stages.2.bn.running_mean"].ms == "stages.2.bn.moving_mean"
+
+
+KWARGS = textwrap.dedent("""
+    import torch.nn as nn
+
+
+    class ChannelScale(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.conv = nn.Conv2d(c, c, 1, bias=False)
+            self.bn = nn.BatchNorm2d(c)
+
+
+    def shortcut_conv(cin, cout, norm=None):
+        norm = norm or nn.BatchNorm2d
+        return nn.Sequential(nn.Conv2d(cin, cout, 1, bias=False), norm(cout))
+
+
+    def shortcut_pool(cin, cout, norm=None):
+        norm = norm or nn.BatchNorm2d
+        return nn.Sequential(nn.AvgPool2d(2), nn.Conv2d(cin, cout, 1, bias=False), norm(cout))
+
+
+    class Unit(nn.Module):
+        def __init__(self, cin, cout, shortcut=None, norm=nn.BatchNorm2d, act=nn.ReLU):
+            super().__init__()
+            self.conv = nn.Conv2d(cin, cout, 3, padding=1, bias=False)
+            self.norm = norm(cout)
+            self.act = act()
+            self.shortcut = shortcut
+
+
+    def make_units(widths, cin, pooled=False, **kwargs):
+        units = []
+        for width in widths:
+            shortcut = None
+            if cin != width:
+                options = dict(cin=cin, cout=width, norm=kwargs.get("norm"))
+                shortcut = shortcut_pool(**options) if pooled else shortcut_conv(**options)
+            settings = {**kwargs, "act": nn.ReLU}
+            units.append(Unit(cin, width, shortcut, **settings))
+            cin = width
+        return nn.Sequential(*units)
+
+
+    class Net(nn.Module):
+        def __init__(self, widths=(4, 8), pooled=False, norm=ChannelScale):
+            super().__init__()
+            self.units = make_units(widths, 4, pooled=pooled, norm=norm)
+""")
+
+
+@pytest.mark.needs_torch
+def test_a_norm_layer_passed_in_kwargs_and_shortcuts_built_one_of_two_ways_are_placed(tmp_path: Path) -> None:
+    """The norm class reaches the units through `**kwargs` (`dict(...)`, `kwargs.get(...)`, `{**kwargs, ...}`), and
+    a unit's shortcut is a Sequential one of two helpers builds (`a(**options) if c else b(**options)`, each with
+    `norm = norm or nn.BatchNorm2d`), or None: every tensor is placed, the norm's by its own class (not the
+    unit's default BatchNorm2d), whichever helper built the shortcut."""
+    import torch
+
+    from case_runner import migrate_program
+
+    out = migrate_program(tmp_path, KWARGS)
+    node = read_map(str(out / "prog.weights.json")).roots["Net"]
+    namespace: dict[str, object] = {}
+    exec(compile(KWARGS, "prog.py", "exec"), namespace)  # noqa: S102 - the test's own program
+    for pooled in (False, True):
+        net = namespace["Net"](widths=(4, 8, 8), pooled=pooled)  # type: ignore[operator]
+        assert isinstance(net, torch.nn.Module)
+        result = place(node, net.state_dict().keys())
+        assert not result.unplaced and len(result.placed) == len(net.state_dict()), result.unplaced
+        assert result.placed["units.1.norm.bn.running_var"].ms == "units.1.norm.bn.moving_variance"
+        last = "units.1.shortcut.2.bn.weight" if pooled else "units.1.shortcut.1.bn.weight"
+        assert result.placed[last].ms == last.replace("weight", "gamma")
+
+
+CONFIGURED = {
+    "base.py": """
+        import torch.nn as nn
+
+
+        class Plain(nn.Module):
+            def __init__(self, c):
+                super().__init__()
+                self.conv = nn.Conv2d(c, c, 3, padding=1)
+
+
+        class Net(nn.Module):
+            def __init__(self, block=Plain, depth=2, width=4):
+                super().__init__()
+                self.stem = nn.Conv2d(3, width, 3, padding=1)
+                self.blocks = nn.Sequential(*[block(width) for _ in range(depth)])
+    """,
+    "builder.py": """
+        def build(cls, **config):
+            return cls(**config)
+    """,
+    "wide.py": """
+        import torch.nn as nn
+
+        from .base import Net
+        from .builder import build
+
+
+        class Wide(nn.Module):
+            def __init__(self, c):
+                super().__init__()
+                self.expand = nn.Conv2d(c, 2 * c, 1)
+                self.norm = nn.BatchNorm2d(2 * c)
+                self.reduce = nn.Conv2d(2 * c, c, 1)
+
+
+        def wide_net(depth=3):
+            return build(Net, block=Wide, depth=depth)
+    """,
+}
+
+
+def _migrate_package(tmp_path: Path, files: dict[str, str]) -> Path:
+    """`torch2ms migrate` of a package holding `files`; the port's package folder."""
+    import os
+    import subprocess
+
+    _package(tmp_path / "src" / "pkg", files)
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.run([sys.executable, "-m", "torch2ms", "migrate", str(tmp_path / "src"), "--out",
+                           str(tmp_path / "out")], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(root / "src")), timeout=600)
+    assert proc.returncode in (0, 1), proc.stderr
+    return tmp_path / "out" / "pkg"
+
+
+@pytest.mark.needs_torch
+def test_a_network_of_another_file_built_with_this_files_block_is_placed_by_this_files_map(tmp_path: Path) -> None:
+    """wide.py passes base.py's Net (as a value) to a builder with its own block class: wide.py's map has a root for
+    Net in which a block its callers give may be one of wide.py's classes, so a Net of Wide blocks is placed."""
+    import importlib
+
+    import torch
+
+    port = _migrate_package(tmp_path, CONFIGURED)
+    roots = read_map(str(port / "wide.weights.json")).roots
+    assert "Net" in roots and "Wide" in roots
+    sys.path.insert(0, str(tmp_path / "src"))
+    try:
+        net = importlib.import_module("pkg.wide").wide_net(depth=3)
+    finally:
+        sys.path.remove(str(tmp_path / "src"))
+        for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+            del sys.modules[name]
+    assert isinstance(net, torch.nn.Module)
+    result = place(roots["Net"], net.state_dict().keys())
+    assert not result.unplaced and len(result.placed) == len(net.state_dict()), result.unplaced
+    assert result.placed["blocks.2.norm.running_mean"].ms == "blocks.2.norm.moving_mean"
+    # base.py's own map knows only base.py's blocks: the Wide blocks stay unplaced there, with the reason
+    alone = place(read_map(str(port / "base.weights.json")).roots["Net"], net.state_dict().keys())
+    assert alone.unplaced["blocks.0.expand.weight"] == "the map has no entry for it (it names tensors under " \
+        "blocks.{i}.conv)"
+
+
+TREE = textwrap.dedent("""
+    import torch.nn as nn
+
+
+    class Leaf(nn.Module):
+        def __init__(self, cin, cout):
+            super().__init__()
+            self.conv = nn.Conv2d(cin, cout, 3, padding=1)
+
+
+    class WideLeaf(nn.Module):
+        def __init__(self, cin, cout):
+            super().__init__()
+            self.conv1 = nn.Conv2d(cin, cout, 1)
+            self.bn1 = nn.BatchNorm2d(cout)
+
+
+    def head(c, classes, dropout=None):
+        if dropout is None:
+            return nn.Identity(), nn.Linear(c, classes)
+        return nn.Identity(), nn.Dropout(dropout), nn.Linear(c, classes)
+
+
+    class Tree(nn.Module):
+        def __init__(self, levels, block, cin, cout):
+            super().__init__()
+            if levels == 1:
+                self.left = block(cin, cout)
+                self.right = block(cout, cout)
+            else:
+                self.left = Tree(levels - 1, block, cin, cout)
+                self.right = Tree(levels - 1, block, cout, cout)
+            self.project = nn.Conv2d(cin, cout, 1) if cin != cout else nn.Identity()
+
+
+    class Net(nn.Module):
+        def __init__(self, levels, block=Leaf, width=4, classes=3):
+            super().__init__()
+            self.top = Tree(levels, block, 3, width)
+            self.pool, self.fc = head(width, classes)
+""")
+
+
+@pytest.mark.needs_torch
+def test_a_tree_that_builds_itself_and_a_block_class_its_callers_choose_are_placed(tmp_path: Path) -> None:
+    """A class that builds itself (`Tree(levels - 1, ...)`, levels unknown) is followed two levels deep; a class
+    default of the network (`block=Leaf`) may be replaced by its callers with another of the file's classes; a
+    helper returning tuples of two lengths unpacks into the names of the length the code takes."""
+    import torch
+
+    from case_runner import migrate_program
+
+    out = migrate_program(tmp_path, TREE, support=False)
+    node = read_map(str(out / "prog.weights.json")).roots["Net"]
+    namespace: dict[str, object] = {}
+    exec(compile(TREE, "prog.py", "exec"), namespace)  # noqa: S102 - the test's own program
+    for levels, block in ((1, "Leaf"), (2, "WideLeaf")):
+        net = namespace["Net"](levels, block=namespace[block])  # type: ignore[operator]
+        assert isinstance(net, torch.nn.Module)
+        result = place(node, net.state_dict().keys())
+        assert not result.unplaced and len(result.placed) == len(net.state_dict()), (levels, result.unplaced)
+        assert result.placed["fc.weight"].ms == "fc.weight"
+    assert result.placed["top.left.right.bn1.running_var"].ms == "top.left.right.bn1.moving_variance"
+
+
+NAMED = textwrap.dedent("""
+    from collections import OrderedDict
+    from functools import partial
+    import torch.nn as nn
+
+
+    class NormAct(nn.BatchNorm2d):
+        def __init__(self, c, eps=1e-5, act=True):
+            super().__init__(c, eps=eps)
+            self.act = nn.ReLU() if act else nn.Identity()
+
+
+    class GroupAct(nn.GroupNorm):
+        def __init__(self, c, eps=1e-5, act=True):
+            super().__init__(2, c, eps=eps)
+
+
+    NORMS = dict(batchnorm=NormAct, groupnorm=GroupAct)
+    BY_CLASS = dict(batchnorm2d=NormAct)
+
+
+    def norm_class(norm, act=True):
+        if isinstance(norm, partial):
+            norm = norm.func
+        if isinstance(norm, str):
+            return NORMS[norm.replace("_", "").lower()]
+        return BY_CLASS.get(norm.__name__.lower(), None)
+
+
+    class Unit(nn.Module):
+        def __init__(self, c, norm):
+            super().__init__()
+            self.norm = norm(c)
+            self.conv = nn.Conv2d(c, c, 3, padding=1)
+
+
+    class Net(nn.Module):
+        def __init__(self, depth=2, norm="Batch_Norm"):
+            super().__init__()
+            norm = partial(norm_class(norm), eps=1e-3)
+            units = OrderedDict()
+            units["stem"] = nn.Conv2d(3, 4, 3)
+            for i in range(depth):
+                units["unit%d" % (i + 1)] = Unit(4, norm)
+            self.features = nn.Sequential(units)
+""")
+
+
+@pytest.mark.needs_torch
+def test_layers_chosen_by_a_name_and_filled_into_an_ordered_dict_are_placed(tmp_path: Path) -> None:
+    """The norm class is looked up in a dict by a name the code computes (`name.replace(...).lower()`, a class's
+    `__name__`, a partial's `func`, `isinstance` of known values), and the units go into an OrderedDict by keys
+    built with %-formatting: every tensor is placed."""
+    import torch
+
+    from case_runner import migrate_program
+
+    out = migrate_program(tmp_path, NAMED, support=True)
+    node = read_map(str(out / "prog.weights.json")).roots["Net"]
+    namespace: dict[str, object] = {}
+    exec(compile(NAMED, "prog.py", "exec"), namespace)  # noqa: S102 - the test's own program
+    net = namespace["Net"](depth=3)  # type: ignore[operator]
+    assert isinstance(net, torch.nn.Module)
+    result = place(node, net.state_dict().keys())
+    assert not result.unplaced and len(result.placed) == len(net.state_dict()), result.unplaced
+    assert result.placed["features.unit3.norm.running_mean"].ms == "features.unit3.norm.moving_mean"
+
+
+GROWN = textwrap.dedent("""
+    import torch.nn as nn
+
+
+    class Cell(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.add_module("norm", nn.BatchNorm2d(c)),
+            self.add_module("conv", nn.Conv2d(c, c, 3, padding=1))
+
+
+    class Group(nn.ModuleDict):
+        def __init__(self, count, c):
+            super().__init__()
+            for i in range(count):
+                self.add_module("cell%d" % (i + 1), Cell(c))
+
+
+    class Net(nn.Module):
+        def __init__(self, plan=((2, 4), (3, 4)), wide=False):
+            super().__init__()
+            if wide:
+                self.features = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4))
+            else:
+                self.features = nn.Sequential(nn.Conv2d(3, 4, 3))
+            for i, (count, c) in enumerate(plan):
+                self.features.add_module(f"group{i + 1}", Group(count, c))
+            stages = nn.ModuleList([])
+            for count, c in plan:
+                cells = []
+                for _ in range(count):
+                    cells.append(Cell(c))
+                stages.append(nn.Sequential(*cells))
+            stages.append(nn.Sequential(nn.Conv2d(4, 4, 1)))
+            self.stages = nn.Sequential(*stages)
+""")
+
+
+@pytest.mark.needs_torch
+def test_containers_grown_through_a_name_and_through_an_attribute_are_placed(tmp_path: Path) -> None:
+    """A ModuleList held by a local name grows in a loop and is spread into a Sequential; a Sequential attribute
+    grows with `self.features.add_module(...)`; a ModuleDict subclass adds its items itself under %-formatted
+    names; two nested loops both count with `i` (their numbers stay apart in the map's names)."""
+    import torch
+
+    from case_runner import migrate_program
+
+    out = migrate_program(tmp_path, GROWN, support=False)
+    node = read_map(str(out / "prog.weights.json")).roots["Net"]
+    namespace: dict[str, object] = {}
+    exec(compile(GROWN, "prog.py", "exec"), namespace)  # noqa: S102 - the test's own program
+    for wide in (False, True):
+        net = namespace["Net"](plan=((2, 4), (3, 4), (1, 4)), wide=wide)  # type: ignore[operator]
+        assert isinstance(net, torch.nn.Module)
+        result = place(node, net.state_dict().keys())
+        assert not result.unplaced and len(result.placed) == len(net.state_dict()), (wide, result.unplaced)
+    assert result.placed["features.group2.cell3.norm.weight"].ms == "features.group2.cell3.norm.gamma"
+    assert result.placed["stages.3.0.weight"].ms == "stages.3.0.weight"
+    assert result.placed["stages.1.2.conv.bias"].ms == "stages.1.2.conv.bias"
+
+
+def test_from_a_package_import_takes_what_the_package_defines_before_its_module_of_that_name(
+        tmp_path: Path) -> None:
+    """`from pkg import make` where pkg/make.py exists and pkg/__init__.py imports the function `make` from it:
+    the name is the function (as Python gives it), not the module."""
+    _package(tmp_path / "pkg", {
+        "make.py": """
+            import torch.nn as nn
+
+            def make(c):
+                return nn.Conv2d(c, c, 1)
+        """,
+    })
+    (tmp_path / "pkg" / "__init__.py").write_text("from .make import make\n", encoding="utf-8")
+    (tmp_path / "net.py").write_text(textwrap.dedent("""
+        import torch.nn as nn
+        from pkg import make
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = make(4)
+    """), encoding="utf-8")
+    path = str(tmp_path / "net.py")
+    net = Structure(Path(path).read_text(encoding="utf-8"), "torch", path, path).build("Net")
+    assert isinstance(net, Instance) and dict(net.children)["conv"] == Layer("torch.nn.Conv2d")

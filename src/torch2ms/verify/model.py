@@ -278,12 +278,16 @@ def verify(args: argparse.Namespace, original: Target, ported: Target, inputs: l
             return result
         result["ported"]["class"] = m_res["class"]
         torch_shapes = {k: tuple(v["shape"]) for k, v in t_res["state"].items()}
+        before = len(problems)
         problems.extend(f"unplaced torch tensor {k}: {why}" for k, why in placement.unplaced.items())
         problems.extend(check(placement, torch_shapes, {k: tuple(v) for k, v in m_res["params"].items()},
                               {k: tuple(v) for k, v in m_res.get("buffers", {}).items()}))
         problems.extend(f"MindSpore names the parameter at {path} {name!r}: checkpoints use that name, so a "
                         f"checkpoint cannot fill {path} (a cell was added to a CellList or SequentialCell after it "
                         "was assigned: build it with its cells)" for path, name in m_res.get("renamed", {}).items())
+        # every torch tensor copied and every MindSpore parameter filled: only then can agreeing outputs prove the
+        # port (a network whose output hardly depends on the weights left at their initial values agrees anyway)
+        result["weights"]["complete"] = len(problems) == before
         if args.write_map:
             _write_resolved(args.write_map, original, ported, root, placement, m_res["params"],
                             m_res.get("param_dtypes", {}))

@@ -22,7 +22,7 @@ from ..mappings import MappingTable
 from ..files import MiB
 from ..jsonfile import Schema, read_json, write_json
 from .facts import Facts, Transform, describe_transform, fill
-from .structure import NONE, Choice, Container, Instance, Layer, Structure, Unknown, Value, walk
+from .structure import NONE, SIDES, Choice, Container, Instance, Layer, Structure, Unknown, Value, walk
 
 FORMAT = "torch2ms-weight-map"
 VERSION = 1
@@ -289,7 +289,9 @@ class _Pairing:
     def _instance(self, t: Instance, m: Instance, tp: str, mp: str, depth: int, entries: list[Entry],
                   rules: list[Rule]) -> None:
         start = len(entries)
-        if t.base or m.base:
+        if _container_base(t.base, "torch") and _container_base(m.base, "mindspore"):
+            pass  # a subclass of a container (class Block(nn.ModuleDict)): its items are its children
+        elif t.base or m.base:
             if t.base and m.base:
                 self._layer(t.base, m.base, tp, mp, entries, rules)
             else:
@@ -298,7 +300,8 @@ class _Pairing:
         m_children = dict(m.children)
         for name, value in t.children:
             if name in m_children:
-                self._pair(value, m_children[name], _join(tp, name), _join(mp, name), depth + 1, entries, rules)
+                fresh = _fresh(name, tp, mp)
+                self._pair(value, m_children[name], _join(tp, fresh), _join(mp, fresh), depth + 1, entries, rules)
             else:
                 rules.append(Rule(_join(tp, name), None, "missing in the port",
                                   f"the port's {m.cls} has no attribute {name}"))
@@ -349,7 +352,8 @@ class _Pairing:
         m_items = dict(m.items)
         for key, value in t.items:
             if key in m_items:
-                self._pair(value, m_items[key], _join(tp, key), _join(mp, key), depth + 1, entries, rules)
+                fresh = _fresh(key, tp, mp)
+                self._pair(value, m_items[key], _join(tp, fresh), _join(mp, fresh), depth + 1, entries, rules)
             elif m.tail is not None and key.isdigit() and int(key) >= len(m.items):
                 self._pair(value, m.tail, _join(tp, key), _join(mp, key), depth + 1, entries, rules)
             else:
@@ -386,6 +390,28 @@ class _Pairing:
         elif nodes:
             reason = t.reason if isinstance(t, Choice) else (m.reason if isinstance(m, Choice) else "")
             rules.append(Rule(tp, mp, "one of", reason, tuple(nodes)))
+
+
+def _fresh(name: str, *prefixes: str) -> str:
+    """A child's name whose loop placeholders do not repeat the prefixes' (`denseblock{i}.denselayer{i}`, two
+    loops counting with `i`, becomes `denseblock{i}.denselayer{i_1}`: the two numbers differ)."""
+    taken = {p for prefix in prefixes for p in _PLACEHOLDERS.findall(prefix)}
+
+    def rename(found: re.Match[str]) -> str:
+        if found.group(1) not in taken:
+            return found.group(0)
+        count = 1
+        while f"{found.group(1)}_{count}" in taken:
+            count += 1
+        return "{" + f"{found.group(1)}_{count}" + "}"
+
+    return _PLACEHOLDERS.sub(rename, name) if taken and "{" in name else name
+
+
+def _container_base(base: str | None, side: str) -> bool:
+    """The library base of a class is one of the library's containers (Sequential, ModuleList, ModuleDict, ...)."""
+    kinds = SIDES[side]
+    return base is not None and base in kinds.sequential + kinds.lists + kinds.dicts
 
 
 def _partner(option: Value, candidates: list[Value], facts: Facts) -> Value | None:
@@ -501,6 +527,9 @@ def build_map(torch_source: str, ported_source: str, facts: Facts, torch_name: s
     ported_cells = set(m_struct.cell_classes())
     for name in t_struct.cell_classes():
         if name in ported_cells:
+            roots[name] = _guarded(pairing, t_struct, m_struct, (name, (), {}), (name, (), {}), name)
+    if on_disk:  # a network of another file that this one configures, built where this file's classes are known
+        for name in sorted(set(t_struct.imported_cells()) & set(m_struct.imported_cells()) - set(roots)):
             roots[name] = _guarded(pairing, t_struct, m_struct, (name, (), {}), (name, (), {}), name)
     for factory in factories:
         t_text, m_text = factory if isinstance(factory, tuple) else (factory, factory)

@@ -19,12 +19,14 @@ from __future__ import annotations
 import ast
 import functools
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 MAX_DEPTH = 24  # nested instantiations and calls followed
 MAX_INSTANCES = 2000  # instances built for one network (alternatives multiply)
 MAX_STEPS = 50_000  # statements followed for one network
+MAX_NESTING = 2  # a class building itself with arguments that cannot be told apart (a tree of blocks): levels followed
 ARGUMENT = "the argument "  # the reason of an Unknown that a caller did not give
 
 
@@ -111,6 +113,7 @@ class Pending:
 
     file: str
     name: str
+    submodule: str = ""  # the package's module file of that name, read where the package does not define it
 
 
 @dataclass(frozen=True)
@@ -159,6 +162,15 @@ Value = (Layer | Instance | Container | Choice | Unknown | Opaque | Const | Clas
 PARTIAL = "functools.partial"  # the standard library's partial application (a class bound to some arguments)
 NONE = Const(None)
 OPAQUE = Opaque()
+# Python's built-in names whose value, or whose call's value, is never a layer (`sum(widths)`, `max(1, c // 4)`).
+_PLAIN_BUILTINS = frozenset({
+    "True", "False", "None", "abs", "all", "any", "bin", "bool", "callable", "chr", "divmod", "enumerate", "filter",
+    "float", "format", "frozenset", "hasattr", "hash", "hex", "id", "int", "isinstance", "issubclass", "iter", "len",
+    "map", "max", "min", "next", "oct", "ord", "pow", "print", "range", "repr", "reversed", "round", "set", "slice",
+    "sorted", "str", "sum", "zip"})
+# Methods of a string whose result on known strings is computed (a layer chosen by a name: `name.lower()`).
+_STR_METHODS = frozenset({"lower", "upper", "replace", "split", "rsplit", "strip", "lstrip", "rstrip", "startswith",
+                          "endswith", "removeprefix", "removesuffix"})
 # Methods of a torch module or MindSpore cell that return the module or cell itself.
 _RETURN_THEMSELVES = frozenset({"set_train", "to_float", "train", "eval", "float", "double", "half", "to", "cpu",
                                 "cuda", "requires_grad_", "set_grad"})
@@ -239,6 +251,7 @@ class _Links:
         self.active: list[tuple[str, str]] = []
         self.built = 0
         self.steps = 0  # statements followed for the current `build`
+        self.origin: Structure | None = None  # the file whose network is being built (its classes may be passed in)
 
 
 class _TooMuch(Exception):
@@ -280,6 +293,10 @@ class Structure:
                 value = Unknown(f"{value.name} is in {value.file}, which cannot be read")
             elif value.name == "":
                 value = FileModule(other.key)
+            elif value.submodule and value.name not in other.globals:
+                module = self._load(value.submodule)
+                value = FileModule(module.key) if module is not None else \
+                    Unknown(f"{value.name} is in {value.submodule}, which cannot be read")
             else:
                 value = other._global(value.name) or Unknown(f"{value.name} is not found in {other.key}")
             self.globals[name] = value
@@ -325,7 +342,11 @@ class Structure:
             local = alias.asname or alias.name
             inner = self._project_file(f"{node.module}.{alias.name}" if node.module else alias.name, node.level)
             file = self._project_file(node.module, node.level)
-            if inner is not None:  # a module of the project: from . import common
+            if file is not None and file.endswith("__init__.py"):
+                # from package import name: what the package defines under that name (a function its
+                # __init__ imports wins over the module file of the same name), else that module
+                self.globals[local] = Pending(file, alias.name, inner or "")
+            elif inner is not None:  # a module of the project: from . import common
                 self.globals[local] = Pending(inner, "")
             elif file is not None:  # a class, function or constant of another file of the project
                 self.globals[local] = Pending(file, alias.name)
@@ -385,6 +406,22 @@ class Structure:
     def cell_classes(self) -> list[str]:
         return [name for name in self.classes if self.is_cell_class(name)]
 
+    def imported_cells(self) -> list[str]:
+        """Cell classes of the project's other files that this file imports and passes on as a value
+        (`build(Net, **config)`, `partial(Net, ...)`): a network of theirs that this file configures, perhaps
+        with its own classes as arguments."""
+        called = {id(node.func) for node in ast.walk(self.tree) if isinstance(node, ast.Call)}
+        out: list[str] = []
+        for node in ast.walk(self.tree):
+            if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)) or id(node) in called \
+                    or node.id in out or node.id in self.classes or not isinstance(self.globals.get(node.id), Pending):
+                continue
+            ref = self._global(node.id)
+            if isinstance(ref, ClassRef) and not ref.library and ref.module != self.key \
+                    and self._of(ref).is_cell_class(ref.name):
+                out.append(node.id)
+        return out
+
     def library_base(self, name: str, seen: frozenset[str] = frozenset()) -> str | None:
         """The library layer a class derives from (not the cell base itself), if any."""
         cls = self.classes.get(name)
@@ -403,24 +440,59 @@ class Structure:
     # ------------------------------------------------------------------ instances
     def build(self, name: str, args: tuple[Value, ...] = (), kwargs: tuple[tuple[str, Value], ...] = ()) -> Value:
         """What the factory `name` builds: a cell class of the file, or a function of the file that returns one."""
-        if name not in self.classes and name not in self.functions:
+        imported = self._global(name) if name not in self.classes and name not in self.functions else None
+        if imported is None and name not in self.classes and name not in self.functions:
             raise KeyError(name)
         self.links.steps = self.links.built = 0
+        self.links.origin = self
         try:
+            if isinstance(imported, ClassRef) and not imported.library:  # a class of another file, built here
+                owner = self._of(imported)
+                return owner.instance(imported.name, args, owner._open_defaults(imported.name, args, kwargs))
+            if imported is not None:
+                raise KeyError(name)
             if name in self.classes:
-                return self.instance(name, args, kwargs)
+                return self.instance(name, args, self._open_defaults(name, args, kwargs))
             return self._call_into(self.functions[name], _Frame(env={}), args, dict(kwargs), 0, bound_self=False)
         except _TooMuch:
             return Unknown(f"building {name} runs more than {MAX_STEPS} statements: too much code to follow")
         finally:
             self.links.active.clear()
+            self.links.origin = None
+
+    def _open_defaults(self, name: str, args: tuple[Value, ...], kwargs: tuple[tuple[str, Value], ...]
+                       ) -> tuple[tuple[str, Value], ...]:
+        """The keyword arguments of a network built as a root: a parameter the call leaves to its default, where
+        that default is a cell class of the project (`block=Bottleneck`; not a subclass of a library layer), is a
+        class the network's real callers may choose: the default or another cell class of the file that defines
+        it or of the file the network is built for, told apart by its tensors."""
+        init, _, where = self._find_method(name, "__init__")
+        if init is None or where is None:
+            return kwargs
+        spec = init.args
+        positional = (spec.posonlyargs + spec.args)[1:]
+        given = {k for k, _ in kwargs} | {a.arg for a in positional[:len(args)]}
+        pairs = list(zip(positional[len(positional) - len(spec.defaults):], spec.defaults))
+        pairs += [(a, d) for a, d in zip(spec.kwonlyargs, spec.kw_defaults) if d is not None]
+        opened = []
+        for arg, default in pairs:
+            value = where._ev(default, _Frame(env={}), 0) if arg.arg not in given else None
+            home = where._of(value) if isinstance(value, ClassRef) and not value.library else None
+            if home is not None and isinstance(value, ClassRef) and home.is_cell_class(value.name) \
+                    and home.library_base(value.name) is None:
+                files = [home] + [f for f in (self.links.origin,) if f is not None and f is not home]
+                others = [ClassRef(c, library=False, module=f.key) for f in files for c in f.cell_classes()
+                          if (c, f) != (value.name, home) and f.library_base(c) is None]
+                opened.append((arg.arg, choice([value, *others], f"the class {arg.arg} of {name} is given by its "
+                                                                 f"callers (default {value.name})")))
+        return kwargs + tuple(opened)
 
     def instance(self, name: str, args: tuple[Value, ...] = (), kwargs: tuple[tuple[str, Value], ...] = (),
                  depth: int = 0) -> Value:
         """What an instance of the file's class `name` holds, built with these arguments."""
         key = (f"{self.key}:{name}", repr((args, kwargs)))
-        if depth > MAX_DEPTH or key in self.links.active:
-            return Unknown(f"{name} is built recursively")
+        if depth > MAX_DEPTH or self.links.active.count(key) >= MAX_NESTING:
+            return Unknown(f"{name} is built recursively (followed {MAX_NESTING} levels deep)")
         self.links.built += 1
         if self.links.built > MAX_INSTANCES:
             return Unknown(f"too many alternatives to follow (more than {MAX_INSTANCES} instances)")
@@ -530,6 +602,10 @@ class Structure:
             frame.env[node.target.id] = self._extend(current, self._ev(node.value, frame, depth), frame)
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
             self._call_statement(node.value, frame, depth)
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Tuple):  # `self.add_module(...),` (a comma)
+            for element in node.value.elts:
+                if isinstance(element, ast.Call):
+                    self._call_statement(element, frame, depth)
         elif isinstance(node, ast.Return):
             frame.returns.append(self._ev(node.value, frame, depth) if node.value is not None else NONE)
         elif isinstance(node, ast.If):
@@ -616,6 +692,9 @@ class Structure:
             return is_none if isinstance(test.ops[0], ast.Is) else not is_none
         if isinstance(test, ast.Constant):
             return bool(test.value)
+        if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" \
+                and len(test.args) == 2 and "isinstance" not in frame.env:
+            return _is_instance(self._ev(test.args[0], frame, depth), test.args[1])
         return None
 
     def _assign(self, target: ast.expr, value: Value, node: ast.expr, frame: _Frame, depth: int) -> None:
@@ -626,7 +705,8 @@ class Structure:
             if path is None:
                 return
             if "." not in path:
-                if isinstance(value, ParamVal) and path not in frame.params:
+                maybe = isinstance(value, Choice) and any(isinstance(o, ParamVal) for o in value.options)
+                if (isinstance(value, ParamVal) or maybe) and path not in frame.params:  # `Parameter(...) if c else None`
                     frame.params.append(path)
                 frame.attrs[path] = value
             else:
@@ -641,8 +721,23 @@ class Structure:
                 frame.env[target.value.id] = ListVal(held.items[:index] + (value,) + held.items[index + 1:], held.tail)
             elif isinstance(held, ListVal) and index == len(held.items) and held.tail is not None:
                 frame.env[target.value.id] = ListVal(held.items + (value,), held.tail)  # the first of a loop's
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
+                and isinstance(frame.env.get(target.value.id), DictVal):
+            key = self._ev(target.slice, frame, depth)
+            held = frame.env[target.value.id]
+            assert isinstance(held, DictVal)
+            if isinstance(key, Const) and isinstance(key.value, str):  # blocks["conv1"] = ... (an OrderedDict)
+                frame.env[target.value.id] = _merged(held, ((key.value, value),))
+            else:
+                frame.env[target.value.id] = Unknown("a dict filled with keys that are not known")
         elif isinstance(target, (ast.Tuple, ast.List)):
             items = value.items if isinstance(value, ListVal) and not value.tail else ()
+            fits = [o for o in value.options if isinstance(o, ListVal) and o.tail is None
+                    and len(o.items) == len(target.elts)] if isinstance(value, Choice) else []
+            if isinstance(value, Choice) and fits:
+                # a, b = f() where f returns tuples from several branches: each name one of their items there (the
+                # tuples of another length would not unpack)
+                items = tuple(choice([o.items[k] for o in fits], value.reason) for k in range(len(target.elts)))
             for index, element in enumerate(target.elts):
                 inner = items[index] if index < len(items) else Unknown("unpacked from a sequence")
                 if isinstance(element, ast.Name):
@@ -672,14 +767,28 @@ class Structure:
             if owner == Const("self"):
                 self._self_call(func.attr, call, frame, depth)
                 return
+            if isinstance(owner, Container) and owner.kind not in self.side.dicts and func.attr in ("append", "extend") \
+                    and call.args:  # stages = nn.ModuleList(); stages.append(...)
+                frame.env[func.value.id] = self._grown(owner, func.attr, call.args[0], frame, depth)
+                return
         if isinstance(func, ast.Attribute) and func.attr in ("append", "extend") and call.args:
             path = self._self_path(func.value, frame)
             held = frame.attrs.get(path) if path is not None and "." not in path else None
             if path is not None and isinstance(held, Container) and held.kind not in self.side.dicts:
-                more = self._ev(call.args[0], frame, depth)
-                grown = self._extend(ListVal(tuple(v for _, v in held.items), held.tail),
-                                     ListVal((more,)) if func.attr == "append" else more, frame)
-                frame.attrs[path] = self._container(held.kind, [Const(("*", grown))])
+                frame.attrs[path] = self._grown(held, func.attr, call.args[0], frame, depth)
+                return
+        if isinstance(func, ast.Attribute) and func.attr in ("add_module", "register_module") and len(call.args) == 2:
+            path = self._self_path(func.value, frame)
+            held = frame.attrs.get(path) if path is not None and "." not in path else None
+            name = self._ev(call.args[0], frame, depth)
+            options = held.options if isinstance(held, Choice) else (held,)
+            if options and all(isinstance(o, Container) for o in options) and isinstance(name, Const) \
+                    and isinstance(name.value, str):
+                # self.features.add_module("block1", layer): one more named item of that container
+                added = self._ev(call.args[1], frame, depth)
+                grown = [Container(o.kind, tuple({**dict(o.items), str(name.value): added}.items()), o.tail)
+                         for o in options if isinstance(o, Container)]
+                frame.attrs[str(path)] = choice(list(grown), held.reason if isinstance(held, Choice) else "")
                 return
         if isinstance(func, ast.Name) and func.id == "setattr" and len(call.args) == 3:
             name = self._ev(call.args[1], frame, depth)
@@ -693,6 +802,13 @@ class Structure:
             return
         self._ev(call, frame, depth)
 
+    def _grown(self, held: Container, method: str, arg: ast.expr, frame: _Frame, depth: int) -> Value:
+        """A list container after `append(arg)` / `extend(arg)` (inside a loop, what is added repeats)."""
+        more = self._ev(arg, frame, depth)
+        grown = self._extend(ListVal(tuple(v for _, v in held.items), held.tail),
+                             ListVal((more,)) if method == "append" else more, frame)
+        return self._container(held.kind, [Const(("*", grown))])
+
     def _self_call(self, method: str, call: ast.Call, frame: _Frame, depth: int) -> None:
         args: list[Value] = []
         for arg in call.args:  # `self.add_module(*pair)`: the pair's items
@@ -703,7 +819,7 @@ class Structure:
                 args.append(Unknown("unpacked from a value that cannot be followed"))
             else:
                 args.append(value)
-        kwargs = {k.arg: self._ev(k.value, frame, depth) for k in call.keywords if k.arg}
+        kwargs = dict(self._keywords(call.keywords, frame, depth))
         name = args[0] if args else kwargs.get("name")
         text = name.value if isinstance(name, Const) and isinstance(name.value, str) else None
         if method in ("add_module", "register_module") and text is not None and len(args) > 1:
@@ -739,7 +855,7 @@ class Structure:
                 init, _, where = owner._find_method(base.name, "__init__")
                 if init is not None and where is not None:
                     args = tuple(self._ev(a, frame, depth) for a in call.args)
-                    kwargs = {k.arg: self._ev(k.value, frame, depth) for k in call.keywords if k.arg}
+                    kwargs = dict(self._keywords(call.keywords, frame, depth))
                     saved = frame.cls, frame.owner
                     frame.cls, frame.owner = base.name, owner
                     try:
@@ -777,7 +893,7 @@ class Structure:
             found = self._global(node.id)
             if found is not None:
                 return found
-            return OPAQUE if node.id in ("True", "False", "None", "range", "len", "int", "float") \
+            return OPAQUE if node.id in _PLAIN_BUILTINS \
                 else Unknown(f"the name {node.id} is not known here")
         if isinstance(node, ast.Attribute):
             return self._attribute(node, frame, depth)
@@ -798,13 +914,27 @@ class Structure:
                     inner.env[generator.target.id] = LoopIndex(generator.target.id)
             return ListVal((), self._ev(node.elt, inner, depth))
         if isinstance(node, ast.Dict):
-            items = []
+            made = DictVal()
             for key, value in zip(node.keys, node.values):
+                item = self._ev(value, frame, depth)
+                if key is None and isinstance(item, DictVal):  # {**defaults, "k": v}
+                    made = _merged(made, item.items)
+                    continue
                 name = self._ev(key, frame, depth) if key is not None else OPAQUE
                 if not (isinstance(name, Const) and isinstance(name.value, str)):
                     return Unknown("a dict with keys that are not literal strings")
-                items.append((name.value, self._ev(value, frame, depth)))
-            return DictVal(tuple(items))
+                made = _merged(made, ((name.value, item),))
+            return made
+        if isinstance(node, ast.BoolOp):
+            return self._bool_op(node, frame, depth)
+        if isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Slice):
+            held, at = self._ev(node.value, frame, depth), self._ev(node.slice, frame, depth)
+            if isinstance(held, DictVal) and isinstance(at, Const) and isinstance(at.value, str):
+                return dict(held.items).get(at.value, Unknown(f"the dict has no item {at.value!r} here"))
+            if isinstance(held, ListVal) and isinstance(at, Const) and type(at.value) is int \
+                    and 0 <= at.value < len(held.items):
+                return held.items[at.value]
+            return OPAQUE
         if isinstance(node, ast.IfExp):
             known = self._truth(node.test, frame, depth)
             if known is not None:
@@ -817,6 +947,8 @@ class Structure:
                 return self._extend(left, right, _Frame(env={}))
             if isinstance(node.op, ast.Mult) and isinstance(left, ListVal) and len(left.items) == 1:
                 return ListVal((), left.items[0])
+            if isinstance(node.op, ast.Mod) and isinstance(left, Const) and isinstance(left.value, str):
+                return self._percent(left.value, node.right, frame, depth)
             return OPAQUE
         if isinstance(node, ast.JoinedStr):
             return self._fstring(node, frame, depth)
@@ -829,6 +961,28 @@ class Structure:
             return named
         return OPAQUE
 
+    def _bool_op(self, node: ast.BoolOp, frame: _Frame, depth: int) -> Value:
+        """`a or b` / `a and b`: the operand Python returns where the operands' truth is known
+        (`norm_layer or nn.BatchNorm2d` with no norm layer given is the BatchNorm2d), else one of them."""
+        stop = isinstance(node.op, ast.Or)  # `or` stops at the first true operand, `and` at the first false one
+        options: list[Value] = []
+        for index, operand in enumerate(node.values):
+            value = self._ev(operand, frame, depth)
+            last = index == len(node.values) - 1
+            if isinstance(value, Choice) and not last:
+                # the options that stop here are a result; the others go on to the next operand
+                options.extend(o for o in value.options if _truth_of(o) is not (not stop))
+                if all(_truth_of(o) is stop for o in value.options):
+                    break
+                continue
+            known = _truth_of(value)
+            if known is stop or last:
+                options.append(value)
+                break
+            if known is None:
+                options.append(value)
+        return choice(options, f"chosen by `{_text(node)}` at run time") if options else OPAQUE
+
     @staticmethod
     def _dropped_front(value: Value, lower: ast.expr | None) -> Value:
         """`items[k:]` of a list being built: its items from k on, then its tail (a loop's elements stay
@@ -839,6 +993,19 @@ class Structure:
         if count <= len(value.items):
             return ListVal(value.items[count:], value.tail)
         return ListVal((), value.tail) if value.tail is not None else ListVal()
+
+    def _percent(self, text: str, right: ast.expr, frame: _Frame, depth: int) -> Value:
+        """`"layer%d" % (i + 1)`: a name built with %-formatting, as an f-string builds it."""
+        parts = right.elts if isinstance(right, ast.Tuple) else [right]
+        pieces = re.split(r"(%[ds])", text)
+        if "%" in "".join(pieces[0::2]).replace("%%", "") or len(pieces[1::2]) != len(parts):
+            return OPAQUE
+        values: list[ast.expr | str] = []
+        for index, piece in enumerate(pieces):
+            values.append(piece.replace("%%", "%") if index % 2 == 0 else parts[index // 2])
+        joined = ast.JoinedStr([ast.Constant(v) if isinstance(v, str) else ast.FormattedValue(v, -1, None)
+                                for v in values])
+        return self._fstring(joined, frame, depth)
 
     def _fstring(self, node: ast.JoinedStr, frame: _Frame, depth: int) -> Value:
         text = []
@@ -862,6 +1029,11 @@ class Structure:
 
     def _attribute(self, node: ast.Attribute, frame: _Frame, depth: int) -> Value:
         base = self._ev(node.value, frame, depth)
+        if isinstance(base, PartialVal) and node.attr in ("func", "args", "keywords"):  # what the partial binds
+            return base.func if node.attr == "func" else ListVal(base.args) if node.attr == "args" \
+                else DictVal(base.kwargs)
+        if isinstance(base, ClassRef) and node.attr == "__name__":
+            return Const(base.name.rpartition(".")[2])
         if isinstance(base, ModuleAlias):
             file = self._project_file(f"{base.name}.{node.attr}", 0)  # `import pkg.mod` then `pkg.mod.Name`
             if file is not None and node.attr[:1].islower():
@@ -891,6 +1063,32 @@ class Structure:
             held = self._ev(node.func.value, frame, depth)
             if isinstance(held, (Layer, Instance, Container)):
                 return held
+        if isinstance(node.func, ast.Attribute) and node.func.attr in ("get", "pop") and node.args \
+                and not node.keywords:
+            held = self._ev(node.func.value, frame, depth)
+            if isinstance(held, DictVal):  # kwargs.get("norm_layer", default): the item, else the default
+                return self._dict_item(held, node, frame, depth)
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _STR_METHODS and not node.keywords:
+            held = self._ev(node.func.value, frame, depth)
+            if isinstance(held, Const) and isinstance(held.value, str):  # "batch_norm".replace("_", "").lower()
+                given = [self._ev(a, frame, depth) for a in node.args]
+                if all(isinstance(g, Const) and isinstance(g.value, (str, int)) for g in given):
+                    try:
+                        done = getattr(held.value, node.func.attr)(*(g.value for g in given if isinstance(g, Const)))
+                    except (TypeError, ValueError):
+                        return OPAQUE
+                    return ListVal(tuple(Const(p) for p in done)) if isinstance(done, list) else Const(done)
+        if isinstance(node.func, ast.Name) and node.func.id in ("list", "tuple") and len(node.args) == 1 \
+                and not node.keywords and node.func.id not in frame.env and self._global(node.func.id) is None:
+            held = _as_list(self._ev(node.args[0], frame, depth), self.side)  # list(layers): the same layers
+            if isinstance(held, ListVal):
+                return held
+        if isinstance(node.func, ast.Name) and node.func.id == "dict" and node.func.id not in frame.env \
+                and self._global("dict") is None and len(node.args) <= 1:
+            start = self._ev(node.args[0], frame, depth) if node.args else DictVal()
+            if not isinstance(start, DictVal):
+                return Unknown("a dict made of a value that cannot be followed")
+            return _merged(start, self._keywords(node.keywords, frame, depth))
         func = self._ev(node.func, frame, depth)
         args: list[Value] = []
         for arg in node.args:
@@ -902,15 +1100,44 @@ class Structure:
                     args.append(Const(("*", value)))
             else:
                 args.append(value)
-        kwargs = tuple((k.arg, self._ev(k.value, frame, depth)) for k in node.keywords if k.arg)
-        return self._apply(func, tuple(args), kwargs, frame, depth)
+        return self._apply(func, tuple(args), self._keywords(node.keywords, frame, depth), frame, depth)
+
+    def _keywords(self, keywords: list[ast.keyword], frame: _Frame, depth: int) -> tuple[tuple[str, Value], ...]:
+        """A call's keyword arguments, `**mapping` unpacked where the mapping is a dict the code built (a later
+        name wins); a mapping that cannot be followed adds nothing (the callee's defaults stand)."""
+        out = DictVal()
+        for keyword in keywords:
+            value = self._ev(keyword.value, frame, depth)
+            if keyword.arg is not None:
+                out = _merged(out, ((keyword.arg, value),))
+            elif isinstance(value, DictVal):
+                out = _merged(out, value.items)
+        return out.items
+
+    def _dict_item(self, held: DictVal, node: ast.Call, frame: _Frame, depth: int) -> Value:
+        """`mapping.get(key[, default])` / `mapping.pop(key[, default])` on a dict the code built (pop also takes
+        the item out of the name that holds it)."""
+        key = self._ev(node.args[0], frame, depth)
+        if not (isinstance(key, Const) and isinstance(key.value, str)):
+            return Unknown("an item of a dict by a key that is not known")
+        items = dict(held.items)
+        assert isinstance(node.func, ast.Attribute)
+        if node.func.attr == "pop" and isinstance(node.func.value, ast.Name) and node.func.value.id in frame.env:
+            frame.env[node.func.value.id] = DictVal(tuple(i for i in held.items if i[0] != key.value))
+        if key.value in items:
+            return items[key.value]
+        return self._ev(node.args[1], frame, depth) if len(node.args) > 1 else NONE
 
     def _apply(self, func: Value, args: tuple[Value, ...], kwargs: tuple[tuple[str, Value], ...], frame: _Frame,
                depth: int) -> Value:
         if depth > MAX_DEPTH:
             return Unknown("calls nested too deeply to follow")
         if isinstance(func, Choice):
-            return choice([self._apply(option, args, kwargs, frame, depth) for option in func.options
+            # an alternative that is a class being built above (a block that would nest itself) is left out
+            active = {name for name, _ in self.links.active}
+            options = [o for o in func.options if o != NONE and not (
+                isinstance(o, ClassRef) and not o.library and f"{self._of(o).key}:{o.name}" in active)]
+            return choice([self._apply(option, args, kwargs, frame, depth) for option in options or func.options
                            if option != NONE], func.reason)
         if isinstance(func, ModuleAlias) and func.name == PARTIAL and args:
             return PartialVal(args[0], args[1:], kwargs)
@@ -943,8 +1170,9 @@ class Structure:
                 # A class passed in by the caller (block(...)): one of the file's cells, told apart later
                 # by the names of the tensors found under it.
                 active = {name for name, _ in self.links.active}
-                options = [self.instance(name, args, kwargs, depth + 1) for name in self.cell_classes()
-                           if f"{self.key}:{name}" not in active]
+                files = [self] + [f for f in (self.links.origin,) if f is not None and f is not self]
+                options = [f.instance(name, args, kwargs, depth + 1) for f in files for name in f.cell_classes()
+                           if f"{f.key}:{name}" not in active]
                 if options:
                     return choice(options, f"{func.reason}: one of the file's cell classes, chosen by its tensors")
             return Unknown(f"built by a call of something not known statically ({func.reason})")
@@ -972,6 +1200,8 @@ class Structure:
             if pairs is not None:
                 return Container(api, pairs)
             return Unknown(f"the items of a {api.rpartition('.')[2]} cannot be followed")
+        if api.endswith("OrderedDict") and not args:
+            return _merged(DictVal(), kwargs)
         if api.endswith("OrderedDict") and len(args) == 1:
             pairs = _pairs(args[0])
             return DictVal(pairs) if pairs is not None else Unknown("an OrderedDict with names that are not literal")
@@ -986,7 +1216,7 @@ class Structure:
         tail: Value | None = None
         for arg in args:
             if isinstance(arg, Const) and isinstance(arg.value, tuple) and arg.value[:1] == ("*",):
-                spread = _one_list(arg.value[1])
+                spread = _one_list(_as_list(arg.value[1], self.side))
                 if isinstance(spread, ListVal) and tail is None:
                     items.extend((str(len(items) + k), v) for k, v in enumerate(spread.items))
                     tail = spread.tail
@@ -1074,6 +1304,59 @@ def _one_list(value: Value) -> Value:
         if option.tail is not None:
             rest.append(option.tail)
     return ListVal(lists[0].items[:common], choice(rest, value.reason) if rest else None)
+
+
+def _as_list(value: Value, side: Side) -> Value:
+    """`*layers` of a Sequential or list container (its layers, in order); any other value as it is."""
+    if isinstance(value, Container) and value.kind not in side.dicts and all(k.isdigit() for k, _ in value.items):
+        return ListVal(tuple(v for _, v in value.items), value.tail)
+    if isinstance(value, Choice) and any(isinstance(o, Container) for o in value.options):
+        return choice([_as_list(o, side) for o in value.options], value.reason)
+    return value
+
+
+def _merged(held: DictVal, more: tuple[tuple[str, Value], ...]) -> DictVal:
+    """The dict with these items set (an existing name keeps its place and takes the new value)."""
+    items = dict(held.items)
+    items.update(more)
+    return DictVal(tuple(items.items()))
+
+
+# What Python's isinstance answers for a value of a kind the reader knows, by the names of the types tested.
+_KINDS: dict[type, frozenset[str]] = {
+    ClassRef: frozenset({"type"}), PartialVal: frozenset({"partial", "functools.partial"}),
+    FuncRef: frozenset({"FunctionType", "types.FunctionType"}), DictVal: frozenset({"dict"})}
+_CONSTANT_KINDS = {str: "str", bool: "bool", int: "int", float: "float", type(None): "NoneType"}
+_KNOWN_TYPES = frozenset().union(*_KINDS.values(), _CONSTANT_KINDS.values(), {"list", "tuple"})
+
+
+def _is_instance(value: Value, types: ast.expr) -> bool | None:
+    """`isinstance(value, types)` where the value's kind is known (a string, a number, a class, a partial, a
+    function, a dict) and every type tested is one of those kinds; None otherwise."""
+    names = [_text(t) for t in (types.elts if isinstance(types, ast.Tuple) else [types])]
+    if not names or any(n not in _KNOWN_TYPES for n in names):
+        return None
+    if isinstance(value, Const) and type(value.value) in _CONSTANT_KINDS:
+        kinds = {_CONSTANT_KINDS[type(value.value)]} | ({"int"} if isinstance(value.value, bool) else set())
+    elif type(value) in _KINDS and not (isinstance(value, FuncRef) and value.method_of):
+        kinds = set(_KINDS[type(value)])
+    else:
+        return None
+    return any(n in kinds for n in names)
+
+
+def _truth_of(value: Value) -> bool | None:
+    """Whether Python takes the value as true, where that is known (a layer, a class, a literal)."""
+    if isinstance(value, Const):
+        return bool(value.value)
+    if isinstance(value, (Layer, Instance, Container, ClassRef, FuncRef, PartialVal, ParamVal, ModuleAlias,
+                          FileModule)):
+        return True
+    if isinstance(value, (ListVal, DictVal)) and (value.items or (isinstance(value, ListVal) and value.tail)):
+        return True
+    if isinstance(value, (ListVal, DictVal)):
+        return False
+    return None
 
 
 def _pairs(value: Value) -> tuple[tuple[str, Value], ...] | None:
