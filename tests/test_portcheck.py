@@ -407,3 +407,32 @@ def test_an_in_place_activation_is_written_without_the_kernel_the_cpu_lacks() ->
     fixed = fix_text(source, "t.py", Config(device="cpu"), True).text
     assert "mindspore.mint.nn.SiLU()" in fixed and _port(fixed, device="cpu") == []
     assert abs(float(_run(fixed + "v = float(y.sum())\n")["v"]) - 6 * 0.7310586) < 1e-5
+
+
+def test_methods_on_what_a_cell_of_a_cell_list_returns_are_judged() -> None:
+    code = """\
+        import mindspore
+        from mindspore import nn
+
+
+        class Heads(nn.Cell):
+            def __init__(self):
+                super().__init__()
+                self.convs = nn.CellList([nn.Conv2d(3, 4, 3) for _ in range(2)])
+                self.names = nn.CellDict({"relu": nn.ReLU()})
+
+            def construct(self, x):
+                keys = [name.split("_") for name in self.names]
+                lo, hi = self.convs[0](x).aminmax()
+                return [conv(x).amax(dim=2) for conv in self.convs]
+
+
+        out = Heads()(mindspore.ops.ones((1, 3, 5, 5), mindspore.float32))
+    """
+    found = _port(code)
+    assert found == [(13, "TMS404"), (14, "TMS402")]  # (a CellDict iterates over its names: not judged)
+    with pytest.raises(TypeError, match="dim"):
+        _run(code)
+    fixed = code.replace("amax(dim=2)", "amax(axis=2)").replace(".aminmax()", ".aminmax(axis=None)")
+    assert _port(fixed) == []
+    assert [o.shape for o in _run(fixed)["out"]] == [(1, 4, 5), (1, 4, 5)]  # (pad_mode "same")

@@ -428,6 +428,13 @@ class MappingTable:
         return frozenset(api for api, entry in self.entries.items()
                          if entry.structure is not None and entry.structure.rule is StructureRule.CELL_CONTAINER)
 
+    @functools.cached_property
+    def layer_sequences(self) -> frozenset[str]:
+        """The containers of layers whose items are iterated (and indexed) in order: those built empty as a list
+        (`empty: "[]"`; a dict-like container iterates over its names)."""
+        return frozenset(api for api in self.layer_containers
+                         if (structure := self.entries[api].structure) is not None and structure.arg("empty") == "[]")
+
     def view(self, version: tuple[int, ...], device: str | None) -> TableView:
         """The tables as one scan sees them: for MindSpore `version` on `device` (None: the preferred forms,
         whatever runs where)."""

@@ -762,6 +762,8 @@ class Resolver:
             return Val(OTHER, tag=ds.DATA)
         if iterable.kind == INSTANCE and iterable.name in _ITERABLE_OF_TENSORS:
             return V_TENSOR
+        if iterable.kind == INSTANCE and iterable.name in self.table.layer_sequences:
+            return Val(INSTANCE, GENERIC_MODULE)  # a layer of unknown class: called, it gives a tensor
         return V_UNKNOWN
 
     # ------------------------------------------------------------------ calls

@@ -40,9 +40,11 @@ SUBCLASS = "SUB:"
 TENSOR, PARAMETER, ARGUMENT = "T", "P", "A"
 _TENSORISH = (TENSOR, PARAMETER, ARGUMENT)
 _TENSOR_ATTRS = frozenset({"T", "mT", "H", "mH", "real", "imag", "data"})  # Tensor attributes that are tensors
-# Members a construct argument may use without being a tensor: those of tuples and lists.
+# Members a construct argument (or what a Cell returns) may use without being a tensor: those of tuples, lists
+# and dicts.
 _INT64 = "#int64"  # env key suffix: the name holds an int64 tensor
-_SEQUENCE_MEMBERS = frozenset(name for name in dir(tuple) + dir(list) if not name.startswith("_"))
+_SEQUENCE_MEMBERS = frozenset(name for name in dir(tuple) + dir(list) + dir(dict) if not name.startswith("_"))
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _DEVICE_WORDS = {"cpu": re.compile(r"\bCPU\b"), "gpu": re.compile(r"\bGPU\b"), "ascend": re.compile(r"\bAscend\b")}
 
 
@@ -69,6 +71,9 @@ class TableFacts:
     attributes: dict[str, dict[str, str | None]] = field(default_factory=dict)
     # per MindSpore layer class, torch's attributes it holds by the same name and reads only when it is built
     built: dict[str, frozenset[str]] = field(default_factory=dict)
+    # the MindSpore Cell classes that hold layers in order (the targets of torch's `layer_sequences`): an item
+    # of one, indexed or iterated, is a Cell
+    sequences: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, table: MappingTable) -> TableFacts:
@@ -96,8 +101,10 @@ class TableFacts:
                     tensors[form.ms] = tensors.get(form.ms, frozenset()) | form.tensors()
             for api, name in disagree:
                 del attributes[api][name]
+            sequences = frozenset(target.api for api in table.layer_sequences for target in table.entries[api].targets)
             found = _TABLE_FACTS[table.digest] = cls(by_api, renamed, tensors,
-                                                     {api: names for api, names in attributes.items() if names}, built)
+                                                     {api: names for api, names in attributes.items() if names}, built,
+                                                     sequences)
         return found
 
 
@@ -126,7 +133,7 @@ def _args(call: ast.Call, positions: SourceText) -> tuple[Arg, ...]:
 
 
 def _expressions(node: ast.AST) -> Iterator[ast.AST]:
-    """The expression nodes of a statement's own fields (not of the statements it holds), depth first."""
+    """The expressions of a statement's own fields (not of the statements it holds)."""
     for _, value in ast.iter_fields(node):
         items = value if isinstance(value, list) else [value]
         for item in items:
@@ -134,7 +141,7 @@ def _expressions(node: ast.AST) -> Iterator[ast.AST]:
                 continue
             if isinstance(item, (ast.excepthandler, ast.match_case)):
                 continue
-            yield from ast.walk(item)
+            yield item
 
 
 def _returns(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Return]:
@@ -168,6 +175,10 @@ class PortChecker:
         self._cell_names: dict[str, str] = {}  # a Cell class's key -> the public name the file made it by
         parameter = api.name("mindspore.Parameter")
         self._parameter_cls = parameter.cls if parameter is not None else ""
+        cell = api.name("mindspore.nn.Cell")
+        self._any_cell: Value = SUBCLASS + cell.cls if cell is not None else None  # a Cell of unknown class
+        self._sequences = frozenset(found.cls for name in self.facts.sequences
+                                    if (found := api.name(name)) is not None and found.kind == "cls")
 
     # ---------------------------------------------------------------- reporting
     def report(self, code: str, node: ast.AST, message: str, mindspore_api: str | None = None,
@@ -308,7 +319,7 @@ class PortChecker:
             self._function(stmt, env, cls)
             return
         for node in _expressions(stmt):
-            self._check_node(node, env)
+            self._check_tree(node, env)
         if isinstance(stmt, ast.If) and (narrowed := self._narrowed(stmt.test, env)) is not None:
             name, kind = narrowed  # `if isinstance(m, nn.Conv2d):` m is that Cell in the branch
             had, old = name in env, env.get(name)
@@ -335,7 +346,7 @@ class PortChecker:
             if isinstance(stmt.target, ast.Name) and env.get(stmt.target.id) not in _TENSORISH:
                 env[stmt.target.id] = None
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
-            self._bind(stmt.target, None, env)
+            self._bind(stmt.target, self._element_of(self.value_of(stmt.iter, env)), env)
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
             for item in stmt.items:
                 if item.optional_vars is not None:
@@ -419,8 +430,28 @@ class PortChecker:
                 self._bind(item.value if isinstance(item, ast.Starred) else item, None, env)
 
     def _check_tree(self, node: ast.AST, env: dict[str, Value]) -> None:
-        for sub in ast.walk(node):
-            self._check_node(sub, env)
+        """Check every node of an expression; a comprehension's own names hold its iterables' items."""
+        stack: list[tuple[ast.AST, dict[str, Value]]] = [(node, env)]
+        while stack:
+            item, scope = stack.pop()
+            self._check_node(item, scope)
+            if not isinstance(item, _COMPREHENSIONS):
+                stack.extend((child, scope) for child in ast.iter_child_nodes(item))
+                continue
+            inner = dict(scope)
+            for index, gen in enumerate(item.generators):  # (the first iterable is read outside)
+                stack.append((gen.iter, scope if index == 0 else inner))
+                self._bind(gen.target, self._element_of(self.value_of(gen.iter, scope if index == 0 else inner)),
+                           inner)
+                stack.extend((cond, inner) for cond in gen.ifs)
+            parts = [item.key, item.value] if isinstance(item, ast.DictComp) else [item.elt]
+            stack.extend((part, inner) for part in parts)
+
+    def _element_of(self, kind: Value) -> Value:
+        """What an item of `kind` is, indexed or iterated: a Cell where `kind` holds layers in order."""
+        if kind is not None and kind.startswith("CELL:") and kind[5:] in self._sequences:
+            return self._any_cell
+        return None
 
     # ---------------------------------------------------------------- values
     def value_of(self, node: ast.expr | None, env: dict[str, Value]) -> Value:
@@ -452,7 +483,7 @@ class PortChecker:
             return TENSOR if inner in (TENSOR, PARAMETER) else inner if inner == ARGUMENT else None
         if isinstance(node, ast.Subscript):
             inner = self.value_of(node.value, env)
-            return TENSOR if inner in (TENSOR, PARAMETER) else None
+            return TENSOR if inner in (TENSOR, PARAMETER) else self._element_of(inner)
         return None
 
     def _call_value(self, node: ast.Call, env: dict[str, Value]) -> Value:
@@ -490,7 +521,7 @@ class PortChecker:
                         and node.func.attr not in self.table.meta.non_tensor_methods)):
                     return TENSOR  # (where MindSpore's docstring does not say: the torch data model's answer)
         callee = self.value_of(node.func, env)
-        if callee is not None and callee.startswith(("CELL:", "SELF:")):
+        if callee is not None and callee.startswith(("CELL:", "SELF:", SUBCLASS)):
             return ARGUMENT  # what a Cell's construct returns: a tensor, or a tuple of them
         return None
 
@@ -689,8 +720,9 @@ class PortChecker:
                             f"attribute, not a method: calling it raises TypeError"
                             f"{self._torch_note('torch.Tensor.' + node.func.attr)}", mindspore_api="mindspore.Tensor")
                 return
-            if member is None or member.attribute or receiver == ARGUMENT:
-                return
+            if member is None or member.attribute or receiver == ARGUMENT and (
+                    node.func.attr not in self.torch_tensor_members or node.func.attr in _SEQUENCE_MEMBERS):
+                return  # (a value that is probably a tensor: judged where it calls a method of torch's Tensor)
             self._check_binding(node, member.signature, f"Tensor.{node.func.attr}", "mindspore.Tensor")
             self._check_same_name(node, member)
             method = "mindspore.Tensor." + node.func.attr
