@@ -436,3 +436,35 @@ def test_methods_on_what_a_cell_of_a_cell_list_returns_are_judged() -> None:
     fixed = code.replace("amax(dim=2)", "amax(axis=2)").replace(".aminmax()", ".aminmax(axis=None)")
     assert _port(fixed) == []
     assert [o.shape for o in _run(fixed)["out"]] == [(1, 4, 5), (1, 4, 5)]  # (pad_mode "same")
+
+
+@pytest.mark.needs_torch
+def test_torchs_sizes_form_of_its_tensor_class_is_written_as_zeros_and_a_number_as_a_dtype_is_flagged() -> None:
+    import torch
+
+    source = textwrap.dedent("""\
+        import torch
+        rows = 4
+        a = torch.Tensor(2, 3)
+        b = torch.Tensor(rows, 2)
+        c = torch.Tensor(5)
+        d = torch.Tensor([[1, 2]])
+    """)
+    fixed = fix_text(source, "t.py").text
+    assert "a = mindspore.ops.zeros((2, 3), mindspore.float32)\n" in fixed
+    assert "c = mindspore.ops.zeros((5,), mindspore.float32)\n" in fixed  # (mindspore.Tensor(5): a 0-d tensor)
+    assert _port(fixed) == []
+    ported, original = _run(fixed), {}
+    exec(compile(source, "t.py", "exec"), original)  # noqa: S102 - the test's own snippet
+    for name in "abcd":  # torch's sizes form is uninitialised memory: its shape and dtype are what agree
+        assert tuple(ported[name].shape) == tuple(original[name].shape)
+        assert str(ported[name].dtype).lower() == str(original[name].dtype).removeprefix("torch.")
+    assert isinstance(original["a"], torch.Tensor)
+    left = "import mindspore\na = mindspore.Tensor(2, 3)\nb = mindspore.mint.eye(2, 2, 1)\n"
+    found = _scan(left)
+    assert [(d.span.start_line, d.span.start_col, d.code) for d in found] == [(2, 24, "TMS402"), (3, 29, "TMS402")]
+    assert "'dtype'" in found[0].message and "mindspore.ops.zeros((2, 3)" in found[0].message
+    with pytest.raises(TypeError, match="dtype"):
+        _run(left)
+    with pytest.raises(TypeError, match="dtype"):
+        _run("import mindspore\nb = mindspore.mint.eye(2, 2, 1)\n")

@@ -137,7 +137,7 @@ _ROWS = (
     ("TMS401", "unknown-mindspore-api", Severity.ERROR, Category.PORT_CHECK,
      "A MindSpore name (module attribute, import, class member) that the target MindSpore version does not have.", MS_API_URL),
     ("TMS402", "arguments-do-not-bind", Severity.ERROR, Category.PORT_CHECK,
-     "A MindSpore call whose arguments do not bind to the API's signature (unknown keyword, too many positional arguments, a required one missing, one given twice).", MS_API_URL),
+     "A MindSpore call whose arguments do not bind to the API's signature (unknown keyword, too many positional arguments, a required one missing, one given twice), or a number passed where it takes a dtype.", MS_API_URL),
     ("TMS403", "missing-tensor-member", Severity.ERROR, Category.PORT_CHECK,
      "A method or attribute used on a MindSpore tensor or Cell that MindSpore's Tensor or Cell does not have.", TENSOR_URL),
     ("TMS404", "same-name-differs", Severity.WARNING, Category.PORT_CHECK,

@@ -753,10 +753,23 @@ class PortChecker:
     def _check_api_call(self, node: ast.Call, found: ApiName) -> None:
         if found.kind in ("fn", "cls"):
             self._check_binding(node, found.signature, found.qualname, found.qualname)
+            self._check_dtypes(node, found)
         targets = self.facts.by_api.get(found.qualname, [])
         for torch_api, target in targets:
             self._check_kernel(node, found, torch_api, target)
             self._check_order(node, found, target)
+
+    def _check_dtypes(self, node: ast.Call, found: ApiName) -> None:
+        """TMS402: a number written where MindSpore's parameter takes a dtype (`mindspore.Tensor(2, 3)`, torch's
+        sizes form of its tensor class, passes 3 as the dtype); the parameters from MindSpore's docstrings."""
+        for name, position in found.dtypes:
+            passed = self._argument(node, name, position)
+            if isinstance(passed, ast.Constant) and type(passed.value) in (int, float):
+                self.report("TMS402", passed, f"{found.qualname}: {passed.value!r} is passed as '{name}', which "
+                            f"MindSpore takes for a dtype such as mindspore.float32 (MindSpore raises TypeError)"
+                            + (" (torch's sizes form: the shape goes in one tuple, e.g. "
+                               "mindspore.ops.zeros((2, 3), mindspore.float32))" if found.tensor else ""),
+                            mindspore_api=found.qualname)
 
     def _check_kernel(self, node: ast.Call, found: ApiName, torch_api: str, target: Target) -> None:
         device = self.device
