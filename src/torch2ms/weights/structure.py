@@ -160,6 +160,8 @@ PARTIAL = "functools.partial"  # the standard library's partial application (a c
 NONE = Const(None)
 OPAQUE = Opaque()
 # Methods of a torch module or MindSpore cell that return the module or cell itself.
+# A container's children by name (MindSpore's Cell.name_cells, torch's named_children as a dict), and a dict's pairs.
+_NAMED_ITEMS = frozenset({"name_cells", "items"})
 _RETURN_THEMSELVES = frozenset({"set_train", "to_float", "train", "eval", "float", "double", "half", "to", "cpu",
                                 "cuda", "requires_grad_", "set_grad"})
 
@@ -672,6 +674,18 @@ class Structure:
             if owner == Const("self"):
                 self._self_call(func.attr, call, frame, depth)
                 return
+        if isinstance(func, ast.Attribute) and func.attr in ("add_module", "register_module") \
+                and len(call.args) == 2 and not call.keywords:
+            path = self._self_path(func.value, frame)
+            held = frame.attrs.get(path) if path is not None and "." not in path else None
+            if path is not None and isinstance(held, Container) and held.kind in self.side.sequential:
+                name = self._ev(call.args[0], frame, depth)  # `self.seq.add_module("pool", layer)`: named last
+                layer = self._ev(call.args[1], frame, depth)
+                text = name.value if isinstance(name, Const) and isinstance(name.value, str) else None
+                frame.attrs[path] = Container(held.kind, held.items + ((text, layer),)) \
+                    if text is not None and held.tail is None \
+                    else Unknown(f"a layer added to {path} by a name not known statically")
+                return
         if isinstance(func, ast.Attribute) and func.attr in ("append", "extend") and call.args:
             path = self._self_path(func.value, frame)
             held = frame.attrs.get(path) if path is not None and "." not in path else None
@@ -891,6 +905,14 @@ class Structure:
             held = self._ev(node.func.value, frame, depth)
             if isinstance(held, (Layer, Instance, Container)):
                 return held
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _NAMED_ITEMS and not node.args \
+                and not node.keywords:
+            # `self.seq.name_cells().items()`: a container's (name, layer) pairs (a SequentialCell rebuilt with more)
+            held = self._ev(node.func.value, frame, depth)
+            if node.func.attr == "items" and isinstance(held, DictVal):
+                return ListVal(tuple(ListVal((Const(name), value)) for name, value in held.items))
+            if node.func.attr != "items" and isinstance(held, Container) and held.tail is None:
+                return DictVal(held.items)
         func = self._ev(node.func, frame, depth)
         args: list[Value] = []
         for arg in node.args:
