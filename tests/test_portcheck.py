@@ -468,3 +468,29 @@ def test_torchs_sizes_form_of_its_tensor_class_is_written_as_zeros_and_a_number_
         _run(left)
     with pytest.raises(TypeError, match="dtype"):
         _run("import mindspore\nb = mindspore.mint.eye(2, 2, 1)\n")
+
+
+def test_a_layer_attribute_of_torchs_name_with_another_value_is_flagged() -> None:
+    code = """\
+        import mindspore
+        from mindspore import nn
+
+
+        class Net(nn.Cell):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 8, 3, pad_mode="pad", padding=1)
+                self.pad = self.conv.padding
+                self.stride = self.conv.stride
+
+            def construct(self, x):
+                return self.conv(x)
+
+
+        net = Net()
+    """
+    found = _scan(code)
+    assert [(d.span.start_line, d.code) for d in found] == [(9, "TMS404")]
+    assert "'padding'" in found[0].message and "torch (0, 0), MindSpore 0" in found[0].message
+    net = _run(code)["net"]
+    assert net.pad == 1 and net.pad != (1, 1)  # torch's Conv2d(3, 8, 3, padding=1).padding is (1, 1)

@@ -281,6 +281,7 @@ def layer_attribute(calls: Sequence[ApiCall], store: bool, view: TableView,
     attr = calls[0].api.rpartition(".")[2]
     names: dict[str, tuple[str, str | None]] = {}  # torch class -> (MindSpore class, its name for the attribute)
     built: list[str] = []  # the MindSpore classes that hold it by torch's name and read it only when built
+    differing: list[tuple[str, str]] = []  # (MindSpore class, what each side gave) where it holds another value
     for call in calls:
         cls = call.api.rpartition(".")[0]
         entry = view.lookup(cls)
@@ -291,7 +292,18 @@ def layer_attribute(calls: Sequence[ApiCall], store: bool, view: TableView,
         names[cls] = (target.api, ms_name if named else attr)
         if not named and attr in target.built_attributes:
             built.append(target.api)
+        note = target.differing(attr) if not named else None
+        if note is not None:
+            differing.append((target.api, note))
     written = {ms_name for _, ms_name in names.values()}
+    if written == {attr} and not store and differing:
+        info = CODES["TMS102"]
+        return Diagnostic(code=info.code, severity=info.severity, category=Category.DIFF_PARAMS, span=calls[0].span,
+                          message=f"{calls[0].api}: " + "; ".join(
+                              f"{ms_class} holds '{attr}' with another value ({note})" for ms_class, note in differing)
+                          + f" (MindSpore {_version_text(view.version)}): read it where torch's value is not relied on, "
+                          "or keep the value given where the layer is built",
+                          torch_api=calls[0].api, mindspore_api=differing[0][0], doc_url=info.doc_url)
     if written == {attr} and not (store and built):
         return None
     call = calls[0]

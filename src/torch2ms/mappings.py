@@ -313,6 +313,7 @@ def _entry(raw: dict[str, Any], source: str) -> MappingEntry:
             forward=tuple((str(k), str(v)) for k, v in (t.get("forward") or {}).items()),
             attributes=tuple((str(k), None if v is None else str(v)) for k, v in (t.get("attributes") or {}).items()),
             built_attributes=tuple(str(a) for a in t.get("built_attributes", ())),
+            differing_attributes=tuple((str(k), str(v)) for k, v in (t.get("differing_attributes") or {}).items()),
             forward_defaults=tuple((str(d["torch"]), int(d["position"]), str(d["form"]))
                                    for d in t.get("forward_defaults", ())),
         )

@@ -440,6 +440,12 @@ class Target:
     attributes: tuple[tuple[str, str | None], ...] = ()
     # torch's attributes its forward reads that this class holds by the same name and reads only when it is built
     built_attributes: tuple[str, ...] = ()
+    # torch's attributes this class holds by the same name with another value: (name, what each side gave)
+    differing_attributes: tuple[tuple[str, str], ...] = ()
+
+    def differing(self, name: str) -> str | None:
+        """What torch's and this class's values of the attribute `name` were (measured), where they differ."""
+        return next((note for attr, note in self.differing_attributes if attr == name), None)
 
     def attribute(self, name: str) -> tuple[bool, str | None]:
         """(whether the facts name torch's attribute `name`, the class's name for it or None where it has none)."""

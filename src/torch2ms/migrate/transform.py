@@ -946,9 +946,18 @@ class _ByName(cst.CSTTransformer):
         return cst.Assign([cst.AssignTarget(target)], layer.value)
 
 
+def _held_by_self(node: cst.BaseExpression) -> bool:
+    """``self.NAME`` or ``self.a.b``: an attribute chain from ``self`` (set again, every reader sees the new value)."""
+    if not isinstance(node, cst.Attribute):
+        return False
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name) and node.value == "self"
+
+
 class _Rebuilt(cst.CSTTransformer):
-    """``RECEIVER.add_module(key, layer)`` (a call of `calls`, as a statement, its receiver a name or attribute
-    chain) -> the rule's `rebuilt` form, ``{receiver}``, ``{name}``, ``{cell}`` and ``{root}`` (the file's
+    """``self.NAME.add_module(key, layer)`` (a call of `calls`, as a statement, its receiver an attribute chain from
+    ``self``) -> the rule's `rebuilt` form, ``{receiver}``, ``{name}``, ``{cell}`` and ``{root}`` (the file's
     MindSpore alias) filled in; `done` lists (rule, line) of each."""
 
     def __init__(self, calls: dict[int, tuple[Structure, int]], root: str) -> None:
@@ -960,9 +969,9 @@ class _Rebuilt(cst.CSTTransformer):
         call = updated_node.value
         found = self.calls.get(id(original_node.value))
         if found is None or not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
-                                 and _simple_reference(call.func.value) and len(call.args) == 2
+                                 and _held_by_self(call.func.value) and len(call.args) == 2
                                  and not any(a.star or a.keyword for a in call.args)):
-            return updated_node
+            return updated_node  # (a name, a parameter: rebinding it would leave the caller's container as it was)
         code = cst.Module([]).code_for_node
         form = str(found[0].arg("rebuilt")).format(receiver=code(call.func.value), name=code(call.args[0].value),
                                                    cell=code(call.args[1].value), root=self.root)

@@ -74,6 +74,8 @@ class TableFacts:
     # the MindSpore Cell classes that hold layers in order (the targets of torch's `layer_sequences`): an item
     # of one, indexed or iterated, is a Cell
     sequences: frozenset[str] = frozenset()
+    # per MindSpore layer class, torch's attributes it holds by the same name with another value (measured)
+    differing: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, table: MappingTable) -> TableFacts:
@@ -84,12 +86,15 @@ class TableFacts:
             tensors: dict[str, frozenset[str]] = {}
             attributes: dict[str, dict[str, str | None]] = {}
             built: dict[str, frozenset[str]] = {}
+            differing: dict[str, dict[str, str]] = {}
             disagree: set[tuple[str, str]] = set()
             for torch_api, entry in table.entries.items():
                 for target in entry.targets:
                     by_api.setdefault(target.api, []).append((torch_api, target))
                     if target.built_attributes:  # (a fact of the MindSpore class: every torch layer's agrees)
                         built[target.api] = built.get(target.api, frozenset()) | frozenset(target.built_attributes)
+                    for name, note in target.differing_attributes:
+                        differing.setdefault(target.api, {}).setdefault(name, note)
                     known = attributes.setdefault(target.api, {})
                     for name, ms_name in target.attributes:
                         if known.setdefault(name, ms_name) != ms_name:
@@ -104,7 +109,7 @@ class TableFacts:
             sequences = frozenset(target.api for api in table.layer_sequences for target in table.entries[api].targets)
             found = _TABLE_FACTS[table.digest] = cls(by_api, renamed, tensors,
                                                      {api: names for api, names in attributes.items() if names}, built,
-                                                     sequences)
+                                                     sequences, differing)
         return found
 
 
@@ -605,6 +610,16 @@ class PortChecker:
             self._check_cell_member(node, receiver)
             if receiver.startswith("CELL:"):
                 self._check_tensor_name(node, receiver[5:])
+                self._check_differing(node, receiver[5:])
+
+    def _check_differing(self, node: ast.Attribute, cls: str) -> None:
+        """TMS404: torch's attribute read by its name on a MindSpore layer that holds another value under it (the
+        targets' `differing_attributes`, measured: ``conv.padding`` is (0, 0) in torch, 0 in mindspore.nn.Conv2d)."""
+        public = self._cell_names.get(cls)
+        note = self.facts.differing.get(public, {}).get(node.attr) if public is not None else None
+        if note is not None:
+            self.report("TMS404", node, f".{node.attr}: MindSpore {self.api.version}'s {public} holds '{node.attr}' "
+                        f"with another value than torch's layer ({note})", mindspore_api=public)
 
     def _check_tensor_name(self, node: ast.Attribute, cls: str, store: bool = False) -> None:
         """A torch layer's tensor or attribute read by its torch name on the MindSpore Cell that names it
