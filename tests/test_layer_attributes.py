@@ -515,3 +515,32 @@ def test_an_attribute_held_by_the_same_name_with_another_value_is_measured_and_a
     read, = _at(code, 8, "TMS102")
     assert "mindspore.nn.Conv2d holds 'padding' with another value" in read.message
     assert _at(code, 9, "TMS102") == []  # (stride: (1, 1) on both sides)
+
+
+@pytest.mark.needs_mindspore
+def test_scan_fix_renames_a_layers_tensor_under_an_isinstance_test_as_migrate_does() -> None:
+    code = textwrap.dedent("""\
+        import torch
+        from torch import nn
+
+
+        def statistics(layers):
+            out = []
+            for m in layers:
+                if isinstance(m, nn.BatchNorm2d):
+                    out.append(m.weight)
+                    out.append(m.running_mean)
+            return out
+    """)
+    found = _at(code, 9, "TMS101")
+    assert [d.mindspore_api for d in found] == ["mindspore.nn.BatchNorm2d.gamma"] and found[0].fix is not None
+    fixed = fix_text(code, "net.py", Config()).text
+    assert "out.append(m.gamma)" in fixed and "out.append(m.moving_mean)" in fixed
+    assert not [d for d in scan_source(fixed, "net.py", Config()).diagnostics if d.code.startswith("TMS4")]
+    import mindspore
+
+    warnings.simplefilter("ignore")
+    namespace: dict[str, Any] = {}
+    exec(compile(fixed.replace("import torch\nfrom torch import nn\n", ""), "net.py", "exec"), namespace)  # noqa: S102
+    got = namespace["statistics"]([mindspore.nn.BatchNorm2d(3), mindspore.nn.ReLU()])
+    assert [tuple(p.shape) for p in got] == [(3,), (3,)] and got[0].name.endswith("gamma")

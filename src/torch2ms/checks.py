@@ -289,6 +289,9 @@ def layer_attribute(calls: Sequence[ApiCall], store: bool, view: TableView,
         if target is None or not target.api.startswith("mindspore."):
             return None
         named, ms_name = target.attribute(attr)
+        tensor = entry.renamed_tensor(target, attr) if entry is not None and not named and not store else None
+        if tensor is not None:  # a tensor of the layer read by torch's name (the weight facts: weight -> gamma)
+            named, ms_name = True, tensor
         names[cls] = (target.api, ms_name if named else attr)
         if not named and attr in target.built_attributes:
             built.append(target.api)

@@ -665,6 +665,12 @@ class MappingEntry:
                 return TargetChoice(target, preferred, device)
         return TargetChoice(preferred, preferred, device)
 
+    def renamed_tensor(self, target: Target, name: str) -> str | None:
+        """The name `target`'s class gives the layer's own tensor torch calls `name` (the weight facts: `weight` is
+        `gamma` in a mindspore.nn.BatchNorm2d), where it names it otherwise; else None."""
+        return next((renamed[name] for form in self.weights if form.ms == target.api
+                     and name in (renamed := form.renamed())), None)
+
     def target_for(self, version: tuple[int, ...], device: str | None) -> Target | None:
         return self.choose(version, device).target
 

@@ -522,6 +522,7 @@ class Resolver:
         entries = [self.table.lookup(cls) for cls in classes]
         if not any(entry is not None and any(t.attribute(node.attr)[0] or store and node.attr in t.built_attributes
                                              or not store and t.differing(node.attr) is not None
+                                             or not store and entry.renamed_tensor(t, node.attr) is not None
                                              for t in entry.targets) for entry in entries):
             return
         calls = tuple(self._api_call(f"{cls}.{node.attr}", node, CallKind.ATTRIBUTE) for cls in classes)
