@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable, Mapping, Sequence
 import re
 from dataclasses import replace
@@ -16,7 +17,7 @@ from .model import (
 )
 from .source import SourceText
 from .training_rules import LabelCast
-from .transforms.fixer import ATTRIBUTE_TITLE, Fixer
+from .transforms.fixer import ATTRIBUTE_TITLE, ONCE, Fixer
 
 _CODE_BY_CATEGORY = {
     Category.EQUIVALENT: "TMS101",
@@ -186,12 +187,24 @@ def _finding(call: ApiCall, view: TableView, network: bool | None, shapes: bool 
 
 
 def _written(text: str, form: str) -> bool:
-    """Whether `text` is already `form` written around some argument (the module spelled any way)."""
+    """Whether `text` is already `form` written around some argument (the module spelled any way), or around a
+    computed value passed once to a lambda (`Fixer.written`'s `once`)."""
+    text = text.strip()
+    once = re.fullmatch(rf"\(lambda {ONCE}: (?P<body>.+)\)\((?P<value>.+)\)", text, re.DOTALL)
+    if once is not None and _written(once.group("body"), form):
+        return True
     first, *rest = re.escape(form).replace(re.escape("mindspore."), r"[\w.]+\.").split(re.escape("{arg}"))
     if not rest:
         return False
     pattern = first + r"(?P<arg>.+?)" + rest[0] + "".join(r"(?P=arg)" + part for part in rest[1:])
-    return re.fullmatch(pattern, text.strip(), re.DOTALL) is not None
+    if re.fullmatch(pattern, text, re.DOTALL) is not None or re.fullmatch(pattern, f"({text})", re.DOTALL) is not None:
+        return True  # (an argument's span leaves out the parentheses around it)
+    try:  # the form in parentheses of its own (`((y.astype(...) if ... else y))`, as migrate writes it)
+        inner = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return False
+    unwrapped = ast.get_source_segment(text, inner)
+    return unwrapped is not None and unwrapped != text and _written(unwrapped, form)
 
 
 def layer_call(call: ApiCall, view: TableView, source: SourceText, fixer: Fixer | None = None,
@@ -234,7 +247,7 @@ def layer_call(call: ApiCall, view: TableView, source: SourceText, fixer: Fixer 
         edits: tuple[Edit, ...] | None = tuple(Edit(a.keyword_span, renames[str(a.keyword)])
                                                for a in passed if a.keyword_span is not None)
         if cast is not None and labels is not None:
-            written = fixer.written(labels.span, cast.form)  # (None for labels computed by a call: no fix)
+            written = fixer.written(labels.span, cast.form, once=True)  # (labels a call computes: evaluated once)
             edits = edits + written if edits is not None and written is not None else None
         if left and edits is not None:
             added = _defaults_written(call, left, source, fixer)
