@@ -47,6 +47,9 @@ MODULES = (
 _RETURNS = re.compile(r"^Returns?:\s*\n\s*(.+)$", re.MULTILINE)
 _TENSOR_RETURN = re.compile(r"^(?:(?:A|An|The|Output|output)\s+)?(?:\w+\s+)?Tensor\b(?!s\b)")
 _SELF_RETURN = re.compile(r"^Cell, (?:the cell itself|self)\b")  # Cell.set_train(): the Cell it was called on
+_ARGS = re.compile(r"^(\s*)Args:\s*$")
+_ARG = re.compile(r"^(\s*)(\w+)\s*\((.*)\)\s*:")  # `dtype (:class:`mindspore.dtype`, optional): ...`
+_DTYPE = re.compile(r"^(?::class:)?`?mindspore\.dtype`?(?:\s*,\s*optional)?$")
 _TENSORS_RETURN = re.compile(r"^(?:A\s+)?(?:tuple|list)\b.*\bTensors?\b|^Tuple of Tensors?\b|^Tensors\b",
                              re.IGNORECASE)
 
@@ -114,6 +117,43 @@ def returns(obj: Any) -> str:
     return "X"
 
 
+def dtype_params(obj: Any) -> dict[str, int | None]:
+    """The parameters `obj`'s docstring types as a MindSpore dtype and nothing else, each with the position it
+    is passed at (None: by keyword only): from `inspect.signature` (a name it lacks is left out), or, where
+    inspect cannot read the parameters (a C++ class such as mindspore.Tensor), the docstring's order of Args."""
+    try:
+        doc = inspect.getdoc(obj) or ""
+    except Exception:  # noqa: BLE001 - a broken __doc__ says nothing
+        return {}
+    documented: list[tuple[str, str]] = []
+    indent: int | None = None
+    inside = False
+    for line in doc.splitlines():
+        if not inside:
+            inside = _ARGS.match(line) is not None
+            continue
+        if line.strip() and indent is not None and len(line) - len(line.lstrip()) < indent:
+            break  # the section ends where a line is less indented than its items
+        match = _ARG.match(line)
+        if match is not None and (indent is None or len(match.group(1)) == indent):
+            indent = len(match.group(1))
+            documented.append((match.group(2), match.group(3).strip()))
+        elif line.strip() and indent is None:
+            break
+    wanted = [name for name, kind in documented if _DTYPE.match(kind)]
+    if not wanted:
+        return {}
+    try:
+        params = list(inspect.signature(obj).parameters.values())
+    except (TypeError, ValueError):
+        order = [name for name, _ in documented]
+        return {name: order.index(name) for name in wanted}
+    positional = [p.name for p in params if p.kind in (inspect.Parameter.POSITIONAL_ONLY,
+                                                        inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    names = {p.name for p in params}
+    return {name: positional.index(name) if name in positional else None for name in wanted if name in names}
+
+
 def _public(names: list[str]) -> list[str]:
     return sorted(n for n in names if not n.startswith("_"))
 
@@ -167,6 +207,8 @@ def build() -> dict[str, Any]:
             return key
         classes[key] = {}  # (a placeholder against cycles)
         info: dict[str, Any] = {"s": signature_text(cls)}
+        if dtypes := dtype_params(cls):
+            info["dt"] = dtypes
         try:
             is_cell = issubclass(cls, cell_cls)
         except TypeError:  # a type-like object that issubclass does not accept
@@ -205,6 +247,8 @@ def build() -> dict[str, Any]:
                 names[name] = {"k": "cls", "c": class_ref(value)}
             elif callable(value):
                 entry: dict[str, Any] = {"k": "fn", "s": signature_text(value)}
+                if dtypes := dtype_params(value):
+                    entry["dt"] = dtypes
                 ret = returns(value)
                 if ret != "?":
                     entry["r"] = ret

@@ -56,6 +56,7 @@ The generated YAML is committed; the product reads only the YAML.
 from __future__ import annotations
 
 import argparse
+import ast
 import copy
 import csv
 import json
@@ -65,6 +66,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from collections import defaultdict
 from pathlib import Path
 from collections.abc import Callable, Iterable, Iterator
@@ -1915,6 +1917,70 @@ def attribute_facts(torch_attrs: set[str], ms_attrs: set[str], params: Iterable[
     return out
 
 
+def _constructor(text: str) -> str | None:
+    """The layer's construction in an example (``torch.nn.Conv2d(3, 8, 3)`` of ``torch.nn.Conv2d(3, 8, 3)(x)``)."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Call):
+        node = node.func
+    return ast.unparse(node) if isinstance(node, ast.Call) else None
+
+
+def _plain(value: Any) -> Any:
+    """A value an attribute comparison can show: a number, bool, string, None, or a tuple of them (a list as a
+    tuple); anything else is `_OTHER`."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (tuple, list)) and all(v is None or isinstance(v, (bool, int, float, str)) for v in value):
+        return tuple(value)
+    return _OTHER
+
+
+_OTHER = object()
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal values, floats up to rounding (MindSpore's BatchNorm keeps 1 - its momentum: 0.09999999999999998)."""
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and isinstance(b, float):
+        return abs(a - b) <= 1e-9 * max(abs(a), abs(b), 1.0)
+    return bool(a == b) and type(a) is type(b)
+
+
+def differing_attributes(entry: dict[str, Any], ms_api: str, names: set[str]) -> dict[str, str]:
+    """torch's attributes of `names` (held by the same name on both sides) whose values differ, measured: the
+    layer built as an example of the entry builds it in torch and as `ms_api` in MindSpore (the first such
+    example), each attribute read on both (``momentum``: torch 0.1, MindSpore 0.9, the weight of the old running
+    value; ``padding``: torch (0, 0), MindSpore 0)."""
+    import mindspore
+    import torch
+
+    for example in entry.get("examples", ()):
+        torch_text, ms_text = _constructor(str(example.get("torch", ""))), _constructor(str(example.get("mindspore", "")))
+        if torch_text is None or ms_text is None or not torch_text.startswith(entry["api"] + "(") \
+                or not ms_text.startswith(ms_api + "("):
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                torch_layer = eval(torch_text, {"torch": torch})  # noqa: S307 - the tables' own example
+                ms_layer = eval(ms_text, {"mindspore": mindspore})  # noqa: S307 - the tables' own example
+        except Exception:  # noqa: BLE001 - an example that needs inputs or another device: not measured
+            continue
+        out: dict[str, str] = {}
+        for name in sorted(names):
+            torch_value = _plain(getattr(torch_layer, name, _OTHER))
+            ms_value = _plain(getattr(ms_layer, name, _OTHER))
+            if torch_value is _OTHER or ms_value is _OTHER or _same(torch_value, ms_value):
+                continue
+            out[name] = f"torch {torch_value!r}, MindSpore {ms_value!r} for {torch_text}"
+        return out
+    return {}
+
+
 def add_attributes(entries: dict[str, dict[str, Any]]) -> None:
     """Give each torch.nn layer's target that is a MindSpore Cell class the attributes it names otherwise or lacks
     (`attributes: {groups: group, padding_mode: null}`; see `attribute_facts`). The class's attributes are those its
@@ -1947,6 +2013,10 @@ def add_attributes(entries: dict[str, dict[str, Any]]) -> None:
             facts = attribute_facts(torch_attrs, ms_attrs, target.get("params", ()), tensors)
             if facts:
                 target["attributes"] = facts
+            target.pop("differing_attributes", None)
+            differing = differing_attributes(entry, str(target["api"]), (torch_attrs & ms_attrs) - tensors - set(facts))
+            if differing:
+                target["differing_attributes"] = differing
             # torch's attributes its forward reads that the class holds under the same name and its construct never
             # reads (kept in a primitive it built): setting one after the layer is built changes nothing
             target.pop("built_attributes", None)

@@ -451,3 +451,28 @@ def test_the_methods_that_prove_a_tensor_are_tensor_methods_no_module_has() -> N
     assert proof <= table.inventory.tensor_members
     assert not proof & table.inventory.module_members
     assert not proof & table.meta.ambiguous_methods
+
+
+def test_an_item_of_a_layer_sequence_is_a_layer_whose_call_is_a_tensor() -> None:
+    source, result = _scan("""
+        import torch
+        from torch import nn
+
+
+        class Heads(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.convs = nn.ModuleList([nn.Conv2d(3, 4, 3) for _ in range(2)])
+                self.seq = nn.Sequential(nn.ReLU(), nn.Tanh())
+                self.named = nn.ModuleDict({"a": nn.ReLU()})
+
+            def forward(self, x):
+                outs = [conv(x).amax(dim=2) for conv in self.convs]  # comprehension
+                for layer in self.seq:
+                    x = layer(x).clamp(min=0)  # loop
+                keys = [name.split("_") for name in self.named]  # names
+                return outs, x, keys
+    """)
+    assert _apis(result, _line(source, "# comprehension")) == {("torch.Tensor.amax", "high")}
+    assert _apis(result, _line(source, "# loop")) == {("torch.Tensor.clamp", "high")}
+    assert _apis(result, _line(source, "# names")) == set()  # a ModuleDict iterates over its names

@@ -97,6 +97,16 @@ LOSS = textwrap.dedent("""\
         spread = torch.softmax(torch.tensor(SCORES) * 3, dim=1)
         weigh = nn.CrossEntropyLoss(weight=torch.tensor([1.0, 2.0, 0.5, 1.0]), reduction="none")
         return weigh(scores, picked), weigh(scores, target=spread), weigh(input=scores, target=(picked + 1) % 4)
+
+
+    def labels_of(scores):
+        return scores.argmax(dim=1).flip(0)
+
+
+    def case_labels_a_call_computes():
+        scores = torch.tensor(SCORES)
+        loss = nn.CrossEntropyLoss(reduction="none")
+        return loss(scores, labels_of(scores))
 """)
 
 
@@ -117,7 +127,12 @@ def test_the_label_cast_is_an_unsafe_fix_with_its_finding() -> None:
     assert len(casts) == 3 and all(d.fix is not None and not d.fix.safe for d in casts)
     computed = "import torch\nloss = torch.nn.CrossEntropyLoss()\nout = loss(torch.ones(2, 3), torch.tensor([0, 1]).flip(0))\n"
     left = [d for d in scan_source(computed, "prog.py", Config()).diagnostics if "another dtype" in d.message]
-    assert len(left) == 1 and left[0].fix is None  # labels computed by calls: read more than once by the form
+    # labels computed by calls: evaluated once, passed to the form as a lambda's argument
+    assert len(left) == 1 and left[0].fix is not None and not left[0].fix.safe
+    assert "(lambda __arg: (__arg.astype(mindspore.int32) if __arg.dtype == mindspore.int64 else __arg))" \
+        "(torch.tensor([0, 1]).flip(0))" in [e.text for e in left[0].fix.edits]
+    fixed = _fixed(computed)
+    assert fixed.count("lambda __arg") == 1 and _fixed(fixed) == fixed  # the rescan finds it cast
 
 
 @pytest.mark.needs_torch

@@ -168,8 +168,12 @@ def test_attributes_on_layers_typed_by_the_scan_get_a_fix_with_mindsporess_name(
     # a write: MindSpore's LayerNorm holds its epsilon in the primitive it builds; no fix can move the value there
     write = found[(18, 8, "TMS102")]
     assert write.fix is None and "'epsilon' in mindspore.nn.LayerNorm" in write.message
-    # a read of what the class keeps (in_channels, kernel_size) is no finding
-    assert not [d for d in found.values() if d.torch_api and d.torch_api.endswith((".in_channels", ".kernel_size"))]
+    # a read of what the classes keep (in_channels) is no finding; kernel_size is one: mindspore.nn.Conv1d holds
+    # (1, 3) where torch's Conv1d holds (3,) (measured: `differing_attributes`), so kernel_size[0] reads 1
+    assert not [d for d in found.values() if d.torch_api and d.torch_api.endswith(".in_channels")]
+    kernel, = [d for d in found.values() if d.torch_api and d.torch_api.endswith(".kernel_size")]
+    assert kernel.code == "TMS102" and kernel.span.start_line == 14
+    assert "mindspore.nn.Conv1d holds 'kernel_size' with another value (torch (3,), MindSpore (1, 3)" in kernel.message
 
 
 def test_an_attribute_mindspore_lacks_is_an_error_when_read_and_a_warning_when_written() -> None:
@@ -474,3 +478,69 @@ def test_a_hyperparameter_set_on_a_built_layer_that_mindspore_reads_only_when_bu
     before = bn(x).asnumpy()
     bn.eps = 1.0  # torch's BatchNorm would now divide by sqrt(0.01 + 1)
     assert numpy.array_equal(bn(x).asnumpy(), before)
+
+
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
+def test_an_attribute_held_by_the_same_name_with_another_value_is_measured_and_a_read_reported() -> None:
+    import mindspore
+    import torch
+
+    build = load_script(ROOT / "scripts" / "build_tables.py", "build_tables_differing")
+    entry = {"api": "torch.nn.Conv2d", "examples": [
+        {"torch": "torch.nn.Conv2d(2, 4, 3)(x)", "mindspore": "mindspore.mint.nn.Conv2d(2, 4, 3)(x)"},
+        {"torch": "torch.nn.Conv2d(2, 4, 3, padding=1)(x)",
+         "mindspore": "mindspore.nn.Conv2d(2, 4, 3, pad_mode='pad', padding=1)(x)"}]}
+    found = build.differing_attributes(entry, "mindspore.nn.Conv2d", {"padding", "stride", "in_channels"})
+    assert found == {"padding": "torch (1, 1), MindSpore 1 for torch.nn.Conv2d(2, 4, 3, padding=1)"}
+    assert torch.nn.Conv2d(2, 4, 3, padding=1).padding == (1, 1)
+    assert mindspore.nn.Conv2d(2, 4, 3, pad_mode="pad", padding=1).padding == 1
+    # MindSpore's BatchNorm keeps 1 - its momentum: torch's value, up to rounding (no fact)
+    entry = {"api": "torch.nn.BatchNorm2d", "examples": [
+        {"torch": "torch.nn.BatchNorm2d(3, momentum=0.01)", "mindspore": "mindspore.nn.BatchNorm2d(3, momentum=0.99)"}]}
+    assert build.differing_attributes(entry, "mindspore.nn.BatchNorm2d", {"momentum", "eps"}) == {}
+    assert abs(mindspore.nn.BatchNorm2d(3, momentum=0.99).momentum - 0.01) < 1e-9
+
+    code = """\
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 8, 3, padding=1)
+                self.pad = self.conv.padding
+                self.stride = self.conv.stride
+    """
+    read, = _at(code, 8, "TMS102")
+    assert "mindspore.nn.Conv2d holds 'padding' with another value" in read.message
+    assert _at(code, 9, "TMS102") == []  # (stride: (1, 1) on both sides)
+
+
+@pytest.mark.needs_mindspore
+def test_scan_fix_renames_a_layers_tensor_under_an_isinstance_test_as_migrate_does() -> None:
+    code = textwrap.dedent("""\
+        import torch
+        from torch import nn
+
+
+        def statistics(layers):
+            out = []
+            for m in layers:
+                if isinstance(m, nn.BatchNorm2d):
+                    out.append(m.weight)
+                    out.append(m.running_mean)
+            return out
+    """)
+    found = _at(code, 9, "TMS101")
+    assert [d.mindspore_api for d in found] == ["mindspore.nn.BatchNorm2d.gamma"] and found[0].fix is not None
+    fixed = fix_text(code, "net.py", Config()).text
+    assert "out.append(m.gamma)" in fixed and "out.append(m.moving_mean)" in fixed
+    assert not [d for d in scan_source(fixed, "net.py", Config()).diagnostics if d.code.startswith("TMS4")]
+    import mindspore
+
+    warnings.simplefilter("ignore")
+    namespace: dict[str, Any] = {}
+    exec(compile(fixed.replace("import torch\nfrom torch import nn\n", ""), "net.py", "exec"), namespace)  # noqa: S102
+    got = namespace["statistics"]([mindspore.nn.BatchNorm2d(3), mindspore.nn.ReLU()])
+    assert [tuple(p.shape) for p in got] == [(3,), (3,)] and got[0].name.endswith("gamma")

@@ -79,3 +79,34 @@ def test_check_fails_on_data_that_differs(tmp_path: Any) -> None:
     done = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_mindspore_api.py"), "--check", "--out",
                            str(stale)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 1 and "differs from the installed MindSpore" in done.stderr
+
+
+def test_a_parameter_typed_as_a_dtype_alone_is_read_from_the_docstring(script: Any) -> None:
+    def sample(x, axis=0, dtype=None, *, out_dtype=None, kind=None):  # type: ignore[no-untyped-def]  # noqa: ANN001, ANN202
+        """Sum.
+
+        Args:
+            x (Tensor): the input.
+            axis (int): an axis (not a dtype).
+            dtype (:class:`mindspore.dtype`, optional): the result's type.
+            out_dtype (mindspore.dtype): keyword only.
+            kind (Union[mindspore.dtype, str]): a dtype or a name: not a dtype alone.
+
+        Returns:
+            Tensor.
+        """
+        return None
+
+    class NoSignature:
+        """A class inspect cannot read: the docstring's order gives the positions.
+
+        Args:
+            input_data (list): the data.
+            dtype (mindspore.dtype): its type.
+        """
+
+        __signature__ = property(lambda self: (_ for _ in ()).throw(ValueError("no signature")))
+
+    assert script.dtype_params(sample) == {"dtype": 2, "out_dtype": None}
+    assert script.dtype_params(NoSignature) == {"dtype": 1}
+    assert script.dtype_params(len) == {}

@@ -45,6 +45,25 @@ PROGRAM = textwrap.dedent("""\
             return self.features(x)
 
 
+    class Grown(nn.Module):
+        \"\"\"Layers added by name to a Sequential built with some, in a method called before the last one.\"\"\"
+
+        def __init__(self, depth=2, pool=True):
+            super().__init__()
+            self.features = nn.Sequential(nn.Conv2d(3, 3, 3, padding=1), nn.Tanh())
+            self._grow(depth)
+            if pool:
+                self.features.add_module('pool', nn.AvgPool2d(2))
+            constant_init(self)
+
+        def _grow(self, depth):
+            for i in range(depth):
+                self.features.add_module(f'block{i}', nn.Conv2d(3, 3, 1))
+
+        def forward(self, x):
+            return self.features(x)
+
+
     class Named(nn.Module):
         \"\"\"Children added to the module itself, looked up by name in forward.\"\"\"
 
@@ -81,6 +100,9 @@ PROGRAM = textwrap.dedent("""\
     def case_sequential_filled_by_name():
         return Stages()(torch.tensor(IMAGES))
 
+    def case_sequential_grown_in_a_method():
+        return Grown()(torch.tensor(IMAGES))
+
     def case_children_added_to_the_module():
         return Named()(torch.tensor(IMAGES))
 
@@ -97,6 +119,16 @@ def test_a_container_filled_by_name_is_built_from_an_ordered_dict() -> None:
     assert "self.features = mindspore.nn.SequentialCell(features)" in out  # the items by name, not unpacked
     assert "self.insert_child_to_cell('layer%d' % i, " in out  # a Cell's own children stay inserted
     assert "mindspore.nn.CellList(list((mindspore.mint.nn.Linear(width, width) for _ in range(depth))))" in out
+
+
+def test_a_layer_added_to_a_sequential_outside_its_block_rebuilds_it_with_the_names() -> None:
+    out = migrate_text(PROGRAM, "prog.py").text
+    # built where it is (a method of self runs before the last addition and reads it), then rebuilt per layer
+    assert "self.features = mindspore.nn.SequentialCell(mindspore.nn.Conv2d(3, 3, 3, padding=1" in out
+    assert "self.features = mindspore.nn.SequentialCell(collections.OrderedDict([*self.features.name_cells()" \
+           ".items(), (f'block{i}', mindspore.nn.Conv2d(3, 3, 1, " in out
+    assert ".items(), ('pool', mindspore.nn.AvgPool2d(2, stride=2, pad_mode='pad'))]))" in out
+    assert "add_module" not in out and "register_module" not in out
 
 
 def test_a_list_display_and_an_other_container_are_left_as_they_are() -> None:

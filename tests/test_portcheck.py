@@ -407,3 +407,90 @@ def test_an_in_place_activation_is_written_without_the_kernel_the_cpu_lacks() ->
     fixed = fix_text(source, "t.py", Config(device="cpu"), True).text
     assert "mindspore.mint.nn.SiLU()" in fixed and _port(fixed, device="cpu") == []
     assert abs(float(_run(fixed + "v = float(y.sum())\n")["v"]) - 6 * 0.7310586) < 1e-5
+
+
+def test_methods_on_what_a_cell_of_a_cell_list_returns_are_judged() -> None:
+    code = """\
+        import mindspore
+        from mindspore import nn
+
+
+        class Heads(nn.Cell):
+            def __init__(self):
+                super().__init__()
+                self.convs = nn.CellList([nn.Conv2d(3, 4, 3) for _ in range(2)])
+                self.names = nn.CellDict({"relu": nn.ReLU()})
+
+            def construct(self, x):
+                keys = [name.split("_") for name in self.names]
+                lo, hi = self.convs[0](x).aminmax()
+                return [conv(x).amax(dim=2) for conv in self.convs]
+
+
+        out = Heads()(mindspore.ops.ones((1, 3, 5, 5), mindspore.float32))
+    """
+    found = _port(code)
+    assert found == [(13, "TMS404"), (14, "TMS402")]  # (a CellDict iterates over its names: not judged)
+    with pytest.raises(TypeError, match="dim"):
+        _run(code)
+    fixed = code.replace("amax(dim=2)", "amax(axis=2)").replace(".aminmax()", ".aminmax(axis=None)")
+    assert _port(fixed) == []
+    assert [o.shape for o in _run(fixed)["out"]] == [(1, 4, 5), (1, 4, 5)]  # (pad_mode "same")
+
+
+@pytest.mark.needs_torch
+def test_torchs_sizes_form_of_its_tensor_class_is_written_as_zeros_and_a_number_as_a_dtype_is_flagged() -> None:
+    import torch
+
+    source = textwrap.dedent("""\
+        import torch
+        rows = 4
+        a = torch.Tensor(2, 3)
+        b = torch.Tensor(rows, 2)
+        c = torch.Tensor(5)
+        d = torch.Tensor([[1, 2]])
+    """)
+    fixed = fix_text(source, "t.py").text
+    assert "a = mindspore.ops.zeros((2, 3), mindspore.float32)\n" in fixed
+    assert "c = mindspore.ops.zeros((5,), mindspore.float32)\n" in fixed  # (mindspore.Tensor(5): a 0-d tensor)
+    assert _port(fixed) == []
+    ported, original = _run(fixed), {}
+    exec(compile(source, "t.py", "exec"), original)  # noqa: S102 - the test's own snippet
+    for name in "abcd":  # torch's sizes form is uninitialised memory: its shape and dtype are what agree
+        assert tuple(ported[name].shape) == tuple(original[name].shape)
+        assert str(ported[name].dtype).lower() == str(original[name].dtype).removeprefix("torch.")
+    assert isinstance(original["a"], torch.Tensor)
+    left = "import mindspore\na = mindspore.Tensor(2, 3)\nb = mindspore.mint.eye(2, 2, 1)\n"
+    found = _scan(left)
+    assert [(d.span.start_line, d.span.start_col, d.code) for d in found] == [(2, 24, "TMS402"), (3, 29, "TMS402")]
+    assert "'dtype'" in found[0].message and "mindspore.ops.zeros((2, 3)" in found[0].message
+    with pytest.raises(TypeError, match="dtype"):
+        _run(left)
+    with pytest.raises(TypeError, match="dtype"):
+        _run("import mindspore\nb = mindspore.mint.eye(2, 2, 1)\n")
+
+
+def test_a_layer_attribute_of_torchs_name_with_another_value_is_flagged() -> None:
+    code = """\
+        import mindspore
+        from mindspore import nn
+
+
+        class Net(nn.Cell):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 8, 3, pad_mode="pad", padding=1)
+                self.pad = self.conv.padding
+                self.stride = self.conv.stride
+
+            def construct(self, x):
+                return self.conv(x)
+
+
+        net = Net()
+    """
+    found = _scan(code)
+    assert [(d.span.start_line, d.code) for d in found] == [(9, "TMS404")]
+    assert "'padding'" in found[0].message and "torch (0, 0), MindSpore 0" in found[0].message
+    net = _run(code)["net"]
+    assert net.pad == 1 and net.pad != (1, 1)  # torch's Conv2d(3, 8, 3, padding=1).padding is (1, 1)

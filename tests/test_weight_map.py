@@ -1000,3 +1000,47 @@ def test_from_a_package_import_takes_what_the_package_defines_before_its_module_
     path = str(tmp_path / "net.py")
     net = Structure(Path(path).read_text(encoding="utf-8"), "torch", path, path).build("Net")
     assert isinstance(net, Instance) and dict(net.children)["conv"] == Layer("torch.nn.Conv2d")
+
+
+@pytest.mark.needs_torch
+def test_layers_added_by_name_to_a_sequential_are_placed_under_their_names(tmp_path: Path) -> None:
+    from torch2ms.migrate.pipeline import migrate_text
+
+    source = textwrap.dedent("""\
+        import torch.nn as nn
+
+
+        class Grown(nn.Module):
+            def __init__(self, depth=2):
+                super().__init__()
+                self.features = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU())
+                self._grow(depth)
+                self.features.add_module("pool", nn.AdaptiveAvgPool2d(1))
+                self.features.add_module("norm", nn.BatchNorm2d(4))
+
+            def _grow(self, depth):
+                for i in range(depth):
+                    self.features.add_module(f"block{i}", nn.Conv2d(4, 4, 1))
+    """)
+    (tmp_path / "grown.py").write_text(source)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import grown  # noqa: PLC0415 - the test's own module
+        state = grown.Grown().state_dict()
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("grown", None)
+    ported = migrate_text(source, "grown.py").text
+    result = place(build_map(source, ported, FACTS).roots["Grown"], state.keys())
+    assert not result.unplaced
+    names = {k: p.ms for k, p in result.placed.items()}
+    assert names["features.0.weight"] == "features.0.weight"
+    assert names["features.block1.bias"] == "features.block1.bias"
+    assert names["features.norm.weight"] == "features.norm.gamma"
+    assert names["features.norm.running_var"] == "features.norm.moving_variance"
+    # a name the reader cannot know: the container is left unplaced with the reason, on both sides
+    other = source.replace('f"block{i}"', 'next(iter(names))').replace("def _grow(self, depth):",
+                                                                       "def _grow(self, depth, names=()):")
+    unknown = build_map(other, migrate_text(other, "grown.py").text, FACTS).roots["Grown"]
+    assert [r.reason for r in unknown.rules if r.torch == "features"] == [
+        "a layer added to features by a name not known statically"]

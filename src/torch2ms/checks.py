@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable, Mapping, Sequence
 import re
 from dataclasses import replace
@@ -15,7 +16,7 @@ from .model import (
     TargetChoice, arg_for,
 )
 from .source import SourceText
-from .transforms.fixer import ATTRIBUTE_TITLE, Fixer
+from .transforms.fixer import ATTRIBUTE_TITLE, ONCE, Fixer
 
 if TYPE_CHECKING:
     from .training_rules import LabelCast
@@ -188,12 +189,24 @@ def _finding(call: ApiCall, view: TableView, network: bool | None, shapes: bool 
 
 
 def _written(text: str, form: str) -> bool:
-    """Whether `text` is already `form` written around some argument (the module spelled any way)."""
+    """Whether `text` is already `form` written around some argument (the module spelled any way), or around a
+    computed value passed once to a lambda (`Fixer.written`'s `once`)."""
+    text = text.strip()
+    once = re.fullmatch(rf"\(lambda {ONCE}: (?P<body>.+)\)\((?P<value>.+)\)", text, re.DOTALL)
+    if once is not None and _written(once.group("body"), form):
+        return True
     first, *rest = re.escape(form).replace(re.escape("mindspore."), r"[\w.]+\.").split(re.escape("{arg}"))
     if not rest:
         return False
     pattern = first + r"(?P<arg>.+?)" + rest[0] + "".join(r"(?P=arg)" + part for part in rest[1:])
-    return re.fullmatch(pattern, text.strip(), re.DOTALL) is not None
+    if re.fullmatch(pattern, text, re.DOTALL) is not None or re.fullmatch(pattern, f"({text})", re.DOTALL) is not None:
+        return True  # (an argument's span leaves out the parentheses around it)
+    try:  # the form in parentheses of its own (`((y.astype(...) if ... else y))`, as migrate writes it)
+        inner = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return False
+    unwrapped = ast.get_source_segment(text, inner)
+    return unwrapped is not None and unwrapped != text and _written(unwrapped, form)
 
 
 def layer_call(call: ApiCall, view: TableView, source: SourceText, fixer: Fixer | None = None,
@@ -236,7 +249,7 @@ def layer_call(call: ApiCall, view: TableView, source: SourceText, fixer: Fixer 
         edits: tuple[Edit, ...] | None = tuple(Edit(a.keyword_span, renames[str(a.keyword)])
                                                for a in passed if a.keyword_span is not None)
         if cast is not None and labels is not None:
-            written = fixer.written(labels.span, cast.form)  # (None for labels computed by a call: no fix)
+            written = fixer.written(labels.span, cast.form, once=True)  # (labels a call computes: evaluated once)
             edits = edits + written if edits is not None and written is not None else None
         if left and edits is not None:
             added = _defaults_written(call, left, source, fixer)
@@ -283,6 +296,7 @@ def layer_attribute(calls: Sequence[ApiCall], store: bool, view: TableView,
     attr = calls[0].api.rpartition(".")[2]
     names: dict[str, tuple[str, str | None]] = {}  # torch class -> (MindSpore class, its name for the attribute)
     built: list[str] = []  # the MindSpore classes that hold it by torch's name and read it only when built
+    differing: list[tuple[str, str]] = []  # (MindSpore class, what each side gave) where it holds another value
     for call in calls:
         cls = call.api.rpartition(".")[0]
         entry = view.lookup(cls)
@@ -290,10 +304,24 @@ def layer_attribute(calls: Sequence[ApiCall], store: bool, view: TableView,
         if target is None or not target.api.startswith("mindspore."):
             return None
         named, ms_name = target.attribute(attr)
+        tensor = entry.renamed_tensor(target, attr) if entry is not None and not named and not store else None
+        if tensor is not None:  # a tensor of the layer read by torch's name (the weight facts: weight -> gamma)
+            named, ms_name = True, tensor
         names[cls] = (target.api, ms_name if named else attr)
         if not named and attr in target.built_attributes:
             built.append(target.api)
+        note = target.differing(attr) if not named else None
+        if note is not None:
+            differing.append((target.api, note))
     written = {ms_name for _, ms_name in names.values()}
+    if written == {attr} and not store and differing:
+        info = CODES["TMS102"]
+        return Diagnostic(code=info.code, severity=info.severity, category=Category.DIFF_PARAMS, span=calls[0].span,
+                          message=f"{calls[0].api}: " + "; ".join(
+                              f"{ms_class} holds '{attr}' with another value ({note})" for ms_class, note in differing)
+                          + f" (MindSpore {_version_text(view.version)}): read it where torch's value is not relied on, "
+                          "or keep the value given where the layer is built",
+                          torch_api=calls[0].api, mindspore_api=differing[0][0], doc_url=info.doc_url)
     if written == {attr} and not (store and built):
         return None
     call = calls[0]

@@ -313,6 +313,7 @@ def _entry(raw: dict[str, Any], source: str) -> MappingEntry:
             forward=tuple((str(k), str(v)) for k, v in (t.get("forward") or {}).items()),
             attributes=tuple((str(k), None if v is None else str(v)) for k, v in (t.get("attributes") or {}).items()),
             built_attributes=tuple(str(a) for a in t.get("built_attributes", ())),
+            differing_attributes=tuple((str(k), str(v)) for k, v in (t.get("differing_attributes") or {}).items()),
             forward_defaults=tuple((str(d["torch"]), int(d["position"]), str(d["form"]))
                                    for d in t.get("forward_defaults", ())),
         )
@@ -437,6 +438,13 @@ class MappingTable:
         `cell_container`."""
         return frozenset(api for api, entry in self.entries.items()
                          if entry.structure is not None and entry.structure.rule is StructureRule.CELL_CONTAINER)
+
+    @functools.cached_property
+    def layer_sequences(self) -> frozenset[str]:
+        """The containers of layers whose items are iterated (and indexed) in order: those built empty as a list
+        (`empty: "[]"`; a dict-like container iterates over its names)."""
+        return frozenset(api for api in self.layer_containers
+                         if (structure := self.entries[api].structure) is not None and structure.arg("empty") == "[]")
 
     def view(self, version: tuple[int, ...], device: str | None) -> TableView:
         """The tables as one scan sees them: for MindSpore `version` on `device` (None: the preferred forms,

@@ -440,6 +440,12 @@ class Target:
     attributes: tuple[tuple[str, str | None], ...] = ()
     # torch's attributes its forward reads that this class holds by the same name and reads only when it is built
     built_attributes: tuple[str, ...] = ()
+    # torch's attributes this class holds by the same name with another value: (name, what each side gave)
+    differing_attributes: tuple[tuple[str, str], ...] = ()
+
+    def differing(self, name: str) -> str | None:
+        """What torch's and this class's values of the attribute `name` were (measured), where they differ."""
+        return next((note for attr, note in self.differing_attributes if attr == name), None)
 
     def attribute(self, name: str) -> tuple[bool, str | None]:
         """(whether the facts name torch's attribute `name`, the class's name for it or None where it has none)."""
@@ -658,6 +664,12 @@ class MappingEntry:
             if target.runs_on(device) is not False:  # runs there, or nothing is stated against it
                 return TargetChoice(target, preferred, device)
         return TargetChoice(preferred, preferred, device)
+
+    def renamed_tensor(self, target: Target, name: str) -> str | None:
+        """The name `target`'s class gives the layer's own tensor torch calls `name` (the weight facts: `weight` is
+        `gamma` in a mindspore.nn.BatchNorm2d), where it names it otherwise; else None."""
+        return next((renamed[name] for form in self.weights if form.ms == target.api
+                     and name in (renamed := form.renamed())), None)
 
     def target_for(self, version: tuple[int, ...], device: str | None) -> Target | None:
         return self.choose(version, device).target

@@ -524,6 +524,8 @@ class Resolver:
         classes = owner.value if isinstance(owner.value, tuple) else (owner.name,)
         entries = [self.table.lookup(cls) for cls in classes]
         if not any(entry is not None and any(t.attribute(node.attr)[0] or store and node.attr in t.built_attributes
+                                             or not store and t.differing(node.attr) is not None
+                                             or not store and entry.renamed_tensor(t, node.attr) is not None
                                              for t in entry.targets) for entry in entries):
             return
         calls = tuple(self._api_call(f"{cls}.{node.attr}", node, CallKind.ATTRIBUTE) for cls in classes)
@@ -766,6 +768,8 @@ class Resolver:
             return Val(OTHER, tag=ds.DATA)
         if iterable.kind == INSTANCE and iterable.name in _ITERABLE_OF_TENSORS:
             return V_TENSOR
+        if iterable.kind == INSTANCE and iterable.name in self.table.layer_sequences:
+            return Val(INSTANCE, GENERIC_MODULE)  # a layer of unknown class: called, it gives a tensor
         return V_UNKNOWN
 
     # ------------------------------------------------------------------ calls

@@ -170,6 +170,9 @@ class CallSites(_Rewriter):
         self.used = set(used)  # every name the file binds or reads: new local names avoid them
         self.imports: set[str] = set()  # modules the rewritten text uses (`functools`)
         self.children: set[int] = set()  # ids of the rewritten calls that add a named child (`child` methods)
+        # ids of the child calls MindSpore's container lacks a method for -> (the rule, the call's first line): where
+        # no container built in the same block is filled by name with them, rebuilt with them (the rule's `rebuilt`)
+        self.rebuilt: dict[int, tuple[Structure, int]] = {}
         self.layers: list[dict[str, dict[str, str]]] = []  # per class: self.NAME -> its layer's renamed tensors
         self.support = False  # whether the text uses the support module's classes (torch2ms.transforms.support)
         self.annotations = 0  # depth inside annotations and comparisons (a class there is a type, not a value)
@@ -318,6 +321,8 @@ class CallSites(_Rewriter):
                 if target is None:
                     if structure.arg("child", False):
                         self.children.add(id(node))  # filled by name where its container is built (else left)
+                        if structure.arg("rebuilt") is not None:
+                            self.rebuilt[id(node)] = (structure, call.span.start_line)
                     return None
                 renamed = node.with_changes(func=node.func.with_changes(attr=cst.Name(target.api.rpartition(".")[2])))
                 if structure.arg("child", False):
@@ -730,8 +735,9 @@ class CallSites(_Rewriter):
                 continue
             name, (empty, starred, named), items = found
             uses = [i for i in range(index + 1, len(body)) if _mentions(body[i], name)]
-            if not uses or any(_mentions(body[i], name, nested=True) for i in uses):
-                continue
+            if not uses or any(_mentions(body[i], name, nested=True) for i in uses) \
+                    or any(_calls_self(body[i]) for i in range(index + 1, uses[-1]) if i not in uses):
+                continue  # (a method of self called before the last use may read the container: it stays built)
             local = name
             while local in self.used:
                 local += "_"
@@ -875,6 +881,20 @@ class CallSites(_Rewriter):
             self._note(original_node, api)
         return cst.FlattenSentinel(statements)
 
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        """The child calls no container's fill took (`rebuilt`): ``self.seq.add_module(name, layer)`` on a
+        SequentialCell, which has no method that adds a child it calls, -> the container rebuilt from its named
+        cells and the new one (the rule's `rebuilt` form: the names stay torch's, so do the parameters')."""
+        if not self.rebuilt:
+            return updated_node
+        rebuilt = _Rebuilt(self.rebuilt, self.root)
+        module = cst.ensure_type(updated_node.visit(rebuilt), cst.Module)
+        for structure, line in rebuilt.done:
+            self.imports.update(structure.arg("imports", ()))
+            self.count += 1
+            self.done.append(f"{line}: a child added to a container rebuilt with it")
+        return module
+
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
         """``@torch.no_grad()`` decorators go (see `leave_With`)."""
         kept = []
@@ -940,6 +960,39 @@ class _ByName(cst.CSTTransformer):
         key, layer = call.args
         target = cst.Subscript(cst.Name(self.local), [cst.SubscriptElement(cst.Index(key.value))])
         return cst.Assign([cst.AssignTarget(target)], layer.value)
+
+
+def _held_by_self(node: cst.BaseExpression) -> bool:
+    """``self.NAME`` or ``self.a.b``: an attribute chain from ``self`` (set again, every reader sees the new value)."""
+    if not isinstance(node, cst.Attribute):
+        return False
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name) and node.value == "self"
+
+
+class _Rebuilt(cst.CSTTransformer):
+    """``self.NAME.add_module(key, layer)`` (a call of `calls`, as a statement, its receiver an attribute chain from
+    ``self``) -> the rule's `rebuilt` form, ``{receiver}``, ``{name}``, ``{cell}`` and ``{root}`` (the file's
+    MindSpore alias) filled in; `done` lists (rule, line) of each."""
+
+    def __init__(self, calls: dict[int, tuple[Structure, int]], root: str) -> None:
+        super().__init__()
+        self.calls, self.root = calls, root
+        self.done: list[tuple[Structure, int]] = []
+
+    def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr) -> cst.BaseSmallStatement:
+        call = updated_node.value
+        found = self.calls.get(id(original_node.value))
+        if found is None or not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+                                 and _held_by_self(call.func.value) and len(call.args) == 2
+                                 and not any(a.star or a.keyword for a in call.args)):
+            return updated_node  # (a name, a parameter: rebinding it would leave the caller's container as it was)
+        code = cst.Module([]).code_for_node
+        form = str(found[0].arg("rebuilt")).format(receiver=code(call.func.value), name=code(call.args[0].value),
+                                                   cell=code(call.args[1].value), root=self.root)
+        self.done.append(found)
+        return cst.ensure_type(cst.parse_statement(form), cst.SimpleStatementLine).body[0]
 
 
 class _Rename(cst.CSTTransformer):
@@ -1009,6 +1062,13 @@ def _self_attribute(node: cst.CSTNode) -> str | None:
     if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
         return f"self.{node.attr.value}"
     return None
+
+
+def _calls_self(statement: cst.CSTNode) -> bool:
+    """Whether `statement` calls a method of ``self`` or passes ``self`` to a call (either may read any attribute)."""
+    calls = m.findall(statement, m.Call(func=m.Attribute(value=m.Name("self")))
+                      | m.Call(args=[m.ZeroOrMore(), m.Arg(value=m.Name("self")), m.ZeroOrMore()]))
+    return bool(calls)
 
 
 def _mentions(statement: cst.CSTNode, name: str, nested: bool = False) -> bool:

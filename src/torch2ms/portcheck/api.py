@@ -101,6 +101,14 @@ class ApiName:
     cls: str = ""  # a class's key in the classes table
     cell: bool = False
     tensor: bool = False
+    # the parameters MindSpore's docstring types as a dtype alone: (name, position; None: by keyword only)
+    dtypes: tuple[tuple[str, int | None], ...] = ()
+
+
+def _dtypes(raw: dict[str, Any]) -> tuple[tuple[str, int | None], ...]:
+    found = raw.get("dt")
+    return tuple((str(name), pos if isinstance(pos, int) else None) for name, pos in sorted(found.items())) \
+        if isinstance(found, dict) else ()
 
 
 def _member(name: str, raw: dict[str, Any]) -> Member:
@@ -148,11 +156,11 @@ class MindSporeApi:
             info = self._classes.get(key, {})
             sig = info.get("s")
             return ApiName(qualname, "cls", Signature.parse(sig) if isinstance(sig, str) else None, cls=key,
-                           cell=bool(info.get("cell")), tensor=bool(info.get("tensor")))
+                           cell=bool(info.get("cell")), tensor=bool(info.get("tensor")), dtypes=_dtypes(info))
         if kind == "fn":
             sig = raw.get("s")
             return ApiName(qualname, "fn", Signature.parse(sig) if isinstance(sig, str) else None,
-                           returns=str(raw.get("r", "?")))
+                           returns=str(raw.get("r", "?")), dtypes=_dtypes(raw))
         return ApiName(qualname, "val")
 
     def known_module(self, qualname: str) -> str | None:

@@ -40,9 +40,11 @@ SUBCLASS = "SUB:"
 TENSOR, PARAMETER, ARGUMENT = "T", "P", "A"
 _TENSORISH = (TENSOR, PARAMETER, ARGUMENT)
 _TENSOR_ATTRS = frozenset({"T", "mT", "H", "mH", "real", "imag", "data"})  # Tensor attributes that are tensors
-# Members a construct argument may use without being a tensor: those of tuples and lists.
+# Members a construct argument (or what a Cell returns) may use without being a tensor: those of tuples, lists
+# and dicts.
 _INT64 = "#int64"  # env key suffix: the name holds an int64 tensor
-_SEQUENCE_MEMBERS = frozenset(name for name in dir(tuple) + dir(list) if not name.startswith("_"))
+_SEQUENCE_MEMBERS = frozenset(name for name in dir(tuple) + dir(list) + dir(dict) if not name.startswith("_"))
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _DEVICE_WORDS = {"cpu": re.compile(r"\bCPU\b"), "gpu": re.compile(r"\bGPU\b"), "ascend": re.compile(r"\bAscend\b")}
 
 
@@ -69,6 +71,11 @@ class TableFacts:
     attributes: dict[str, dict[str, str | None]] = field(default_factory=dict)
     # per MindSpore layer class, torch's attributes it holds by the same name and reads only when it is built
     built: dict[str, frozenset[str]] = field(default_factory=dict)
+    # the MindSpore Cell classes that hold layers in order (the targets of torch's `layer_sequences`): an item
+    # of one, indexed or iterated, is a Cell
+    sequences: frozenset[str] = frozenset()
+    # per MindSpore layer class, torch's attributes it holds by the same name with another value (measured)
+    differing: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, table: MappingTable) -> TableFacts:
@@ -79,12 +86,15 @@ class TableFacts:
             tensors: dict[str, frozenset[str]] = {}
             attributes: dict[str, dict[str, str | None]] = {}
             built: dict[str, frozenset[str]] = {}
+            differing: dict[str, dict[str, str]] = {}
             disagree: set[tuple[str, str]] = set()
             for torch_api, entry in table.entries.items():
                 for target in entry.targets:
                     by_api.setdefault(target.api, []).append((torch_api, target))
                     if target.built_attributes:  # (a fact of the MindSpore class: every torch layer's agrees)
                         built[target.api] = built.get(target.api, frozenset()) | frozenset(target.built_attributes)
+                    for name, note in target.differing_attributes:
+                        differing.setdefault(target.api, {}).setdefault(name, note)
                     known = attributes.setdefault(target.api, {})
                     for name, ms_name in target.attributes:
                         if known.setdefault(name, ms_name) != ms_name:
@@ -96,8 +106,10 @@ class TableFacts:
                     tensors[form.ms] = tensors.get(form.ms, frozenset()) | form.tensors()
             for api, name in disagree:
                 del attributes[api][name]
+            sequences = frozenset(target.api for api in table.layer_sequences for target in table.entries[api].targets)
             found = _TABLE_FACTS[table.digest] = cls(by_api, renamed, tensors,
-                                                     {api: names for api, names in attributes.items() if names}, built)
+                                                     {api: names for api, names in attributes.items() if names}, built,
+                                                     sequences, differing)
         return found
 
 
@@ -126,7 +138,7 @@ def _args(call: ast.Call, positions: SourceText) -> tuple[Arg, ...]:
 
 
 def _expressions(node: ast.AST) -> Iterator[ast.AST]:
-    """The expression nodes of a statement's own fields (not of the statements it holds), depth first."""
+    """The expressions of a statement's own fields (not of the statements it holds)."""
     for _, value in ast.iter_fields(node):
         items = value if isinstance(value, list) else [value]
         for item in items:
@@ -134,7 +146,7 @@ def _expressions(node: ast.AST) -> Iterator[ast.AST]:
                 continue
             if isinstance(item, (ast.excepthandler, ast.match_case)):
                 continue
-            yield from ast.walk(item)
+            yield item
 
 
 def _returns(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Return]:
@@ -168,6 +180,10 @@ class PortChecker:
         self._cell_names: dict[str, str] = {}  # a Cell class's key -> the public name the file made it by
         parameter = api.name("mindspore.Parameter")
         self._parameter_cls = parameter.cls if parameter is not None else ""
+        cell = api.name("mindspore.nn.Cell")
+        self._any_cell: Value = SUBCLASS + cell.cls if cell is not None else None  # a Cell of unknown class
+        self._sequences = frozenset(found.cls for name in self.facts.sequences
+                                    if (found := api.name(name)) is not None and found.kind == "cls")
 
     # ---------------------------------------------------------------- reporting
     def report(self, code: str, node: ast.AST, message: str, mindspore_api: str | None = None,
@@ -308,7 +324,7 @@ class PortChecker:
             self._function(stmt, env, cls)
             return
         for node in _expressions(stmt):
-            self._check_node(node, env)
+            self._check_tree(node, env)
         if isinstance(stmt, ast.If) and (narrowed := self._narrowed(stmt.test, env)) is not None:
             name, kind = narrowed  # `if isinstance(m, nn.Conv2d):` m is that Cell in the branch
             had, old = name in env, env.get(name)
@@ -335,7 +351,7 @@ class PortChecker:
             if isinstance(stmt.target, ast.Name) and env.get(stmt.target.id) not in _TENSORISH:
                 env[stmt.target.id] = None
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
-            self._bind(stmt.target, None, env)
+            self._bind(stmt.target, self._element_of(self.value_of(stmt.iter, env)), env)
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
             for item in stmt.items:
                 if item.optional_vars is not None:
@@ -419,8 +435,28 @@ class PortChecker:
                 self._bind(item.value if isinstance(item, ast.Starred) else item, None, env)
 
     def _check_tree(self, node: ast.AST, env: dict[str, Value]) -> None:
-        for sub in ast.walk(node):
-            self._check_node(sub, env)
+        """Check every node of an expression; a comprehension's own names hold its iterables' items."""
+        stack: list[tuple[ast.AST, dict[str, Value]]] = [(node, env)]
+        while stack:
+            item, scope = stack.pop()
+            self._check_node(item, scope)
+            if not isinstance(item, _COMPREHENSIONS):
+                stack.extend((child, scope) for child in ast.iter_child_nodes(item))
+                continue
+            inner = dict(scope)
+            for index, gen in enumerate(item.generators):  # (the first iterable is read outside)
+                stack.append((gen.iter, scope if index == 0 else inner))
+                self._bind(gen.target, self._element_of(self.value_of(gen.iter, scope if index == 0 else inner)),
+                           inner)
+                stack.extend((cond, inner) for cond in gen.ifs)
+            parts = [item.key, item.value] if isinstance(item, ast.DictComp) else [item.elt]
+            stack.extend((part, inner) for part in parts)
+
+    def _element_of(self, kind: Value) -> Value:
+        """What an item of `kind` is, indexed or iterated: a Cell where `kind` holds layers in order."""
+        if kind is not None and kind.startswith("CELL:") and kind[5:] in self._sequences:
+            return self._any_cell
+        return None
 
     # ---------------------------------------------------------------- values
     def value_of(self, node: ast.expr | None, env: dict[str, Value]) -> Value:
@@ -452,7 +488,7 @@ class PortChecker:
             return TENSOR if inner in (TENSOR, PARAMETER) else inner if inner == ARGUMENT else None
         if isinstance(node, ast.Subscript):
             inner = self.value_of(node.value, env)
-            return TENSOR if inner in (TENSOR, PARAMETER) else None
+            return TENSOR if inner in (TENSOR, PARAMETER) else self._element_of(inner)
         return None
 
     def _call_value(self, node: ast.Call, env: dict[str, Value]) -> Value:
@@ -490,7 +526,7 @@ class PortChecker:
                         and node.func.attr not in self.table.meta.non_tensor_methods)):
                     return TENSOR  # (where MindSpore's docstring does not say: the torch data model's answer)
         callee = self.value_of(node.func, env)
-        if callee is not None and callee.startswith(("CELL:", "SELF:")):
+        if callee is not None and callee.startswith(("CELL:", "SELF:", SUBCLASS)):
             return ARGUMENT  # what a Cell's construct returns: a tensor, or a tuple of them
         return None
 
@@ -574,6 +610,16 @@ class PortChecker:
             self._check_cell_member(node, receiver)
             if receiver.startswith("CELL:"):
                 self._check_tensor_name(node, receiver[5:])
+                self._check_differing(node, receiver[5:])
+
+    def _check_differing(self, node: ast.Attribute, cls: str) -> None:
+        """TMS404: torch's attribute read by its name on a MindSpore layer that holds another value under it (the
+        targets' `differing_attributes`, measured: ``conv.padding`` is (0, 0) in torch, 0 in mindspore.nn.Conv2d)."""
+        public = self._cell_names.get(cls)
+        note = self.facts.differing.get(public, {}).get(node.attr) if public is not None else None
+        if note is not None:
+            self.report("TMS404", node, f".{node.attr}: MindSpore {self.api.version}'s {public} holds '{node.attr}' "
+                        f"with another value than torch's layer ({note})", mindspore_api=public)
 
     def _check_tensor_name(self, node: ast.Attribute, cls: str, store: bool = False) -> None:
         """A torch layer's tensor or attribute read by its torch name on the MindSpore Cell that names it
@@ -689,8 +735,9 @@ class PortChecker:
                             f"attribute, not a method: calling it raises TypeError"
                             f"{self._torch_note('torch.Tensor.' + node.func.attr)}", mindspore_api="mindspore.Tensor")
                 return
-            if member is None or member.attribute or receiver == ARGUMENT:
-                return
+            if member is None or member.attribute or receiver == ARGUMENT and (
+                    node.func.attr not in self.torch_tensor_members or node.func.attr in _SEQUENCE_MEMBERS):
+                return  # (a value that is probably a tensor: judged where it calls a method of torch's Tensor)
             self._check_binding(node, member.signature, f"Tensor.{node.func.attr}", "mindspore.Tensor")
             self._check_same_name(node, member)
             method = "mindspore.Tensor." + node.func.attr
@@ -721,10 +768,23 @@ class PortChecker:
     def _check_api_call(self, node: ast.Call, found: ApiName) -> None:
         if found.kind in ("fn", "cls"):
             self._check_binding(node, found.signature, found.qualname, found.qualname)
+            self._check_dtypes(node, found)
         targets = self.facts.by_api.get(found.qualname, [])
         for torch_api, target in targets:
             self._check_kernel(node, found, torch_api, target)
             self._check_order(node, found, target)
+
+    def _check_dtypes(self, node: ast.Call, found: ApiName) -> None:
+        """TMS402: a number written where MindSpore's parameter takes a dtype (`mindspore.Tensor(2, 3)`, torch's
+        sizes form of its tensor class, passes 3 as the dtype); the parameters from MindSpore's docstrings."""
+        for name, position in found.dtypes:
+            passed = self._argument(node, name, position)
+            if isinstance(passed, ast.Constant) and type(passed.value) in (int, float):
+                self.report("TMS402", passed, f"{found.qualname}: {passed.value!r} is passed as '{name}', which "
+                            f"MindSpore takes for a dtype such as mindspore.float32 (MindSpore raises TypeError)"
+                            + (" (torch's sizes form: the shape goes in one tuple, e.g. "
+                               "mindspore.ops.zeros((2, 3), mindspore.float32))" if found.tensor else ""),
+                            mindspore_api=found.qualname)
 
     def _check_kernel(self, node: ast.Call, found: ApiName, torch_api: str, target: Target) -> None:
         device = self.device

@@ -32,6 +32,9 @@ from .edits import (
 from .param_edits import param_edits, result_dtype
 
 
+ONCE = "__arg"  # the parameter of the lambda `Fixer.written` passes a computed value to (`once`)
+
+
 def _with_cast(src: EditBuilder, call: ApiCall, target: Target, fix: Fix | None, item: int | None) -> Fix | None:
     """`fix` with the result cast to torch's dtype where the target states another one:
     `x.argsort()` -> `x.argsort().astype(mindspore.int64)`; where the dtype is that of a tuple result's
@@ -348,22 +351,27 @@ class Fixer:
             self._src = EditBuilder(self.text, self.tree, self.positions)
         return self._src
 
-    def written(self, span: Span, form: str) -> tuple[Edit, ...] | None:
+    def written(self, span: Span, form: str, once: bool = False) -> tuple[Edit, ...] | None:
         """The edits that write `form` (MindSpore code spelled from ``mindspore.``, each ``{arg}`` the text at
         `span`, in parentheses where it is more than a name, attribute or subscript) in place of that text, with
         the import the file lacks, spelled as the file spells the module; None where it cannot be written, or
-        the text calls something (`form` may evaluate it more than once)."""
+        the text calls something (`form` may evaluate it more than once), unless `once` (`form` an expression):
+        then the text is evaluated once, passed to ``(lambda __arg: FORM)``."""
         src = self._builder()
         text = src.slice(span)
         try:
             node = ast.parse(text.strip(), mode="eval").body
         except SyntaxError:
             return None
-        if any(isinstance(n, (ast.Call, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)) for n in ast.walk(node)):
+        if any(isinstance(n, (ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)) for n in ast.walk(node)):
             return None
-        if not isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)):
-            text = f"({text})"
-        edits = src.replaced_call(span, form.format(arg=text))
+        if any(isinstance(n, ast.Call) for n in ast.walk(node)):
+            if not once:
+                return None
+            written = f"(lambda {ONCE}: {form.format(arg=ONCE)})({text.strip()})"
+        else:
+            written = form.format(arg=text if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)) else f"({text})")
+        edits = src.replaced_call(span, written)
         fix = src.respelled(Fix("", tuple(edits)), span) if edits is not None else None
         return fix.edits if fix is not None else None
 

@@ -5,9 +5,11 @@ uninitialised memory, so zeros are one of its possible values. One argument that
 may hold either) is left with its finding. The class read as a value (`x.type(torch.LongTensor)`, where
 torch takes it for the tensor type) is the MindSpore dtype (unsafe: a value called later as a class would
 raise). Arguments: `dtype`, the MindSpore dtype's name; `type_name`, what
-`migrate` writes where the class names a type (`x: torch.LongTensor`).
+`migrate` writes where the class names a type (`x: torch.LongTensor`); `sizes_only`: only the sizes form
+is written so (a target's own rewrite: `torch.Tensor(2, 3)`, which its target `mindspore.Tensor` would take
+as data and a dtype, and raise), any other use as the target's form.
 
-Used by torch.FloatTensor, torch.DoubleTensor, torch.LongTensor,
+Used by torch.Tensor (sizes only), torch.FloatTensor, torch.DoubleTensor, torch.LongTensor,
 torch.IntTensor, torch.ShortTensor, torch.CharTensor, torch.ByteTensor and torch.BoolTensor."""
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import ast
 
 from ..model import CallKind, Fix
-from .base import Context, Pass, Transform, register
+from .base import FIXABLE_CODES, PASS, Context, Pass, Transform, register
 
 
 def _is_data(node: ast.expr) -> bool:
@@ -29,12 +31,14 @@ def _is_size(node: ast.expr) -> bool:
 @register
 class LegacyTensor(Transform):
     name = "legacy_tensor"
-    codes = frozenset({"TMS103"})
+    codes = FIXABLE_CODES | {"TMS103"}
     needs_target = False
 
     def whole(self, ctx: Context) -> Fix | None | Pass:
         call, src = ctx.call, ctx.src
         dtype = f"mindspore.{ctx.arg('dtype')}"
+        if ctx.arg("sizes_only") and not self._sizes(ctx):
+            return PASS
         if call.kind is CallKind.ATTRIBUTE:  # a value: what torch takes it for is a tensor type, `x.type(C)`
             edits = src.replaced_call(call.span, dtype)
             return Fix(title=f"Name MindSpore's {dtype}", edits=tuple(edits), safe=False) if edits else None
@@ -56,3 +60,17 @@ class LegacyTensor(Transform):
         if edits is None:
             return None
         return Fix(title=f"Build the tensor with MindSpore's {dtype}", edits=tuple(edits), safe=True)
+
+    @staticmethod
+    def _sizes(ctx: Context) -> bool:
+        """Whether the call is the sizes form: int literals, or two or more arguments, none a keyword."""
+        call = ctx.call
+        if call.kind is not CallKind.CALL or not call.args or any(a.keyword is not None or a.starred for a in call.args):
+            return False
+        if len(call.args) > 1:
+            return True
+        try:
+            node = ast.parse(f"({ctx.src.slice(call.args[0].span).strip()})", mode="eval").body
+        except SyntaxError:
+            return False
+        return _is_size(node)

@@ -172,6 +172,30 @@ _PLAIN_BUILTINS = frozenset({
 _STR_METHODS = frozenset({"lower", "upper", "replace", "split", "rsplit", "strip", "lstrip", "rstrip", "startswith",
                           "endswith", "removeprefix", "removesuffix"})
 # Methods of a torch module or MindSpore cell that return the module or cell itself.
+# A container's children by name (MindSpore's Cell.name_cells, torch's named_children as a dict), and a dict's pairs.
+_NAMED_ITEMS = frozenset({"name_cells", "items"})
+def _rebuilt_with(node: ast.Assign) -> ast.Call | None:
+    """``self.seq = C(OrderedDict([*self.seq.name_cells().items(), (name, layer)]))``, the container rebuilt with
+    one more named cell (migrate's form of ``self.seq.add_module(name, layer)``, the tables' `rebuilt`): that
+    ``add_module`` call, which the reader follows (in loops and branches too); None for any other assignment."""
+    if len(node.targets) != 1 or not isinstance(node.value, ast.Call) or len(node.value.args) != 1:
+        return None
+    target, inner = node.targets[0], node.value.args[0]
+    if not isinstance(target, ast.Attribute) or not isinstance(inner, ast.Call) or len(inner.args) != 1 \
+            or not isinstance(inner.args[0], ast.List) or len(inner.args[0].elts) != 2:
+        return None
+    spread, pair = inner.args[0].elts
+    items = spread.value if isinstance(spread, ast.Starred) else None
+    cells = items.func.value if isinstance(items, ast.Call) and isinstance(items.func, ast.Attribute) \
+        and items.func.attr == "items" else None
+    if not (isinstance(cells, ast.Call) and isinstance(cells.func, ast.Attribute) and cells.func.attr == "name_cells"
+            and ast.unparse(cells.func.value) == ast.unparse(target)) or not isinstance(pair, ast.Tuple) \
+            or len(pair.elts) != 2:
+        return None
+    return ast.Call(func=ast.Attribute(value=target, attr="add_module", ctx=ast.Load()), args=list(pair.elts),
+                    keywords=[])
+
+
 _RETURN_THEMSELVES = frozenset({"set_train", "to_float", "train", "eval", "float", "double", "half", "to", "cpu",
                                 "cuda", "requires_grad_", "set_grad"})
 
@@ -591,7 +615,9 @@ class Structure:
         self.links.steps += 1
         if self.links.steps > MAX_STEPS:
             raise _TooMuch()
-        if isinstance(node, ast.Assign):
+        if isinstance(node, ast.Assign) and (added := _rebuilt_with(node)) is not None:
+            self._call_statement(added, frame, depth)  # the port's form of `self.seq.add_module(name, layer)`
+        elif isinstance(node, ast.Assign):
             value = self._ev(node.value, frame, depth)
             for target in node.targets:
                 self._assign(target, value, node.value, frame, depth)
@@ -789,6 +815,9 @@ class Structure:
                 grown = [Container(o.kind, tuple({**dict(o.items), str(name.value): added}.items()), o.tail)
                          for o in options if isinstance(o, Container)]
                 frame.attrs[str(path)] = choice(list(grown), held.reason if isinstance(held, Choice) else "")
+                return
+            if options and all(isinstance(o, Container) for o in options):  # a name computed at run time
+                frame.attrs[str(path)] = Unknown(f"a layer added to {path} by a name not known statically")
                 return
         if isinstance(func, ast.Name) and func.id == "setattr" and len(call.args) == 3:
             name = self._ev(call.args[1], frame, depth)
@@ -1089,6 +1118,14 @@ class Structure:
             if not isinstance(start, DictVal):
                 return Unknown("a dict made of a value that cannot be followed")
             return _merged(start, self._keywords(node.keywords, frame, depth))
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _NAMED_ITEMS and not node.args \
+                and not node.keywords:
+            # `self.seq.name_cells().items()`: a container's (name, layer) pairs (a SequentialCell rebuilt with more)
+            held = self._ev(node.func.value, frame, depth)
+            if node.func.attr == "items" and isinstance(held, DictVal):
+                return ListVal(tuple(ListVal((Const(name), value)) for name, value in held.items))
+            if node.func.attr != "items" and isinstance(held, Container) and held.tail is None:
+                return DictVal(held.items)
         func = self._ev(node.func, frame, depth)
         args: list[Value] = []
         for arg in node.args:
