@@ -249,19 +249,27 @@ def test_a_layers_tensors_are_read_by_the_ports_names() -> None:
     assert "reshape(tuple(p.shape))" in out  # enumerate(m.parameters()) yields tensors
 
 
-def test_a_name_set_to_two_kinds_of_layer_is_left() -> None:
-    out = migrate_text(textwrap.dedent("""\
-        import torch.nn as nn
+TWO_KINDS = textwrap.dedent("""\
+    import torch.nn as nn
 
-        class Net(nn.Module):
-            def __init__(self, batch):
-                super().__init__()
-                self.norm = nn.BatchNorm1d(4)
-                if not batch:
-                    self.norm = nn.LayerNorm(4)
-                self.scale = self.norm.weight
-    """), "prog.py").text
-    assert "self.scale = self.norm.weight" in out  # which layer it is is known when it runs
+    class Net(nn.Module):
+        def __init__(self, batch):
+            super().__init__()
+            self.norm = nn.BatchNorm1d(4)
+            if not batch:
+                self.norm = nn.LayerNorm(4)
+            self.scale = self.norm.weight
+""")
+
+
+def test_a_name_set_to_two_kinds_of_layer_is_left() -> None:
+    # MindSpore names the two layers' tensors differently (BatchNorm1d's gamma, Dense's weight): which layer it is is
+    # known when it runs, so the read is left
+    out = migrate_text(TWO_KINDS.replace("nn.LayerNorm(4)", "nn.Linear(4, 4)"), "prog.py").text
+    assert "self.scale = self.norm.weight" in out
+    # both kinds' MindSpore layers name it gamma (mindspore.nn.LayerNorm as BatchNorm1d): the one name is written
+    out = migrate_text(TWO_KINDS, "prog.py").text
+    assert "self.scale = self.norm.gamma" in out
 
 
 @pytest.mark.needs_torch
