@@ -8,7 +8,10 @@ MindSpore. For each module of MODULES the file lists its public names: a functio
 whether it is a Cell or a Tensor, its own members), a submodule, or another value. The members of
 mindspore.Tensor and mindspore.nn.Cell (and what mindspore.Parameter adds to a Tensor) are listed with their parameters where MindSpore gives them
 (`inspect.signature` cannot read the C++ methods: those bind any arguments) and whether each is an
-attribute or a method.
+attribute or a method. A Cell method that documents some other result and takes no argument is called on a small
+Cell (two Parameters, one of them frozen, and a child Cell): where its result is a list or an iterator of Parameters, of Cells, or of
+(name, Parameter) or (name, Cell) pairs, its "r" says so (P, C, NP, NC), so the port check knows what a loop
+over `net.trainable_params()` or `net.cells_and_names()` holds.
 
 A signature is written as Python writes one, with only the defaults that are plain constants:
 `x, kernel_size, stride=None, *, axis=0, **kwargs` (a parameter with `=` has a default, shown where it is
@@ -28,6 +31,7 @@ import re
 import sys
 import warnings
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -189,6 +193,53 @@ def member_table(cls: type, skip: frozenset[str]) -> dict[str, Any]:
     return out
 
 
+def _items(result: Any, parameter_cls: type, cell_cls: type) -> str | None:
+    """P, C, NP or NC where `result` is a list, tuple or iterator of Parameters, Cells or (name, one) pairs."""
+    if isinstance(result, (dict, str, bytes)) or not hasattr(result, "__iter__"):
+        return None
+    items = list(result)
+    def pair(item: Any, cls: type) -> bool:
+        return isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str) and isinstance(item[1], cls)
+
+    checks: tuple[tuple[str, Callable[[Any], bool]], ...] = (
+        ("P", lambda i: isinstance(i, parameter_cls)), ("C", lambda i: isinstance(i, cell_cls)),
+        ("NP", lambda i: pair(i, parameter_cls)), ("NC", lambda i: pair(i, cell_cls)))
+    for code, ok in checks:
+        if items and all(ok(item) for item in items):
+            return code
+    return None
+
+
+def observe_items(members: dict[str, Any], mindspore: Any) -> None:
+    """Set "r" of each Cell method in `members` that documents a result other than a tensor or the Cell and
+    takes no argument to what its result holds (see `_items`), observed on a fresh small Cell per call."""
+    import numpy
+
+    class Probe(mindspore.nn.Cell):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__()
+            self.w = mindspore.Parameter(mindspore.Tensor(numpy.ones(1, numpy.float32)), name="w")
+            self.u = mindspore.Parameter(mindspore.Tensor(numpy.ones(1, numpy.float32)), name="u", requires_grad=False)
+            self.child = mindspore.nn.ReLU()
+
+    for name, entry in members.items():
+        if entry.get("r") != "X":
+            continue
+        try:
+            params = inspect.signature(getattr(mindspore.nn.Cell, name)).parameters.values()
+        except (TypeError, ValueError):
+            continue
+        if any(p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+               for p in list(params)[1:]):
+            continue
+        try:
+            code = _items(getattr(Probe(), name)(), mindspore.Parameter, mindspore.nn.Cell)
+        except Exception:  # noqa: BLE001 - a method that needs more than the probe has says nothing
+            continue
+        if code is not None:
+            entry["r"] = code
+
+
 def build() -> dict[str, Any]:
     warnings.simplefilter("ignore")
     import mindspore
@@ -259,12 +310,14 @@ def build() -> dict[str, Any]:
             if not info.name.startswith("_") and info.name not in names:
                 names[info.name] = {"k": "mod", "to": f"{module_name}.{info.name}"}
         modules[module_name] = names
+    cell = member_table(cell_cls, object_members)
+    observe_items(cell, mindspore)
     return {
         "mindspore_version": mindspore.__version__,
         "modules": modules,
         "classes": classes,
         "tensor": member_table(tensor_cls, object_members),
-        "cell": member_table(cell_cls, object_members),
+        "cell": cell,
         "parameter": member_table(mindspore.Parameter, frozenset(dir(tensor_cls))),
     }
 

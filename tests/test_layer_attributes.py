@@ -544,3 +544,36 @@ def test_scan_fix_renames_a_layers_tensor_under_an_isinstance_test_as_migrate_do
     exec(compile(fixed.replace("import torch\nfrom torch import nn\n", ""), "net.py", "exec"), namespace)  # noqa: S102
     got = namespace["statistics"]([mindspore.nn.BatchNorm2d(3), mindspore.nn.ReLU()])
     assert [tuple(p.shape) for p in got] == [(3,), (3,)] and got[0].name.endswith("gamma")
+
+
+@pytest.mark.needs_mindspore
+@pytest.mark.needs_torch
+def test_a_layers_tensor_read_on_the_way_to_a_method_call_is_renamed() -> None:
+    """``bn.weight`` in ``bn.weight.data.fill_(...)`` and ``bn.weight.sum()``: the layer's attribute is read on the
+    way to a method call (at module level, no class to follow): it is found, and the port names MindSpore's
+    tensor and computes what torch does."""
+    code = """\
+        import torch
+        import torch.nn as nn
+
+        bn = nn.BatchNorm1d(2)
+        bn.weight.data.fill_(2.0)
+        bn.bias.data.zero_()
+        total = float(bn.weight.sum()) + float(bn.bias.abs().sum())
+    """
+    found = _scan(textwrap.dedent(code))
+    renamed = sorted((d.span.start_line, d.mindspore_api) for d in found if d.code == "TMS101" and "." in
+                     (d.torch_api or "") and d.torch_api.startswith("torch.nn.BatchNorm1d."))
+    assert renamed == [(5, "mindspore.nn.BatchNorm1d.gamma"), (6, "mindspore.nn.BatchNorm1d.beta"),
+                       (7, "mindspore.nn.BatchNorm1d.beta"), (7, "mindspore.nn.BatchNorm1d.gamma")]
+    torch_namespace: dict[str, Any] = {}
+    exec(compile(textwrap.dedent(code), "bn.py", "exec"), torch_namespace)  # noqa: S102 - the test's own snippet
+    port = migrate_text(textwrap.dedent(code), "bn.py")
+    assert "bn.gamma" in port.text and ".weight" not in port.text and not port.result.diagnostics
+    import mindspore
+
+    warnings.simplefilter("ignore")
+    mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
+    namespace: dict[str, Any] = {}
+    exec(compile(port.text, "bn.py", "exec"), namespace)  # noqa: S102 - the test's own port
+    assert namespace["total"] == torch_namespace["total"] == 4.0

@@ -378,3 +378,38 @@ def test_a_collate_function_that_returns_no_tuple_stays_with_a_reason() -> None:
     assert "DataLoader(Rows(), batch_size=2, collate_fn=stack)" in migration.text
     assert migration.left == ["20: torch.utils.data.DataLoader left as it is: stack does not return tuples of "
                               "one length"]
+
+
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
+def test_labels_a_call_computes_are_cast_once_and_the_loss_is_torchs() -> None:
+    code = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+        crit = nn.CrossEntropyLoss()
+        calls = []
+
+
+        def shuffled(labels):
+            calls.append(1)
+            return labels.flip(0)
+
+
+        logits = torch.tensor([[0.1, 0.9, 0.2], [0.7, 0.1, 0.3], [0.2, 0.2, 0.6]])
+        labels = torch.tensor([1, 0, 2])
+        loss = float(crit(logits, shuffled(labels))) + float(crit(logits, labels))
+    """)
+    out = migrate_text(code, "prog.py").text
+    assert torch_references(out) == []
+    # the computed labels go through the cast's lambda (one evaluation); a name keeps the plain form
+    assert out.count("lambda __arg") == 1 and "(labels.astype(mindspore.int32) if labels.dtype" in out
+    expected: dict[str, object] = {}
+    exec(compile(code, "prog.py", "exec"), expected)  # noqa: S102 - the test's own program
+    import mindspore
+
+    mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
+    got: dict[str, object] = {}
+    exec(compile(out, "prog.py", "exec"), got)  # noqa: S102 - the test's own port
+    assert got["calls"] == [1]
+    assert abs(float(got["loss"]) - float(expected["loss"])) < 1e-5  # type: ignore[arg-type]

@@ -471,19 +471,22 @@ class Resolver:
         finally:
             self._type_ref -= 1
 
-    def ref(self, node: ast.expr) -> Val:
-        """Resolve a name or attribute chain without reporting it."""
+    def ref(self, node: ast.expr, layers: bool = False) -> Val:
+        """Resolve a name or attribute chain without reporting it (`layers`: but the attributes of torch layers
+        it reads, as `_layer_attribute` does: ``bn.weight`` in ``bn.weight.data.fill_(1)``)."""
         if isinstance(node, ast.Name):
             return self.lookup(node.id)
         if isinstance(node, ast.Attribute):
-            names: list[str] = []
+            chain: list[ast.Attribute] = []
             base: ast.expr = node
             while isinstance(base, ast.Attribute):  # a.b.c...: iteratively, however long
-                names.append(base.attr)
+                chain.append(base)
                 base = base.value
             recv = self.lookup(base.id) if isinstance(base, ast.Name) else self.ev(base)
-            for name in reversed(names):
-                recv = self._attr_of(recv, name)
+            for item in reversed(chain):
+                if layers:
+                    self._layer_attribute(recv, item, False)
+                recv = self._attr_of(recv, item.attr)
             return recv
         return self.ev(node)
 
@@ -511,7 +514,7 @@ class Resolver:
         return self._read(self.lookup(node.id), node)
 
     def _ev_attribute(self, node: ast.Attribute) -> Val:
-        owner = self.ref(node.value) if isinstance(node.value, (ast.Name, ast.Attribute)) else self.ev(node.value)
+        owner = self.ref(node.value, True) if isinstance(node.value, (ast.Name, ast.Attribute)) else self.ev(node.value)
         self._layer_attribute(owner, node, False)
         return self._read(self._attr_of(owner, node.attr), node)
 
@@ -802,7 +805,7 @@ class Resolver:
         recv: Val | None = None
         if isinstance(func, ast.Attribute):
             base = func.value
-            recv = self.ref(base) if isinstance(base, (ast.Name, ast.Attribute)) else self.ev(base)
+            recv = self.ref(base, True) if isinstance(base, (ast.Name, ast.Attribute)) else self.ev(base)
             callee = self._attr_of(recv, func.attr)
         elif isinstance(func, ast.Name):
             callee = self.lookup(func.id)
@@ -1042,7 +1045,8 @@ class Resolver:
                 self.bind(elt.value if isinstance(elt, ast.Starred) else elt,
                           V_OTHER if isinstance(elt, ast.Starred) else element)
         elif isinstance(target, ast.Attribute):
-            owner = self.ref(target.value) if isinstance(target.value, (ast.Name, ast.Attribute)) else self.ev(target.value)
+            owner = self.ref(target.value, True) if isinstance(target.value, (ast.Name, ast.Attribute)) \
+                else self.ev(target.value)
             self._layer_attribute(owner, target, True)
             if owner.kind in (SELF, USEROBJ) and owner.cls is not None:
                 old = owner.cls.attrs.get(target.attr)

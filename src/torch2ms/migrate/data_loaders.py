@@ -20,12 +20,14 @@ by the scan's resolved names and the forms come from ``data/training.yaml`` (`lo
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterable, Sequence
 
 import libcst as cst
 
 from ..model import ApiCall
 from ..training_rules import TrainingRules, load_rules
+from ..transforms.fixer import ONCE
 from .positions import Positions
 from .training import Unsupported, _code, _walk, spell
 
@@ -133,9 +135,14 @@ class DataLoaders(cst.CSTTransformer):
             index = rule.position
         arg = updated.args[index]
         text = _code(arg.value)
-        if not isinstance(arg.value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
-            text = f"({text})"
-        value = cst.parse_expression(spell(rule.form, self.root).format(arg=text))
+        form = spell(rule.form, self.root)
+        if any(isinstance(node, ast.Call) for node in ast.walk(ast.parse(f"({text})", mode="eval"))):
+            # a computed value (`labels.flip(0)`): evaluated once, as the fix engine writes it (Fixer.written)
+            value = cst.parse_expression(f"(lambda {ONCE}: {form.format(arg=ONCE)})({text})")
+        else:
+            if not isinstance(arg.value, (cst.Name, cst.Attribute, cst.Subscript)):
+                text = f"({text})"
+            value = cst.parse_expression(form.format(arg=text))
         args = [arg.with_changes(value=value) if i == index else arg for i, arg in enumerate(updated.args)]
         args = [a.with_changes(keyword=cst.Name(rule.renames[a.keyword.value]))
                 if a.keyword is not None and a.keyword.value in rule.renames else a for a in args]

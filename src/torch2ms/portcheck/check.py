@@ -34,8 +34,14 @@ from .bind import bind_problems, position_of
 
 # What a local value holds: T a MindSpore tensor, P a Parameter, A a parameter of construct (probably a
 # tensor), CELL:key an instance of a MindSpore Cell class, SUB:key one of that class or of a subclass (an
-# annotation), SELF:Name an instance of the file's class Name.
+# annotation), SELF:Name an instance of the file's class Name, ITER:value a list or iterator of such values,
+# PAIR:value a (name or index, value) pair.
 Value = str | None
+ITER, PAIR = "ITER:", "PAIR:"
+# What a Cell method's result holds, from the API data's "r" (observed when the data was built): its items are
+# (name, item) pairs, and Cells (else Parameters)
+_ITEMS = {"P": (False, False), "NP": (True, False), "C": (False, True), "NC": (True, True)}
+_KEEPS_ITEMS = frozenset({"list", "tuple", "sorted", "reversed", "iter"})  # builtins whose result holds the same
 SUBCLASS = "SUB:"
 TENSOR, PARAMETER, ARGUMENT = "T", "P", "A"
 _TENSORISH = (TENSOR, PARAMETER, ARGUMENT)
@@ -164,6 +170,23 @@ def _returns(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Return]:
     return out
 
 
+def _called_only(tree: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The module-level functions of the file defined once and used only as the callee of a call (a function
+    passed as a value may be called with anything)."""
+    defined: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defined.setdefault(stmt.name, []).append(stmt)
+    callees: set[int] = set()
+    as_value: set[str] = set()
+    for node in syntax.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            callees.add(id(node.func))
+        elif isinstance(node, ast.Name) and node.id in defined and id(node) not in callees:
+            as_value.add(node.id)
+    return {name: nodes[0] for name, nodes in defined.items() if len(nodes) == 1 and name not in as_value}
+
+
 class PortChecker:
     def __init__(self, tree: ast.Module, positions: SourceText, api: MindSporeApi, table: MappingTable,
                  version: tuple[int, ...], device: str | None, enabled: Callable[[str], bool]) -> None:
@@ -178,6 +201,11 @@ class PortChecker:
         self._seen: set[tuple[str, Span]] = set()
         self._returns: dict[str, Value] = {}  # functions of the file that return a MindSpore tensor
         self._cell_names: dict[str, str] = {}  # a Cell class's key -> the public name the file made it by
+        # the file's module-level functions only ever called by name: what each call passes (by the call)
+        self._functions = _called_only(tree)
+        self._passed: dict[str, dict[int, dict[str, Value]]] = {}
+        self._outer: dict[str, dict[str, Value]] = {}  # the names a module-level function sees where it is defined
+        self._probes: set[tuple[str, str]] = set()  # members the enclosing `if hasattr(...)` tests require
         parameter = api.name("mindspore.Parameter")
         self._parameter_cls = parameter.cls if parameter is not None else ""
         cell = api.name("mindspore.nn.Cell")
@@ -195,12 +223,29 @@ class PortChecker:
         if first_line and span.end_line != span.start_line:
             span = Span(span.start_line, span.start_col, span.start_line,
                         len(self.positions.line(span.start_line)))
-        if (code, span) in self._seen:
+        if (code, span) in self._seen or code in ("TMS401", "TMS403") and self._probed_member(node):
             return
         self._seen.add((code, span))
         info = CODES[code]
         self.out.append(Diagnostic(code=code, severity=info.severity, category=info.category, span=span,
                                    message=message, mindspore_api=mindspore_api, doc_url=info.doc_url))
+
+    def _probed_member(self, node: ast.AST) -> bool:
+        """Whether `node` (a member, or a call of one) is read under a test that the receiver has it
+        (``if hasattr(model, "no_weight_decay"): model.no_weight_decay()``)."""
+        func = node.func if isinstance(node, ast.Call) else node
+        return isinstance(func, ast.Attribute) and (ast.unparse(func.value), func.attr) in self._probes
+
+    @staticmethod
+    def _hasattr_probes(test: ast.expr) -> set[tuple[str, str]]:
+        """(receiver text, name) of each ``hasattr(receiver, "name")`` the test requires."""
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            return set().union(*(PortChecker._hasattr_probes(term) for term in test.values))
+        if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "hasattr" \
+                and len(test.args) == 2 and isinstance(test.args[1], ast.Constant) \
+                and isinstance(test.args[1].value, str):
+            return {(ast.unparse(test.args[0]), test.args[1].value)}
+        return set()
 
     # ---------------------------------------------------------------- the walk
     def run(self) -> list[Diagnostic]:
@@ -209,9 +254,52 @@ class PortChecker:
         self._imports()
         self._collect_classes()
         self._block(self.tree.body, {}, None)
+        self._callees()
         if self.enabled("TMS441"):
             self._graph()
         return self.out
+
+    def _callees(self) -> None:
+        """Walk again each module-level function whose calls all pass the same known value for a parameter with
+        no annotation (`init(net)` called with a Cell: `net` is that Cell there), until nothing new is learnt."""
+        done: dict[str, dict[str, Value]] = {}
+        for _ in range(4):  # (a chain of helpers passes a value on one level per round)
+            changed = False
+            for name, node in self._functions.items():
+                typed = self._typed_params(node, self._passed.get(name, {}))
+                if typed and typed != done.get(name):
+                    done[name] = typed
+                    changed = True
+                    self._function(node, self._outer.get(name, {}), None, typed)
+            if not changed:
+                return
+
+    @staticmethod
+    def _typed_params(node: ast.FunctionDef | ast.AsyncFunctionDef, calls: dict[int, dict[str, Value]]) \
+            -> dict[str, Value]:
+        args = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+        out: dict[str, Value] = {}
+        for arg in args:
+            seen = {passed.get(arg.arg) for passed in calls.values()}
+            if arg.annotation is None and len(seen) == 1 and (kind := seen.pop()) is not None:
+                out[arg.arg] = kind
+        return out
+
+    def _record_call(self, node: ast.Call, env: dict[str, Value]) -> None:
+        """What a call of a module-level function of the file passes, by parameter name."""
+        if not isinstance(node.func, ast.Name) or node.func.id not in self._functions or node.func.id in env:
+            return
+        fn = self._functions[node.func.id]
+        positional = [*fn.args.posonlyargs, *fn.args.args]
+        passed: dict[str, Value] = {}
+        for index, arg in enumerate(node.args):
+            if isinstance(arg, ast.Starred) or index >= len(positional):
+                break
+            passed[positional[index].arg] = self.value_of(arg, env)
+        for keyword in node.keywords:
+            if keyword.arg is not None:
+                passed[keyword.arg] = self.value_of(keyword.value, env)
+        self._passed.setdefault(node.func.id, {})[id(node)] = passed
 
     def _graph(self) -> None:
         cells = {name: info.bases for name, info in self.classes.items() if info.cell}
@@ -321,10 +409,18 @@ class PortChecker:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for expr in stmt.decorator_list:
                 self._check_tree(expr, env)
+            if self._functions.get(stmt.name) is stmt:
+                self._outer[stmt.name] = dict(env)
             self._function(stmt, env, cls)
             return
         for node in _expressions(stmt):
             self._check_tree(node, env)
+        if isinstance(stmt, ast.If) and (probes := self._hasattr_probes(stmt.test) - self._probes):
+            self._probes |= probes  # (the body, walked with the test's members allowed, then the rest as always)
+            self._statement(ast.If(test=ast.Constant(True), body=stmt.body, orelse=[]), env, cls)
+            self._probes -= probes
+            self._block(stmt.orelse, env, cls)
+            return
         if isinstance(stmt, ast.If) and (narrowed := self._narrowed(stmt.test, env)) is not None:
             name, kind = narrowed  # `if isinstance(m, nn.Conv2d):` m is that Cell in the branch
             had, old = name in env, env.get(name)
@@ -372,13 +468,14 @@ class PortChecker:
 
     def _narrowed(self, test: ast.expr, env: dict[str, Value]) -> tuple[str, Value] | None:
         """(NAME, the Cell) for a test ``isinstance(NAME, C)`` (alone or a term of an ``and``) where C is one
-        MindSpore Cell class and NAME is not known to be something else."""
+        MindSpore Cell class and NAME is not known to be something else (or is a Cell of a class not known)."""
         if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
             return next((narrowed for term in test.values if (narrowed := self._narrowed(term, env)) is not None),
                         None)
         if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
                 and "isinstance" not in env and len(test.args) == 2 and not test.keywords
-                and isinstance(test.args[0], ast.Name) and env.get(test.args[0].id) is None):
+                and isinstance(test.args[0], ast.Name) and (
+                    (known := env.get(test.args[0].id)) is None or known.startswith(SUBCLASS))):
             return None
         qual = ms_names.dotted(test.args[1], self.names)
         found = self.api.name(qual) if qual is not None else None
@@ -388,7 +485,8 @@ class PortChecker:
         return test.args[0].id, "CELL:" + found.cls
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, outer: dict[str, Value],
-                  cls: _Class | None) -> None:
+                  cls: _Class | None, typed: dict[str, Value] | None = None) -> None:
+        """`typed`: what the function's parameters hold, from its calls (see `_callees`)."""
         env = dict(outer)
         args = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
         for extra in (node.args.vararg, node.args.kwarg):
@@ -406,6 +504,8 @@ class PortChecker:
                 kind = self._annotation(arg.annotation)
             elif method and cls is not None and cls.cell and node.name == "construct" and index > 0:
                 kind = ARGUMENT
+            elif typed:
+                kind = typed.get(arg.arg)
             env[arg.arg] = kind
         self._block(node.body, env, cls)
         if cls is None:  # what a function of the file returns, for the calls after it
@@ -431,8 +531,10 @@ class PortChecker:
             env[target.id] = kind
             env.pop(target.id + _INT64, None)
         elif isinstance(target, (ast.Tuple, ast.List)):
-            for item in target.elts:
-                self._bind(item.value if isinstance(item, ast.Starred) else item, None, env)
+            second = kind[len(PAIR):] if kind is not None and kind.startswith(PAIR) and len(target.elts) == 2 \
+                and not any(isinstance(item, ast.Starred) for item in target.elts) else None
+            for index, item in enumerate(target.elts):
+                self._bind(item.value if isinstance(item, ast.Starred) else item, second if index else None, env)
 
     def _check_tree(self, node: ast.AST, env: dict[str, Value]) -> None:
         """Check every node of an expression; a comprehension's own names hold its iterables' items."""
@@ -453,10 +555,19 @@ class PortChecker:
             stack.extend((part, inner) for part in parts)
 
     def _element_of(self, kind: Value) -> Value:
-        """What an item of `kind` is, indexed or iterated: a Cell where `kind` holds layers in order."""
+        """What an item of `kind` is, indexed or iterated: a Cell where `kind` holds layers in order; the
+        items of a list or iterator of known values."""
         if kind is not None and kind.startswith("CELL:") and kind[5:] in self._sequences:
             return self._any_cell
+        if kind is not None and kind.startswith(ITER):
+            return kind[len(ITER):]
         return None
+
+    def _items(self, code: str) -> Value:
+        """What a Cell method's result holds, as a value (see `_ITEMS`)."""
+        pair, cells = _ITEMS[code]
+        item = self._any_cell if cells else PARAMETER
+        return None if item is None else ITER + (PAIR if pair else "") + item
 
     # ---------------------------------------------------------------- values
     def value_of(self, node: ast.expr | None, env: dict[str, Value]) -> Value:
@@ -508,6 +619,12 @@ class PortChecker:
             return None
         if isinstance(node.func, ast.Name) and node.func.id in self._returns and node.func.id not in env:
             return self._returns[node.func.id]
+        if isinstance(node.func, ast.Name) and node.func.id in (*_KEEPS_ITEMS, "enumerate") and len(node.args) == 1 \
+                and not node.keywords and node.func.id not in env and node.func.id not in self.names \
+                and node.func.id not in self.classes:
+            items = self.value_of(node.args[0], env)
+            if items is not None and items.startswith(ITER):
+                return items if node.func.id in _KEEPS_ITEMS else ITER + PAIR + items[len(ITER):]
         if isinstance(node.func, ast.Name) and node.func.id in self.classes and node.func.id not in env:
             info = self.classes[node.func.id]
             return "SELF:" + info.name if info.cell else None
@@ -518,6 +635,11 @@ class PortChecker:
                 if member is not None and member.returns == "S" and not (
                         receiver.startswith("SELF:") and self._defines(receiver[5:], node.func.attr, own=True)):
                     return receiver  # Cell.set_train(): the Cell itself
+            if receiver is not None and receiver.startswith(("CELL:", "SELF:", SUBCLASS)):
+                member = self.api.cell_member(node.func.attr)
+                if member is not None and member.returns in _ITEMS and not (
+                        receiver.startswith("SELF:") and self._defines(receiver[5:], node.func.attr, own=True)):
+                    return self._items(member.returns)  # net.trainable_params(): Parameters
             if receiver in _TENSORISH and not (receiver == ARGUMENT and node.func.attr in _SEQUENCE_MEMBERS):
                 # (on a tensor-or-sequence, a Tensor method that runs at all ran on a tensor)
                 member = self.api.tensor_member(node.func.attr, parameter=receiver == PARAMETER)
@@ -588,6 +710,7 @@ class PortChecker:
                 self._check_tensor_name(node, receiver[5:], store=True)
         elif isinstance(node, ast.Call):
             self._check_call(node, env)
+            self._record_call(node, env)
 
     def _check_attribute(self, node: ast.Attribute, env: dict[str, Value]) -> None:
         qual = ms_names.dotted(node, self.names)
