@@ -145,3 +145,40 @@ def test_fixed_programs_agree_with_torch(tmp_path: Path, program: str) -> None:
     (src / "prog.py").write_text(program)
     (out / "prog.py").write_text(_fixed(program))
     assert_port_agrees(src, out, ("mindspore",), rtol=1e-5, atol=1e-6, context=(out / "prog.py").read_text())
+
+
+UNUSED = textwrap.dedent("""\
+    import numpy as np
+    import torch
+    import torch.nn as nn
+
+
+    def case_layer_tensors_set_in_place():
+        bn = nn.BatchNorm1d(3)
+        for m in [bn, nn.LayerNorm(3)]:
+            if isinstance(m, nn.BatchNorm1d):
+                m.weight.data.fill_(2.0)
+                m.bias.data.zero_()
+        bn.eval()
+        return bn(nn.Identity()(torch.ones(2, 3) * 0.5)), bn.weight
+""")
+
+
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
+def test_a_fix_that_repeats_a_renamed_layer_tensor_repeats_the_rename_and_torchs_unused_import_goes(
+        tmp_path: Path) -> None:
+    """The in-place fix repeats its receiver (`m.weight.data.copy_(full_like(m.weight.data, ...))`) while the
+    layer's tensor is renamed in place (`m.gamma`): the repeat is renamed too. `import torch`, unused in the
+    original as in the port, is removed: the port runs without torch."""
+    fixed = _fixed(UNUSED)
+    assert "m.gamma.data.copy_(mindspore.ops.full_like(m.gamma.data, 2.0))" in fixed
+    assert "m.beta.data.copy_(mindspore.ops.zeros_like(m.beta.data))" in fixed
+    assert "torch" not in fixed and ".weight" not in fixed and ".bias" not in fixed and "bn.gamma" in fixed
+    assert not [d for d in scan_source(fixed, "prog.py", Config()).diagnostics if d.severity.value != "info"]
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    out.mkdir()
+    (src / "prog.py").write_text(UNUSED)
+    (out / "prog.py").write_text(fixed)
+    assert_port_agrees(src, out, ("mindspore",), rtol=1e-5, atol=1e-6, context=fixed)

@@ -593,3 +593,23 @@ def test_a_member_read_under_a_hasattr_test_of_its_receiver_is_not_flagged() -> 
     with pytest.raises(AttributeError, match="no_weight_decay"):
         _run(code)
     assert _run(code.replace("        net.no_weight_decay()", "        pass"))["skip"] == set()
+
+
+def test_the_items_of_a_list_of_cells_are_cells() -> None:
+    code = """\
+        import mindspore
+
+        norms = [mindspore.nn.BatchNorm1d(3), mindspore.nn.LayerNorm((3,))]
+        first = norms[0]
+        first.set_train(False)
+        pair = (mindspore.nn.Dense(3, 3), mindspore.nn.Dense(3, 2))
+        pair[1].weight.set_data(mindspore.ops.zeros((2, 3)))
+        for cell in norms:
+            cell.eval()
+    """
+    # an item of a display of Cells is a Cell (of the one class where all agree): its torch-only methods are
+    # flagged, MindSpore's are not
+    assert _port(code) == [(9, "TMS403")]
+    with pytest.raises(AttributeError, match="eval"):
+        _run(code)
+    assert float(_run(code.replace("        cell.eval()", "        pass"))["pair"][1].weight.sum()) == 0.0

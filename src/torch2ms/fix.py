@@ -145,6 +145,7 @@ def _select(text: str, diags: list[Diagnostic], unsafe: bool) -> tuple[str, list
     src = SourceText(text)
     accepted = _Accepted()
     applied: list[Diagnostic] = []
+    owned: list[tuple[Diagnostic, list[tuple[int, int, str]]]] = []
     # a fix that writes its whole expression anew (a composed form) goes before the fixes nested in it: it
     # keeps their text, which the next round fixes; the other way round it would find no torch call left
     for diag in sorted(diags, key=lambda d: d.fix is None or all(e.span != d.span for e in d.fix.edits)):
@@ -160,9 +161,43 @@ def _select(text: str, diags: list[Diagnostic], unsafe: bool) -> tuple[str, list
         for edit in mine:
             accepted.add(edit)
         applied.append(diag)
+        owned.append((diag, mine))
     if not applied:
         return text, []
-    return _splice(text, accepted.items), applied
+    return _splice(text, _copies_rewritten(text, src, accepted.items, owned)), applied
+
+
+def _dotted_start(text: str, at: int, low: int) -> int:
+    """Where the dotted name that `at` continues starts (``m.`` before ``weight``), not before `low`."""
+    while at > low and (text[at - 1].isalnum() or text[at - 1] in "_."):
+        at -= 1
+    return at
+
+
+def _copies_rewritten(text: str, src: SourceText, items: list[tuple[int, int, str]],
+                      owned: list[tuple[Diagnostic, list[tuple[int, int, str]]]]) -> list[tuple[int, int, str]]:
+    """`items` where a fix's text repeats source text of its own expression that another accepted fix rewrites
+    in place: the repeat gets that rewrite too. ``m.weight.data.fill_(1)`` is written
+    ``m.weight.data.copy_(mindspore.ops.full_like(m.weight.data, 1))`` while the layer's tensor is renamed
+    (``m.weight`` -> ``m.gamma``) in place: the copy inside ``full_like`` is renamed as well; the next round
+    cannot, as nothing then types ``m`` as a torch layer."""
+    replaced: dict[tuple[int, int, str], tuple[int, int, str]] = {}
+    for diag, mine in owned:
+        start = src.offset(diag.span.start_line, diag.span.start_col)
+        end = src.offset(diag.span.end_line, diag.span.end_col)
+        inner = sorted({(text[head:b], text[head:a] + new) for a, b, new in items if start <= a < b <= end
+                        and (a, b, new) not in mine and text[a:b].strip() and text[a:b] != new
+                        for head in (_dotted_start(text, a, start),)},
+                       key=lambda pair: -len(pair[0]))
+        if not inner:
+            continue
+        for edit in mine:
+            new_text = edit[2]
+            for old, new in inner:
+                new_text = re.sub(rf"(?<![\w.]){re.escape(old)}(?!\w)", new.replace("\\", "\\\\"), new_text)
+            if new_text != edit[2]:
+                replaced[edit] = (edit[0], edit[1], new_text)
+    return [replaced.get(item, item) for item in items]
 
 
 def held_call_fix(diag: Diagnostic) -> bool:
@@ -256,7 +291,7 @@ def fix_text(text: str, path: str, config: Config | None = None, unsafe: bool = 
         text, result = new, new_result
         applied.extend(done)
     if text != original:
-        cleaned = remove_unused_torch_imports(original, text)
+        cleaned = remove_unused_torch_imports(text)
         if cleaned != text:
             cleaned_result = scan_text(cleaned, path, config, table)
             if not _broken(cleaned_result, cleaned):
@@ -315,8 +350,9 @@ def _word_counts(text: str) -> Counter[str]:
     return Counter(_WORD.findall(text))
 
 
-def remove_unused_torch_imports(before: str, after: str) -> str:
-    """Drop torch imports of `after` whose names were used in `before` and appear nowhere else in `after`.
+def remove_unused_torch_imports(after: str) -> str:
+    """Drop the torch imports of `after` (a fixed text) whose names appear nowhere else in it: a port that
+    imports torch needs torch to run, also where the original never used the import.
 
     Conservative: a name still written anywhere outside the import statements
     (code, strings, comments) keeps its import.
@@ -333,12 +369,10 @@ def remove_unused_torch_imports(before: str, after: str) -> str:
     src = EditBuilder(after, tree)
     statements = {id(stmt): stmt for stmt, _, _, _ in bindings}
     in_imports = _word_counts("\n".join(_segment(src, stmt) for stmt in statements.values()))
-    count_before, count_after = _word_counts(before), _word_counts(after)
+    count_after = _word_counts(after)
     by_stmt: dict[int, tuple[ast.Import | ast.ImportFrom, list[ast.stmt], list[ast.alias]]] = {}
     for stmt, alias, name, body in bindings:
-        used_before = count_before[name] > in_imports[name]
-        used_after = count_after[name] > in_imports[name]
-        if used_before and not used_after:
+        if count_after[name] <= in_imports[name]:
             by_stmt.setdefault(id(stmt), (stmt, body, []))[2].append(alias)
     edits: list[Edit] = []
     for stmt, body, gone in by_stmt.values():

@@ -600,6 +600,11 @@ class PortChecker:
         if isinstance(node, ast.Subscript):
             inner = self.value_of(node.value, env)
             return TENSOR if inner in (TENSOR, PARAMETER) else self._element_of(inner)
+        if isinstance(node, (ast.List, ast.Tuple)) and node.elts:  # a display of Cells: its items are Cells
+            kinds = {self.value_of(elt, env) for elt in node.elts}
+            if all(kind is not None and kind.startswith(("CELL:", "SELF:", SUBCLASS)) for kind in kinds):
+                one = kinds.pop() if len(kinds) == 1 else self._any_cell
+                return ITER + one if one is not None else None
         return None
 
     def _call_value(self, node: ast.Call, env: dict[str, Value]) -> Value:
