@@ -434,6 +434,85 @@ class Upsample(mindspore.nn.Cell):
                            self.recompute_scale_factor)
 
 
+# ------------------------------------------------------------------ sampling at grid positions
+def _grid_unnormalize(coord, size, align_corners):
+    """torch's grid_sampler_unnormalize: a grid coordinate in [-1, 1] as a position along an axis of `size`."""
+    if align_corners:
+        return (coord + 1.0) / 2.0 * (size - 1)
+    return ((coord + 1.0) * size - 1.0) / 2.0
+
+
+def _grid_reflect(coord, twice_low, twice_high):
+    """torch's reflect_coordinates: `coord` reflected into [twice_low / 2, twice_high / 2]."""
+    if twice_low == twice_high:
+        return ops.zeros_like(coord)
+    low = twice_low / 2.0
+    span = (twice_high - twice_low) / 2.0
+    coord = ops.abs(coord - low)
+    extra = coord - ops.floor(coord / span) * span
+    flips = ops.floor(coord / span)
+    even = (flips - ops.floor(flips / 2.0) * 2.0) == 0
+    return ops.where(even, extra + low, span - extra + low)
+
+
+def _grid_tap(flat, x, y, width, height, padding_mode, align_corners):
+    """The values of `flat` (N, C, H * W) at integer-valued positions x, y (N, P), as torch's
+    get_value_bounded reads them: moved into the image by the padding mode, zero outside it."""
+    if padding_mode in ("border", "reflection"):
+        if padding_mode == "reflection":
+            x = _grid_reflect(x, 0, 2 * (width - 1)) if align_corners else _grid_reflect(x, -1, 2 * width - 1)
+            y = _grid_reflect(y, 0, 2 * (height - 1)) if align_corners else _grid_reflect(y, -1, 2 * height - 1)
+        x = ops.clamp(x, 0.0, width - 1.0)
+        y = ops.clamp(y, 0.0, height - 1.0)
+    inside = ((x >= 0) & (x <= width - 1) & (y >= 0) & (y <= height - 1)).astype(flat.dtype)
+    index = (ops.clamp(y, 0.0, height - 1.0) * width + ops.clamp(x, 0.0, width - 1.0)).astype(mindspore.int32)
+    index = ops.broadcast_to(ops.expand_dims(index, 1), (flat.shape[0], flat.shape[1], index.shape[1]))
+    return ops.gather_elements(flat, 2, index) * ops.expand_dims(inside, 1)
+
+
+def _cubic_weights(t):
+    """torch's get_cubic_upsample_coefficients (A = -0.75) for the fractions `t`."""
+    a = -0.75
+
+    def near(x):
+        return ((a + 2.0) * x - (a + 3.0)) * x * x + 1.0
+
+    def far(x):
+        return ((a * x - 5.0 * a) * x + 8.0 * a) * x - 4.0 * a
+
+    return far(t + 1.0), near(t), near(1.0 - t), far(2.0 - t)
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """torch.nn.functional.grid_sample: MindSpore's own for the modes it takes; the bicubic mode (which
+    MindSpore 2.10 refuses) with torch's sixteen taps, cubic weights (A = -0.75) and padding rules, from gathers
+    and products that run on every device."""
+    if mode != "bicubic":
+        return mindspore.mint.nn.functional.grid_sample(input, grid, mode, padding_mode, bool(align_corners))
+    if input.ndim != 4:
+        raise ValueError("grid_sample: the bicubic mode takes a 4-D input")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(f"grid_sample: unknown padding_mode '{padding_mode}'")
+    batch, channels, height, width = input.shape
+    out_h, out_w = grid.shape[1], grid.shape[2]
+    grid = grid.astype(input.dtype).reshape(batch, out_h * out_w, 2)
+    x = _grid_unnormalize(grid[:, :, 0], width, bool(align_corners))
+    y = _grid_unnormalize(grid[:, :, 1], height, bool(align_corners))
+    x0, y0 = ops.floor(x), ops.floor(y)
+    wx, wy = _cubic_weights(x - x0), _cubic_weights(y - y0)
+    flat = input.reshape(batch, channels, height * width)
+    out = None
+    for i in range(4):
+        row = None
+        for j in range(4):
+            tap = _grid_tap(flat, x0 - 1.0 + j, y0 - 1.0 + i, width, height, padding_mode, bool(align_corners))
+            term = tap * ops.expand_dims(wx[j], 1)
+            row = term if row is None else row + term
+        term = row * ops.expand_dims(wy[i], 1)
+        out = term if out is None else out + term
+    return out.reshape(batch, channels, out_h, out_w)
+
+
 # ------------------------------------------------------------------ einops on MindSpore tensors
 # einops dispatches on the tensor's library and has no MindSpore backend. rearrange / reduce / repeat and the
 # Rearrange / Reduce layers below take einops's arguments and run einops's own pattern analysis when the
