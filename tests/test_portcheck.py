@@ -613,3 +613,31 @@ def test_the_items_of_a_list_of_cells_are_cells() -> None:
     with pytest.raises(AttributeError, match="eval"):
         _run(code)
     assert float(_run(code.replace("        cell.eval()", "        pass"))["pair"][1].weight.sum()) == 0.0
+
+
+def test_a_function_a_cell_method_calls_back_has_its_parameters_typed() -> None:
+    code = """\
+        import mindspore
+
+
+        def init(cell):
+            for p in cell.trainable_params(recurse=False):
+                p.fill_(0.1)
+
+
+        def zero(cell):
+            for p in cell.trainable_params(recurse=False):
+                p.set_data(mindspore.ops.zeros(p.shape, p.dtype))
+
+
+        net = mindspore.nn.SequentialCell([mindspore.nn.Dense(2, 2)])
+        net.apply(zero)
+        net.apply(init)
+    """
+    # Cell.apply calls each function with every Cell (the tables' callbacks, through torch's Module.apply, whose
+    # MindSpore form it is): the Parameters of `init`'s loop have no CPU kernel for fill_
+    assert _port(code, device="cpu") == [(6, "TMS404")]
+    with pytest.raises(RuntimeError, match="InplaceFillScalar"):
+        _run(textwrap.dedent(code) + "float(net[0].weight.sum())\n")
+    ported = textwrap.dedent(code).replace("net.apply(init)\n", "")
+    assert float(_run(ported)["net"][0].weight.sum()) == 0.0

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
 from .. import syntax
 from ..codes import CODES
 from ..mappings import MappingTable
-from ..model import Arg, ApiCall, CallKind, Diagnostic, FactKind, Span, Target
+from ..model import Arg, ApiCall, CallKind, Category, Diagnostic, FactKind, Span, Target
 from ..source import SourceText
 from . import graph
 from . import names as ms_names
@@ -82,6 +82,9 @@ class TableFacts:
     sequences: frozenset[str] = frozenset()
     # per MindSpore layer class, torch's attributes it holds by the same name with another value (measured)
     differing: dict[str, dict[str, str]] = field(default_factory=dict)
+    # per method name of MindSpore's Cell (or Tensor: "Tensor.NAME"), what it passes the function it calls back,
+    # in order ("cell" or "tensor"): the targets of the tables' `callbacks` (`net.apply(fn)` passes each Cell)
+    callbacks: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, table: MappingTable) -> TableFacts:
@@ -113,9 +116,18 @@ class TableFacts:
             for api, name in disagree:
                 del attributes[api][name]
             sequences = frozenset(target.api for api in table.layer_sequences for target in table.entries[api].targets)
+            callbacks: dict[str, tuple[str, ...]] = {}
+            for torch_api, callback in table.meta.callbacks.items():
+                called = table.entries.get(torch_api)
+                for target in called.targets if called is not None else ():
+                    owner, _, name = target.api.rpartition(".")
+                    if called is not None and owner in ("mindspore.nn.Cell", "mindspore.Tensor") \
+                            and (target.category or called.category) is Category.EQUIVALENT:
+                        key = name if owner == "mindspore.nn.Cell" else "Tensor." + name
+                        callbacks[key] = tuple("tensor" if kind == "tensor" else "cell" for kind in callback.passes)
             found = _TABLE_FACTS[table.digest] = cls(by_api, renamed, tensors,
                                                      {api: names for api, names in attributes.items() if names}, built,
-                                                     sequences, differing)
+                                                     sequences, differing, callbacks)
         return found
 
 
@@ -170,9 +182,12 @@ def _returns(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Return]:
     return out
 
 
-def _called_only(tree: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
-    """The module-level functions of the file defined once and used only as the callee of a call (a function
-    passed as a value may be called with anything)."""
+def _called_only(tree: ast.Module, callbacks: Iterable[str] = ()) \
+        -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The module-level functions of the file defined once and used only as the callee of a call or as the
+    function a method of `callbacks` calls back (`net.apply(init)`): a function passed as any other value may be
+    called with anything."""
+    methods = {name.rpartition(".")[2] for name in callbacks}
     defined: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
     for stmt in tree.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -182,7 +197,10 @@ def _called_only(tree: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunct
     for node in syntax.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             callees.add(id(node.func))
-        elif isinstance(node, ast.Name) and node.id in defined and id(node) not in callees:
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in methods \
+                and len(node.args) == 1 and not node.keywords:
+            callees.add(id(node.args[0]))
+        if isinstance(node, ast.Name) and node.id in defined and id(node) not in callees:
             as_value.add(node.id)
     return {name: nodes[0] for name, nodes in defined.items() if len(nodes) == 1 and name not in as_value}
 
@@ -202,7 +220,7 @@ class PortChecker:
         self._returns: dict[str, Value] = {}  # functions of the file that return a MindSpore tensor
         self._cell_names: dict[str, str] = {}  # a Cell class's key -> the public name the file made it by
         # the file's module-level functions only ever called by name: what each call passes (by the call)
-        self._functions = _called_only(tree)
+        self._functions = _called_only(tree, self.facts.callbacks)
         self._passed: dict[str, dict[int, dict[str, Value]]] = {}
         self._outer: dict[str, dict[str, Value]] = {}  # the names a module-level function sees where it is defined
         self._probes: set[tuple[str, str]] = set()  # members the enclosing `if hasattr(...)` tests require
@@ -286,7 +304,13 @@ class PortChecker:
         return out
 
     def _record_call(self, node: ast.Call, env: dict[str, Value]) -> None:
-        """What a call of a module-level function of the file passes, by parameter name."""
+        """What a call of a module-level function of the file passes, by parameter name; what a method of
+        MindSpore's that calls a function of the file back passes it (`TableFacts.callbacks`)."""
+        if isinstance(node.func, ast.Attribute) and len(node.args) == 1 and not node.keywords \
+                and isinstance(node.args[0], ast.Name) and node.args[0].id in self._functions \
+                and node.args[0].id not in env:
+            self._record_callback(node, node.func, self._functions[node.args[0].id], env)
+            return
         if not isinstance(node.func, ast.Name) or node.func.id not in self._functions or node.func.id in env:
             return
         fn = self._functions[node.func.id]
@@ -300,6 +324,18 @@ class PortChecker:
             if keyword.arg is not None:
                 passed[keyword.arg] = self.value_of(keyword.value, env)
         self._passed.setdefault(node.func.id, {})[id(node)] = passed
+
+    def _record_callback(self, node: ast.Call, func: ast.Attribute, fn: ast.FunctionDef | ast.AsyncFunctionDef,
+                         env: dict[str, Value]) -> None:
+        receiver = self.value_of(func.value, env)
+        cell = receiver is not None and receiver.startswith(("CELL:", "SELF:", SUBCLASS))
+        passes = self.facts.callbacks.get(func.attr if cell else "Tensor." + func.attr)
+        params = [*fn.args.posonlyargs, *fn.args.args]
+        if passes is None or not (cell or receiver in (TENSOR, PARAMETER)):
+            passed: dict[str, Value] = {arg.arg: None for arg in params}  # (called back with values not known)
+        else:
+            passed = {arg.arg: (self._any_cell if kind == "cell" else TENSOR) for arg, kind in zip(params, passes)}
+        self._passed.setdefault(fn.name, {})[id(node)] = passed
 
     def _graph(self) -> None:
         cells = {name: info.bases for name, info in self.classes.items() if info.cell}
