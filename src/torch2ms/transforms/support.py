@@ -31,7 +31,7 @@ torch.hub.get_dir, torch.hub._get_torch_home, torch.hub.download_url_to_file,
 torch.nn.modules.transformer._get_activation_fn, torch.nn.utils.fusion.fuse_conv_bn_eval,
 torch.utils.data.default_collate, torch.utils.data.dataloader.default_collate,
 torch.utils.data._utils.collate.default_collate (a function of the module read as a value is the module's too)
-and (`fallback`) torch.nn.functional.interpolate, torch.nn.functional.grid_sample, torch.nn.Upsample, torch.nn.functional.batch_norm and torch.unique, and by einops's functions and layers, which have no MindSpore backend (the support
+and (`fallback`) torch.nn.functional.interpolate, torch.nn.Upsample, torch.nn.functional.batch_norm and torch.unique, and by einops's functions and layers, which have no MindSpore backend (the support
 module runs einops's pattern analysis with MindSpore operators):
 einops.rearrange, einops.reduce, einops.repeat, einops.einsum, einops.pack, einops.unpack, einops.parse_shape,
 einops.layers.torch.Rearrange, einops.layers.torch.Reduce and einops.layers.torch.EinMix."""
