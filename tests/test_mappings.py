@@ -13,7 +13,7 @@ from importlib import resources
 import pytest
 
 from torch2ms.mapping_tools import compute_stats, drift, split_params
-from torch2ms.mappings import MappingError, build_table, load_table, parse_table_file
+from torch2ms.mappings import Entries, MappingError, build_table, load_table, parse_table_file
 from torch2ms.model import Category, Confidence, Diagnostic, Edit, Fix, ParamFact, Severity, Span, Target
 
 from conftest import run_cli
@@ -158,6 +158,29 @@ def test_the_compiled_table_pickles_each_entry_by_its_fields() -> None:
         reduced = value.__reduce__()
         assert reduced[0] is type(value) and type(value)(*reduced[1]) == value
     assert pickle.loads(pickle.dumps(table, protocol=pickle.HIGHEST_PROTOCOL)).entries == table.entries
+
+
+def test_the_compiled_table_loads_an_entry_when_it_is_first_looked_up() -> None:
+    """A loaded compiled copy holds its entries pickled apart (`Entries`): loading it reads none of them, the
+    sets derived from all of them come with it, and a lookup loads one entry, the same object every time."""
+    table = load_table()
+    loaded = pickle.loads(pickle.dumps(table, protocol=pickle.HIGHEST_PROTOCOL))
+    entries = loaded.entries
+    assert isinstance(entries, Entries) and not entries._loaded
+    assert loaded.layer_containers == table.layer_containers and loaded.layer_sequences == table.layer_sequences
+    assert not entries._loaded  # the derived sets were pickled with the table, not computed from its entries
+    assert len(entries) == len(table.entries) and list(entries) == list(table.entries)
+    assert "torch.cat" in entries and "torch.no_such_api" not in entries
+    assert entries.get("torch.no_such_api") is None and entries.get("torch.no_such_api", 3) == 3
+    with pytest.raises(KeyError):
+        entries["torch.no_such_api"]
+    first = entries.get("torch.cat")
+    assert first == table.entries["torch.cat"] and first is entries["torch.cat"]
+    assert set(entries._loaded) == {"torch.cat"}
+    assert loaded.view((2, 10), "cpu").target(first) == table.view((2, 10), "cpu").target(table.entries["torch.cat"])
+    # pickled again (a table a loaded copy was made from): still one pickle per entry, loaded or not
+    again = pickle.loads(pickle.dumps(loaded, protocol=pickle.HIGHEST_PROTOCOL)).entries
+    assert isinstance(again, Entries) and not again._loaded and again["torch.cat"] == first
 
 
 def test_a_finding_with_a_fix_keeps_every_other_field() -> None:

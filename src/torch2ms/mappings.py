@@ -411,9 +411,56 @@ class ReadinessApis:
     seed_apis: frozenset[str]
 
 
+class Entries(Mapping[str, MappingEntry]):
+    """The table's entries by torch API. A compiled table (`load_table`) holds each entry pickled apart and loads
+    it when it is first looked up: a start loads none of the ~2,400 entries, a scan those its files use. A
+    loaded entry is kept, so the same API always gives the same object."""
+
+    __slots__ = ("_raw", "_loaded")
+
+    def __init__(self, raw: dict[str, bytes], loaded: dict[str, MappingEntry] | None = None) -> None:
+        self._raw = raw
+        self._loaded = loaded if loaded is not None else {}
+
+    @classmethod
+    def of(cls, entries: Mapping[str, MappingEntry]) -> Entries:
+        """The entries of a built table, each pickled apart for the compiled copy."""
+        if isinstance(entries, Entries):
+            return entries
+        return cls({api: pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL) for api, entry in entries.items()},
+                   dict(entries))
+
+    def __getitem__(self, api: str) -> MappingEntry:
+        found = self._loaded.get(api)
+        if found is None:
+            found = self._loaded[api] = pickle.loads(self._raw[api])
+        return found
+
+    def get(self, api: str, default: Any = None) -> Any:  # the lookup of every use a scan finds
+        found = self._loaded.get(api)
+        if found is None:
+            raw = self._raw.get(api)
+            if raw is None:
+                return default
+            found = self._loaded[api] = pickle.loads(raw)
+        return found
+
+    def __contains__(self, api: object) -> bool:
+        return api in self._raw
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def __reduce__(self) -> tuple[Any, tuple[dict[str, bytes]]]:
+        return (Entries, (self._raw,))
+
+
 @dataclass(frozen=True)
 class MappingTable:
-    entries: dict[str, MappingEntry]
+    entries: Mapping[str, MappingEntry]
     meta: Meta
     inventory: Inventory
     files: tuple[str, ...]
@@ -445,6 +492,13 @@ class MappingTable:
         (`empty: "[]"`; a dict-like container iterates over its names)."""
         return frozenset(api for api in self.layer_containers
                          if (structure := self.entries[api].structure) is not None and structure.arg("empty") == "[]")
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled with its entries apart (`Entries`) and the sets derived from all of them, so that loading the
+        compiled copy reads no entry."""
+        state = dict(self.__dict__, entries=Entries.of(self.entries))
+        state["layer_containers"], state["layer_sequences"] = self.layer_containers, self.layer_sequences
+        return state
 
     def view(self, version: tuple[int, ...], device: str | None) -> TableView:
         """The tables as one scan sees them: for MindSpore `version` on `device` (None: the preferred forms,
@@ -680,7 +734,7 @@ def load_table(directory: str | None = None) -> MappingTable:
 
 # Validating ~2,000 entries costs about a second; a compiled copy of a validated
 # table, keyed by the table texts and by this loader's own code, loads in milliseconds.
-_COMPILED_FORMAT = 1
+_COMPILED_FORMAT = 2  # 2: the entries pickled apart (`Entries`)
 _Compiled = TypeVar("_Compiled")
 
 

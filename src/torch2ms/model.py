@@ -21,7 +21,7 @@ _T = TypeVar("_T", bound="DataclassInstance")
 def _pickled_by_fields(cls: type[_T]) -> type[_T]:
     """Pickle as (class, field values): loading is about three times faster than with
     dataclasses' generic state for slotted classes: the results cache holds ~10^5 of them, and the
-    compiled mapping table (`mappings.load_table`), which every start reads, ~8,000."""
+    compiled mapping table (`mappings.load_table`) ~8,000, in the entries a scan looks up (`mappings.Entries`)."""
     names = tuple(f.name for f in fields(cls))
 
     def __reduce__(self: Any) -> tuple[Any, tuple[Any, ...]]:

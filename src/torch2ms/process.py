@@ -9,7 +9,8 @@ analysis needs from the process is set here, once, where a process starts:
   levels per unit), and the analysis walks nested expressions recursively; CPython's
   default of 1,000 rejects, for example, a sum of 3,000 terms. Python frames no longer
   use the C stack, so the higher limit is safe.
-- `freeze_long_lived`: after the mapping table is loaded, its ~10^5 objects move out of
+- `freeze_long_lived`: after the modules and the mapping table are loaded (its entries load
+  when first looked up: `mappings.Entries`), what they hold moves out of
   the cyclic garbage collector's sight (`gc.freeze`), and the first generation collects
   less often: an analysis makes tens of thousands of short-lived acyclic objects that
   reference counting frees, and each collection would traverse them again.
