@@ -10,8 +10,8 @@ the frames of the traceback inside the port are compared with the warnings and e
 over the port:
 
 - pointed: a finding on a line of a frame of the traceback inside the port;
-- before: none there, but a finding in the file of the innermost port frame at or before its line;
-- silent: neither (the port's to-do list says nothing about what failed).
+- before: none there, but a finding on a line of the port that ran before the failure (traced);
+- silent: neither (the port's to-do list says nothing about what ran up to the failure).
 
 A model that runs is not judged here (whether it computes torch's values is benchmarks/timm_zoo.py's
 question). Prints one row per model and a summary line.
@@ -75,7 +75,24 @@ if what == "list":
     from timm.models._registry import _model_to_module
     print(json.dumps({n: _model_to_module.get(n, "").rpartition(".")[2] for n in timm.list_models()}))
     sys.exit(0)
+ran = set()  # the lines of the port that ran (build and forward), for "before"
+
+
+def trace(frame, event, arg):
+    if not frame.f_code.co_filename.startswith(port):
+        return None
+    ran.add((frame.f_code.co_filename[len(port):].lstrip("/"), frame.f_lineno))
+    return trace_lines
+
+
+def trace_lines(frame, event, arg):
+    if event == "line":
+        ran.add((frame.f_code.co_filename[len(port):].lstrip("/"), frame.f_lineno))
+    return trace_lines
+
+
 stage = "build"
+sys.settrace(trace)
 try:
     model = timm.create_model(what, pretrained=False, num_classes=8)
     model.set_train(False)
@@ -86,7 +103,9 @@ try:
     (out[0] if isinstance(out, (tuple, list)) else out).asnumpy()
     print(json.dumps({"stage": "ran"}))
 except BaseException as exc:  # noqa: BLE001 - what failed, and where in the port
-    print(json.dumps({"stage": stage, "error": f"{type(exc).__name__}: {exc}"[:300], "frames": frames(exc)}))
+    sys.settrace(None)
+    print(json.dumps({"stage": stage, "error": f"{type(exc).__name__}: {exc}"[:300], "frames": frames(exc),
+                      "ran": sorted(ran)}))
 '''
 
 
@@ -123,10 +142,8 @@ def judge(result: dict[str, Any], lines: dict[str, list[int]]) -> str:
     port_frames = [(path, line) for path, line in result.get("frames", [])]
     if any(line in lines.get(path, []) for path, line in port_frames):
         return "pointed"
-    if port_frames:
-        path, line = port_frames[-1]
-        if any(found <= line for found in lines.get(path, [])):
-            return "before"
+    if any(line in lines.get(path, []) for path, line in result.get("ran", [])):
+        return "before"
     return "silent"
 
 

@@ -8,7 +8,9 @@ MindSpore. For each module of MODULES the file lists its public names: a functio
 whether it is a Cell or a Tensor, its own members), a submodule, or another value. The members of
 mindspore.Tensor and mindspore.nn.Cell (and what mindspore.Parameter adds to a Tensor) are listed with their parameters where MindSpore gives them
 (`inspect.signature` cannot read the C++ methods: those bind any arguments) and whether each is an
-attribute or a method. A Cell method that documents some other result and takes no argument is called on a small
+attribute or a method. A container Cell class (one with a length) whose items leave out a child added with
+`insert_child_to_cell`, called, never runs it, is marked "unlisted" with that method's name (observed on an
+empty instance). A Cell method that documents some other result and takes no argument is called on a small
 Cell (two Parameters, one of them frozen, and a child Cell): where its result is a list or an iterator of Parameters, of Cells, or of
 (name, Parameter) or (name, Cell) pairs, its "r" says so (P, C, NP, NC), so the port check knows what a loop
 over `net.trainable_params()` or `net.cells_and_names()` holds.
@@ -210,6 +212,29 @@ def _items(result: Any, parameter_cls: type, cell_cls: type) -> str | None:
     return None
 
 
+def _unlisted_child(cls: type, cell_cls: Any) -> bool:
+    """Whether a container Cell class (one with a length) that runs its items, called, never runs a child added
+    with `insert_child_to_cell` (MindSpore's SequentialCell: the child is registered, its construct runs only the
+    cells it was built with or appended)."""
+    import mindspore
+    import numpy
+
+    ran: list[bool] = []
+
+    class Child(cell_cls):  # type: ignore[misc]
+        def construct(self, x: Any) -> Any:
+            ran.append(True)
+            return x
+
+    try:
+        container = cls()
+        container.insert_child_to_cell("added", Child())
+        container(mindspore.Tensor(numpy.ones(1, numpy.float32)))
+    except Exception:  # noqa: BLE001 - a container that cannot be built empty or called says nothing
+        return False
+    return not ran
+
+
 def observe_items(members: dict[str, Any], mindspore: Any) -> None:
     """Set "r" of each Cell method in `members` that documents a result other than a tensor or the Cell and
     takes no argument to what its result holds (see `_items`), observed on a fresh small Cell per call."""
@@ -269,6 +294,8 @@ def build() -> dict[str, Any]:
             info["cell"] = 1
         elif issubclass(cls, tensor_bases):  # (Parameter shares Tensor's C++ base, not Tensor itself)
             info["tensor"] = 1
+        if is_cell and hasattr(cls, "__len__") and _unlisted_child(cls, cell_cls):
+            info["unlisted"] = "insert_child_to_cell"  # the method whose child the class never runs
         if is_cell and cls is not cell_cls:  # the methods a Cell subclass adds (its attributes are set per instance)
             members = {name: entry for name, entry in member_table(cls, cell_members).items() if "a" not in entry}
             construct = getattr(cls, "construct", None)

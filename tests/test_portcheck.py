@@ -641,3 +641,38 @@ def test_a_function_a_cell_method_calls_back_has_its_parameters_typed() -> None:
         _run(textwrap.dedent(code) + "float(net[0].weight.sum())\n")
     ported = textwrap.dedent(code).replace("net.apply(init)\n", "")
     assert float(_run(ported)["net"][0].weight.sum()) == 0.0
+
+
+def test_a_child_a_sequential_cell_never_runs_is_flagged() -> None:
+    code = """\
+        import mindspore
+
+
+        class Transition(mindspore.nn.SequentialCell):
+            def __init__(self):
+                super().__init__()
+                self.insert_child_to_cell("scale", mindspore.nn.Dense(2, 2, weight_init="ones", bias_init="zeros"))
+
+
+        class Deeper(Transition):
+            def __init__(self):
+                super().__init__()
+                self.append(mindspore.nn.ReLU())
+
+
+        block = mindspore.nn.SequentialCell()
+        block.insert_child_to_cell("act", mindspore.nn.ReLU())
+        y = Transition()(mindspore.ops.ones((1, 2)))
+        z = Deeper()(mindspore.ops.ones((1, 2)))
+    """
+    # the observed fact of the API data: a SequentialCell calls only the cells it was built with or appended,
+    # so the child added by insert_child_to_cell (what torch's add_module became) is silently skipped
+    assert _port(code) == [(7, "TMS404"), (17, "TMS404")]
+    namespace = _run(code)
+    assert namespace["y"].asnumpy().tolist() == [[1.0, 1.0]]  # the Dense layer (which would give 2.0) never ran
+    # (an append rebuilds the list of cells it runs from every child: there the child runs)
+    assert namespace["z"].asnumpy().tolist() == [[2.0, 2.0]]
+    built = code.replace('super().__init__()\n                self.insert_child_to_cell("scale", ',
+                         "super().__init__(\n                    ").replace('bias_init="zeros"))', 'bias_init="zeros"))')
+    assert "insert_child_to_cell(\"scale\"" not in built
+    assert _port(built) == [(17, "TMS404")] and _run(built)["y"].asnumpy().tolist() == [[2.0, 2.0]]

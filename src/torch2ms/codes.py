@@ -141,7 +141,7 @@ _ROWS = (
     ("TMS403", "missing-tensor-member", Severity.ERROR, Category.PORT_CHECK,
      "A method or attribute used on a MindSpore tensor or Cell that MindSpore's Tensor or Cell does not have.", TENSOR_URL),
     ("TMS404", "same-name-differs", Severity.WARNING, Category.PORT_CHECK,
-     "A MindSpore Tensor method with torch's name that differs from torch's where this call relies on the difference, or a layer attribute of torch's name that holds another value.", TENSOR_URL),
+     "A MindSpore Tensor method with torch's name that differs from torch's where this call relies on the difference, a layer attribute of torch's name that holds another value, or a child added to a container Cell that never runs it.", TENSOR_URL),
     ("TMS405", "torch-positional-order", Severity.WARNING, Category.PORT_CHECK,
      "A positional argument where MindSpore's parameter at that position is not torch's.", MS_API_URL),
     ("TMS406", "no-kernel-on-device", Severity.ERROR, Category.PORT_CHECK,

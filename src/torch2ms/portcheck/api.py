@@ -103,6 +103,9 @@ class ApiName:
     tensor: bool = False
     # the parameters MindSpore's docstring types as a dtype alone: (name, position; None: by keyword only)
     dtypes: tuple[tuple[str, int | None], ...] = ()
+    # a container Cell class's method whose child the class never runs when called ("unlisted", observed:
+    # SequentialCell's insert_child_to_cell registers the child; its construct runs the cells it was built with)
+    unlisted: str = ""
 
 
 def _dtypes(raw: dict[str, Any]) -> tuple[tuple[str, int | None], ...]:
@@ -156,7 +159,8 @@ class MindSporeApi:
             info = self._classes.get(key, {})
             sig = info.get("s")
             return ApiName(qualname, "cls", Signature.parse(sig) if isinstance(sig, str) else None, cls=key,
-                           cell=bool(info.get("cell")), tensor=bool(info.get("tensor")), dtypes=_dtypes(info))
+                           cell=bool(info.get("cell")), tensor=bool(info.get("tensor")), dtypes=_dtypes(info),
+                           unlisted=str(info.get("unlisted", "")))
         if kind == "fn":
             sig = raw.get("s")
             return ApiName(qualname, "fn", Signature.parse(sig) if isinstance(sig, str) else None,
@@ -182,6 +186,10 @@ class MindSporeApi:
     def cell_member(self, name: str) -> Member | None:
         raw = self._cell.get(name)
         return None if raw is None else _member(name, raw)
+
+    def unlisted(self, cls: str) -> str:
+        """The method of the container Cell class `cls` whose child the class never runs (see `ApiName`), or ""."""
+        return str(self._classes.get(cls, {}).get("unlisted", ""))
 
     def class_member(self, cls: str, name: str) -> Member | None:
         raw = self._classes.get(cls, {}).get("m", {}).get(name)

@@ -61,6 +61,7 @@ class _Class:
     methods: set[str] = field(default_factory=set)
     attrs: dict[str, Value] = field(default_factory=dict)
     bases: list[str] = field(default_factory=list)  # the file's own base classes
+    ms_bases: list[str] = field(default_factory=list)  # the keys of its MindSpore base classes
 
 
 @dataclass(frozen=True)
@@ -391,7 +392,9 @@ class PortChecker:
             if not isinstance(node, ast.ClassDef):
                 continue
             info = _Class(node.name, any(self._is_cell_base(b) for b in node.bases),
-                          bases=[b.id for b in node.bases if isinstance(b, ast.Name)])
+                          bases=[b.id for b in node.bases if isinstance(b, ast.Name)],
+                          ms_bases=[found.cls for b in node.bases if (qual := ms_names.dotted(b, self.names))
+                                    and (found := self.api.name(qual)) is not None and found.kind == "cls"])
             self.classes[node.name] = info
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -884,6 +887,7 @@ class PortChecker:
         if not isinstance(node.func, ast.Attribute):
             return
         receiver = self.value_of(node.func.value, env)
+        self._check_unlisted(node.func, receiver)
         if receiver is not None and receiver.startswith("CELL:"):
             self._check_cell_method(node, node.func, receiver[5:])
             return
@@ -910,6 +914,30 @@ class PortChecker:
             for torch_api, target in self.facts.by_api.get(method, []):
                 self._check_kernel(node, found, torch_api, target)
             self._check_int64(node, method, env)
+
+    def _ms_classes(self, receiver: Value, depth: int = 0) -> list[str]:
+        """The MindSpore classes a Cell value is an instance of (a file class: its MindSpore bases, transitively)."""
+        if receiver is None or depth > 20:
+            return []
+        if receiver.startswith(("CELL:", SUBCLASS)):
+            return [receiver.partition(":")[2]]
+        info = self.classes.get(receiver[5:]) if receiver.startswith("SELF:") else None
+        if info is None:
+            return []
+        return info.ms_bases + [key for base in info.bases for key in self._ms_classes("SELF:" + base, depth + 1)]
+
+    def _check_unlisted(self, func: ast.Attribute, receiver: Value) -> None:
+        """TMS404: a child added to a container Cell by the method the container never runs the child of
+        (`self.insert_child_to_cell("conv", conv)` in a SequentialCell: registered, never called; the API data's
+        "unlisted", observed)."""
+        for cls in self._ms_classes(receiver):
+            if self.api.unlisted(cls) == func.attr:
+                name = cls.rpartition(".")[2]
+                self.report("TMS404", func, f".{func.attr}(): a child added to a {name} this way is registered but "
+                            f"never run: MindSpore {self.api.version}'s {name} calls only the cells it was built "
+                            "with or appended (build it with an OrderedDict of the named cells, or append them)",
+                            mindspore_api=cls)
+                return
 
     def _check_cell_method(self, node: ast.Call, func: ast.Attribute, cls: str) -> None:
         """A method MindSpore's Cell class `cls` does not have (a Cell's attributes are set per instance, but
