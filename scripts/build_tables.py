@@ -1495,18 +1495,28 @@ def rewrite_facts() -> list[dict[str, Any]]:
     return items
 
 
+REWRITES_SOURCE = "rewrites"  # an example's `from:` where scripts/mapping_rewrites.yaml gave it
+
+
 def add_rewrites(entries: dict[str, dict[str, Any]]) -> None:
-    """Give the entries and targets of scripts/mapping_rewrites.yaml their `rewrite:` (and no other one)."""
+    """Give the entries and targets of scripts/mapping_rewrites.yaml their `rewrite:` (and no other one), and
+    the entries its examples, each marked as its (``from: rewrites``): the examples an earlier run of this step
+    gave go first, so an example the file no longer has leaves the committed tables too (`--rewrites-only`)."""
     for entry in entries.values():
         entry.pop("rewrite", None)
         for target in entry.get("ms", ()):
             target.pop("rewrite", None)
+        if "examples" in entry:
+            entry["examples"] = [e for e in entry["examples"] if e.get("from") != REWRITES_SOURCE]
+            if not entry["examples"]:
+                del entry["examples"]
     for item in rewrite_facts():
         if item["api"] not in entries:
             raise SystemExit(f"{REWRITES.name}: {item['api']} is not an entry of the tables")
         entry = entries[item["api"]]
         for example in item.get("examples", ()):  # the transform's own examples (once): what it writes for a
-            examples = entry.setdefault("examples", [])  # torch text an example already has replaces that one
+            example = {**example, "from": REWRITES_SOURCE}  # torch text an example already has replaces that one
+            examples = entry.setdefault("examples", [])
             same = [k for k, e in enumerate(examples) if e["torch"] == example["torch"]]
             if same:
                 examples[same[0]] = example
