@@ -1500,17 +1500,21 @@ REWRITES_SOURCE = "rewrites"  # an example's `from:` where scripts/mapping_rewri
 
 def add_rewrites(entries: dict[str, dict[str, Any]]) -> None:
     """Give the entries and targets of scripts/mapping_rewrites.yaml their `rewrite:` (and no other one), and
-    the entries its examples, each marked as its (``from: rewrites``): the examples an earlier run of this step
-    gave go first, so an example the file no longer has leaves the committed tables too (`--rewrites-only`)."""
-    for entry in entries.values():
+    the entries its examples, each marked as its (``from: rewrites``): an example an earlier run of this step
+    gave whose call the file no longer has goes, so it leaves the committed tables too (`--rewrites-only`); the
+    others are replaced where they stand, in the order the full build gives them."""
+    items = rewrite_facts()
+    calls = {(item["api"], example["torch"]) for item in items for example in item.get("examples", ())}
+    for api, entry in entries.items():
         entry.pop("rewrite", None)
         for target in entry.get("ms", ()):
             target.pop("rewrite", None)
         if "examples" in entry:
-            entry["examples"] = [e for e in entry["examples"] if e.get("from") != REWRITES_SOURCE]
+            entry["examples"] = [e for e in entry["examples"]
+                                 if e.get("from") != REWRITES_SOURCE or (api, e["torch"]) in calls]
             if not entry["examples"]:
                 del entry["examples"]
-    for item in rewrite_facts():
+    for item in items:
         if item["api"] not in entries:
             raise SystemExit(f"{REWRITES.name}: {item['api']} is not an entry of the tables")
         entry = entries[item["api"]]

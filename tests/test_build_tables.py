@@ -269,23 +269,30 @@ def test_a_rewrites_example_replaces_the_example_of_the_same_call(build: Any, mo
 
 def test_a_rewrites_refresh_drops_the_examples_the_file_no_longer_has(build: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     own = {"torch": "torch.v(a)", "mindspore": "mindspore.ops.v(a)"}
+    replaced = {"torch": "torch.v(a, 1)", "mindspore": "mindspore.ops.v(a, 1)"}
     entries = {"torch.v": {"api": "torch.v", "category": "equivalent", "ms": [{"api": "mindspore.ops.v"}],
-                           "examples": [own]},
+                           "examples": [replaced, own]},
                "torch.u": {"api": "torch.u", "category": "missing", "note": "none"}}
     first = [{"api": "torch.v", "rewrite": {"transform": "compose", "form": "x"},
-              "examples": [{"torch": "torch.v(b, 2)", "mindspore": "(lambda b: b)(b)"}]},
+              "examples": [{"torch": "torch.v(b, 2)", "mindspore": "(lambda b: b)(b)"},
+                           {"torch": "torch.v(a, 1)", "mindspore": "(mindspore.ops.v(a, 1))"}]},
              {"api": "torch.u", "rewrite": {"transform": "compose", "form": "y"},
               "examples": [{"torch": "torch.u(c)", "mindspore": "c"}]}]
     monkeypatch.setattr(build, "rewrite_facts", lambda: first)
     build.add_rewrites(entries)
-    assert [e.get("from") for e in entries["torch.v"]["examples"]] == [None, "rewrites"]
+    assert [e.get("from") for e in entries["torch.v"]["examples"]] == ["rewrites", None, "rewrites"]
+    after_first = [dict(e) for e in entries["torch.v"]["examples"]]
     assert entries["torch.u"]["examples"] == [{"torch": "torch.u(c)", "mindspore": "c", "from": "rewrites"}]
     # the file changed: torch.v's example now writes another form, torch.u's rewrite and example are gone
+    build.add_rewrites(entries)  # the same file again: the same tables, in the same order
+    assert entries["torch.v"]["examples"] == after_first
     later = [{"api": "torch.v", "rewrite": {"transform": "compose", "form": "z"},
-              "examples": [{"torch": "torch.v(b, 3)", "mindspore": "b"}]}]
+              "examples": [{"torch": "torch.v(b, 3)", "mindspore": "b"},
+                           {"torch": "torch.v(a, 1)", "mindspore": "(mindspore.ops.v(a, 1))"}]}]
     monkeypatch.setattr(build, "rewrite_facts", lambda: later)
     build.add_rewrites(entries)  # what `--rewrites-only` runs on the committed tables
-    assert entries["torch.v"]["examples"] == [own, {"torch": "torch.v(b, 3)", "mindspore": "b", "from": "rewrites"}]
+    assert entries["torch.v"]["examples"] == [{**later[0]["examples"][1], "from": "rewrites"}, own,
+                                              {"torch": "torch.v(b, 3)", "mindspore": "b", "from": "rewrites"}]
     assert "examples" not in entries["torch.u"] and "rewrite" not in entries["torch.u"]
     assert first[0]["examples"][0] == {"torch": "torch.v(b, 2)", "mindspore": "(lambda b: b)(b)"}  # not marked
 
