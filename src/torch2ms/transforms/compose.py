@@ -51,7 +51,8 @@ torch.get_autocast_cpu_dtype, torch.get_autocast_gpu_dtype, torch.jit.annotate, 
 torch.concat, torch.expand_copy, torch.normal, torch.nn.ZeroPad1d, torch.nn.ZeroPad3d, torch.range,
 torch.bartlett_window, torch.blackman_window, torch.polygamma, torch.special.polygamma, torch.Tensor.polygamma,
 torch.bitwise_not, torch.svd, torch.linalg.svd, torch.linalg.svdvals, torch.index_add, torch.Tensor.index_add,
-torch.Tensor.index_add_, torch.nn.LocalResponseNorm, torch.bernoulli, torch.poisson and torch.randint_like."""
+torch.Tensor.index_add_, torch.nn.LocalResponseNorm, torch.bernoulli, torch.poisson, torch.randint_like,
+torch.linalg.lu_solve and torch.fft.ihfft."""
 
 from __future__ import annotations
 
