@@ -1495,18 +1495,32 @@ def rewrite_facts() -> list[dict[str, Any]]:
     return items
 
 
+REWRITES_SOURCE = "rewrites"  # an example's `from:` where scripts/mapping_rewrites.yaml gave it
+
+
 def add_rewrites(entries: dict[str, dict[str, Any]]) -> None:
-    """Give the entries and targets of scripts/mapping_rewrites.yaml their `rewrite:` (and no other one)."""
-    for entry in entries.values():
+    """Give the entries and targets of scripts/mapping_rewrites.yaml their `rewrite:` (and no other one), and
+    the entries its examples, each marked as its (``from: rewrites``): an example an earlier run of this step
+    gave whose call the file no longer has goes, so it leaves the committed tables too (`--rewrites-only`); the
+    others are replaced where they stand, in the order the full build gives them."""
+    items = rewrite_facts()
+    calls = {(item["api"], example["torch"]) for item in items for example in item.get("examples", ())}
+    for api, entry in entries.items():
         entry.pop("rewrite", None)
         for target in entry.get("ms", ()):
             target.pop("rewrite", None)
-    for item in rewrite_facts():
+        if "examples" in entry:
+            entry["examples"] = [e for e in entry["examples"]
+                                 if e.get("from") != REWRITES_SOURCE or (api, e["torch"]) in calls]
+            if not entry["examples"]:
+                del entry["examples"]
+    for item in items:
         if item["api"] not in entries:
             raise SystemExit(f"{REWRITES.name}: {item['api']} is not an entry of the tables")
         entry = entries[item["api"]]
         for example in item.get("examples", ()):  # the transform's own examples (once): what it writes for a
-            examples = entry.setdefault("examples", [])  # torch text an example already has replaces that one
+            example = {**example, "from": REWRITES_SOURCE}  # torch text an example already has replaces that one
+            examples = entry.setdefault("examples", [])
             same = [k for k, e in enumerate(examples) if e["torch"] == example["torch"]]
             if same:
                 examples[same[0]] = example

@@ -267,6 +267,36 @@ def test_a_rewrites_example_replaces_the_example_of_the_same_call(build: Any, mo
     assert [e["mindspore"] for e in entries["torch.w"]["examples"]] == [example["mindspore"], "mindspore.ops.w(b, 1)"]
 
 
+def test_a_rewrites_refresh_drops_the_examples_the_file_no_longer_has(build: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    own = {"torch": "torch.v(a)", "mindspore": "mindspore.ops.v(a)"}
+    replaced = {"torch": "torch.v(a, 1)", "mindspore": "mindspore.ops.v(a, 1)"}
+    entries = {"torch.v": {"api": "torch.v", "category": "equivalent", "ms": [{"api": "mindspore.ops.v"}],
+                           "examples": [replaced, own]},
+               "torch.u": {"api": "torch.u", "category": "missing", "note": "none"}}
+    first = [{"api": "torch.v", "rewrite": {"transform": "compose", "form": "x"},
+              "examples": [{"torch": "torch.v(b, 2)", "mindspore": "(lambda b: b)(b)"},
+                           {"torch": "torch.v(a, 1)", "mindspore": "(mindspore.ops.v(a, 1))"}]},
+             {"api": "torch.u", "rewrite": {"transform": "compose", "form": "y"},
+              "examples": [{"torch": "torch.u(c)", "mindspore": "c"}]}]
+    monkeypatch.setattr(build, "rewrite_facts", lambda: first)
+    build.add_rewrites(entries)
+    assert [e.get("from") for e in entries["torch.v"]["examples"]] == ["rewrites", None, "rewrites"]
+    after_first = [dict(e) for e in entries["torch.v"]["examples"]]
+    assert entries["torch.u"]["examples"] == [{"torch": "torch.u(c)", "mindspore": "c", "from": "rewrites"}]
+    # the file changed: torch.v's example now writes another form, torch.u's rewrite and example are gone
+    build.add_rewrites(entries)  # the same file again: the same tables, in the same order
+    assert entries["torch.v"]["examples"] == after_first
+    later = [{"api": "torch.v", "rewrite": {"transform": "compose", "form": "z"},
+              "examples": [{"torch": "torch.v(b, 3)", "mindspore": "b"},
+                           {"torch": "torch.v(a, 1)", "mindspore": "(mindspore.ops.v(a, 1))"}]}]
+    monkeypatch.setattr(build, "rewrite_facts", lambda: later)
+    build.add_rewrites(entries)  # what `--rewrites-only` runs on the committed tables
+    assert entries["torch.v"]["examples"] == [{**later[0]["examples"][1], "from": "rewrites"}, own,
+                                              {"torch": "torch.v(b, 3)", "mindspore": "b", "from": "rewrites"}]
+    assert "examples" not in entries["torch.u"] and "rewrite" not in entries["torch.u"]
+    assert first[0]["examples"][0] == {"torch": "torch.v(b, 2)", "mindspore": "(lambda b: b)(b)"}  # not marked
+
+
 def test_the_record_step_alone_marks_verified_only_what_passed_for_the_entries_named(
         build: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     from types import SimpleNamespace as Run

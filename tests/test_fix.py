@@ -134,9 +134,13 @@ def test_dropping_a_non_default_value_is_never_done():
 
 
 @pytest.mark.parametrize(("line", "expected"), [
-    # a parameter whose value must change in MindSpore (an int32 index), passed by position or keyword
-    ("y = torch.index_add(x, 0, i, s)", None),
-    ("y = torch.index_add(x, 0, index=i, source=s)", None),
+    # a parameter MindSpore gives other results for (AdaptiveMaxPool3d's return_indices), by position or keyword
+    ("y = nn.AdaptiveMaxPool3d(2, True)", None),
+    ("y = nn.AdaptiveMaxPool3d(2, return_indices=True)", None),
+    # ... and where the tables compose the call with the value changed (an int32 index or pivots), the composition
+    ("y = torch.linalg.lu_solve(lu, pivots=piv, B=b)", (True, "y = mindspore.ops.lu_solve(b, lu, piv.astype(mindspore.int32))")),
+    ("y = torch.index_add(x, 0, i, s)", (True, "y = x.index_add(0, i.astype(mindspore.int32), s, alpha=1)")),
+    ("y = torch.index_add(x, 0, index=i, source=s)", (True, "y = x.index_add(0, i.astype(mindspore.int32), s, alpha=1)")),
     # a dropped parameter passed last by position goes too (unsafe: True is not torch's default)
     ("y = F.celu(x, 1.0, True)", (False, "y = mindspore.ops.celu(x, 1.0)")),
     ("y = F.celu(x, 1.0)", (True, "y = mindspore.ops.celu(x, 1.0)")),

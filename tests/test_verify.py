@@ -23,7 +23,7 @@ import pytest
 from torch2ms.mappings import load_table
 from torch2ms.verify import command
 from torch2ms.model import Category, Example, FactKind, MappingEntry, ParamFact, Target
-from torch2ms.verify.cases import declared_dtypes, entry_verdict, example_specs, forms, sample, select
+from torch2ms.verify.cases import declared_dtypes, entry_verdict, example_specs, forms, own_forms, sample, select
 from torch2ms.verify.compare import Arr, compare, compare_draws
 from torch2ms.verify.generate import Signature, generate
 from torch2ms.verify.locate import LocateError, free_names, locate, parse_shape
@@ -152,6 +152,28 @@ def test_entry_verdict_is_the_form_written_for_the_device() -> None:
     bad = [dict(r, status="failed", reason="boom", failed=1) if r["status"] == "passed" else r for r in results]
     assert entry_verdict(entry, "cpu", specs, bad).status == "failed"
     assert entry_verdict(MappingEntry(api="t.x", category=Category.EQUIVALENT), "cpu", [], []).reason == "no example"
+
+
+def test_where_the_target_has_no_kernel_the_entrys_own_rewrite_is_a_form_of_its_own() -> None:
+    entry = TABLE.entries["torch.rms_norm"]  # ops.rms_norm: Ascend only; the tables compose it on the CPU
+    target = entry.target_for((2, 10), "cpu")
+    assert target is not None and "cpu" in target.no_kernel and entry.rewrite is not None
+    (own,) = own_forms(entry)
+    assert own.name == "rewrite:compose" and "cpu" in own.devices and own.rewrite_device == "cpu"
+    assert forms(entry)[-1] == own and forms(entry)[0].name == target.api  # the target is still measured
+    specs = example_specs(entry)
+    mine = [s for s in specs if s["form"] == "rewrite:compose"]
+    assert mine and all(s["own"] and not s["rewrite"]["measure"] for s in mine)
+    assert all("own" not in s for s in specs if s not in mine)
+    assert own_forms(replace(entry, rewrite=None)) == []  # nothing of its own: only the target is measured
+    assert own_forms(TABLE.entries["torch.nn.Conv2d"]) == []  # a form with a CPU kernel: written as it is
+    # the entry's status on the CPU: its own rewrite where that ran, else the target's reason
+    ran = [{"status": "passed", "cases": 20, "agreed": 20, "runs": True} if s in mine else
+           {"status": "skipped", "reason": "no CPU kernel for RmsNorm", "runs": False} for s in specs]
+    verdict = entry_verdict(entry, "cpu", specs, ran)
+    assert verdict.status == "passed" and verdict.forms[0].runs is False  # (the target: no kernel, recorded)
+    idle = [{"status": "skipped", "reason": "no case to run", "no_fix": 3} if s in mine else r for s, r in zip(specs, ran)]
+    assert entry_verdict(entry, "cpu", specs, idle).reason.endswith("no CPU kernel for RmsNorm")
 
 
 def _argmin_target(result_dtype: tuple[str, str] | None, note: str = "") -> Target:
@@ -511,6 +533,22 @@ def test_generated_cases_run_as_the_fix_writes_them(pool: Pool) -> None:
     # cases whose tags a fact covers differ "as stated"; without the fact they fail
     assert res[4]["stated"] == 0 and res[4]["failed"] == inplace["stated"] and res[4]["status"] == "failed"
     assert "the receiver after the in-place call" in res[4]["failures"][0]["reason"]
+
+
+def test_an_entrys_own_rewrite_runs_where_its_target_has_no_kernel(pool: Pool) -> None:
+    """layer_norm: no CPU kernel for mint's LayerNormExt; the tables' composed form (mean, variance) runs there."""
+    entry = TABLE.entries["torch.nn.functional.layer_norm"]
+    specs = [s for s in example_specs(entry) if s["form"] == "rewrite:compose"]
+    assert specs
+    done = pool.run(specs[:1])[0]
+    assert done["status"] == "passed" and done["runs"] is True and done["agreed"] >= 15, done
+    assert all("mindspore.ops.sqrt" in w and "layer_norm" not in w for w in done["written"])
+    # index_add: the fix writes its composition (Tensor.index_add, the index cast) even where it chooses mint's
+    # function, so the cases measure that rewrite and say nothing of mint.index_add's kernel
+    index_add = next(s for s in example_specs(TABLE.entries["torch.index_add"]) if s["form"] == "mindspore.mint.index_add")
+    done = pool.run([index_add])[0]
+    assert done["status"] == "passed" and done["agreed"] >= 10 and done["runs"] is None, done
+    assert all("mint" not in w and ".index_add(" in w for w in done["written"])
 
 
 def test_a_case_that_crashes_the_worker_is_one_disagreeing_case(pool: Pool) -> None:

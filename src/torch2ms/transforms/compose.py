@@ -49,7 +49,10 @@ torch.Tensor.index_fill, torch.Tensor.index_fill_, torch.nn.functional.interpola
 torch.squeeze, torch.unique, torch.Tensor.unique, torch.Tensor.squeeze, torch.get_autocast_dtype,
 torch.get_autocast_cpu_dtype, torch.get_autocast_gpu_dtype, torch.jit.annotate, torch.nn.functional.fold, torch.cat,
 torch.concat, torch.expand_copy, torch.normal, torch.nn.ZeroPad1d, torch.nn.ZeroPad3d, torch.range,
-torch.bartlett_window, torch.blackman_window, torch.polygamma, torch.special.polygamma and torch.Tensor.polygamma."""
+torch.bartlett_window, torch.blackman_window, torch.polygamma, torch.special.polygamma, torch.Tensor.polygamma,
+torch.bitwise_not, torch.svd, torch.linalg.svd, torch.linalg.svdvals, torch.index_add, torch.Tensor.index_add,
+torch.Tensor.index_add_, torch.nn.LocalResponseNorm, torch.bernoulli, torch.poisson, torch.randint_like,
+torch.linalg.lu_solve and torch.fft.ihfft."""
 
 from __future__ import annotations
 

@@ -22,6 +22,7 @@ KINDS_FIRST = ("layer", "loss", "optimizer", "scheduler", "inplace", "method", "
 PER_KIND_IN_SAMPLE = 3
 DEFAULT_VERSION = (2, 10)
 _RANK = {"failed": 4, "error": 3, "differs": 2, "passed": 1, "skipped": 0}
+OWN_FORM = "rewrite:"  # the record's name of an entry's own rewrite, before its transform (`Form.name`)
 NOT_RUNNABLE = "not runnable here: "  # the reason's prefix for entries the table declares not_runnable
 CASE_BUDGET_S = 60.0  # seconds a worker may spend on one example's cases (then it stops starting new ones)
 
@@ -62,10 +63,18 @@ class Form:
     version: tuple[int, ...]
     devices: tuple[str, ...]  # at the default version; empty for an older version's form
     rewrite_device: str  # the device whose fix writes it (the job rewrites for it)
+    # the entry's own rewrite (a composed form, a support function), written on `devices` where the target
+    # has no kernel: its record form is named `name`, apart from the target's, whose devices it never claims
+    own: str = ""
 
     @property
     def version_text(self) -> str:
         return ".".join(str(v) for v in self.version)
+
+    @property
+    def name(self) -> str:
+        """The form as the record names it: the target, or the entry's own rewrite (``rewrite:compose``)."""
+        return f"{OWN_FORM}{self.own}" if self.own else self.target.api
 
 
 def _older_versions(entry: MappingEntry) -> list[tuple[int, ...]]:
@@ -106,7 +115,29 @@ def forms(entry: MappingEntry, version: tuple[int, ...] = DEFAULT_VERSION) -> li
             if target is not None and id(target) not in by_target:
                 by_target[id(target)] = Form(target, older, (), device)
                 order.append(id(target))
-    return [by_target[key] for key in order]
+    return [by_target[key] for key in order] + own_forms(entry, version)
+
+
+def own_forms(entry: MappingEntry, version: tuple[int, ...] = DEFAULT_VERSION) -> list[Form]:
+    """The entry's own rewrite where the fix writes it instead of the target: on the devices where the target
+    the version chooses has no kernel (`torch.rms_norm` on the CPU: the composed form the tables name). One
+    form for those devices; none where the entry and that target have no rewrite."""
+    devices: list[str] = []
+    first: Target | None = None
+    for device in DEVICES:
+        target = entry.target_for(version, device)
+        if target is None or device not in target.no_kernel:
+            continue
+        rewrite = entry.rewrite or target.rewrite
+        if rewrite is None:
+            continue
+        devices.append(device)
+        first = first or target
+    if first is None:
+        return []
+    rewrite = entry.rewrite or first.rewrite
+    assert rewrite is not None
+    return [Form(first, version, tuple(devices), devices[0], own=rewrite.transform)]
 
 
 def _covers(target: Target) -> list[str]:
@@ -136,11 +167,13 @@ def form_fields(form: Form) -> dict[str, Any]:
     fields: dict[str, Any] = {
         "rewrite": {"version": form.version_text, "device": form.rewrite_device,
                     # measured to have no kernel wherever the fix writes it: write it all the same
-                    "measure": form.rewrite_device in form.target.no_kernel},
-        "form": form.target.api,
+                    "measure": not form.own and form.rewrite_device in form.target.no_kernel},
+        "form": form.name,
         "for": list(form.devices),
         "budget": CASE_BUDGET_S,
     }
+    if form.own:
+        fields["own"] = True  # whatever complete text the fix writes for the device, not the target's name
     covers = _covers(form.target)
     if covers:
         fields["covers"] = covers
@@ -164,7 +197,7 @@ def example_specs(entry: MappingEntry, version: tuple[int, ...] = DEFAULT_VERSIO
             continue
         for number, example in enumerate(entry.examples):
             spec: dict[str, Any] = {
-                "id": f"{entry.api}#{number}@{form.target.api}",
+                "id": f"{entry.api}#{number}@{form.name}",
                 "api": entry.api,
                 "torch": example.torch,
                 "inputs": dict(example.inputs),
@@ -296,7 +329,10 @@ def entry_verdict(entry: MappingEntry, device: str, specs: list[dict[str, Any]],
             continue
         grouped.setdefault(str(spec["form"]), (spec, []))[1].append(result)
     records = tuple(_form_record(spec, rs) for spec, rs in grouped.values())
-    own = next((f for f in records if device in f.devices), None)
+    # (the target's form and the entry's own rewrite both name a device where the target has no kernel: the
+    # rewrite that ran there decides, else the target's reason, "no CPU kernel for ...")
+    mine = [f for f in records if device in f.devices]
+    own = next((f for f in mine if f.status != "skipped" and f.form.startswith(OWN_FORM)), mine[0] if mine else None)
     if weights_failed:
         return EntryRecord(status="failed", reason="; ".join(weights_failed), forms=records)
     if own is None:

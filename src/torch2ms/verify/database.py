@@ -67,7 +67,9 @@ def sample_specs(table: MappingTable, catalog: dict[str, Any], device: str = "cp
         if apis is not None and api not in apis:
             continue
         entry = table.entries[api]
-        form = next((f for f in forms(entry, version) if device in f.devices), None)
+        mine = [f for f in forms(entry, version) if device in f.devices]
+        # (where the target has no kernel on the device, the entry's own rewrite is what the fix writes there)
+        form = next((f for f in mine if f.own), mine[0] if mine else None)
         if form is None:
             continue
         source = "moduleinfo" if kind == "layer" else "opinfo"
@@ -83,7 +85,7 @@ def sample_specs(table: MappingTable, catalog: dict[str, Any], device: str = "cp
         variant = str(item.get("variant") or "")
         for dtype in _dtypes(list(item.get("dtypes") or []), every_dtype):
             label = f"{item['name']}.{variant}" if variant else str(item["name"])
-            specs.append({"id": f"{api}#{source}:{label}:{dtype}@{form.target.api}", "api": api,
+            specs.append({"id": f"{api}#{source}:{label}:{dtype}@{form.name}", "api": api,
                           "source": source, "op": item["name"], "variant": variant, "dtype": dtype,
                           "kind": kind, **compared, **form_fields(form)})
     return specs
