@@ -95,7 +95,7 @@ def test_calls_receivers_moved_and_statements() -> None:
     """)
     assert "self.act = mindspore.mint.nn.ReLU()" in out
     assert "self.scale = mindspore.Parameter(mindspore.mint.ones(3), requires_grad=False)" in out
-    assert 'self.insert_child_to_cell("extra", mindspore.mint.nn.Identity())' in out
+    assert 'setattr(self, "extra", mindspore.mint.nn.Identity())' in out
     assert "for m in [_cell for _, _cell in self.cells_and_names()]:" in out
     assert ("m.weight.set_data(mindspore.common.initializer.initializer(mindspore.common.initializer.HeNormal("
             "negative_slope=0, mode=\"fan_out\", nonlinearity=\"relu\"), m.weight.shape, m.weight.dtype))") in out

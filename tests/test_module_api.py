@@ -117,7 +117,8 @@ def test_a_container_filled_by_name_is_built_from_an_ordered_dict() -> None:
     assert "features['conv%d' % i] = mindspore.nn.Conv2d(" in out
     assert "features['pool'] = " in out
     assert "self.features = mindspore.nn.SequentialCell(features)" in out  # the items by name, not unpacked
-    assert "self.insert_child_to_cell('layer%d' % i, " in out  # a Cell's own children stay inserted
+    assert "setattr(self, 'layer%d' % i, " in out  # a Cell's own children: attributes (named parameters)
+    assert "setattr(self, 'head', " in out
     assert "mindspore.nn.CellList(list((mindspore.mint.nn.Linear(width, width) for _ in range(depth))))" in out
 
 

@@ -1044,3 +1044,29 @@ def test_layers_added_by_name_to_a_sequential_are_placed_under_their_names(tmp_p
     unknown = build_map(other, migrate_text(other, "grown.py").text, FACTS).roots["Grown"]
     assert [r.reason for r in unknown.rules if r.torch == "features"] == [
         "a layer added to features by a name not known statically"]
+
+
+def test_a_sequential_of_what_a_builder_object_returns_says_which_call_it_cannot_read() -> None:
+    """Blocks made by a builder object whose class the map cannot follow (here: imported from a package it does not
+    read): the container stays unplaced, and the reason names the call that made its elements."""
+    torch_src = textwrap.dedent("""
+        import torch.nn as nn
+        from blocks_lib import StageMaker
+
+        class Net(nn.Module):
+            def __init__(self, specs):
+                super().__init__()
+                maker = StageMaker(width=8)
+                self.stages = nn.Sequential(*maker(specs, 3))
+                self.head = nn.Linear(8, 2)
+    """)
+    from torch2ms.migrate.pipeline import migrate_text
+
+    ported = migrate_text(torch_src, "net.py").text
+    node = build_map(torch_src, ported, FACTS).roots["Net"]
+    (rule,) = [r for r in node.rules if r.torch == "stages"]
+    assert rule.reason == ("the elements of a Sequential cannot be followed: `maker(specs, 3)` gives no list whose "
+                           "layers the map can read")
+    result = place(node, ["stages.0.weight", "head.weight"])
+    assert set(result.placed) == {"head.weight"}
+    assert "`maker(specs, 3)` gives no list" in result.unplaced["stages.0.weight"]

@@ -422,7 +422,10 @@ class Resolver:
             if name in cls.methods:
                 return Val(OTHER, name="method", value=f"{cls.name}.{name}")
             if cls.is_module and name in self.inv.module_members:
-                return Val(BOUND, f"torch.nn.Module.{name}", _module_method_result(name, recv, self.meta.module_self_methods))
+                # the torch base's own entry where the tables have one (a Sequential subclass's `self.add_module`)
+                own = f"{cls.torch_base}.{name}"
+                api = own if cls.torch_base and self.table.lookup(own) is not None else f"torch.nn.Module.{name}"
+                return Val(BOUND, api, _module_method_result(name, recv, self.meta.module_self_methods))
             if cls.external:  # perhaps set or defined by a base in another file
                 return Val(SYM, df.extend(df.symbol("self:" + cls.name), "." + name))
             return V_UNKNOWN
@@ -725,8 +728,10 @@ class Resolver:
         orelse = self.ev(node.orelse)
         if body.kind == orelse.kind and body.kind in (TENSOR, OTHER):
             return body
-        for one, other in ((body, orelse), (orelse, body)):  # `Layer(...) if flag else None`: where called, the layer
-            if one.kind == INSTANCE and other.kind == CONST and other.value is None:
+        # `Layer(...) if flag else None`: where called, the layer; `Parameter(...) if flag else None`: where a method
+        # is called on it, the tensor (on None the method would fail in torch too)
+        for one, other in ((body, orelse), (orelse, body)):
+            if one.kind in (INSTANCE, TENSOR) and other.kind == CONST and other.value is None:
                 return one
         return V_UNKNOWN
 

@@ -185,6 +185,7 @@ def _migrate_text(text: str, path: str, options: Options | None, cells: set[str]
             facts = resolve_module(tree, table, SourceText(text))
         # torch layer classes used as values (`act_layer=nn.ReLU`, `partial(nn.Conv2d, ...)`): the support module's
         # torch-signature layers, which take the arguments torch's class receives wherever it is called
+        unvalued, unvalued_calls = text, facts.calls
         text, valued = support.values(text, table, config.version, config.device, options.support, facts.calls)
         if valued:
             tree = parse(text)
@@ -196,7 +197,10 @@ def _migrate_text(text: str, path: str, options: Options | None, cells: set[str]
         if held:
             tree = parse(text)
             facts = resolve_module(tree, table, SourceText(text))
-        sites = transform.CallSites(facts.calls, table, config.version, root, config.device, scopes.used_names(tree),
+        calls = list(facts.calls)
+        if valued:  # Tensor methods on what a replaced torch class makes (the scan no longer sees that class there)
+            calls += transform.still_tensor_calls(unvalued_calls, table, unvalued, text, calls)
+        sites = transform.CallSites(calls, table, config.version, root, config.device, scopes.used_names(tree),
                                     options.support, text)
         # no call to look at: nothing to rewrite (every rewrite of the walk starts at a call), no libcst parse
         text1, sites = parsed.rewrite(text, sites) if sites.by_span else (text, sites)

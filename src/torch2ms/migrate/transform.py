@@ -64,6 +64,33 @@ def _key(span: Span) -> Key:
     return span.start_line, span.start_col, span.end_line, span.end_col
 
 
+# the structural rules of Tensor methods: their calls need the receiver proven a tensor
+_TENSOR_RULES = frozenset({StructureRule.SWAP_AXES, StructureRule.POSITIONAL_IN_GRAPH})
+
+
+def still_tensor_calls(calls: Sequence[ApiCall], table: MappingTable, before: str, after: str,
+                       present: Sequence[ApiCall]) -> list[ApiCall]:
+    """The calls of `before`'s scan that a Tensor method's structural rule rewrites, on lines `after` (the same text
+    with some names replaced: the support module's layers for torch classes passed as values) keeps as they were,
+    where `after`'s scan has no call: its receiver came from a torch class the replaced name stood for
+    (``self.norm(x).transpose(1, 2)``, ``self.norm = norm_layer(dim)``, ``norm_layer=nn.LayerNorm``), which the
+    scan of `after` no longer sees."""
+    old, new = split_lines(before), split_lines(after)
+    if len(old) != len(new):
+        return []
+    taken = {_key(call.span) for call in present}
+    out = []
+    for call in calls:
+        entry = table.lookup(call.api) if call.kind is CallKind.METHOD else None
+        if entry is None or entry.structure is None or entry.structure.rule not in _TENSOR_RULES \
+                or call.confidence is not Confidence.HIGH or _key(call.span) in taken:
+            continue
+        first, last = call.span.start_line - 1, call.span.end_line
+        if old[first:last] == new[first:last]:
+            out.append(call)
+    return out
+
+
 def _is_member(api: str) -> bool:
     parts = api.split(".")
     return any(p[:1].isupper() for p in parts[:-1])
@@ -327,6 +354,8 @@ class CallSites(_Rewriter):
                 renamed = node.with_changes(func=node.func.with_changes(attr=cst.Name(target.api.rpartition(".")[2])))
                 if structure.arg("child", False):
                     self.children.add(id(renamed))
+                    if structure.arg("rebuilt") is not None:  # (where no container's fill takes it)
+                        self.rebuilt[id(renamed)] = (structure, call.span.start_line)
                 rewrite = target.rewrite
                 form = rewrite.arg("form") if rewrite is not None and rewrite.transform == ResultForm.name else None
                 if not isinstance(form, str):
@@ -884,7 +913,9 @@ class CallSites(_Rewriter):
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         """The child calls no container's fill took (`rebuilt`): ``self.seq.add_module(name, layer)`` on a
         SequentialCell, which has no method that adds a child it calls, -> the container rebuilt from its named
-        cells and the new one (the rule's `rebuilt` form: the names stay torch's, so do the parameters')."""
+        cells and the new one (the rule's `rebuilt` form: the names stay torch's, so do the parameters'); a Cell's
+        own ``add_module`` -> ``setattr``, which names the child's parameters after it (`own`: a Sequential
+        subclass's, whose construct then calls it)."""
         if not self.rebuilt:
             return updated_node
         rebuilt = _Rebuilt(self.rebuilt, self.root)
@@ -892,7 +923,7 @@ class CallSites(_Rewriter):
         for structure, line in rebuilt.done:
             self.imports.update(structure.arg("imports", ()))
             self.count += 1
-            self.done.append(f"{line}: a child added to a container rebuilt with it")
+            self.done.append(f"{line}: a child added by name, written as MindSpore calls and names it")
         return module
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
@@ -972,27 +1003,69 @@ def _held_by_self(node: cst.BaseExpression) -> bool:
 
 
 class _Rebuilt(cst.CSTTransformer):
-    """``self.NAME.add_module(key, layer)`` (a call of `calls`, as a statement, its receiver an attribute chain from
-    ``self``) -> the rule's `rebuilt` form, ``{receiver}``, ``{name}``, ``{cell}`` and ``{root}`` (the file's
-    MindSpore alias) filled in; `done` lists (rule, line) of each."""
+    """``self.NAME.add_module(key, layer)`` (a call of `calls`, as a statement, alone or as a one-item tuple:
+    ``self.add_module(key, layer),``) -> the rule's `rebuilt` form (`own` where the receiver is ``self``),
+    ``{receiver}``, ``{name}``, ``{cell}`` and ``{root}`` (the file's MindSpore alias) filled in; a pair passed
+    unpacked (``self.add_module(*pair)``, a name) gives ``pair[0]`` and ``pair[1]``. A form that assigns its
+    ``{receiver}`` is written only where the receiver is an attribute chain from ``self``. `done` lists (rule,
+    line) of each."""
 
     def __init__(self, calls: dict[int, tuple[Structure, int]], root: str) -> None:
         super().__init__()
         self.calls, self.root = calls, root
         self.done: list[tuple[Structure, int]] = []
 
-    def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr) -> cst.BaseSmallStatement:
-        call = updated_node.value
-        found = self.calls.get(id(original_node.value))
-        if found is None or not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
-                                 and _held_by_self(call.func.value) and len(call.args) == 2
-                                 and not any(a.star or a.keyword for a in call.args)):
+    def leave_Expr(self, original_node: cst.Expr,
+                   updated_node: cst.Expr) -> cst.BaseSmallStatement | cst.FlattenSentinel[cst.BaseSmallStatement]:
+        call, before = updated_node.value, original_node.value
+        if isinstance(call, cst.Tuple) and isinstance(before, cst.Tuple) and len(call.elements) == 1 \
+                and isinstance(call.elements[0], cst.Element) and isinstance(before.elements[0], cst.Element):
+            call, before = call.elements[0].value, before.elements[0].value
+        found = self.calls.get(id(before))
+        if found is None or not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute):
+            return updated_node
+        pair = _name_and_cell(call)
+        if pair is None:
+            return updated_node
+        receiver = call.func.value
+        own = found[0].arg("own") if isinstance(receiver, cst.Name) and receiver.value == "self" else None
+        form = str(own if own is not None else found[0].arg("rebuilt"))
+        if own is None and _rebinds_receiver(form) and not _held_by_self(receiver):
             return updated_node  # (a name, a parameter: rebinding it would leave the caller's container as it was)
-        code = cst.Module([]).code_for_node
-        form = str(found[0].arg("rebuilt")).format(receiver=code(call.func.value), name=code(call.args[0].value),
-                                                   cell=code(call.args[1].value), root=self.root)
+        text = form.format(receiver=cst.Module([]).code_for_node(receiver), name=pair[0], cell=pair[1],
+                           root=self.root)
         self.done.append(found)
-        return cst.ensure_type(cst.parse_statement(form), cst.SimpleStatementLine).body[0]
+        body = cst.ensure_type(cst.parse_statement(text), cst.SimpleStatementLine).body
+        return body[0] if len(body) == 1 else cst.FlattenSentinel(body)
+
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+                                  ) -> cst.SimpleStatementLine | cst.FlattenSentinel[cst.SimpleStatementLine]:
+        """A call written as several statements (`own`) on a line of its own: one line each."""
+        if len(original_node.body) != 1 or len(updated_node.body) == 1:
+            return updated_node
+        first, *rest = (cst.SimpleStatementLine([s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)])
+                        for s in updated_node.body)
+        return cst.FlattenSentinel([first.with_changes(leading_lines=updated_node.leading_lines,
+                                                       trailing_whitespace=updated_node.trailing_whitespace), *rest])
+
+
+def _name_and_cell(call: cst.Call) -> tuple[str, str] | None:
+    """The code of a child call's name and cell: two arguments by position, or one pair unpacked from a name."""
+    code = cst.Module([]).code_for_node
+    args = call.args
+    if len(args) == 2 and not any(a.star or a.keyword for a in args):
+        return code(args[0].value), code(args[1].value)
+    if len(args) == 1 and args[0].star == "*" and isinstance(args[0].value, cst.Name):
+        return f"{args[0].value.value}[0]", f"{args[0].value.value}[1]"
+    return None
+
+
+def _rebinds_receiver(form: str) -> bool:
+    """Whether a `rebuilt` form assigns to its ``{receiver}`` (``{receiver} = ...``), not only calls on it."""
+    statement = cst.ensure_type(cst.parse_statement(form.format(receiver="_receiver_", name="_name_", cell="_cell_",
+                                                                root="_root_")), cst.SimpleStatementLine)
+    return any(isinstance(s, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == "_receiver_"
+                                                 for t in s.targets) for s in statement.body)
 
 
 class _Rename(cst.CSTTransformer):

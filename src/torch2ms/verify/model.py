@@ -292,6 +292,7 @@ def verify(args: argparse.Namespace, original: Target, ported: Target, inputs: l
             _write_resolved(args.write_map, original, ported, root, placement, m_res["params"],
                             m_res.get("param_dtypes", {}))
         a, b = load_arrays(t_npz), load_arrays(m_npz)
+        result["warnings"] = _insensitive(t_res["outputs"], a, args.rtol, args.atol)
         result["modes"] = {}
         for mode in modes:
             entry = m_res["modes"].get(mode, {})
@@ -393,6 +394,26 @@ def _weights_report(placement: Any, t_res: dict[str, Any], m_res: dict[str, Any]
         "decisions": list(placement.decisions),
         "ms_parameters": len(m_res.get("params", {})),
     }
+
+
+def _insensitive(t_outs: list[dict[str, Any]], a: dict[str, Any], rtol: float, atol: float) -> list[str]:
+    """A warning for each torch output that another input (the next seed's) leaves within the tolerance: a port that
+    ignored its input, or computed the layers that matter wrongly, would agree with it all the same."""
+    from .compare import Arr, canonical_dtype, compare_arrays
+
+    warnings = []
+    for t_out in t_outs:
+        path = t_out["path"]
+        first, other = a.get(f"output/{path}"), a.get(f"moved/{path}")
+        if first is None or other is None or "dtype" not in t_out or first.dtype.kind not in "fc":
+            continue
+        dtype = canonical_dtype(t_out["dtype"])
+        outcome = compare_arrays(Arr(first, dtype), Arr(other, dtype), rtol, atol)
+        if outcome.ok:
+            warnings.append(f"torch's output{path} barely depends on the input: for another random input it moves by "
+                            f"{outcome.max_abs_err:.3g} at most, within the tolerance, so outputs that agree prove "
+                            "little (give inputs that matter with --inputs-from, or a smaller --atol/--rtol)")
+    return warnings
 
 
 def _outputs(t_outs: list[dict[str, Any]], m_outs: list[dict[str, Any]], a: dict[str, Any], b: dict[str, Any],
@@ -510,6 +531,8 @@ def print_text(result: dict[str, Any], out: TextIO) -> None:
         _print_location(located["first"], out)
     if located.get("layers") and show:
         _print_layers(located["layers"], out)
+    for warning in result.get("warnings", []):
+        out.write(f"warning:   {warning}\n")
     for problem in _grouped(result["problems"]):
         out.write(f"problem:   {problem}\n")
     tol = result["tolerance"]

@@ -404,6 +404,16 @@ class TorchSide(_Side):
         outputs = []
         for path, value in self.flatten(out):
             outputs.append(self.describe(path, value, arrays, "output"))
+        # the outputs for other inputs (the next seed's): how much the output depends on its input (`moved/`)
+        if job.get("inputs_from"):
+            others = _stage("inputs", self.inputs_from, dict(job["inputs_from"]), seed + 1)
+        else:
+            others = make_inputs(list(job["inputs"]), seed + 1)
+        with torch.no_grad():
+            torch.manual_seed(seed)
+            moved = _stage("forward", lambda: model(*self.tensors(others)))
+        for path, value in self.flatten(moved):
+            self.describe(path, value, arrays, "moved")
         result: dict[str, Any] = {"status": "ok", "class": type(model).__name__, "state": state, "outputs": outputs,
                                   "input_structure": structure}
         if job.get("locate"):

@@ -1134,7 +1134,7 @@ class Structure:
                 if isinstance(value, ListVal) and value.tail is None:
                     args.extend(value.items)
                 else:
-                    args.append(Const(("*", value)))
+                    args.append(Const(("*", value, ast.unparse(arg.value))))  # (its text: for the reason)
             else:
                 args.append(value)
         return self._apply(func, tuple(args), self._keywords(node.keywords, frame, depth), frame, depth)
@@ -1212,7 +1212,9 @@ class Structure:
                            if f"{f.key}:{name}" not in active]
                 if options:
                     return choice(options, f"{func.reason}: one of the file's cell classes, chosen by its tensors")
-            return Unknown(f"built by a call of something not known statically ({func.reason})")
+            if func.reason.startswith(_NOT_KNOWN):  # (a call of what such a call made)
+                return func
+            return Unknown(f"{_NOT_KNOWN} ({func.reason})")
         return OPAQUE
 
     def _library_call(self, api: str, args: tuple[Value, ...], kwargs: tuple[tuple[str, Value], ...]) -> Value:
@@ -1258,13 +1260,19 @@ class Structure:
                     items.extend((str(len(items) + k), v) for k, v in enumerate(spread.items))
                     tail = spread.tail
                     continue
-                return Unknown(f"the elements of a {kind.rpartition('.')[2]} cannot be followed")
+                source, text = arg.value[1], arg.value[2] if len(arg.value) > 2 else ""
+                why = source.reason if isinstance(source, Unknown) else \
+                    spread.reason if isinstance(spread, Unknown) else \
+                    f"`{text}` gives no list whose layers the map can read" if text else ""
+                return Unknown(f"the elements of a {kind.rpartition('.')[2]} cannot be followed"
+                               + (f": {why}" if why else ""))
             if tail is not None:
                 return Unknown(f"the elements of a {kind.rpartition('.')[2]} cannot be numbered statically")
             items.append((str(len(items)), arg))
         return Container(kind, tuple(items), tail)
 
 
+_NOT_KNOWN = "built by a call of something not known statically"
 MAX_FILE_BYTES = 2_000_000  # a project file larger than this is not read for the classes it defines
 _SELF_CHANGES = frozenset({"add_module", "register_module", "register_buffer", "register_parameter",
                            "insert_child_to_cell", "append", "extend", "insert"})
