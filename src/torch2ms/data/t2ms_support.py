@@ -960,3 +960,94 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     if return_counts:
         out.append(mindspore.Tensor(counts.astype(numpy.int64)))
     return out[0] if len(out) == 1 else tuple(out)
+
+
+def _foreach(tensors, operand, combine, in_place):
+    """One operation over a list of tensors, torch's `_foreach_*` functions: `operand` is a list of tensors or
+    numbers (one per tensor) or one tensor or number for all; `combine(tensor, operand)` gives each result. In place,
+    each result is copied into its tensor (its dtype kept) and the list of the tensors is returned, as torch 2.13
+    returns it; otherwise a tuple of the results."""
+    tensors = list(tensors)
+    if isinstance(operand, (list, tuple)) and len(operand) != len(tensors):
+        raise RuntimeError(f"Tensor lists must have the same number of tensors, got {len(tensors)} and {len(operand)}")
+    results = []
+    for i, tensor in enumerate(tensors):
+        result = combine(tensor, operand[i] if isinstance(operand, (list, tuple)) else operand)
+        if in_place:
+            tensor.copy_(result)
+        results.append(tensor if in_place else result)
+    return results if in_place else tuple(results)
+
+
+def _foreach_operand(other, scalar, scalars):
+    """The second operand of a `_foreach_*` call, however torch's overloads name it (`other`: tensors or a tensor,
+    `scalar`, `scalars`)."""
+    given = [value for value in (other, scalar, scalars) if value is not None]
+    if len(given) != 1:
+        raise TypeError("expected one of other, scalar or scalars")
+    return given[0]
+
+
+def foreach_add(self, other=None, *, alpha=1, scalar=None, scalars=None, _in_place=False):
+    """torch._foreach_add: each tensor plus its operand times `alpha` (a tuple of new tensors)."""
+    operand = _foreach_operand(other, scalar, scalars)
+    return _foreach(self, operand, lambda t, o: t + (o if alpha == 1 else o * alpha), _in_place)
+
+
+def foreach_add_(self, other=None, *, alpha=1, scalar=None, scalars=None):
+    """torch._foreach_add_: each tensor increased in place by its operand times `alpha`."""
+    return foreach_add(self, other, alpha=alpha, scalar=scalar, scalars=scalars, _in_place=True)
+
+
+def foreach_sub(self, other=None, *, alpha=1, scalar=None, scalars=None, _in_place=False):
+    """torch._foreach_sub: each tensor minus its operand times `alpha` (a tuple of new tensors)."""
+    operand = _foreach_operand(other, scalar, scalars)
+    return _foreach(self, operand, lambda t, o: t - (o if alpha == 1 else o * alpha), _in_place)
+
+
+def foreach_sub_(self, other=None, *, alpha=1, scalar=None, scalars=None):
+    """torch._foreach_sub_: each tensor decreased in place by its operand times `alpha`."""
+    return foreach_sub(self, other, alpha=alpha, scalar=scalar, scalars=scalars, _in_place=True)
+
+
+def foreach_mul(self, other=None, *, scalar=None, scalars=None, _in_place=False):
+    """torch._foreach_mul: each tensor times its operand (a tuple of new tensors)."""
+    return _foreach(self, _foreach_operand(other, scalar, scalars), lambda t, o: t * o, _in_place)
+
+
+def foreach_mul_(self, other=None, *, scalar=None, scalars=None):
+    """torch._foreach_mul_: each tensor multiplied in place by its operand."""
+    return foreach_mul(self, other, scalar=scalar, scalars=scalars, _in_place=True)
+
+
+def foreach_div(self, other=None, *, scalar=None, scalars=None, _in_place=False):
+    """torch._foreach_div: each tensor divided by its operand (a tuple of new tensors)."""
+    return _foreach(self, _foreach_operand(other, scalar, scalars), lambda t, o: t / o, _in_place)
+
+
+def foreach_div_(self, other=None, *, scalar=None, scalars=None):
+    """torch._foreach_div_: each tensor divided in place by its operand."""
+    return foreach_div(self, other, scalar=scalar, scalars=scalars, _in_place=True)
+
+
+def foreach_lerp(self, tensors1, weight=None, *, weights=None, _in_place=False):
+    """torch._foreach_lerp: each tensor moved toward its end (`tensors1`) by its weight (`weight`: a number,
+    `weights`: a tensor or a list), as mindspore.ops.lerp computes it (a tuple of new tensors)."""
+    ends = list(tensors1)
+    pairs = [(end, w) for end, w in zip(ends, _foreach_weights(weight, weights, len(ends)))]
+    return _foreach(self, pairs, lambda t, pair: ops.lerp(t, pair[0], pair[1]), _in_place)
+
+
+def foreach_lerp_(self, tensors1, weight=None, *, weights=None):
+    """torch._foreach_lerp_: each tensor moved in place toward its end by its weight."""
+    return foreach_lerp(self, tensors1, weight, weights=weights, _in_place=True)
+
+
+def _foreach_weights(weight, weights, count):
+    given = _foreach_operand(weight, None, weights)
+    return list(given) if isinstance(given, (list, tuple)) else [given] * count
+
+
+def foreach_copy_(self, src, non_blocking=False):
+    """torch._foreach_copy_: each tensor's values replaced in place by its source's (cast to its dtype)."""
+    return _foreach(self, list(src), lambda t, o: o, True)
