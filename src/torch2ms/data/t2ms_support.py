@@ -1051,3 +1051,17 @@ def _foreach_weights(weight, weights, count):
 def foreach_copy_(self, src, non_blocking=False):
     """torch._foreach_copy_: each tensor's values replaced in place by its source's (cast to its dtype)."""
     return _foreach(self, list(src), lambda t, o: o, True)
+
+
+def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False):
+    """torch.full where the fill value is known only at run time: torch's result dtype where no dtype is given (a
+    bool fills a bool tensor, an int an int64 one, a float a float32 one, a complex a complex64 one; a one-value
+    tensor gives its Python value), which mindspore.ops.full does not infer (int64 for every fill value). The device
+    and layout are MindSpore's (one device per program)."""
+    if isinstance(fill_value, mindspore.Tensor):
+        fill_value = fill_value.item()
+    if dtype is None:
+        dtype = (mindspore.bool_ if isinstance(fill_value, (bool, numpy.bool_)) else
+                 mindspore.int64 if isinstance(fill_value, (int, numpy.integer)) else
+                 mindspore.complex64 if isinstance(fill_value, complex) else mindspore.float32)
+    return ops.full(tuple(size), fill_value, dtype=dtype)

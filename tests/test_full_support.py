@@ -1,0 +1,59 @@
+"""`torch.full(size, value)` where the value is known only at run time: mindspore.ops.full without a dtype gives
+int64 for every fill value, so the port calls the support module's full, which takes torch's result dtype from
+the value (float32 for a float, int64 for an int, bool for a bool); a literal value keeps the fix's dtype."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from torch2ms.mappings import load_table
+from torch2ms.migrate.pipeline import migrate_text
+
+PROGRAM = textwrap.dedent("""\
+    import torch
+
+
+    def smooth_targets(labels, classes, smoothing):
+        off = smoothing / classes
+        out = torch.full((labels.shape[0], classes), off, device=labels.device)
+        out.scatter_(1, labels.unsqueeze(1), 1.0 - smoothing + off)
+        return out
+
+
+    def start_counts(x, start):
+        return torch.full((x.shape[0],), start)
+
+
+    def mask(n, value):
+        return torch.full([n, 2], value)
+
+
+    def case_full():
+        labels = torch.tensor([2, 0, 1])
+        smooth, counts, flags = smooth_targets(labels, 4, 0.1), start_counts(labels, 3), mask(2, True)
+        halves = torch.full((2,), 0.5)
+        return [smooth, counts, flags, halves, float(smooth.dtype == torch.float32),
+                float(counts.dtype == torch.int64), float(flags.dtype == torch.bool), float(halves.dtype == torch.float32)]
+""")
+
+
+def test_a_fill_value_known_at_run_time_is_the_support_modules_full() -> None:
+    ported = migrate_text(PROGRAM, "prog.py", table=load_table()).text
+    assert "torch" not in ported.replace("t2ms_support", "")
+    for written in ("t2ms_support.full((labels.shape[0], classes), off, device=labels.device)",
+                    "return t2ms_support.full((x.shape[0],), start)", "return t2ms_support.full([n, 2], value)",
+                    "mindspore.ops.full((2,), 0.5, dtype=mindspore.float32)"):
+        assert written in ported, written
+
+
+@pytest.mark.needs_torch
+@pytest.mark.needs_mindspore
+def test_the_ported_fills_have_torchs_values_and_dtypes(tmp_path: Path) -> None:
+    from case_runner import assert_port_agrees, port_in_process
+
+    original, port, _ = port_in_process(tmp_path, PROGRAM)
+    results = assert_port_agrees(original, port, ("mindspore",), rtol=1e-6, atol=1e-6)
+    assert results["case_full"][4:] == [[1.0]] * 4
