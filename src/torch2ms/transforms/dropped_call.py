@@ -11,9 +11,9 @@ and their queries torch._C._jit_can_fuse_on_cpu and torch._C._jit_can_fuse_on_gp
 
 from __future__ import annotations
 
-from ..model import CallKind, Fix
+from ..model import Fix
 from .base import Context, Pass, Transform, register
-from .edits import pure_text
+from .edits import runs_nothing
 
 
 @register
@@ -23,7 +23,7 @@ class DroppedCall(Transform):
     needs_target = False
 
     def whole(self, ctx: Context) -> Fix | None | Pass:
-        if ctx.call.kind is not CallKind.CALL or any(a.starred or not pure_text(ctx.src, a) for a in ctx.call.args):
+        if not runs_nothing(ctx.src, ctx.call):
             return None
         statement = ctx.src.expression_statement(ctx.call.span)
         if statement is None:
