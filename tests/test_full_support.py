@@ -1,6 +1,8 @@
 """`torch.full(size, value)` where the value is known only at run time: mindspore.ops.full without a dtype gives
 int64 for every fill value, so the port calls the support module's full, which takes torch's result dtype from
-the value (float32 for a float, int64 for an int, bool for a bool); a literal value keeps the fix's dtype."""
+the value (float32 for a float, int64 for an int, bool for a bool); a literal value keeps the fix's dtype. An
+in-place method on the new tensor (``torch.full(s, v).scatter_(...)``, which nothing else holds) is its
+out-of-place form."""
 
 from __future__ import annotations
 
@@ -23,6 +25,10 @@ PROGRAM = textwrap.dedent("""\
         return out
 
 
+    def one_hot(labels, classes, off, on):
+        return torch.full((labels.size(0), classes), off).scatter_(1, labels.view(-1, 1), on)
+
+
     def start_counts(x, start):
         return torch.full((x.shape[0],), start)
 
@@ -35,7 +41,8 @@ PROGRAM = textwrap.dedent("""\
         labels = torch.tensor([2, 0, 1])
         smooth, counts, flags = smooth_targets(labels, 4, 0.1), start_counts(labels, 3), mask(2, True)
         halves = torch.full((2,), 0.5)
-        return [smooth, counts, flags, halves, float(smooth.dtype == torch.float32),
+        hot = one_hot(labels, 3, 0.0, 1.0)
+        return [smooth, counts, flags, halves, hot, float(smooth.dtype == torch.float32),
                 float(counts.dtype == torch.int64), float(flags.dtype == torch.bool), float(halves.dtype == torch.float32)]
 """)
 
@@ -45,7 +52,9 @@ def test_a_fill_value_known_at_run_time_is_the_support_modules_full() -> None:
     assert "torch" not in ported.replace("t2ms_support", "")
     for written in ("t2ms_support.full((labels.shape[0], classes), off, device=labels.device)",
                     "return t2ms_support.full((x.shape[0],), start)", "return t2ms_support.full([n, 2], value)",
-                    "mindspore.ops.full((2,), 0.5, dtype=mindspore.float32)"):
+                    "mindspore.ops.full((2,), 0.5, dtype=mindspore.float32)",
+                    # an in-place update of the new tensor nobody else holds: the out-of-place form
+                    "t2ms_support.full((labels.shape[0], classes), off).scatter(1, labels.view(-1, 1), on)"):
         assert written in ported, written
 
 
@@ -56,4 +65,4 @@ def test_the_ported_fills_have_torchs_values_and_dtypes(tmp_path: Path) -> None:
 
     original, port, _ = port_in_process(tmp_path, PROGRAM)
     results = assert_port_agrees(original, port, ("mindspore",), rtol=1e-6, atol=1e-6)
-    assert results["case_full"][4:] == [[1.0]] * 4
+    assert results["case_full"][5:] == [[1.0]] * 4
