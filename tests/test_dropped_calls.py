@@ -15,6 +15,8 @@ from torch2ms.engine import scan_source
 from torch2ms.mappings import load_table
 from torch2ms.migrate.pipeline import migrate_text
 
+from case_runner import assert_port_agrees_with_torch, assert_torch_free_port
+
 PROGRAM = textwrap.dedent("""\
     import torch
 
@@ -40,8 +42,8 @@ PROGRAM = textwrap.dedent("""\
 
 
 def test_torchscript_switches_go_and_a_used_value_keeps_its_finding() -> None:
-    ported = migrate_text(PROGRAM, "prog.py", table=load_table()).text
-    assert "torch" not in ported and "_jit_" not in ported
+    ported = assert_torch_free_port(PROGRAM, ())
+    assert "_jit_" not in ported
     assert "assert True, " in ported and "    elif mode == \"cpu\":\n        pass; pass\n" in ported
     assert "        try:\n            pass\n        except RuntimeError:" in ported
     kept = "import torch\n\n\ndef previous():\n    return torch._C._jit_set_profiling_mode(True)\n"
@@ -54,7 +56,4 @@ def test_torchscript_switches_go_and_a_used_value_keeps_its_finding() -> None:
 @pytest.mark.needs_torch
 @pytest.mark.needs_mindspore
 def test_the_port_runs_without_torch(tmp_path: Path) -> None:
-    from case_runner import assert_port_agrees, port_in_process
-
-    original, port, _ = port_in_process(tmp_path, PROGRAM)
-    assert_port_agrees(original, port, ("mindspore",), rtol=0, atol=0)
+    assert_port_agrees_with_torch(tmp_path, PROGRAM, rtol=0, atol=0)

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from torch2ms.mappings import load_table
-from torch2ms.migrate.pipeline import migrate_text
+from case_runner import assert_port_agrees_with_torch, assert_torch_free_port
 
 PROGRAM = textwrap.dedent("""\
     import torch
@@ -48,21 +47,15 @@ PROGRAM = textwrap.dedent("""\
 
 
 def test_a_fill_value_known_at_run_time_is_the_support_modules_full() -> None:
-    ported = migrate_text(PROGRAM, "prog.py", table=load_table()).text
-    assert "torch" not in ported.replace("t2ms_support", "")
-    for written in ("t2ms_support.full((labels.shape[0], classes), off, device=labels.device)",
+    assert_torch_free_port(PROGRAM, ("t2ms_support.full((labels.shape[0], classes), off, device=labels.device)",
                     "return t2ms_support.full((x.shape[0],), start)", "return t2ms_support.full([n, 2], value)",
                     "mindspore.ops.full((2,), 0.5, dtype=mindspore.float32)",
                     # an in-place update of the new tensor nobody else holds: the out-of-place form
-                    "t2ms_support.full((labels.shape[0], classes), off).scatter(1, labels.view(-1, 1), on)"):
-        assert written in ported, written
+                    "t2ms_support.full((labels.shape[0], classes), off).scatter(1, labels.view(-1, 1), on)"))
 
 
 @pytest.mark.needs_torch
 @pytest.mark.needs_mindspore
 def test_the_ported_fills_have_torchs_values_and_dtypes(tmp_path: Path) -> None:
-    from case_runner import assert_port_agrees, port_in_process
-
-    original, port, _ = port_in_process(tmp_path, PROGRAM)
-    results = assert_port_agrees(original, port, ("mindspore",), rtol=1e-6, atol=1e-6)
+    results = assert_port_agrees_with_torch(tmp_path, PROGRAM)
     assert results["case_full"][5:] == [[1.0]] * 4

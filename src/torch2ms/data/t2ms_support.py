@@ -1065,3 +1065,70 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, pi
                  mindspore.int64 if isinstance(fill_value, (int, numpy.integer)) else
                  mindspore.complex64 if isinstance(fill_value, complex) else mindspore.float32)
     return ops.full(tuple(size), fill_value, dtype=dtype)
+
+
+def _cubic_weights(t):
+    """The four weights of torch's bicubic convolution (A = -0.75) at the neighbours -1, 0, 1, 2 of a point a
+    fraction `t` past the second."""
+    a = -0.75
+
+    def near(d):
+        return ((a + 2) * d - (a + 3)) * d * d + 1
+
+    def far(d):
+        return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _grid_index(index, size, padding_mode, align_corners):
+    """An integer neighbour's index along a side of `size` as torch's bicubic sampling reads it: clipped (border),
+    mirrored (reflection, about the edge pixels' centres with align_corners, their outer edges without) or left
+    as it is (zeros); the mask of the neighbours inside the image (for zeros)."""
+    if padding_mode == "reflection":
+        low, span = (0.0, size - 1.0) if align_corners else (-0.5, float(size))
+        if span <= 0:
+            index = ops.zeros_like(index)
+        else:
+            distance = ops.abs(index - low)
+            extra = distance - ops.floor(distance / span) * span
+            flips = ops.floor(distance / span)
+            index = ops.where(ops.fmod(flips, 2.0) == 0, extra + low, span - extra + low)
+    if padding_mode in ("border", "reflection"):
+        index = ops.clip(index, 0.0, size - 1.0)
+    inside = ops.logical_and(index >= 0, index <= size - 1)
+    return ops.clip(index, 0.0, size - 1.0).astype(mindspore.int32), inside
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """torch.nn.functional.grid_sample: MindSpore's function for the nearest and bilinear modes, and for bicubic
+    (which MindSpore 2.10 refuses) torch's bicubic sampling of a 4-D input: each output point weighs the 4x4
+    pixels around it with torch's cubic weights (A = -0.75), every neighbour read through the padding mode, in
+    PyNative and GRAPH mode."""
+    align_corners = bool(align_corners)
+    if mode != "bicubic":
+        return mindspore.mint.nn.functional.grid_sample(input, grid, mode=mode, padding_mode=padding_mode,
+                                                        align_corners=align_corners)
+    n, c, h, w = input.shape
+    out_h, out_w = grid.shape[1], grid.shape[2]
+    grid = grid.astype(mindspore.float32)
+
+    def unnormalize(coord, size):
+        return (coord + 1) / 2 * (size - 1) if align_corners else ((coord + 1) * size - 1) / 2
+
+    x, y = unnormalize(grid[..., 0], w), unnormalize(grid[..., 1], h)
+    x0, y0 = ops.floor(x), ops.floor(y)
+    wx, wy = _cubic_weights(x - x0), _cubic_weights(y - y0)
+    flat = input.reshape(n, c, h * w)
+    out = ops.zeros((n, c, out_h * out_w), input.dtype)
+    for j in range(4):
+        yi, y_in = _grid_index(y0 - 1 + j, h, padding_mode, align_corners)
+        for i in range(4):
+            xi, x_in = _grid_index(x0 - 1 + i, w, padding_mode, align_corners)
+            weight = wx[i] * wy[j]
+            if padding_mode == "zeros":
+                weight = weight * ops.logical_and(x_in, y_in).astype(weight.dtype)
+            index = ops.broadcast_to((yi * w + xi).reshape(n, 1, out_h * out_w), (n, c, out_h * out_w))
+            values = ops.gather_elements(flat, 2, index)
+            out = out + values * weight.reshape(n, 1, out_h * out_w).astype(input.dtype)
+    return out.reshape(n, c, out_h, out_w)
