@@ -1132,3 +1132,25 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
             values = ops.gather_elements(flat, 2, index)
             out = out + values * weight.reshape(n, 1, out_h * out_w).astype(input.dtype)
     return out.reshape(n, c, out_h, out_w)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """torch.nn.functional.kl_div where the fix engine writes no form (`log_target`, which mindspore.ops.kl_div
+    lacks): torch's pointwise loss, target * (log(target) - input) with 0 where the target is 0, or
+    exp(target) * (target - input) for a target given as log-probabilities, the two inputs broadcast; reduced
+    as torch reduces it (mean of every element, batchmean: the sum over the first dimension's size, sum, none;
+    the legacy size_average and reduce as torch reads them)."""
+    if size_average is not None or reduce is not None:
+        size_average = True if size_average is None else size_average
+        reduce = True if reduce is None else reduce
+        reduction = ("mean" if size_average else "sum") if reduce else "none"
+    if log_target:
+        loss = ops.exp(target) * (target - input)
+    else:
+        # target * log(target), 0 where the target is 0 (as torch's xlogy; MindSpore's xlogy gives nan there)
+        loss = target * ops.log(ops.where(target == 0, ops.ones_like(target), target)) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.ndim else loss.sum()
+    if reduction == "mean":
+        return loss.mean()
+    return loss.sum() if reduction == "sum" else loss
