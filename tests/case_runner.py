@@ -98,3 +98,24 @@ def port_in_process(tmp_path: Path, text: str) -> tuple[Path, Path, str]:
     (port / "prog.py").write_text(ported, encoding="utf-8")
     (port / "t2ms_support.py").write_text(module_text(load_table(), Config().version, "cpu"), encoding="utf-8")
     return original, port, ported
+
+
+def assert_torch_free_port(text: str, written: tuple[str, ...]) -> str:
+    """`text` ported (`migrate_text`, in this process): no torch name is left but the support module's, and each
+    of `written` is in the port; the port's text."""
+    from torch2ms.mappings import load_table
+    from torch2ms.migrate.pipeline import migrate_text
+
+    ported = migrate_text(text, "prog.py", table=load_table()).text
+    assert "torch" not in ported.replace("t2ms_support", ""), ported
+    for expected in written:
+        assert expected in ported, f"{expected!r} not in\n{ported}"
+    return ported
+
+
+def assert_port_agrees_with_torch(tmp_path: Path, text: str, sides: tuple[str, ...] = ("mindspore",),
+                                  rtol: float = 1e-6, atol: float = 1e-6) -> dict[str, list[list[float]]]:
+    """`text` and its port (`port_in_process`) run their cases, in torch and on each side, to the same values;
+    torch's results."""
+    original, port, _ = port_in_process(tmp_path, text)
+    return assert_port_agrees(original, port, sides, rtol=rtol, atol=atol)

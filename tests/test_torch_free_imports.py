@@ -282,13 +282,13 @@ RUNTIME = textwrap.dedent("""\
 
 def test_runtime_values_a_form_takes_are_written() -> None:
     """A process group passed by position (a port's groups are MindSpore's group names), a grid_sample mode known
-    only at run time (MindSpore raises for the one it lacks), unique's counts and inverse (the support module's)
+    only at run time (the support module's, which also samples bicubic, the mode MindSpore lacks), unique's counts and inverse (the support module's)
     and expand_copy (broadcast_to)."""
     ported = _port(RUNTIME)
     assert "torch" not in ported.replace("t2ms_support", "")
     assert "mindspore.mint.nn.SyncBatchNorm(bn.num_features, bn.eps, bn.momentum, bn.affine, bn.track_running_stats, " \
            "group)" in ported
-    assert "mindspore.mint.nn.functional.grid_sample(" in ported and "mode=self.mode" in ported
+    assert "t2ms_support.grid_sample(" in ported and "mode=self.mode" in ported
     assert "t2ms_support.unique(mindspore.tensor(widths), return_counts=True)" in ported
     assert "mindspore.ops.broadcast_to(mindspore.tensor([[1.0], [2.0]]), (2, -1, 3))" in ported
 

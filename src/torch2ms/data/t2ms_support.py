@@ -960,3 +960,197 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     if return_counts:
         out.append(mindspore.Tensor(counts.astype(numpy.int64)))
     return out[0] if len(out) == 1 else tuple(out)
+
+
+def _foreach(tensors, operand, combine, in_place):
+    """One operation over a list of tensors, torch's `_foreach_*` functions: `operand` is a list of tensors or
+    numbers (one per tensor) or one tensor or number for all; `combine(tensor, operand)` gives each result. In place,
+    each result is copied into its tensor (its dtype kept) and the list of the tensors is returned, as torch 2.13
+    returns it; otherwise a tuple of the results."""
+    tensors = list(tensors)
+    if isinstance(operand, (list, tuple)) and len(operand) != len(tensors):
+        raise RuntimeError(f"Tensor lists must have the same number of tensors, got {len(tensors)} and {len(operand)}")
+    results = []
+    for i, tensor in enumerate(tensors):
+        result = combine(tensor, operand[i] if isinstance(operand, (list, tuple)) else operand)
+        if in_place:
+            tensor.copy_(result)
+        results.append(tensor if in_place else result)
+    return results if in_place else tuple(results)
+
+
+def _foreach_operand(other, scalar, scalars):
+    """The second operand of a `_foreach_*` call, however torch's overloads name it (`other`: tensors or a tensor,
+    `scalar`, `scalars`)."""
+    given = [value for value in (other, scalar, scalars) if value is not None]
+    if len(given) != 1:
+        raise TypeError("expected one of other, scalar or scalars")
+    return given[0]
+
+
+def foreach_add(self, other=None, *, alpha=1, scalar=None, scalars=None, _in_place=False):
+    """torch._foreach_add: each tensor plus its operand times `alpha` (a tuple of new tensors)."""
+    operand = _foreach_operand(other, scalar, scalars)
+    return _foreach(self, operand, lambda t, o: t + (o if alpha == 1 else o * alpha), _in_place)
+
+
+def foreach_add_(self, other=None, *, alpha=1, scalar=None, scalars=None):
+    """torch._foreach_add_: each tensor increased in place by its operand times `alpha`."""
+    return foreach_add(self, other, alpha=alpha, scalar=scalar, scalars=scalars, _in_place=True)
+
+
+def foreach_sub(self, other=None, *, alpha=1, scalar=None, scalars=None, _in_place=False):
+    """torch._foreach_sub: each tensor minus its operand times `alpha` (a tuple of new tensors)."""
+    operand = _foreach_operand(other, scalar, scalars)
+    return _foreach(self, operand, lambda t, o: t - (o if alpha == 1 else o * alpha), _in_place)
+
+
+def foreach_sub_(self, other=None, *, alpha=1, scalar=None, scalars=None):
+    """torch._foreach_sub_: each tensor decreased in place by its operand times `alpha`."""
+    return foreach_sub(self, other, alpha=alpha, scalar=scalar, scalars=scalars, _in_place=True)
+
+
+def foreach_mul(self, other=None, *, scalar=None, scalars=None, _in_place=False):
+    """torch._foreach_mul: each tensor times its operand (a tuple of new tensors)."""
+    return _foreach(self, _foreach_operand(other, scalar, scalars), lambda t, o: t * o, _in_place)
+
+
+def foreach_mul_(self, other=None, *, scalar=None, scalars=None):
+    """torch._foreach_mul_: each tensor multiplied in place by its operand."""
+    return foreach_mul(self, other, scalar=scalar, scalars=scalars, _in_place=True)
+
+
+def foreach_div(self, other=None, *, scalar=None, scalars=None, _in_place=False):
+    """torch._foreach_div: each tensor divided by its operand (a tuple of new tensors)."""
+    return _foreach(self, _foreach_operand(other, scalar, scalars), lambda t, o: t / o, _in_place)
+
+
+def foreach_div_(self, other=None, *, scalar=None, scalars=None):
+    """torch._foreach_div_: each tensor divided in place by its operand."""
+    return foreach_div(self, other, scalar=scalar, scalars=scalars, _in_place=True)
+
+
+def foreach_lerp(self, tensors1, weight=None, *, weights=None, _in_place=False):
+    """torch._foreach_lerp: each tensor moved toward its end (`tensors1`) by its weight (`weight`: a number,
+    `weights`: a tensor or a list), as mindspore.ops.lerp computes it (a tuple of new tensors)."""
+    ends = list(tensors1)
+    pairs = [(end, w) for end, w in zip(ends, _foreach_weights(weight, weights, len(ends)))]
+    return _foreach(self, pairs, lambda t, pair: ops.lerp(t, pair[0], pair[1]), _in_place)
+
+
+def foreach_lerp_(self, tensors1, weight=None, *, weights=None):
+    """torch._foreach_lerp_: each tensor moved in place toward its end by its weight."""
+    return foreach_lerp(self, tensors1, weight, weights=weights, _in_place=True)
+
+
+def _foreach_weights(weight, weights, count):
+    given = _foreach_operand(weight, None, weights)
+    return list(given) if isinstance(given, (list, tuple)) else [given] * count
+
+
+def foreach_copy_(self, src, non_blocking=False):
+    """torch._foreach_copy_: each tensor's values replaced in place by its source's (cast to its dtype)."""
+    return _foreach(self, list(src), lambda t, o: o, True)
+
+
+def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False):
+    """torch.full where the fill value is known only at run time: torch's result dtype where no dtype is given (a
+    bool fills a bool tensor, an int an int64 one, a float a float32 one, a complex a complex64 one; a one-value
+    tensor gives its Python value), which mindspore.ops.full does not infer (int64 for every fill value). The device
+    and layout are MindSpore's (one device per program)."""
+    if isinstance(fill_value, mindspore.Tensor):
+        fill_value = fill_value.item()
+    if dtype is None:
+        dtype = (mindspore.bool_ if isinstance(fill_value, (bool, numpy.bool_)) else
+                 mindspore.int64 if isinstance(fill_value, (int, numpy.integer)) else
+                 mindspore.complex64 if isinstance(fill_value, complex) else mindspore.float32)
+    return ops.full(tuple(size), fill_value, dtype=dtype)
+
+
+def _cubic_weights(t):
+    """The four weights of torch's bicubic convolution (A = -0.75) at the neighbours -1, 0, 1, 2 of a point a
+    fraction `t` past the second."""
+    a = -0.75
+
+    def near(d):
+        return ((a + 2) * d - (a + 3)) * d * d + 1
+
+    def far(d):
+        return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _grid_index(index, size, padding_mode, align_corners):
+    """An integer neighbour's index along a side of `size` as torch's bicubic sampling reads it: clipped (border),
+    mirrored (reflection, about the edge pixels' centres with align_corners, their outer edges without) or left
+    as it is (zeros); the mask of the neighbours inside the image (for zeros)."""
+    if padding_mode == "reflection":
+        low, span = (0.0, size - 1.0) if align_corners else (-0.5, float(size))
+        if span <= 0:
+            index = ops.zeros_like(index)
+        else:
+            distance = ops.abs(index - low)
+            extra = distance - ops.floor(distance / span) * span
+            flips = ops.floor(distance / span)
+            index = ops.where(ops.fmod(flips, 2.0) == 0, extra + low, span - extra + low)
+    if padding_mode in ("border", "reflection"):
+        index = ops.clip(index, 0.0, size - 1.0)
+    inside = ops.logical_and(index >= 0, index <= size - 1)
+    return ops.clip(index, 0.0, size - 1.0).astype(mindspore.int32), inside
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """torch.nn.functional.grid_sample: MindSpore's function for the nearest and bilinear modes, and for bicubic
+    (which MindSpore 2.10 refuses) torch's bicubic sampling of a 4-D input: each output point weighs the 4x4
+    pixels around it with torch's cubic weights (A = -0.75), every neighbour read through the padding mode, in
+    PyNative and GRAPH mode."""
+    align_corners = bool(align_corners)
+    if mode != "bicubic":
+        return mindspore.mint.nn.functional.grid_sample(input, grid, mode=mode, padding_mode=padding_mode,
+                                                        align_corners=align_corners)
+    n, c, h, w = input.shape
+    out_h, out_w = grid.shape[1], grid.shape[2]
+    grid = grid.astype(mindspore.float32)
+
+    def unnormalize(coord, size):
+        return (coord + 1) / 2 * (size - 1) if align_corners else ((coord + 1) * size - 1) / 2
+
+    x, y = unnormalize(grid[..., 0], w), unnormalize(grid[..., 1], h)
+    x0, y0 = ops.floor(x), ops.floor(y)
+    wx, wy = _cubic_weights(x - x0), _cubic_weights(y - y0)
+    flat = input.reshape(n, c, h * w)
+    out = ops.zeros((n, c, out_h * out_w), input.dtype)
+    for j in range(4):
+        yi, y_in = _grid_index(y0 - 1 + j, h, padding_mode, align_corners)
+        for i in range(4):
+            xi, x_in = _grid_index(x0 - 1 + i, w, padding_mode, align_corners)
+            weight = wx[i] * wy[j]
+            if padding_mode == "zeros":
+                weight = weight * ops.logical_and(x_in, y_in).astype(weight.dtype)
+            index = ops.broadcast_to((yi * w + xi).reshape(n, 1, out_h * out_w), (n, c, out_h * out_w))
+            values = ops.gather_elements(flat, 2, index)
+            out = out + values * weight.reshape(n, 1, out_h * out_w).astype(input.dtype)
+    return out.reshape(n, c, out_h, out_w)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """torch.nn.functional.kl_div where the fix engine writes no form (`log_target`, which mindspore.ops.kl_div
+    lacks): torch's pointwise loss, target * (log(target) - input) with 0 where the target is 0, or
+    exp(target) * (target - input) for a target given as log-probabilities, the two inputs broadcast; reduced
+    as torch reduces it (mean of every element, batchmean: the sum over the first dimension's size, sum, none;
+    the legacy size_average and reduce as torch reads them)."""
+    if size_average is not None or reduce is not None:
+        size_average = True if size_average is None else size_average
+        reduce = True if reduce is None else reduce
+        reduction = ("mean" if size_average else "sum") if reduce else "none"
+    if log_target:
+        loss = ops.exp(target) * (target - input)
+    else:
+        # target * log(target), 0 where the target is 0 (as torch's xlogy; MindSpore's xlogy gives nan there)
+        loss = target * ops.log(ops.where(target == 0, ops.ones_like(target), target)) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.ndim else loss.sum()
+    if reduction == "mean":
+        return loss.mean()
+    return loss.sum() if reduction == "sum" else loss

@@ -633,8 +633,9 @@ class CallSites(_Rewriter):
                 self._note(node, f"{call.api} -> {name}")
                 return cst.parse_expression(f"{self.support_import}.{name.partition('.')[2]}")
             if name:
-                if "." in name:  # a builtin (`str`) needs no import
-                    self.imports.add(name.rpartition(".")[0])  # its module (`urllib.parse`)
+                if "." in name and rewrite is not None:  # a builtin (`str`) needs no import
+                    # its module (`urllib.parse`), or the one the tables name (a class's member: `mindspore`)
+                    self.imports.add(str(rewrite.arg("module", "")) or name.rpartition(".")[0])
                 self._note(node, f"{call.api} -> {name}")
                 return cst.parse_expression(name)
         return None

@@ -5,7 +5,7 @@ the tables' facts cannot express and that the tables name (``rewrite: {transform
 from __future__ import annotations
 
 from . import (  # noqa: F401  (each module registers its transform)
-    attribute_result, called_argument, called_attribute, cell, complex_abs, compose, custom_gradient, device_move, device_object, dropped_decorator,
+    attribute_result, called_argument, called_attribute, cell, complex_abs, compose, custom_gradient, device_move, device_object, dropped_call, dropped_decorator,
     fill_dtype, legacy_tensor, python_name, python_value, result_fields, result_form, result_method, set_train_false,
     shape_attribute, shape_tuple, size_tuple, support, training_mode,
 )

@@ -15,7 +15,7 @@ import ast
 import re
 from collections.abc import Iterator, Sequence
 
-from ..model import ApiCall, Arg, Edit, Fix, ParamFact, Span
+from ..model import ApiCall, Arg, CallKind, Edit, Fix, ParamFact, Span
 from ..scopes import ROOT, Scopes, choose_root, respell, written_root
 from ..source import SourceText
 
@@ -362,6 +362,12 @@ def pure_text(src: EditBuilder, arg: Arg) -> bool:
         return pure(ast.parse(f"({src.slice(arg.span)})", mode="eval").body)
     except SyntaxError:
         return False
+
+
+def runs_nothing(src: EditBuilder, call: ApiCall) -> bool:
+    """A call (not an attribute read) whose arguments run nothing: names, attributes, literals, none unpacked; it can
+    go, or give way to a value, without losing an effect of its arguments."""
+    return call.kind is CallKind.CALL and not any(a.starred or not pure_text(src, a) for a in call.args)
 
 
 def pure(node: ast.expr) -> bool:

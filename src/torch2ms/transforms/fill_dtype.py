@@ -1,7 +1,8 @@
 """`torch.full(s, 1.5)` -> `mindspore.ops.full(s, 1.5, dtype=mindspore.float32)`: a target that infers the
 result dtype from the fill value in its own way (mindspore.ops.full gives int64 for a float fill) where
 torch's dtype fact has no default to write. Arguments: `param`, `position` (the fill value's torch parameter).
-Without dtype, a constant fill value gets torch's dtype written out; any other value leaves the call unfixed.
+Without dtype, a constant fill value gets torch's dtype written out; any other value leaves the call unfixed
+(`migrate` writes the support module's full for it, which takes torch's dtype from the value at run time).
 
 Used by the target mindspore.ops.full of torch.full and torch.Tensor.new_full."""
 

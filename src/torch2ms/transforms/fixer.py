@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 from ..mappings import TableView
 from ..model import (
-    ApiCall, CallKind, Confidence, Diagnostic, Edit, Fix, MappingEntry, Span, Target, WrittenAs,
+    ApiCall, CallKind, Confidence, Diagnostic, Edit, Fix, MappingEntry, ShapeResult, Span, Target, WrittenAs,
 )
 from ..source import SourceText
 from .base import FIXABLE_CODES, PASS, Context, Transform, rewrites
@@ -70,11 +70,12 @@ _SHAPE_INPLACE = frozenset({"squeeze_", "unsqueeze_", "t_", "transpose_", "swapa
 _FRESH = ""  # the receiver is a new tensor (an operator's result): nothing else sees the update
 
 
-def _inplace_root(text: str, is_inplace: Callable[[str], bool]) -> tuple[str, bool] | None:
+def _inplace_root(text: str, is_inplace: Callable[[str], bool],
+                  is_fresh: Callable[[ast.Call], bool] = lambda node: False) -> tuple[str, bool] | None:
     """The tensor an in-place call updates, as text that is safe to evaluate again, and whether it is a
     view (a subscript, `x[0]`): the receiver if it is a name or attribute chain, the root of a chain of
-    in-place calls (`m.mul_(a).add_(b)` updates `m`), `_FRESH` for an operator's result; None when it
-    cannot be named (another call)."""
+    in-place calls (`m.mul_(a).add_(b)` updates `m`), `_FRESH` for an operator's result or a call `is_fresh`
+    knows makes a new tensor (``torch.full(s, v).scatter_(...)``); None when it cannot be named (another call)."""
     try:
         node = ast.parse(f"({text.strip()})", mode="eval").body
     except SyntaxError:
@@ -82,7 +83,7 @@ def _inplace_root(text: str, is_inplace: Callable[[str], bool]) -> tuple[str, bo
     chained = False
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and is_inplace(node.func.attr):
         node, chained = node.func.value, True
-    if isinstance(node, (ast.BinOp, ast.UnaryOp)):
+    if isinstance(node, (ast.BinOp, ast.UnaryOp)) or isinstance(node, ast.Call) and is_fresh(node):
         return _FRESH, False
     if not pure(node) or isinstance(node, ast.Constant):
         return None
@@ -92,7 +93,8 @@ def _inplace_root(text: str, is_inplace: Callable[[str], bool]) -> tuple[str, bo
     return (dotted_text(ast.unparse(node)) if not view else ast.unparse(node)), view
 
 
-def _inplace_fix(src: EditBuilder, call: ApiCall, form: Target, is_inplace: Callable[[str], bool]) -> Fix | None:
+def _inplace_fix(src: EditBuilder, call: ApiCall, form: Target, is_inplace: Callable[[str], bool],
+                 is_fresh: Callable[[ast.Call], bool] = lambda node: False) -> Fix | None:
     """`R.op_(args)` -> `R.copy_(R.op(args))`: MindSpore's in-place methods leave the receiver unchanged on
     CPU (or do not exist), so the update is written as a copy into the receiver, which keeps its dtype and
     every alias of it. A view updated by a statement of its own (`x[0].add_(1)`) is assigned back
@@ -102,7 +104,7 @@ def _inplace_fix(src: EditBuilder, call: ApiCall, form: Target, is_inplace: Call
     if call.name_span is None:
         return None
     receiver_text = src.slice(call.span)[:receiver_length(src, call)]
-    found = _inplace_root(receiver_text, is_inplace)
+    found = _inplace_root(receiver_text, is_inplace, is_fresh)
     if found is None:
         return None
     root, view = found
@@ -199,9 +201,11 @@ def _like_fix(src: EditBuilder, call: ApiCall, target: Target, edits: list[Edit]
 
 def build_fix(call: ApiCall, diag: Diagnostic, entry: MappingEntry | None, target: Target | None,
               src: EditBuilder, inplace_form: Target | None = None,
-              is_inplace: Callable[[str], bool] = lambda name: False) -> Fix | None:
+              is_inplace: Callable[[str], bool] = lambda name: False,
+              is_fresh: Callable[[ast.Call], bool] = lambda node: False) -> Fix | None:
     """The fix for one finding, or None when it must be left to a human. `inplace_form`: for an in-place
-    Tensor method, the out-of-place target its update is computed with."""
+    Tensor method, the out-of-place target its update is computed with (`is_inplace`: a method name that is
+    such a method; `is_fresh`: a call that makes a new tensor, whose in-place update nothing else sees)."""
     if diag.confidence is not Confidence.HIGH or call.confidence is not Confidence.HIGH:
         return None
     ctxs = [(Context(src, call, diag, entry, target, rewrite), transform)
@@ -215,7 +219,7 @@ def build_fix(call: ApiCall, diag: Diagnostic, entry: MappingEntry | None, targe
                     whole = other.result(other_ctx, whole)
             return whole
     if inplace_form is not None and call.kind is CallKind.METHOD and diag.code in ("TMS101", "TMS102", "TMS103"):
-        return _inplace_fix(src, call, inplace_form, is_inplace)
+        return _inplace_fix(src, call, inplace_form, is_inplace, is_fresh)
     if diag.code not in FIXABLE_CODES or entry is None or target is None:
         return None
     item = next((i for i in (t.result_item(c) for c, t in ctxs) if i is not None), None)
@@ -341,10 +345,33 @@ class Fixer:
         self.text, self.tree, self.view = text, tree, view
         self.positions = positions  # the scan's positions of `text`, whose line starts the fixes share
         self._src: EditBuilder | None = None  # built for the first finding that may have a fix
+        self._imports: dict[str, str] | None = None  # the file's module-level import names (`_is_fresh`)
 
     def _is_inplace(self, name: str) -> bool:
         """An in-place Tensor method that the fix rewrites (so it really updates its receiver)."""
         return _inplace_form(self.view, self.view.lookup(f"torch.Tensor.{name}")) is not None
+
+    def _is_fresh(self, node: ast.Call) -> bool:
+        """A call of a torch function that the tables say builds a new tensor from sizes (`shape_result:
+        from_sizes`: ``torch.zeros(n)``, ``torch.full(s, v)``), named through the file's module-level imports."""
+        if self._imports is None:
+            self._imports = {}
+            for stmt in self.tree.body if self.tree is not None else []:
+                if isinstance(stmt, ast.Import):
+                    for alias in stmt.names:
+                        self._imports[alias.asname or alias.name.partition(".")[0]] = \
+                            alias.name if alias.asname else alias.name.partition(".")[0]
+                elif isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
+                    for alias in stmt.names:
+                        self._imports[alias.asname or alias.name] = f"{stmt.module}.{alias.name}"
+        names, func = [], node.func
+        while isinstance(func, ast.Attribute):
+            names.append(func.attr)
+            func = func.value
+        if not isinstance(func, ast.Name) or func.id not in self._imports:
+            return False
+        entry = self.view.lookup(".".join([self._imports[func.id], *reversed(names)]))
+        return entry is not None and entry.shape_result is ShapeResult.FROM_SIZES
 
     def _builder(self) -> EditBuilder:
         if self._src is None:
@@ -385,7 +412,7 @@ class Fixer:
         src = self._builder()
         try:
             fix = build_fix(call, diag, entry, target, src, _inplace_form(self.view, entry),
-                            self._is_inplace)
+                            self._is_inplace, self._is_fresh)
             fix = src.respelled(fix, call.span) if fix is not None else None
         except Exception:  # a fix that cannot be built must never cost the finding or the file's analysis
             fix = None

@@ -7,7 +7,10 @@ spelled by the tree's import of it. Calls of the name (``urlparse(u)``) and of a
 are written the same way.
 
 Used by torch.jit.Final, torch.hub.HASH_REGEX, torch.hub.urlparse, torch.__version__ (`mindspore.__version__`),
-torch.utils.data.IterableDataset (as a type: the support module's, which tells a stream dataset by its protocol), torch.Size (`tuple`: MindSpore's Tensor.shape is a tuple) and the typing names torch.jit.annotations
+torch.utils.data.IterableDataset (as a type: the support module's, which tells a stream dataset by its protocol), the reductions
+torch.distributed.ReduceOp.SUM, torch.distributed.ReduceOp.PRODUCT, torch.distributed.ReduceOp.MAX and
+torch.distributed.ReduceOp.MIN (`mindspore.ops.ReduceOp.SUM`, ...: `module` names what the port imports for a member
+of a class), torch.Size (`tuple`: MindSpore's Tensor.shape is a tuple) and the typing names torch.jit.annotations
 re-exports: torch.jit.annotations.Any, torch.jit.annotations.Dict, torch.jit.annotations.List,
 torch.jit.annotations.Optional, torch.jit.annotations.Tuple, torch.jit.annotations.Union, and torch's float
 constants torch.pi, torch.e, torch.inf and torch.nan (`math.pi`, ...: the same Python floats). With `types`

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import ast
 
-from ..model import CallKind, Edit, Fix
+from ..model import Edit, Fix
 from .base import Context, Pass, Transform, register
-from .edits import pure_text
+from .edits import runs_nothing
 
 
 @register
@@ -28,6 +28,6 @@ class PythonValue(Transform):
         except (ValueError, SyntaxError):
             return None  # the tables' test names a value that is not a literal
         # arguments that run nothing (``torch.is_autocast_enabled(device)``) go with the call
-        if ctx.call.kind is not CallKind.CALL or any(a.starred or not pure_text(ctx.src, a) for a in ctx.call.args):
+        if not runs_nothing(ctx.src, ctx.call):
             return None
         return Fix(title=f"Write its value in MindSpore code: {value}", edits=(Edit(ctx.call.span, value),), safe=True)

@@ -31,7 +31,12 @@ torch.hub.get_dir, torch.hub._get_torch_home, torch.hub.download_url_to_file,
 torch.nn.modules.transformer._get_activation_fn, torch.nn.utils.fusion.fuse_conv_bn_eval,
 torch.utils.data.default_collate, torch.utils.data.dataloader.default_collate,
 torch.utils.data._utils.collate.default_collate (a function of the module read as a value is the module's too)
-and (`fallback`) torch.nn.functional.interpolate, torch.nn.Upsample, torch.nn.functional.batch_norm and torch.unique, and by einops's functions and layers, which have no MindSpore backend (the support
+torch's list ops torch._foreach_add, torch._foreach_add_, torch._foreach_sub, torch._foreach_sub_,
+torch._foreach_mul, torch._foreach_mul_, torch._foreach_div, torch._foreach_div_, torch._foreach_lerp,
+torch._foreach_lerp_ and torch._foreach_copy_ (loops over the lists, every overload),
+and (`fallback`) torch.nn.functional.interpolate, torch.nn.Upsample, torch.nn.functional.batch_norm, torch.unique,
+torch.full (a fill value known only at run time), torch.nn.functional.grid_sample (bicubic) and
+torch.nn.functional.kl_div (log_target), and by einops's functions and layers, which have no MindSpore backend (the support
 module runs einops's pattern analysis with MindSpore operators):
 einops.rearrange, einops.reduce, einops.repeat, einops.einsum, einops.pack, einops.unpack, einops.parse_shape,
 einops.layers.torch.Rearrange, einops.layers.torch.Reduce and einops.layers.torch.EinMix."""
