@@ -23,7 +23,7 @@ import numpy as np
 from mindspore import nn, ops
 
 
-class Net(nn.Cell):
+class Net({base}):
     def __init__(self):
         super().__init__()
         self.p = mindspore.Parameter(ops.ones((2, 3)))
@@ -34,8 +34,9 @@ class Net(nn.Cell):
 _BODY_LINE = 12  # the first line of construct's body in _MODULE
 
 
-def _module(body: str) -> str:
-    return _MODULE.format(body=textwrap.indent(body, " " * 8))
+def _module(body: str, base: str = "nn.Cell") -> str:
+    """A module whose Net (deriving from `base`) runs `body` as construct."""
+    return _MODULE.format(body=textwrap.indent(body, " " * 8), base=base)
 
 
 def _compile(path: Path, text: str) -> Any:
@@ -69,9 +70,9 @@ RULES = load_rules()
 
 
 @pytest.mark.needs_mindspore
-@pytest.mark.parametrize("rule", RULES, ids=[r.node or r.member for r in RULES])
+@pytest.mark.parametrize("rule", RULES, ids=[r.node or r.member + (":" + r.cell if r.cell else "") for r in RULES])
 def test_each_rule_is_rejected_by_graph_mode_and_reported(rule: Any, tmp_path: Path) -> None:
-    text = _module(rule.example)
+    text = _module(rule.example, rule.cell or "nn.Cell")
     lines = _graph_findings(text)
     assert lines and all(_BODY_LINE <= line < _BODY_LINE + rule.example.count("\n") for line in lines), lines
     with pytest.raises(Exception, match=rule.raises):  # noqa: B017 - the compiler's own error types vary
@@ -152,3 +153,18 @@ def test_a_member_rule_is_graph_codes_only() -> None:
                 return x.broadcast_to((4, 2, 3)).swapaxes(1, 2) + y
     ''')
     assert _graph_findings(text) == []  # a module's function and the Cell's own operator are not a tensor's method
+
+
+@pytest.mark.needs_mindspore
+def test_a_rule_on_the_cells_own_method_holds_for_its_base_only(tmp_path: Path) -> None:
+    """A CellDict subclass cannot iterate its own items() in GRAPH mode; a Cell holding a CellDict iterates the
+    attribute's, and a plain Cell's own items() (a method of the file's) is not judged."""
+    body = "for name, cell in self.items():\n    x = cell(x)\nreturn x + self.p\n"
+    assert _graph_findings(_module(body, "mindspore.nn.CellDict")) == [_BODY_LINE]
+    held = _module("for name, cell in self.cells_by_name.items():\n    x = cell(x)\nreturn x + self.p\n").replace(
+        "self.p = mindspore.Parameter(ops.ones((2, 3)))",
+        "self.p = mindspore.Parameter(ops.ones((2, 3))); self.cells_by_name = nn.CellDict({'act': nn.ReLU()})")
+    assert _graph_findings(held) == []
+    assert _compile(tmp_path / "held.py", held).shape == (2, 3)
+    own = _module(body).replace("    def construct", "    def items(self):\n        return ()\n\n    def construct")
+    assert _graph_findings(own) == []

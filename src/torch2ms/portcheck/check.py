@@ -344,7 +344,10 @@ class PortChecker:
             info = self.classes.get(code.cls)
             parameters = {n for n, v in info.attrs.items() if v == PARAMETER} if info is not None else set()
             where = f"in {code.name}" + (f", called from {code.via}" if code.via else "")
-            for node, rule in graph.violations(code, parameters, self.names):
+            keys = set(self._ms_classes("SELF:" + code.cls)) if code.cls else set()
+            bases = frozenset(rule.cell for rule in graph.load_rules() if rule.cell
+                              and (found := self.api.name(rule.cell)) is not None and found.cls in keys)
+            for node, rule in graph.violations(code, parameters, self.names, bases):
                 self.report("TMS441", node, f"GRAPH mode: {rule.reason} ({where})", first_line=True)
 
     def _guarded_imports(self) -> set[int]:

@@ -26,7 +26,8 @@ class GraphRule:
     example: str
     node: str = ""  # an ast node class name
     member: str = ""  # or a method name ...
-    receiver: str = ""  # ... on a value of this kind ("parameter"; "": any value) ...
+    receiver: str = ""  # ... on a value of this kind ("parameter"; "self": the Cell itself; "": any value) ...
+    cell: str = ""  # ... ("self") where the Cell derives from this MindSpore class (public name) ...
     positional: int = -1  # ... called with this many positional arguments (-1: any number) ...
     allowed: tuple[str, ...] = ()  # ... unless they are these, as written ("1, 0")
 
@@ -39,7 +40,8 @@ def load_rules() -> tuple[GraphRule, ...]:
     data = yaml.safe_load(text)
     out = []
     for index, raw in enumerate(data["rules"]):
-        unknown = set(raw) - {"node", "member", "receiver", "positional", "allowed", "reason", "raises", "example"}
+        unknown = set(raw) - {"node", "member", "receiver", "cell", "positional", "allowed", "reason", "raises",
+                              "example"}
         if unknown or not raw.get("reason") or bool(raw.get("node")) == bool(raw.get("member")):
             raise ValueError(f"{DATA_FILE}: rules[{index}]: a rule has a reason and either node or member "
                              f"(unknown keys: {sorted(unknown)})")
@@ -125,25 +127,35 @@ def _walk_graph(node: ast.AST) -> Iterator[ast.AST]:
             stack.extend(ast.iter_child_nodes(item))
 
 
-def violations(code: GraphCode, parameter_attrs: set[str], names: dict[str, str]) -> Iterator[tuple[ast.AST, GraphRule]]:
+def violations(code: GraphCode, parameter_attrs: set[str], names: dict[str, str],
+               bases: frozenset[str] = frozenset()) -> Iterator[tuple[ast.AST, GraphRule]]:
     """(node, rule) for each construct of `code` a rule rejects; `parameter_attrs`: the attributes of
     self that hold a Parameter; `names`: the file's MindSpore imports (a member rule is a method's, not a
-    module's function: ``ops.transpose(x, perm)``)."""
+    module's function: ``ops.transpose(x, perm)``); `bases`: the MindSpore classes (public names) the class whose
+    self `code` sees derives from, for the rules on the Cell's own methods."""
     by_node = {rule.node: rule for rule in load_rules() if rule.node}
-    members = {rule.member: rule for rule in load_rules() if rule.member}
+    members: dict[str, list[GraphRule]] = {}
+    for each in load_rules():
+        if each.member:
+            members.setdefault(each.member, []).append(each)
     for node in _walk_graph(code.node):
         rule = by_node.get(type(node).__name__)
         if rule is not None:
             yield node, rule
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in members:
-            member_rule = members[node.func.attr]
-            if ms_names.dotted(node.func.value, names) is None and _member_matches(member_rule, node, parameter_attrs):
-                yield node, member_rule
+            for member_rule in members[node.func.attr]:
+                if ms_names.dotted(node.func.value, names) is None \
+                        and _member_matches(member_rule, node, parameter_attrs, bases):
+                    yield node, member_rule
+                    break
 
 
-def _member_matches(rule: GraphRule, call: ast.Call, parameter_attrs: set[str]) -> bool:
+def _member_matches(rule: GraphRule, call: ast.Call, parameter_attrs: set[str], bases: frozenset[str]) -> bool:
     receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
-    if isinstance(receiver, ast.Name) and receiver.id == "self":
+    on_self = isinstance(receiver, ast.Name) and receiver.id == "self"
+    if rule.receiver == "self":
+        return on_self and rule.cell in bases  # the Cell's own method, where its class derives from rule.cell
+    if on_self:
         return False  # the Cell's own method or operator (`self.transpose = ops.Transpose()`), not a tensor's
     if rule.receiver == "parameter" and not (
             isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name)
