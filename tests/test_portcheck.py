@@ -676,3 +676,24 @@ def test_a_child_a_sequential_cell_never_runs_is_flagged() -> None:
                          "super().__init__(\n                    ").replace('bias_init="zeros"))', 'bias_init="zeros"))')
     assert "insert_child_to_cell(\"scale\"" not in built
     assert _port(built) == [(17, "TMS404")] and _run(built)["y"].asnumpy().tolist() == [[2.0, 2.0]]
+
+
+def test_a_fact_holds_for_its_values_and_the_entrys_composed_form_resolves_its_facts() -> None:
+    code = """\
+        import mindspore
+
+        x = mindspore.ops.ones((3, 1))
+        index = mindspore.tensor([0], mindspore.int64)
+        a = x.squeeze(-1)
+        b = x.squeeze(())
+        c = x.index_fill(1, index.astype(mindspore.int32), -1.0)
+        d = x.index_fill(1, index, -1.0)
+    """
+    # squeeze's fact is about an empty dim tuple (its `values`): -1 is a literal too; index_fill written in the
+    # entry's composed form (the int32 cast the fix writes) has its fact resolved, the same call without it not
+    assert _port(code) == [(6, "TMS404"), (8, "TMS404")]
+    with pytest.raises(TypeError):
+        _run(code)
+    namespace = _run(code.replace("        d = x.index_fill(1, index, -1.0)\n", ""))
+    assert namespace["a"].shape == (3,) and namespace["b"].shape == (3,)  # torch: x.squeeze(()) keeps (3, 1)
+    assert namespace["c"].asnumpy().tolist() == [[-1.0], [-1.0], [-1.0]]

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from .. import syntax
 from ..codes import CODES
 from ..mappings import MappingTable
-from ..model import Arg, ApiCall, CallKind, Category, Diagnostic, FactKind, Span, Target
+from ..model import Arg, ApiCall, CallKind, Category, Diagnostic, FactKind, Rewrite, Span, Target
 from ..source import SourceText
 from . import graph
 from . import names as ms_names
@@ -141,17 +141,40 @@ def _fact_devices(note: str) -> set[str] | None:
     return found or None
 
 
+def _literal(node: ast.expr) -> tuple[bool, object]:
+    """(True, the value) where `node` is a literal (``-1``, ``(0, 1)``, ``None`` too; a list as a tuple, as the
+    tables keep their values), else (False, None)."""
+    def listed(value: object) -> object:
+        return tuple(listed(item) for item in value) if isinstance(value, (tuple, list)) else value
+
+    if isinstance(node, (ast.Constant, ast.UnaryOp, ast.Tuple, ast.List)):
+        try:
+            return True, listed(ast.literal_eval(node))
+        except (ValueError, TypeError, SyntaxError, RecursionError):
+            return False, None
+    return False, None
+
+
+def _composed(call: ast.Call, rewrite: Rewrite | None) -> bool:
+    """Whether `call` is written in the composed form of the entry's rewrite (``{self}.index_fill({dim},
+    {index}.astype(mindspore.int32), {value})``: the form the fix writes to resolve the entry's facts, verified
+    against torch), each placeholder standing for any text; the form must call the same method."""
+    form = rewrite.arg("form") if rewrite is not None and rewrite.transform == "compose" else None
+    method = call.func.attr if isinstance(call.func, ast.Attribute) else None
+    if not isinstance(form, str) or method is None or f".{method}(" not in form:
+        return False  # (a form that does not call the method, e.g. ``{self}``, is not this call)
+    pattern = re.sub(r"\\\{\w+\\\}", lambda _m: "(.+)", re.escape(form))
+    return re.fullmatch(pattern, ast.unparse(call)) is not None
+
+
 def _args(call: ast.Call, positions: SourceText) -> tuple[Arg, ...]:
     out = []
     for arg in call.args:
-        starred = isinstance(arg, ast.Starred)
-        const = isinstance(arg, ast.Constant)
-        out.append(Arg(None, positions.span(arg), is_const=const,
-                       value=arg.value if isinstance(arg, ast.Constant) else None, starred=starred))
+        const, value = _literal(arg)
+        out.append(Arg(None, positions.span(arg), is_const=const, value=value, starred=isinstance(arg, ast.Starred)))
     for keyword in call.keywords:
-        const = isinstance(keyword.value, ast.Constant)
-        out.append(Arg(keyword.arg, positions.span(keyword.value), is_const=const,
-                       value=keyword.value.value if isinstance(keyword.value, ast.Constant) else None,
+        const, value = _literal(keyword.value)
+        out.append(Arg(keyword.arg, positions.span(keyword.value), is_const=const, value=value,
                        starred=keyword.arg is None))
     return tuple(out)
 
@@ -1065,6 +1088,8 @@ class PortChecker:
                 self.report("TMS404", node, f".{name}(): MindSpore's Tensor.{name} is not torch's: {entry.note}",
                             mindspore_api=target.api)
             return
+        if _composed(node, entry.rewrite):
+            return  # the entry's own composed form, as the fix writes it: the facts it resolves do not apply
         # the call's MindSpore keywords under torch's names (axis= -> dim=), as the facts name parameters
         to_torch = {f.ms: f.torch for f in target.params if f.ms and f.torch and f.ms != f.torch}
         args = tuple(replace(a, keyword=to_torch.get(a.keyword, a.keyword)) if a.keyword else a
